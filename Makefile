@@ -1,0 +1,31 @@
+# One-command entry points: `make test` and `make serve` set up everything they need.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: build test oracle clean bench
+
+$(STAMP): pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip setuptools wheel "Cython>=3.0.10"
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+build: $(STAMP)
+	$(PY) setup.py -q build_ext --inplace -j 2
+
+# The differential oracle: Debian's redis-server.
+oracle:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools; }
+	@command -v redis-server >/dev/null 2>&1
+
+test: build oracle
+	$(PY) -m pytest -q -p no:cacheprovider tests
+
+bench: build oracle
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf build $(VENV) engine/*.so engine/*.c engine/commands/*.so engine/commands/*.c

@@ -1,0 +1,26 @@
+# What a command sees besides its arguments: the database, the command's "now", the
+# reply protocol, and where it reports its effects (for the log), touched keys (for
+# blocked readers and WATCH) and keyspace events.
+
+from libc.stdint cimport int64_t, uint64_t
+from engine.keyspace cimport Database
+
+cdef class CommandContext:
+    cdef public object engine
+    cdef public Database db
+    cdef public int64_t now           # ms; read from the clock once per command
+    cdef public bint resp3
+    cdef public bint null_array       # a None reply is a null array, not a null bulk
+    cdef public list effects          # argv lists that replay this command's changes
+    cdef public list touched          # keys whose value changed
+    cdef public list events           # (class, event, key) keyspace notifications
+    cdef public object block          # set by a blocking read that must wait
+    cdef public uint64_t node_max_bytes
+    cdef public uint64_t node_max_entries
+
+    cdef inline void propagate(self, list argv):
+        self.effects.append(argv)
+
+    cdef inline void touch(self, bytes key, str cls, bytes event):
+        self.touched.append(key)
+        self.events.append((cls, event, key))

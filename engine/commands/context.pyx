@@ -1,0 +1,14 @@
+"""Per-caller command context (one per client, reused across its commands)."""
+
+
+cdef class CommandContext:
+    def __init__(self, engine, db):
+        self.engine = engine
+        self.db = db
+        self.resp3 = False
+        self.effects = []
+        self.touched = []
+        self.events = []
+        self.block = None
+        self.node_max_bytes = 4096
+        self.node_max_entries = 100

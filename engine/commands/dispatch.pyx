@@ -1,0 +1,74 @@
+"""From an argv to a reply: lookup, arity check, the call, and the bookkeeping after.
+
+Lazy expiry discovered during a command becomes a `DEL` effect and an `expired`
+event here, so the keyspace never needs to know about logs or clients.
+"""
+from engine.commands.context cimport CommandContext
+from engine.commands.table import COMMANDS
+from engine.errors import ResponseError, wrong_arity, unknown_command, unknown_subcommand
+
+cdef dict _commands = COMMANDS
+
+
+cpdef object resolve(list argv):
+    """The CommandSpec for argv (subcommand resolved), or raises Redis's error."""
+    cdef bytes name = argv[0]
+    spec = _commands.get(name)
+    if spec is None:
+        spec = _commands.get(name.lower())
+        if spec is None:
+            raise unknown_command(argv)
+    cdef Py_ssize_t argc = len(argv)
+    if spec.subcommands is not None:
+        if argc < 2:
+            raise wrong_arity(spec.name)
+        sub = spec.subcommands.get(argv[1].lower())
+        if sub is None:
+            raise unknown_subcommand(argv[0], argv[1])
+        spec = sub
+    cdef int arity = spec.arity
+    if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
+        raise wrong_arity(spec.full_name)
+    return spec
+
+
+cpdef object dispatch(CommandContext ctx, list argv):
+    """Runs one command; effects/touched/events accumulate on ctx."""
+    spec = resolve(argv)
+    ctx.now = ctx.engine.clock.now_ms()
+    ctx.null_array = False
+    try:
+        return spec.handler(ctx, argv)
+    finally:
+        if ctx.db.expired:
+            _drain_expired(ctx)
+
+
+cdef void _drain_expired(CommandContext ctx):
+    cdef list expired = ctx.db.expired
+    ctx.db.expired = []
+    # The log must delete an expired key before any later change to it, so these
+    # effects go before whatever the command itself reported.
+    ctx.effects[0:0] = [[b"DEL", key] for key in expired]
+    for key in expired:
+        ctx.touched.append(key)
+        ctx.events.append(("x", b"expired", key))
+
+
+cdef inline bytes _as_bytes(object arg):
+    if type(arg) is bytes:
+        return <bytes>arg
+    if isinstance(arg, str):
+        return (<str>arg).encode()
+    if isinstance(arg, bool):
+        raise TypeError("booleans are not valid command arguments")
+    if isinstance(arg, (int, float)):
+        return repr(arg).encode()
+    if isinstance(arg, (bytearray, memoryview)):
+        return bytes(arg)
+    raise TypeError(f"invalid argument type {type(arg).__name__}")
+
+
+def to_argv(tuple args) -> list:
+    """Command arguments as bytes, the way redis-py encodes them."""
+    return [_as_bytes(a) for a in args]

@@ -1,0 +1,14 @@
+from libc.stdint cimport int64_t
+from engine.streamid cimport StreamID
+from engine.stream cimport Stream
+from engine.groups cimport ConsumerGroup, Consumer
+from engine.commands.context cimport CommandContext
+
+cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,
+                             const StreamID* id) except *
+cdef void propagate_group_position(CommandContext ctx, bytes key, ConsumerGroup g) except *
+cdef void propagate_consumer(CommandContext ctx, bytes key, ConsumerGroup g,
+                             Consumer c) except *
+cdef Consumer consumer_for(CommandContext ctx, bytes key, ConsumerGroup g, bytes name)
+cdef void drop_vanished(CommandContext ctx, bytes key, ConsumerGroup g,
+                        const StreamID* id) except *

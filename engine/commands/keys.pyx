@@ -1,0 +1,367 @@
+"""Generic key commands: DEL, UNLINK, EXISTS, TYPE, RENAME, RENAMENX, KEYS, SCAN,
+DBSIZE, FLUSHDB, FLUSHALL, EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT, TTL, PTTL,
+EXPIRETIME, PEXPIRETIME, PERSIST, TOUCH, RANDOMKEY.
+
+Removing or replacing a key drops its value object, so a stream's consumer groups
+go with it; RENAME moves the same object (groups included) to the new name.
+
+SCAN's cursor is a key's insertion sequence number (Database.scan, see
+keyspace.pxd KeyOrder): a call returns up to COUNT keys in insertion order
+starting at the cursor and the number of the next key (0 when none is left).
+Keys keep their number until removed and new keys get larger numbers, so every
+key present for the whole scan is returned exactly once, whatever is inserted or
+deleted meanwhile; keys added during the scan may or may not be returned.
+
+Effects: DEL/UNLINK log `DEL` with the keys actually removed; the EXPIRE family
+logs `PEXPIREAT key <absolute ms>` (options dropped), or `DEL key` when the time
+is already past; RENAMENX logs RENAME; nothing is logged when nothing changed.
+"""
+from libc.stdint cimport int64_t, uint64_t, INT64_MAX
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+
+from engine.keyspace cimport Database
+from engine.stream cimport Stream
+from engine.glob cimport stringmatchlen
+from engine.commands.context cimport CommandContext
+from engine.commands.parsing cimport parse_int, parse_cursor, is_option
+from engine.commands.table import command
+from engine.errors import ResponseError, SYNTAX, NO_SUCH_KEY
+from engine.reply import OK, Status
+
+# C's LLONG_MAX / 1000 and LLONG_MIN / 1000 (truncating division).
+cdef int64_t MAX_SECONDS = 9223372036854775
+cdef int64_t MIN_SECONDS = -9223372036854775
+
+cdef enum:
+    EXPIRE_NX = 1
+    EXPIRE_XX = 2
+    EXPIRE_GT = 4
+    EXPIRE_LT = 8
+
+
+cpdef str type_name(object value):
+    """TYPE's name for a stored value (None = no key)."""
+    if value is None:
+        return "none"
+    if type(value) is bytes:
+        return "string"
+    if type(value) is Stream:
+        return "stream"
+    return "none"
+
+
+cdef inline bint matches(bytes pattern, bytes key) noexcept:
+    return stringmatchlen(PyBytes_AS_STRING(pattern), PyBytes_GET_SIZE(pattern),
+                          PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), 0)
+
+
+cdef list remove_keys(CommandContext ctx, list argv):
+    cdef Database db = ctx.db
+    cdef list removed = []
+    cdef Py_ssize_t i
+    cdef bytes key
+    for i in range(1, len(argv)):
+        key = argv[i]
+        # lookup first: an expired key is expired (logged as such), not deleted
+        if db.lookup(key, ctx.now) is not None and db.remove(key):
+            removed.append(key)
+            ctx.touch(key, "g", b"del")
+    if removed:
+        ctx.propagate([b"DEL"] + removed)
+    return removed
+
+
+@command("del", -2, "write", 1, -1, 1)
+def del_(CommandContext ctx, list argv):
+    return len(remove_keys(ctx, argv))
+
+
+@command("unlink", -2, "write fast", 1, -1, 1)
+def unlink(CommandContext ctx, list argv):
+    return len(remove_keys(ctx, argv))
+
+
+@command("exists", -2, "readonly fast", 1, -1, 1)
+def exists(CommandContext ctx, list argv):
+    cdef Database db = ctx.db
+    cdef Py_ssize_t i, n = 0
+    for i in range(1, len(argv)):
+        if db.lookup(argv[i], ctx.now) is not None:
+            n += 1
+    return n
+
+
+@command("touch", -2, "readonly fast", 1, -1, 1)
+def touch(CommandContext ctx, list argv):
+    return exists(ctx, argv)
+
+
+@command("type", 2, "readonly fast", 1, 1, 1)
+def type_(CommandContext ctx, list argv):
+    return Status(type_name(ctx.db.lookup(argv[1], ctx.now)).encode())
+
+
+cdef object rename(CommandContext ctx, list argv, bint nx):
+    cdef Database db = ctx.db
+    cdef bytes src = argv[1], dst = argv[2]
+    value = db.lookup(src, ctx.now)
+    if value is None:
+        raise ResponseError(NO_SUCH_KEY)
+    if src == dst:
+        return 0 if nx else OK
+    cdef int64_t expire = db.expire_at(src)
+    if db.lookup(dst, ctx.now) is not None:
+        if nx:
+            return 0
+        db.remove(dst)
+    db.remove(src)
+    db.store(dst, value)
+    if expire != -1:
+        db.set_expire(dst, expire)
+    ctx.touch(src, "g", b"rename_from")
+    ctx.touch(dst, "g", b"rename_to")
+    ctx.propagate([b"RENAME", src, dst])
+    return 1 if nx else OK
+
+
+@command("rename", 3, "write", 1, 2, 1)
+def rename_(CommandContext ctx, list argv):
+    return rename(ctx, argv, False)
+
+
+@command("renamenx", 3, "write fast", 1, 2, 1)
+def renamenx(CommandContext ctx, list argv):
+    return rename(ctx, argv, True)
+
+
+@command("keys", 2, "readonly", 0, 0, 0)
+def keys(CommandContext ctx, list argv):
+    # Like Redis, logically expired keys are skipped but not deleted here.
+    cdef bytes pattern = argv[1]
+    cdef bint all_keys = pattern == b"*"
+    cdef dict expires = ctx.db.expires
+    cdef int64_t now = ctx.now
+    cdef list out = []
+    for key in ctx.db.data:
+        if all_keys or matches(pattern, key):
+            when = expires.get(key) if expires else None
+            if when is None or <int64_t>when > now:
+                out.append(key)
+    return out
+
+
+@command("scan", -2, "readonly", 0, 0, 0)
+def scan(CommandContext ctx, list argv):
+    cdef uint64_t cursor = parse_cursor(argv[1])
+    cdef Py_ssize_t i = 2, argc = len(argv)
+    cdef int64_t count = 10
+    cdef bytes pattern = None
+    cdef object typename = None
+    while i < argc:
+        if is_option(argv[i], b"count") and argc - i >= 2:
+            count = parse_int(argv[i + 1], NULL)
+            if count < 1:
+                raise ResponseError(SYNTAX)
+            i += 2
+        elif is_option(argv[i], b"match") and argc - i >= 2:
+            pattern = argv[i + 1]
+            if pattern == b"*":
+                pattern = None
+            i += 2
+        elif is_option(argv[i], b"type") and argc - i >= 2:
+            typename = (<bytes>argv[i + 1]).lower()
+            i += 2
+        else:
+            raise ResponseError(SYNTAX)
+    cdef Database db = ctx.db
+    nxt, batch = db.scan(cursor, count)
+    cdef list out = []
+    for key in batch:
+        if pattern is not None and not matches(pattern, key):
+            continue
+        value = db.lookup(key, ctx.now)   # expires the key if it is due
+        if value is None:
+            continue
+        if typename is not None and type_name(value).encode() != typename:
+            continue
+        out.append(key)
+    return [str(nxt).encode(), out]
+
+
+@command("dbsize", 1, "readonly fast", 0, 0, 0)
+def dbsize(CommandContext ctx, list argv):
+    # Like Redis, counts keys whose expiry has passed until something removes them.
+    return len(ctx.db.data)
+
+
+@command("randomkey", 1, "readonly", 0, 0, 0)
+def randomkey(CommandContext ctx, list argv):
+    cdef Database db = ctx.db
+    while True:
+        key = db.random_key()
+        if key is None:
+            return None
+        if db.lookup(key, ctx.now) is not None:
+            return key
+
+
+cdef int flush_mode(list argv) except -1:
+    if len(argv) == 2:
+        if is_option(argv[1], b"sync") or is_option(argv[1], b"async"):
+            return 0
+    if len(argv) >= 2:
+        raise ResponseError(SYNTAX)
+    return 0
+
+
+cdef bint flush(CommandContext ctx, Database db):
+    """Empties db; keys of the caller's database count as touched (WATCH)."""
+    if not db.data:
+        db.clear()
+        return False
+    if db is ctx.db:
+        ctx.touched.extend(db.data)
+    db.clear()
+    return True
+
+
+@command("flushdb", -1, "write", 0, 0, 0)
+def flushdb(CommandContext ctx, list argv):
+    flush_mode(argv)
+    if flush(ctx, ctx.db):
+        ctx.propagate([b"FLUSHDB"])
+    return OK
+
+
+@command("flushall", -1, "write", 0, 0, 0)
+def flushall(CommandContext ctx, list argv):
+    flush_mode(argv)
+    cdef bint changed = False
+    for db in ctx.engine.databases:
+        if flush(ctx, <Database>db):
+            changed = True
+    if changed:
+        ctx.propagate([b"FLUSHALL"])
+    return OK
+
+
+cdef object expire_generic(CommandContext ctx, list argv, int64_t basetime,
+                           bint seconds, str name):
+    cdef Database db = ctx.db
+    cdef bytes key = argv[1]
+    cdef int flags = 0
+    cdef Py_ssize_t j
+    for j in range(3, len(argv)):
+        opt = argv[j]
+        if is_option(opt, b"nx"):
+            flags |= EXPIRE_NX
+        elif is_option(opt, b"xx"):
+            flags |= EXPIRE_XX
+        elif is_option(opt, b"gt"):
+            flags |= EXPIRE_GT
+        elif is_option(opt, b"lt"):
+            flags |= EXPIRE_LT
+        else:
+            text = (<bytes>opt).split(b"\0", 1)[0].decode("utf-8", "replace")
+            raise ResponseError(f"ERR Unsupported option {text}")
+    if flags & EXPIRE_NX and flags & (EXPIRE_XX | EXPIRE_GT | EXPIRE_LT):
+        raise ResponseError("ERR NX and XX, GT or LT options at the same time are not compatible")
+    if flags & EXPIRE_GT and flags & EXPIRE_LT:
+        raise ResponseError("ERR GT and LT options at the same time are not compatible")
+
+    cdef int64_t when = parse_int(argv[2], NULL)
+    if seconds:
+        if when > MAX_SECONDS or when < MIN_SECONDS:
+            raise ResponseError(f"ERR invalid expire time in '{name}' command")
+        when *= 1000
+    if when > INT64_MAX - basetime:
+        raise ResponseError(f"ERR invalid expire time in '{name}' command")
+    when += basetime
+
+    if db.lookup(key, ctx.now) is None:
+        return 0
+    cdef int64_t current
+    if flags:
+        current = db.expire_at(key)
+        if flags & EXPIRE_NX and current != -1:
+            return 0
+        if flags & EXPIRE_XX and current == -1:
+            return 0
+        if flags & EXPIRE_GT and (when <= current or current == -1):
+            return 0
+        if flags & EXPIRE_LT and current != -1 and when >= current:
+            return 0
+    if when <= ctx.now:
+        db.remove(key)
+        ctx.touch(key, "g", b"del")
+        ctx.propagate([b"DEL", key])
+    else:
+        db.set_expire(key, when)
+        ctx.touch(key, "g", b"expire")
+        ctx.propagate([b"PEXPIREAT", key, str(when).encode()])
+    return 1
+
+
+@command("expire", -3, "write fast", 1, 1, 1)
+def expire(CommandContext ctx, list argv):
+    return expire_generic(ctx, argv, ctx.now, True, "expire")
+
+
+@command("pexpire", -3, "write fast", 1, 1, 1)
+def pexpire(CommandContext ctx, list argv):
+    return expire_generic(ctx, argv, ctx.now, False, "pexpire")
+
+
+@command("expireat", -3, "write fast", 1, 1, 1)
+def expireat(CommandContext ctx, list argv):
+    return expire_generic(ctx, argv, 0, True, "expireat")
+
+
+@command("pexpireat", -3, "write fast", 1, 1, 1)
+def pexpireat(CommandContext ctx, list argv):
+    return expire_generic(ctx, argv, 0, False, "pexpireat")
+
+
+cdef int64_t ttl_generic(CommandContext ctx, list argv, bint ms, bint absolute) except? -3:
+    cdef Database db = ctx.db
+    cdef bytes key = argv[1]
+    if db.lookup(key, ctx.now) is None:
+        return -2
+    cdef int64_t when = db.expire_at(key)
+    if when == -1:
+        return -1
+    cdef int64_t ttl = when if absolute else when - ctx.now
+    if ttl < 0:
+        ttl = 0
+    return ttl if ms else (ttl + 500) // 1000
+
+
+@command("ttl", 2, "readonly fast", 1, 1, 1)
+def ttl(CommandContext ctx, list argv):
+    return ttl_generic(ctx, argv, False, False)
+
+
+@command("pttl", 2, "readonly fast", 1, 1, 1)
+def pttl(CommandContext ctx, list argv):
+    return ttl_generic(ctx, argv, True, False)
+
+
+@command("expiretime", 2, "readonly fast", 1, 1, 1)
+def expiretime(CommandContext ctx, list argv):
+    return ttl_generic(ctx, argv, False, True)
+
+
+@command("pexpiretime", 2, "readonly fast", 1, 1, 1)
+def pexpiretime(CommandContext ctx, list argv):
+    return ttl_generic(ctx, argv, True, True)
+
+
+@command("persist", 2, "write fast", 1, 1, 1)
+def persist(CommandContext ctx, list argv):
+    cdef Database db = ctx.db
+    cdef bytes key = argv[1]
+    if db.lookup(key, ctx.now) is None or not db.persist(key):
+        return 0
+    ctx.touch(key, "g", b"persist")
+    ctx.propagate([b"PERSIST", key])
+    return 1

@@ -1,0 +1,161 @@
+"""Argument parsing shared by the command families (see parsing.pxd)."""
+from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
+from libc.string cimport strlen
+from libc.stdlib cimport strtold, strtoull
+from libc.math cimport HUGE_VAL, isnan
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+
+from engine.errors import ResponseError, NOT_INTEGER
+
+cdef extern from "<ctype.h>":
+    int isspace(int c) nogil
+
+cdef extern from *:
+    """
+    #include <errno.h>
+    static inline void sluice_clear_errno(void) { errno = 0; }
+    static inline int sluice_erange(void) { return errno == ERANGE; }
+    """
+    void clear_errno "sluice_clear_errno"() noexcept nogil
+    bint erange "sluice_erange"() noexcept nogil
+
+cdef enum:
+    LONG_STR_SIZE = 21                  # Redis's limits on numeric arguments
+    MAX_LONG_DOUBLE_CHARS = 5 * 1024
+
+
+cdef inline object _error(const char* message, str default):
+    if message == NULL:
+        return ResponseError(default)
+    return ResponseError((<bytes>message).decode("utf-8", "replace"))
+
+
+cdef bint string2ll(const char* s, Py_ssize_t slen, int64_t* out) noexcept:
+    cdef Py_ssize_t i = 0
+    cdef bint negative = 0
+    cdef uint64_t v
+    cdef unsigned char d
+    if slen == 0 or slen >= LONG_STR_SIZE:
+        return 0
+    if slen == 1 and s[0] == 48:
+        out[0] = 0
+        return 1
+    if s[0] == 45:
+        negative = 1
+        i = 1
+        if i == slen:
+            return 0
+    d = <unsigned char>s[i]
+    if d >= 49 and d <= 57:
+        v = d - 48
+        i += 1
+    else:
+        return 0
+    while i < slen:
+        d = <unsigned char>s[i]
+        if d < 48 or d > 57:
+            return 0
+        if v > 0xffffffffffffffff // 10:
+            return 0
+        v *= 10
+        if v > 0xffffffffffffffff - (d - 48):
+            return 0
+        v += d - 48
+        i += 1
+    if negative:
+        if v > (<uint64_t>INT64_MAX) + 1:
+            return 0
+        out[0] = <int64_t>(0 - v)
+    else:
+        if v > <uint64_t>INT64_MAX:
+            return 0
+        out[0] = <int64_t>v
+    return 1
+
+
+cdef int64_t parse_int(object arg, const char* message) except? -1:
+    cdef bytes b = <bytes>arg
+    cdef int64_t value
+    if not string2ll(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), &value):
+        raise _error(message, NOT_INTEGER)
+    return value
+
+
+cdef int64_t parse_int_range(object arg, int64_t lo, int64_t hi,
+                             const char* message) except? -1:
+    cdef int64_t value = parse_int(arg, message)
+    if value < lo or value > hi:
+        raise _error(message, NOT_INTEGER)
+    return value
+
+
+cdef long double parse_long_double(object arg, const char* message) except? -1:
+    cdef bytes b = <bytes>arg
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(b)
+    cdef const char* s = PyBytes_AS_STRING(b)
+    cdef char* end
+    cdef long double value
+    # Like Redis, parse up to the first NUL (bytes are NUL-terminated): text after
+    # an embedded NUL is ignored.
+    if n == 0 or n >= MAX_LONG_DOUBLE_CHARS:
+        raise _error(message, "ERR value is not a valid float")
+    clear_errno()
+    value = strtold(s, &end)
+    if (isspace(<unsigned char>s[0]) or end[0] != 0
+            or (erange() and (value == HUGE_VAL or value == -HUGE_VAL
+                                     or value == 0))
+            or isnan(<double>value)):
+        raise _error(message, "ERR value is not a valid float")
+    return value
+
+
+cdef int64_t parse_timeout(object arg, int64_t now, bint seconds) except? -1:
+    cdef int64_t tval
+    cdef long double ftval
+    if seconds:
+        ftval = parse_long_double(arg, b"ERR timeout is not a float or out of range")
+        ftval = ftval * 1000.0
+        # C's (long long) cast of an out-of-range long double is undefined; x86
+        # yields INT64_MIN, which Redis then reports as negative.
+        if ftval != ftval or ftval >= 9223372036854775808.0 or ftval < -9223372036854775808.0:
+            tval = INT64_MIN
+        else:
+            tval = <int64_t>ftval
+    else:
+        tval = parse_int(arg, b"ERR timeout is not an integer or out of range")
+    if tval < 0:
+        raise ResponseError("ERR timeout is negative")
+    if tval > 0:
+        if tval > INT64_MAX - now:
+            raise ResponseError("ERR timeout is out of range")
+        tval += now
+    return tval
+
+
+cdef uint64_t parse_cursor(object arg) except? 0xffffffffffffffff:
+    cdef bytes b = <bytes>arg
+    cdef const char* s = PyBytes_AS_STRING(b)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(b)
+    cdef char* end
+    cdef uint64_t value
+    clear_errno()
+    value = strtoull(s, &end, 10)
+    if isspace(<unsigned char>s[0]) or end[0] != 0 or erange():
+        raise ResponseError("ERR invalid cursor")
+    return value
+
+
+cdef bint is_option(object arg, const char* lower) noexcept:
+    cdef bytes b = <bytes>arg
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(b), i
+    cdef const char* s = PyBytes_AS_STRING(b)
+    cdef unsigned char c
+    if <size_t>n != strlen(lower):
+        return 0
+    for i in range(n):
+        c = <unsigned char>s[i]
+        if c >= 65 and c <= 90:
+            c += 32
+        if c != <unsigned char>lower[i]:
+            return 0
+    return 1

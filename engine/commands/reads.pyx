@@ -1,0 +1,346 @@
+"""XREAD and XREADGROUP, including XREADGROUP's CLAIM option.
+
+XREADGROUP ... CLAIM min-idle-time serves each stream in two phases: first the
+pending entries idle for at least min-idle-time, oldest delivery first, found by a
+range scan of the group's pel_by_time (O(log n + k)); then new entries up to what
+is left of COUNT. With CLAIM every returned entry carries two more fields: its idle
+time in ms and its delivery count before this delivery (0 and 0 for new entries).
+
+When nothing can be served and BLOCK was given, the command leaves a BlockRequest
+on the context; serving it is the server's job (the embedded API answers nil, as a
+client that may not block gets from Redis).
+"""
+from libc.stdint cimport uint8_t, uint64_t, int64_t
+from libc.stdlib cimport malloc, realloc, free
+
+from engine.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_decode, id_encode
+from engine.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
+                            stream_iter_fields, stream_iter_stop)
+from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
+                            advance_last_delivered, time_key_split)
+from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
+                           RADIX_FIRST)
+from engine.commands.context cimport CommandContext
+from engine.commands.stream_args cimport parse_id
+from engine.commands.streams cimport stream_edge_id
+from engine.commands.groups cimport (propagate_delivery, propagate_group_position,
+                                     consumer_for, drop_vanished)
+from engine.commands.parsing cimport parse_int
+from engine.commands.table import command
+from engine.errors import ResponseError, SYNTAX
+
+cdef uint64_t U64_MAX = 0xffffffffffffffff
+
+
+class BlockRequest:
+    """What a blocked XREAD/XREADGROUP waits for (read by the server)."""
+
+    __slots__ = ("keys", "timeout_ms", "argv", "claim_min_idle")
+
+    def __init__(self, keys, timeout_ms, argv, claim_min_idle):
+        self.keys = keys
+        self.timeout_ms = timeout_ms
+        self.argv = argv
+        self.claim_min_idle = claim_min_idle
+
+
+cdef struct ReadArgs:
+    int64_t timeout        # -1: no BLOCK
+    int64_t count          # 0: no limit
+    int64_t claim          # -1: no CLAIM
+    bint noack
+    Py_ssize_t streams_at  # index of the first key
+    Py_ssize_t nstreams
+
+
+cdef int parse_read_args(list argv, ReadArgs* a, bint group_mode, list group_out) except -1:
+    cdef Py_ssize_t i = 1, argc = len(argv), more
+    cdef bytes opt
+    a.timeout = -1
+    a.count = 0
+    a.claim = -1
+    a.noack = 0
+    a.streams_at = 0
+    a.nstreams = 0
+    cmd = "xreadgroup" if group_mode else "xread"
+    while i < argc:
+        more = argc - i - 1
+        opt = (<bytes>argv[i]).lower()
+        if opt == b"block" and more:
+            i += 1
+            a.timeout = parse_int(argv[i], b"ERR timeout is not an integer or out of range")
+            if a.timeout < 0:
+                raise ResponseError("ERR timeout is negative")
+        elif opt == b"count" and more:
+            i += 1
+            a.count = parse_int(argv[i], NULL)
+            if a.count < 0:
+                a.count = 0
+        elif opt == b"streams" and more:
+            a.streams_at = i + 1
+            a.nstreams = argc - a.streams_at
+            if a.nstreams % 2:
+                raise ResponseError(
+                    "ERR Unbalanced '%s' list of streams: for each stream key an ID%s must "
+                    "be specified." % (cmd, " or '>'" if group_mode else ", '+', or '$'"))
+            a.nstreams //= 2
+            break
+        elif opt == b"group" and more >= 2:
+            if not group_mode:
+                raise ResponseError("ERR The GROUP option is only supported by XREADGROUP. "
+                                    "You called XREAD instead.")
+            group_out[:] = [argv[i + 1], argv[i + 2]]
+            i += 2
+        elif opt == b"noack":
+            if not group_mode:
+                raise ResponseError("ERR The NOACK option is only supported by XREADGROUP. "
+                                    "You called XREAD instead.")
+            a.noack = 1
+        elif opt == b"claim" and more:
+            if not group_mode:
+                raise ResponseError("ERR The CLAIM option is only supported by XREADGROUP. "
+                                    "You called XREAD instead.")
+            i += 1
+            a.claim = parse_int(argv[i], NULL)
+            if a.claim < 0:
+                raise ResponseError("ERR min-idle-time must be a positive integer")
+        else:
+            raise ResponseError(SYNTAX)
+        i += 1
+    if a.streams_at == 0:
+        raise ResponseError(SYNTAX)
+    if group_mode and not group_out:
+        raise ResponseError("ERR Missing GROUP option for XREADGROUP")
+    return 0
+
+
+cdef object finish(CommandContext ctx, list served, ReadArgs* a, list argv):
+    """The reply: served streams, or nil (and a BlockRequest when BLOCK was given)."""
+    if served:
+        if ctx.resp3:
+            return {k: v for k, v in served}
+        return served
+    if a.timeout >= 0:
+        ctx.block = BlockRequest(argv[a.streams_at:a.streams_at + a.nstreams], a.timeout,
+                                 argv, a.claim)
+    ctx.null_array = True
+    return None
+
+
+# -- XREAD ---------------------------------------------------------------------------
+
+@command("xread", -4, "readonly blocking", 0, 0, 0)
+def xread(CommandContext ctx, list argv):
+    cdef ReadArgs a
+    parse_read_args(argv, &a, False, [])
+    cdef Py_ssize_t i
+    cdef StreamID* after = <StreamID*>malloc((a.nstreams or 1) * sizeof(StreamID))
+    cdef Stream s
+    cdef bytes arg
+    cdef list served = []
+    cdef StreamID start, top, hi
+    try:
+        for i in range(a.nstreams):
+            s = ctx.db.lookup_stream(argv[a.streams_at + i], ctx.now)
+            arg = argv[a.streams_at + a.nstreams + i]
+            if arg == b"$":
+                if s is not None:
+                    after[i] = s.last_id
+                else:
+                    after[i].ms = after[i].seq = 0
+            elif arg == b">":
+                raise ResponseError("ERR The > ID can be specified only when calling "
+                                    "XREADGROUP using the GROUP <group> <consumer> option.")
+            elif arg == b"+":
+                # Newer Redis: "+" reads the stream's last entry.
+                if s is not None and stream_edge_id(s, True, &after[i]):
+                    id_decr(&after[i])
+                else:
+                    after[i].ms = after[i].seq = 0
+            else:
+                parse_id(arg, &after[i], 0, True)
+        hi.ms = hi.seq = U64_MAX
+        for i in range(a.nstreams):
+            s = ctx.db.lookup_stream(argv[a.streams_at + i], ctx.now)
+            if s is None or s.length == 0:
+                continue
+            stream_edge_id(s, True, &top)
+            if id_cmp(&top, &after[i]) <= 0:
+                continue
+            start = after[i]
+            id_incr(&start)
+            count = a.count if a.count else -1
+            if argv[a.streams_at + a.nstreams + i] == b"+":
+                count = 1
+            served.append([argv[a.streams_at + i], s.range(&start, &hi, count, False)])
+    finally:
+        free(after)
+    return finish(ctx, served, &a, argv)
+
+
+# -- XREADGROUP ----------------------------------------------------------------------
+
+@command("xreadgroup", -7, "write blocking", 0, 0, 0)
+def xreadgroup(CommandContext ctx, list argv):
+    cdef ReadArgs a
+    cdef list names = []
+    parse_read_args(argv, &a, True, names)
+    cdef bytes group_name = names[0], consumer_name = names[1], key, arg
+    cdef Py_ssize_t i
+    cdef Stream s
+    cdef list groups = []
+    cdef list served = []
+    cdef StreamID after
+    for i in range(a.nstreams):
+        key = argv[a.streams_at + i]
+        s = ctx.db.lookup_stream(key, ctx.now)
+        g = None if s is None else s.groups.get(group_name)
+        if g is None:
+            raise ResponseError(
+                "NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP "
+                "option" % (key.decode("utf-8", "replace"),
+                            group_name.decode("utf-8", "replace")))
+        groups.append(g)
+        arg = argv[a.streams_at + a.nstreams + i]
+        if arg == b"$":
+            raise ResponseError(
+                "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read "
+                "the history of this consumer by specifying a proper ID, or use the > ID to "
+                "get new messages. The $ ID would just return an empty result set.")
+        if arg == b"+":
+            raise ResponseError(
+                "ERR The + ID is meaningless in the context of XREADGROUP: you want to read "
+                "the history of this consumer by specifying a proper ID, or use the > ID to "
+                "get new messages. The + ID would just return an empty result set.")
+        if arg != b">":
+            parse_id(arg, &after, 0, True)
+    cdef ConsumerGroup grp
+    cdef Consumer c
+    cdef list entries
+    for i in range(a.nstreams):
+        key = argv[a.streams_at + i]
+        s = ctx.db.lookup_stream(key, ctx.now)
+        grp = groups[i]
+        c = consumer_for(ctx, key, grp, consumer_name)
+        arg = argv[a.streams_at + a.nstreams + i]
+        if arg == b">":
+            entries = []
+            if a.claim >= 0:
+                claim_idle(ctx, key, s, grp, c, a.claim, a.count, entries)
+            if a.count == 0 or <int64_t>len(entries) < a.count:
+                deliver_new(ctx, key, s, grp, c, a.count - len(entries) if a.count else 0,
+                            a.noack, a.claim >= 0, entries)
+            if entries:
+                c.active_time = ctx.now
+                served.append([key, entries])
+        else:
+            parse_id(arg, &after, 0, True)
+            served.append([key, history(ctx, key, s, grp, c, &after, a.count)])
+    return finish(ctx, served, &a, argv)
+
+
+cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
+                     int64_t min_idle, int64_t count, list out) except *:
+    """Phase one of CLAIM: take over entries idle >= min_idle, oldest delivery first.
+
+    One ordered scan of pel_by_time up to the idle deadline: O(log n + k). Entries
+    whose stream entry is gone leave the PEL on the way and do not count."""
+    if ctx.now < min_idle:
+        return
+    cdef uint64_t deadline = ctx.now - min_idle
+    cdef Py_ssize_t limit = count if count else g.pending_count()
+    if limit == 0:
+        return
+    cdef StreamID* ids = <StreamID*>malloc(limit * sizeof(StreamID))
+    cdef StreamID sid
+    cdef RadixIter it
+    cdef Py_ssize_t n = 0, k
+    cdef PendingEntry* pe
+    cdef int64_t idle, delivered
+    try:
+        # Collect first: claiming moves entries to "now" in pel_by_time.
+        radix_iter_init(&it, g.pel_by_time)
+        ok = radix_seek(&it, RADIX_FIRST, NULL)
+        while ok and n < limit and time_key_split(it.key, &sid) <= deadline:
+            if s.contains(&sid):
+                ids[n] = sid
+                n += 1
+            else:
+                drop_vanished(ctx, key, g, &sid)
+            ok = radix_next(&it)
+        for k in range(n):
+            pe = g.find_pending(&ids[k])
+            idle = ctx.now - <int64_t>pe_time(pe)
+            delivered = pe_count(pe)
+            g.update_pending(&ids[k], c, ctx.now, delivered + 1)
+            out.append([id_format(&ids[k]), s.fields_of(&ids[k]), idle, delivered])
+            propagate_delivery(ctx, key, g, &ids[k])
+    finally:
+        free(ids)
+
+
+cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
+                      int64_t count, bint noack, bint with_meta, list out) except *:
+    """Entries after the group's last-delivered ID, added to the PEL unless NOACK."""
+    cdef StreamIter it
+    cdef StreamID sid, start = g.last_id, hi
+    cdef int64_t n = 0
+    cdef PendingEntry* pe
+    cdef bint advanced = False
+    if s.length == 0 or not id_incr(&start):
+        return
+    hi.ms = hi.seq = U64_MAX
+    stream_iter_start(&it, s, &start, &hi, False)
+    try:
+        while (count == 0 or n < count) and stream_iter_next(&it, &sid):
+            fields = stream_iter_fields(&it)
+            advance_last_delivered(s, g, &sid)
+            advanced = True
+            if not noack:
+                pe = g.find_pending(&sid)
+                if pe == NULL:
+                    g.add_pending(&sid, c, ctx.now, 1)
+                else:
+                    # The group was moved back with SETID: the entry changes hands.
+                    g.update_pending(&sid, c, ctx.now, 1)
+                propagate_delivery(ctx, key, g, &sid)
+            if with_meta:
+                out.append([id_format(&sid), fields, 0, 0])
+            else:
+                out.append([id_format(&sid), fields])
+            n += 1
+    finally:
+        stream_iter_stop(&it)
+    if advanced:
+        propagate_group_position(ctx, key, g)
+
+
+cdef list history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
+                  const StreamID* after, int64_t count):
+    """The consumer's own pending entries after `after`; each counts as re-delivered."""
+    cdef StreamID start = after[0], sid
+    cdef RadixIter it
+    cdef uint8_t kbuf[16]
+    cdef list out = [], ids = []
+    cdef PendingEntry* pe
+    if not id_incr(&start):
+        return out
+    id_encode(&start, kbuf)
+    radix_iter_init(&it, c.pel)
+    cdef int ok = radix_seek(&it, RADIX_GE, kbuf)
+    while ok and (count == 0 or <int64_t>len(ids) < count):
+        id_decode(it.key, &sid)
+        ids.append((sid.ms, sid.seq))
+        ok = radix_next(&it)
+    for ms, seq in ids:
+        sid.ms = ms
+        sid.seq = seq
+        fields = s.fields_of(&sid)
+        if fields is None:
+            out.append([id_format(&sid), None])
+            continue
+        pe = g.find_pending(&sid)
+        g.update_pending(&sid, c, ctx.now, pe_count(pe) + 1)
+        propagate_delivery(ctx, key, g, &sid)
+        out.append([id_format(&sid), fields])
+    return out

@@ -1,0 +1,29 @@
+# Parsing of stream-command arguments (IDs, range bounds, trim options) with
+# Redis's error replies.
+from libc.stdint cimport uint64_t, int64_t
+from engine.streamid cimport StreamID
+from engine.stream cimport TrimStrategy
+
+# "ms-seq" / "ms" (seq = missing_seq); "-" and "+" unless strict.
+cdef int parse_id(object arg, StreamID* out, uint64_t missing_seq, bint strict) except -1
+# XADD's ID: like strict parse_id, plus "ms-*" (*seq_given set to 0).
+cdef int parse_add_id(object arg, StreamID* out, bint* seq_given) except -1
+# A range bound; "(" makes it exclusive (then the ID must be strict).
+cdef int parse_bound(object arg, StreamID* out, uint64_t missing_seq, bint* exclusive) except -1
+
+cdef struct TrimArgs:
+    TrimStrategy strategy
+    uint64_t maxlen
+    StreamID minid
+    bint approx
+    int64_t limit
+    bint nomkstream
+    bint id_given
+    bint seq_given
+    StreamID id
+    Py_ssize_t next_arg      # XADD: position of the ID argument
+
+# XADD (xadd=1) / XTRIM options, as Redis parses them; node_max_entries sets the
+# default LIMIT of approximate trimming.
+cdef int parse_trim_args(list argv, TrimArgs* args, bint xadd,
+                         uint64_t node_max_entries) except -1

@@ -1,0 +1,246 @@
+"""Stream commands without consumer groups: XADD, XLEN, XRANGE, XREVRANGE, XDEL,
+XTRIM, XSETID."""
+from libc.stdint cimport uint64_t, int64_t
+
+from engine.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_is_zero
+from engine.stream cimport (Stream, StreamIter, TRIM_NONE, stream_iter_start,
+                            stream_iter_next, stream_iter_stop)
+from engine.keyspace cimport Database
+from engine.commands.context cimport CommandContext
+from engine.commands.stream_args cimport (TrimArgs, parse_trim_args, parse_id,
+                                          parse_bound)
+from engine.commands.parsing cimport parse_int
+from engine.commands.table import command
+from engine.errors import ResponseError, SYNTAX, NO_SUCH_KEY, wrong_arity
+from engine.reply import OK
+
+cdef uint64_t U64_MAX = 0xffffffffffffffff
+
+
+cdef Stream stream_for_write(CommandContext ctx, bytes key, bint create):
+    """The stream at key (created when absent and `create`), or None."""
+    cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
+    if s is None and create:
+        s = Stream()
+        ctx.db.store(key, s)
+    return s
+
+
+cdef bint stream_edge_id(Stream s, bint last, StreamID* out) except -1:
+    """The first (or last) live entry's ID; 0 when the stream is empty."""
+    cdef StreamIter it
+    cdef StreamID lo, hi
+    lo.ms = lo.seq = 0
+    hi.ms = hi.seq = U64_MAX
+    stream_iter_start(&it, s, &lo, &hi, last)
+    cdef bint found = stream_iter_next(&it, out)
+    stream_iter_stop(&it)
+    return found
+
+
+cdef void refresh_first_id(Stream s) except *:
+    """Recomputes first_id after deletions (0-0 for an empty stream)."""
+    if not stream_edge_id(s, False, &s.first_id):
+        s.first_id.ms = s.first_id.seq = 0
+
+
+cdef int64_t apply_trim(CommandContext ctx, bytes key, Stream s, TrimArgs* args) except -1:
+    """Trims per args; logs the result as an exact MAXLEN trim so replay matches."""
+    cdef int64_t deleted = s.trim(args.strategy, args.maxlen, &args.minid, args.approx,
+                                  args.limit)
+    if deleted:
+        ctx.propagate([b"XTRIM", key, b"MAXLEN", b"=", str(s.length).encode()])
+        ctx.touch(key, "t", b"xtrim")
+    return deleted
+
+
+@command("xadd", -5, "write denyoom fast", 1, 1, 1)
+def xadd(CommandContext ctx, list argv):
+    cdef TrimArgs args
+    parse_trim_args(argv, &args, True, ctx.node_max_entries)
+    cdef Py_ssize_t field_pos = args.next_arg + 1, nfields = len(argv) - field_pos
+    if nfields < 2 or nfields % 2:
+        raise wrong_arity("xadd")
+    if args.id_given and args.seq_given and id_is_zero(&args.id):
+        raise ResponseError("ERR The ID specified in XADD must be greater than 0-0")
+    cdef bytes key = argv[1]
+    cdef Stream s = stream_for_write(ctx, key, not args.nomkstream)
+    if s is None:
+        return None
+    if s.last_id.ms == U64_MAX and s.last_id.seq == U64_MAX:
+        raise ResponseError("ERR The stream has exhausted the last possible ID, unable "
+                            "to add more items")
+    cdef StreamID new_id
+    if not args.id_given:
+        if <uint64_t>ctx.now > s.last_id.ms:
+            new_id.ms = ctx.now
+            new_id.seq = 0
+        else:
+            new_id = s.last_id
+            id_incr(&new_id)
+    elif not args.seq_given and args.id.ms == s.last_id.ms:
+        if s.last_id.seq == U64_MAX:
+            raise ResponseError("ERR The ID specified in XADD is equal or smaller than the "
+                                "target stream top item")
+        new_id = s.last_id
+        new_id.seq += 1
+    else:
+        new_id = args.id
+    if id_cmp(&new_id, &s.last_id) <= 0:
+        raise ResponseError("ERR The ID specified in XADD is equal or smaller than the "
+                            "target stream top item")
+    cdef uint64_t total = 0
+    for i in range(field_pos, len(argv)):
+        total += len(<bytes>argv[i])
+    if total > 0xffffffff:
+        raise ResponseError("ERR Elements are too large to be stored")
+    s.append(&new_id, argv, field_pos, nfields // 2, ctx.node_max_bytes,
+             ctx.node_max_entries)
+    s.last_id = new_id
+    s.entries_added += 1
+    if s.length == 1:
+        s.first_id = new_id
+    cdef bytes reply = id_format(&new_id)
+    ctx.propagate([b"XADD", key, reply] + argv[field_pos:])
+    ctx.touch(key, "t", b"xadd")
+    if args.strategy != TRIM_NONE:
+        apply_trim(ctx, key, s, &args)
+    return reply
+
+
+@command("xlen", 2, "readonly fast", 1, 1, 1)
+def xlen(CommandContext ctx, list argv):
+    cdef Stream s = ctx.db.lookup_stream(argv[1], ctx.now)
+    return 0 if s is None else s.length
+
+
+cdef object range_command(CommandContext ctx, list argv, bint rev):
+    cdef StreamID start, end
+    cdef bint start_ex, end_ex
+    cdef int64_t count = -1
+    cdef Py_ssize_t j
+    parse_bound(argv[3] if rev else argv[2], &start, 0, &start_ex)
+    if start_ex and not id_incr(&start):
+        raise ResponseError("ERR invalid start ID for the interval")
+    parse_bound(argv[2] if rev else argv[3], &end, U64_MAX, &end_ex)
+    if end_ex and not id_decr(&end):
+        raise ResponseError("ERR invalid end ID for the interval")
+    j = 4
+    while j < len(argv):
+        if (<bytes>argv[j]).lower() == b"count" and j + 1 < len(argv):
+            count = parse_int(argv[j + 1], NULL)
+            if count < 0:
+                count = 0
+            j += 2
+        else:
+            raise ResponseError(SYNTAX)
+    cdef Stream s = ctx.db.lookup_stream(argv[1], ctx.now)
+    if s is None:
+        return []
+    if count == 0:
+        ctx.null_array = True
+        return None
+    if id_cmp(&start, &end) > 0:
+        return []
+    return s.range(&start, &end, count, rev)
+
+
+@command("xrange", -4, "readonly", 1, 1, 1)
+def xrange(CommandContext ctx, list argv):
+    return range_command(ctx, argv, False)
+
+
+@command("xrevrange", -4, "readonly", 1, 1, 1)
+def xrevrange(CommandContext ctx, list argv):
+    return range_command(ctx, argv, True)
+
+
+@command("xdel", -3, "write fast", 1, 1, 1)
+def xdel(CommandContext ctx, list argv):
+    cdef bytes key = argv[1]
+    cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
+    if s is None:
+        return 0
+    cdef Py_ssize_t n = len(argv) - 2, j
+    cdef StreamID one
+    ids = []
+    for j in range(n):
+        parse_id(argv[2 + j], &one, 0, True)
+        ids.append((one.ms, one.seq))
+    cdef int64_t deleted = 0
+    cdef bint first_gone = False
+    for ms, seq in ids:
+        one.ms = ms
+        one.seq = seq
+        if s.delete(&one):
+            if id_cmp(&one, &s.first_id) == 0:
+                first_gone = True
+            if id_cmp(&one, &s.max_deleted_id) > 0:
+                s.max_deleted_id = one
+            deleted += 1
+    if deleted:
+        if s.length == 0 or first_gone:
+            refresh_first_id(s)
+        ctx.propagate(argv)
+        ctx.touch(key, "t", b"xdel")
+    return deleted
+
+
+@command("xtrim", -4, "write", 1, 1, 1)
+def xtrim(CommandContext ctx, list argv):
+    cdef TrimArgs args
+    parse_trim_args(argv, &args, False, ctx.node_max_entries)
+    cdef bytes key = argv[1]
+    cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
+    if s is None:
+        return 0
+    return apply_trim(ctx, key, s, &args)
+
+
+@command("xsetid", -3, "write denyoom fast", 1, 1, 1)
+def xsetid(CommandContext ctx, list argv):
+    cdef StreamID new_id, max_deleted
+    cdef int64_t entries_added = -1
+    cdef Py_ssize_t i = 3, more
+    cdef bytes opt
+    max_deleted.ms = max_deleted.seq = 0
+    parse_id(argv[2], &new_id, 0, True)
+    while i < len(argv):
+        more = len(argv) - 1 - i
+        opt = (<bytes>argv[i]).lower()
+        if opt == b"entriesadded" and more:
+            entries_added = parse_int(argv[i + 1], NULL)
+            if entries_added < 0:
+                raise ResponseError("ERR entries_added must be positive")
+        elif opt == b"maxdeletedid" and more:
+            parse_id(argv[i + 1], &max_deleted, 0, True)
+            if id_cmp(&new_id, &max_deleted) < 0:
+                raise ResponseError("ERR The ID specified in XSETID is smaller than the "
+                                    "provided max_deleted_entry_id")
+        else:
+            raise ResponseError(SYNTAX)
+        i += 2
+    cdef bytes key = argv[1]
+    cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
+    if s is None:
+        raise ResponseError(NO_SUCH_KEY)
+    if id_cmp(&new_id, &s.max_deleted_id) < 0:
+        raise ResponseError("ERR The ID specified in XSETID is smaller than current "
+                            "max_deleted_entry_id")
+    cdef StreamID top
+    if s.length > 0:
+        stream_edge_id(s, True, &top)
+        if id_cmp(&new_id, &top) < 0:
+            raise ResponseError("ERR The ID specified in XSETID is smaller than the target "
+                                "stream top item")
+        if entries_added != -1 and <int64_t>s.length > entries_added:
+            raise ResponseError("ERR The entries_added specified in XSETID is smaller than "
+                                "the target stream length")
+    s.last_id = new_id
+    if entries_added != -1:
+        s.entries_added = entries_added
+    if not id_is_zero(&max_deleted):
+        s.max_deleted_id = max_deleted
+    ctx.propagate(argv)
+    ctx.touch(key, "t", b"xsetid")
+    return OK

@@ -1,0 +1,100 @@
+# Consumer groups: the group's pending entries list (PEL), each consumer's PEL, and
+# pel_by_time, the time-ordered index of the PEL that makes claiming idle entries a
+# range scan (key = 8-byte big-endian delivery time + 16-byte ID, no value).
+# All three are radix trees; every change to a pending entry goes through the
+# methods here, which keep the three in step.
+
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.string cimport memcpy
+from engine.streamid cimport StreamID, id_decode, u64_from_be
+from engine.radix cimport RadixTree
+
+# Inline value of the group PEL: 16 bytes. Times are ms since the epoch (48 bits
+# last until the year 10889); the delivery count is a signed 48-bit integer.
+cdef packed struct PendingEntry:
+    uint8_t delivery_time[6]
+    uint8_t delivery_count[6]
+    uint32_t consumer_id
+
+cdef inline uint64_t pe_time(const PendingEntry* pe) noexcept nogil:
+    cdef uint64_t v = 0
+    memcpy(&v, pe.delivery_time, 6)
+    return v
+
+cdef inline int64_t pe_count(const PendingEntry* pe) noexcept nogil:
+    cdef uint64_t v = 0
+    memcpy(&v, pe.delivery_count, 6)
+    if v & (<uint64_t>1 << 47):
+        v |= <uint64_t>0xffff000000000000
+    return <int64_t>v
+
+cdef inline void pe_set_time(PendingEntry* pe, uint64_t t) noexcept nogil:
+    memcpy(pe.delivery_time, &t, 6)
+
+cdef inline void pe_set_count(PendingEntry* pe, int64_t c) noexcept nogil:
+    if c > <int64_t>0x7fffffffffffLL:
+        c = <int64_t>0x7fffffffffffLL
+    elif c < -<int64_t>0x800000000000LL:
+        c = -<int64_t>0x800000000000LL
+    memcpy(pe.delivery_count, &c, 6)
+
+cdef enum:
+    ENTRIES_READ_UNKNOWN = -1
+
+cdef class Consumer:
+    cdef readonly bytes name
+    cdef uint32_t id
+    cdef RadixTree* pel              # 16-byte IDs, no value
+    cdef public int64_t seen_time    # last interaction
+    cdef public int64_t active_time  # last successful read/claim, -1 = never
+
+    cdef uint64_t pending_count(self) noexcept
+
+cdef class ConsumerGroup:
+    cdef readonly bytes name
+    cdef StreamID last_id
+    cdef int64_t entries_read        # ENTRIES_READ_UNKNOWN when not known
+    cdef RadixTree* pel              # 16-byte ID -> PendingEntry
+    cdef RadixTree* pel_by_time      # 8-byte time + 16-byte ID, no value
+    cdef dict consumers              # name -> Consumer
+    cdef list consumer_by_id         # id -> Consumer, or None for a freed id
+    cdef list free_ids
+
+    cdef Consumer lookup_consumer(self, bytes name)
+    cdef Consumer create_consumer(self, bytes name, int64_t now)
+    # Removes the consumer and its pending entries; returns how many it had.
+    cdef uint64_t delete_consumer(self, Consumer consumer) except? 0
+    cdef Consumer owner_of(self, const PendingEntry* pe)
+
+    cdef PendingEntry* find_pending(self, const StreamID* id) noexcept
+    # New pending entry (the caller checked it is absent).
+    cdef int add_pending(self, const StreamID* id, Consumer owner, uint64_t time,
+                         int64_t count) except -1
+    # Re-delivers/re-assigns an existing pending entry.
+    cdef int update_pending(self, const StreamID* id, Consumer owner, uint64_t time,
+                            int64_t count) except -1
+    cdef bint remove_pending(self, const StreamID* id) except -1
+    cdef uint64_t pending_count(self) noexcept
+
+    # Delivery time of the oldest pending entry, or -1 when the PEL is empty.
+    cdef int64_t oldest_delivery(self) except? -2
+    cdef uint64_t memory_bytes(self) noexcept
+
+cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept
+
+# Splits a pel_by_time key into its delivery time and ID.
+cdef inline uint64_t time_key_split(const uint8_t* key, StreamID* id) noexcept:
+    id_decode(key + 8, id)
+    return u64_from_be(key)
+
+from engine.stream cimport Stream
+
+# The logical read counter of `id` (how many entries were ever added up to it), or
+# ENTRIES_READ_UNKNOWN when tombstones or its position make it unknowable.
+cdef int64_t estimate_entries_read(Stream s, const StreamID* id) except? -2
+# Whether an XDEL tombstone may lie in [start, +inf).
+cdef bint tombstones_after(Stream s, const StreamID* start) noexcept
+# The group's lag (entries not yet delivered), or None when it cannot be known.
+cdef object group_lag(Stream s, ConsumerGroup g)
+# Advances last_id/entries_read for a delivery of `id` (a new entry).
+cdef void advance_last_delivered(Stream s, ConsumerGroup g, const StreamID* id) noexcept

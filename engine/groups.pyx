@@ -1,0 +1,255 @@
+"""Consumer groups, consumers and their pending entries (PEL + pel_by_time)."""
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.string cimport memcpy
+
+from engine.streamid cimport StreamID, id_encode, id_decode, u64_to_be, u64_from_be
+from engine.radix cimport (RadixTree, RadixIter, radix_new, radix_free, radix_count,
+                           radix_bytes, radix_insert, radix_find, radix_remove,
+                           radix_iter_init, radix_seek, radix_next, RADIX_FIRST)
+
+
+cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept:
+    u64_to_be(time, out)
+    id_encode(id, out + 8)
+
+
+cdef class Consumer:
+    def __cinit__(self, bytes name, uint32_t cid, int64_t now):
+        self.name = name
+        self.id = cid
+        self.pel = radix_new(16, 0)
+        self.seen_time = now
+        self.active_time = -1
+
+    def __dealloc__(self):
+        if self.pel != NULL:
+            radix_free(self.pel)
+
+    cdef uint64_t pending_count(self) noexcept:
+        return radix_count(self.pel)
+
+
+cdef class ConsumerGroup:
+    def __cinit__(self, bytes name, uint64_t last_ms, uint64_t last_seq,
+                  int64_t entries_read):
+        self.name = name
+        self.last_id.ms = last_ms
+        self.last_id.seq = last_seq
+        self.entries_read = entries_read
+        self.pel = radix_new(16, sizeof(PendingEntry))
+        self.pel_by_time = radix_new(24, 0)
+        self.consumers = {}
+        self.consumer_by_id = []
+        self.free_ids = []
+
+    def __dealloc__(self):
+        if self.pel != NULL:
+            radix_free(self.pel)
+        if self.pel_by_time != NULL:
+            radix_free(self.pel_by_time)
+
+    # -- consumers -------------------------------------------------------------
+
+    cdef Consumer lookup_consumer(self, bytes name):
+        return self.consumers.get(name)
+
+    cdef Consumer create_consumer(self, bytes name, int64_t now):
+        cdef uint32_t cid
+        if self.free_ids:
+            cid = self.free_ids.pop()
+        else:
+            cid = len(self.consumer_by_id)
+            self.consumer_by_id.append(None)
+        cdef Consumer c = Consumer(name, cid, now)
+        self.consumer_by_id[cid] = c
+        self.consumers[name] = c
+        return c
+
+    cdef uint64_t delete_consumer(self, Consumer consumer) except? 0:
+        cdef RadixIter it
+        cdef StreamID sid
+        cdef PendingEntry pe
+        cdef uint8_t tkey[24]
+        cdef uint64_t removed = radix_count(consumer.pel)
+        radix_iter_init(&it, consumer.pel)
+        cdef int ok = radix_seek(&it, RADIX_FIRST, NULL)
+        while ok:
+            id_decode(it.key, &sid)
+            if radix_remove(self.pel, it.key, &pe):
+                time_key(pe_time(&pe), &sid, tkey)
+                radix_remove(self.pel_by_time, tkey, NULL)
+            ok = radix_next(&it)
+        del self.consumers[consumer.name]
+        self.consumer_by_id[consumer.id] = None
+        self.free_ids.append(consumer.id)
+        return removed
+
+    cdef Consumer owner_of(self, const PendingEntry* pe):
+        return <Consumer>self.consumer_by_id[pe.consumer_id]
+
+    # -- pending entries -------------------------------------------------------
+
+    cdef PendingEntry* find_pending(self, const StreamID* id) noexcept:
+        cdef uint8_t key[16]
+        id_encode(id, key)
+        return <PendingEntry*>radix_find(self.pel, key)
+
+    cdef int add_pending(self, const StreamID* id, Consumer owner, uint64_t time,
+                         int64_t count) except -1:
+        cdef uint8_t key[16]
+        cdef uint8_t tkey[24]
+        cdef PendingEntry pe
+        pe_set_time(&pe, time)
+        pe_set_count(&pe, count)
+        pe.consumer_id = owner.id
+        id_encode(id, key)
+        radix_insert(self.pel, key, &pe)
+        radix_insert(owner.pel, key, NULL)
+        time_key(time, id, tkey)
+        radix_insert(self.pel_by_time, tkey, NULL)
+        return 0
+
+    cdef int update_pending(self, const StreamID* id, Consumer owner, uint64_t time,
+                            int64_t count) except -1:
+        cdef uint8_t key[16]
+        cdef uint8_t tkey[24]
+        id_encode(id, key)
+        cdef PendingEntry* pe = <PendingEntry*>radix_find(self.pel, key)
+        cdef uint64_t old_time = pe_time(pe)
+        cdef uint32_t old_owner = pe.consumer_id
+        pe_set_count(pe, count)
+        if old_time != time:
+            pe_set_time(pe, time)
+            time_key(old_time, id, tkey)
+            radix_remove(self.pel_by_time, tkey, NULL)
+            time_key(time, id, tkey)
+            radix_insert(self.pel_by_time, tkey, NULL)
+        if old_owner != owner.id:
+            pe.consumer_id = owner.id
+            radix_remove((<Consumer>self.consumer_by_id[old_owner]).pel, key, NULL)
+            radix_insert(owner.pel, key, NULL)
+        return 0
+
+    cdef bint remove_pending(self, const StreamID* id) except -1:
+        cdef uint8_t key[16]
+        cdef uint8_t tkey[24]
+        cdef PendingEntry pe
+        id_encode(id, key)
+        if not radix_remove(self.pel, key, &pe):
+            return False
+        radix_remove((<Consumer>self.consumer_by_id[pe.consumer_id]).pel, key, NULL)
+        time_key(pe_time(&pe), id, tkey)
+        radix_remove(self.pel_by_time, tkey, NULL)
+        return True
+
+    cdef uint64_t pending_count(self) noexcept:
+        return radix_count(self.pel)
+
+    cdef int64_t oldest_delivery(self) except? -2:
+        cdef RadixIter it
+        radix_iter_init(&it, self.pel_by_time)
+        if not radix_seek(&it, RADIX_FIRST, NULL):
+            return -1
+        return <int64_t>u64_from_be(it.key)
+
+    cdef uint64_t memory_bytes(self) noexcept:
+        cdef uint64_t total = radix_bytes(self.pel) + radix_bytes(self.pel_by_time)
+        for c in self.consumers.values():
+            total += radix_bytes((<Consumer>c).pel)
+        return total
+
+
+
+# -- the read counter (entries-read) and lag -------------------------------------
+
+from engine.streamid cimport id_cmp, id_is_zero
+from engine.stream cimport Stream
+
+
+cdef bint tombstones_after(Stream s, const StreamID* start) noexcept:
+    if s.length == 0 or id_is_zero(&s.max_deleted_id):
+        return False
+    if id_cmp(&s.first_id, &s.max_deleted_id) > 0:
+        return False
+    return id_cmp(start, &s.max_deleted_id) <= 0
+
+
+cdef int64_t estimate_entries_read(Stream s, const StreamID* id) except? -2:
+    if s.entries_added == 0:
+        return 0
+    if s.length == 0 and id_cmp(id, &s.last_id) < 1:
+        return s.entries_added
+    cdef int cmp_last = id_cmp(id, &s.last_id)
+    if cmp_last == 0:
+        return s.entries_added
+    if cmp_last > 0:
+        return ENTRIES_READ_UNKNOWN
+    cdef int cmp_first = id_cmp(id, &s.first_id)
+    if id_is_zero(&s.max_deleted_id) or id_cmp(&s.max_deleted_id, &s.first_id) < 0:
+        if cmp_first < 0:
+            return s.entries_added - s.length
+        if cmp_first == 0:
+            return s.entries_added - s.length + 1
+    return ENTRIES_READ_UNKNOWN
+
+
+cdef object group_lag(Stream s, ConsumerGroup g):
+    if s.entries_added == 0:
+        return 0
+    if g.entries_read != ENTRIES_READ_UNKNOWN and not tombstones_after(s, &g.last_id):
+        return <int64_t>s.entries_added - g.entries_read
+    cdef int64_t read = estimate_entries_read(s, &g.last_id)
+    if read == ENTRIES_READ_UNKNOWN:
+        return None
+    return <int64_t>s.entries_added - read
+
+
+cdef void advance_last_delivered(Stream s, ConsumerGroup g, const StreamID* id) noexcept:
+    if id_cmp(id, &g.last_id) <= 0:
+        return
+    if g.entries_read != ENTRIES_READ_UNKNOWN and not tombstones_after(s, id):
+        g.entries_read += 1
+    elif s.entries_added:
+        g.entries_read = estimate_entries_read(s, id)
+    g.last_id = id[0]
+
+
+# -- inspection (tests, tools) ---------------------------------------------------------
+
+def pending_by_time(ConsumerGroup g) -> list:
+    """pel_by_time in order, as (delivery_time, "ms-seq") pairs."""
+    cdef RadixIter it
+    cdef StreamID sid
+    out = []
+    radix_iter_init(&it, g.pel_by_time)
+    cdef int ok = radix_seek(&it, RADIX_FIRST, NULL)
+    while ok:
+        id_decode(it.key + 8, &sid)
+        out.append((u64_from_be(it.key), f"{sid.ms}-{sid.seq}"))
+        ok = radix_next(&it)
+    return out
+
+
+def verify_group(ConsumerGroup g) -> None:
+    """Raises AssertionError unless the PEL, consumer PELs and pel_by_time agree."""
+    cdef RadixIter it
+    cdef StreamID sid
+    cdef PendingEntry* pe
+    cdef uint8_t tkey[24]
+    cdef Consumer c
+    cdef uint64_t owned = 0
+    radix_iter_init(&it, g.pel)
+    cdef int ok = radix_seek(&it, RADIX_FIRST, NULL)
+    while ok:
+        id_decode(it.key, &sid)
+        pe = <PendingEntry*>it.value
+        c = g.consumer_by_id[pe.consumer_id]
+        assert c is not None, "pending entry owned by a deleted consumer"
+        assert radix_find(c.pel, it.key) != NULL, "entry missing from its owner's PEL"
+        time_key(pe_time(pe), &sid, tkey)
+        assert radix_find(g.pel_by_time, tkey) != NULL, "entry missing from pel_by_time"
+        ok = radix_next(&it)
+    for c in g.consumers.values():
+        owned += radix_count(c.pel)
+    assert owned == radix_count(g.pel), "consumer PELs and group PEL differ in size"
+    assert radix_count(g.pel_by_time) == radix_count(g.pel), "pel_by_time size differs"

@@ -1,0 +1,45 @@
+# A database: keys mapped to values (a Stream, or bytes for plain strings), with
+# millisecond expiry. Expired keys are removed lazily on access and by the active
+# sweep; each removal is recorded in `expired` so the command layer can log a DEL
+# and notify `expired` (the keyspace knows nothing of logs or clients).
+
+from libc.stdint cimport int64_t, uint64_t
+
+# Every key of a database in insertion order, for SCAN and RANDOMKEY: SCAN's cursor
+# is the sequence number of the next key to visit, so a key present for the whole
+# scan is returned exactly once (keys keep their number until removed; new keys get
+# larger numbers). Maintained by Database.store/remove/clear.
+cdef class KeyOrder:
+    cdef list keys              # keys by insertion; None where one was removed
+    cdef list seqs              # their sequence numbers, ascending
+    cdef dict seq_of            # live key -> its sequence number
+    cdef readonly int64_t next_seq
+    cdef Py_ssize_t dead        # None slots in `keys`
+
+    cdef void add(self, bytes key)
+    cdef void discard(self, bytes key)
+    cdef void clear(self)
+    cdef void sync(self, dict data)
+    cdef tuple scan(self, uint64_t cursor, Py_ssize_t count)
+    cdef object random(self)
+
+cdef class Database:
+    cdef readonly int index
+    cdef public dict data          # key (bytes) -> Stream | bytes
+    cdef public dict expires       # key (bytes) -> absolute expiry in ms
+    cdef public list expired       # keys removed by expiry, drained by the caller
+    cdef readonly KeyOrder order   # insertion order of `data` (SCAN, RANDOMKEY)
+
+    cdef object lookup(self, bytes key, int64_t now)
+    cdef object lookup_stream(self, bytes key, int64_t now)
+    cdef void store(self, bytes key, object value)
+    cdef bint remove(self, bytes key)
+    cdef int64_t expire_at(self, bytes key) except? -2
+    cdef void set_expire(self, bytes key, int64_t when)
+    cdef bint persist(self, bytes key)
+    # Up to `count` keys from `cursor` on (0 = start) in insertion order, and the
+    # cursor to continue with (0 = done); keys may be logically expired (the caller
+    # looks them up).
+    cpdef tuple scan(self, uint64_t cursor, Py_ssize_t count)
+    # A key chosen uniformly at random (possibly logically expired), or None.
+    cpdef object random_key(self)

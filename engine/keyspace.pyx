@@ -1,0 +1,164 @@
+"""Keys, types and expiry for one database (SELECT index)."""
+from libc.stdint cimport int64_t, uint64_t
+from bisect import bisect_left
+from random import randrange
+
+from engine.errors import ResponseError, WRONGTYPE
+from engine.stream cimport Stream
+
+
+cdef class KeyOrder:
+    """Keys in insertion order with stable sequence numbers (see keyspace.pxd).
+
+    `keys`/`seqs` are parallel lists; removal leaves a None hole (found by bisecting
+    `seqs`), and the lists are compacted once holes outnumber live keys, so every
+    operation is O(1) amortized except removal and a SCAN resume (O(log n))."""
+
+    def __init__(self):
+        self.keys = []
+        self.seqs = []
+        self.seq_of = {}
+        self.next_seq = 1
+        self.dead = 0
+
+    cdef void add(self, bytes key):
+        if key in self.seq_of:
+            return
+        self.seq_of[key] = self.next_seq
+        self.keys.append(key)
+        self.seqs.append(self.next_seq)
+        self.next_seq += 1
+
+    cdef void discard(self, bytes key):
+        seq = self.seq_of.pop(key, None)
+        if seq is None:
+            return
+        cdef Py_ssize_t i = bisect_left(self.seqs, seq)
+        self.keys[i] = None
+        self.dead += 1
+        if self.dead > 32 and self.dead * 2 > len(self.keys):
+            live = [(k, q) for k, q in zip(self.keys, self.seqs) if k is not None]
+            self.keys = [k for k, _ in live]
+            self.seqs = [q for _, q in live]
+            self.dead = 0
+
+    cdef void clear(self):
+        # next_seq keeps growing: a cursor from before the flush stays meaningful.
+        self.keys = []
+        self.seqs = []
+        self.seq_of = {}
+        self.dead = 0
+
+    cdef void sync(self, dict data):
+        """Repairs the order after writes that bypassed Database.store/remove."""
+        if len(self.seq_of) == len(data):
+            return
+        for key in [k for k in self.seq_of if k not in data]:
+            self.discard(key)
+        for key in data:
+            if key not in self.seq_of:
+                self.add(key)
+
+    cdef tuple scan(self, uint64_t cursor, Py_ssize_t count):
+        cdef list keys = self.keys, out = []
+        cdef Py_ssize_t n = len(keys)
+        cdef Py_ssize_t i = bisect_left(self.seqs, cursor) if cursor else 0
+        while i < n and len(out) < count:
+            key = keys[i]
+            i += 1
+            if key is not None:
+                out.append(key)
+        while i < n and keys[i] is None:
+            i += 1
+        return (self.seqs[i] if i < n else 0), out
+
+    cdef object random(self):
+        if not self.seq_of:
+            return None
+        cdef list keys = self.keys
+        while True:
+            key = keys[randrange(len(keys))]
+            if key is not None:
+                return key
+
+
+cdef class Database:
+    def __init__(self, int index=0):
+        self.index = index
+        self.data = {}
+        self.expires = {}
+        self.expired = []
+        self.order = KeyOrder()
+
+    cdef object lookup(self, bytes key, int64_t now):
+        """The live value of key, or None; an expired key is removed here."""
+        cdef object value = self.data.get(key)
+        if value is None:
+            return None
+        if self.expires and key in self.expires and <int64_t>self.expires[key] <= now:
+            self.remove(key)
+            self.expired.append(key)
+            return None
+        return value
+
+    cdef object lookup_stream(self, bytes key, int64_t now):
+        """The stream at key, None if absent; WRONGTYPE for any other type."""
+        cdef object value = self.lookup(key, now)
+        if value is not None and type(value) is not Stream:
+            raise ResponseError(WRONGTYPE)
+        return value
+
+    cdef void store(self, bytes key, object value):
+        cdef Py_ssize_t before = len(self.data)
+        self.data[key] = value
+        if len(self.data) != before:
+            self.order.add(key)
+
+    cdef bint remove(self, bytes key):
+        if self.data.pop(key, None) is None:
+            return False
+        if self.expires:
+            self.expires.pop(key, None)
+        self.order.discard(key)
+        return True
+
+    cdef int64_t expire_at(self, bytes key) except? -2:
+        """Absolute expiry in ms, or -1 when the key has none."""
+        return self.expires.get(key, -1)
+
+    cdef void set_expire(self, bytes key, int64_t when):
+        self.expires[key] = when
+
+    cdef bint persist(self, bytes key):
+        return self.expires.pop(key, None) is not None
+
+    def sweep_expired(self, int64_t now, int limit=200) -> list:
+        """Active expiry: removes up to `limit` expired keys; returns them.
+
+        The server calls this periodically so that keys nobody reads still expire
+        (and emit their `expired` events)."""
+        cdef list gone = []
+        for key, when in list(self.expires.items()):
+            if len(gone) >= limit:
+                break
+            if <int64_t>when <= now:
+                self.remove(key)
+                gone.append(key)
+        self.expired.extend(gone)
+        return gone
+
+    def __len__(self):
+        return len(self.data)
+
+    def clear(self):
+        self.data.clear()
+        self.expires.clear()
+        self.order.clear()
+
+    cpdef tuple scan(self, uint64_t cursor, Py_ssize_t count):
+        self.order.sync(self.data)
+        return self.order.scan(cursor, count)
+
+    cpdef object random_key(self):
+        self.order.sync(self.data)
+        return self.order.random()

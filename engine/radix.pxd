@@ -1,0 +1,103 @@
+# Ordered radix tree over fixed-length big-endian byte keys, with fixed-size values
+# stored inline. It is the one index structure of the engine: the stream's node
+# index, each group's PEL, each consumer's PEL and pel_by_time all use it.
+#
+# Contract (callers rely on exactly this):
+# - Keys are `key_len` bytes (1..32), compared with memcmp (big-endian integers sort
+#   numerically). Values are `value_len` bytes (0..64) copied in and out; a tree with
+#   value_len 0 is a set.
+# - Pointers to keys/values returned by find or an iterator are valid only until the
+#   next insert/remove on that tree. Values may be modified in place through them.
+# - An iterator stays usable across inserts/removes on its tree (including removing
+#   the element it is positioned on): its next step continues from the last key it
+#   returned, in its direction.
+# - All memory goes through engine.memory (mem_alloc & co.), so radix_bytes() and the
+#   engine's used_memory are exact.
+
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+
+cdef enum:
+    RADIX_MAX_KEY = 32
+    RADIX_MAX_VALUE = 64
+
+# Seek operators for radix_seek.
+cdef enum RadixSeekOp:
+    RADIX_FIRST      # smallest key
+    RADIX_LAST       # largest key
+    RADIX_GE         # smallest key >= given key
+    RADIX_GT         # smallest key >  given key
+    RADIX_LE         # largest key <= given key
+    RADIX_LT         # largest key <  given key
+    RADIX_EQ         # exactly the given key
+
+# Layout (see the header of radix.pyx). Callers only use RadixIter.key / .value and
+# treat everything else as private.
+
+# Leaf bucket header; `cap` entries of key_len + value_len bytes follow (8-aligned).
+cdef struct RadixBucket:
+    uint32_t count
+    uint32_t cap
+
+# One child of an inner node: covers key[depth] in [lo, next child's lo - 1].
+cdef struct RadixChild:
+    void* ptr
+    uint8_t lo
+    uint8_t is_inner        # ptr is a RadixInner (else a RadixBucket)
+
+# Inner node header (8 bytes with padding); then prefix[depth] padded to 8, then
+# `cap` RadixChild slots of which `n` are used.
+cdef struct RadixInner:
+    uint16_t n
+    uint16_t cap
+    uint8_t depth
+
+cdef struct RadixTree:
+    void* root              # NULL when empty
+    uint64_t count
+    uint64_t bytes          # malloc_usable_size of everything owned, header included
+    uint64_t version        # bumped by every insert/remove that moves entries
+    uint32_t key_len
+    uint32_t value_len
+    uint32_t entry_len      # key_len + value_len
+    uint32_t bucket_max     # entries per full bucket
+    uint8_t root_is_inner
+
+cdef struct RadixFrame:
+    RadixInner* node
+    uint32_t idx
+
+cdef struct RadixIter:
+    uint8_t key[RADIX_MAX_KEY]  # copy of the current key (stays valid across changes)
+    void* value                 # current value inside the tree
+    RadixTree* tree
+    RadixBucket* bucket
+    uint64_t version            # tree.version when positioned; stale => re-seek
+    uint32_t idx
+    uint32_t height
+    bint positioned
+    RadixFrame path[RADIX_MAX_KEY]  # inner nodes from the root down to the bucket
+
+cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL
+cdef void radix_free(RadixTree* tree) noexcept
+cdef uint64_t radix_count(const RadixTree* tree) noexcept
+# Bytes allocated by this tree (nodes, buckets, the tree header).
+cdef uint64_t radix_bytes(const RadixTree* tree) noexcept
+
+# Returns 1 if inserted, 0 if the key was present (then the stored value is replaced).
+cdef int radix_insert(RadixTree* tree, const uint8_t* key, const void* value) except -1
+# Returns 1 if inserted, 0 if the key was present (stored value left unchanged).
+cdef int radix_try_insert(RadixTree* tree, const uint8_t* key, const void* value) except -1
+# Pointer to the stored value, or NULL if absent (for value_len 0: a non-NULL pointer).
+cdef void* radix_find(const RadixTree* tree, const uint8_t* key) noexcept
+# Returns 1 if removed (value copied to value_out unless NULL), 0 if absent.
+cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) except -1
+
+# Iteration: seek positions the iterator ON an element and returns 1, or 0 if there
+# is none. next/prev move to the following/preceding element and return 1, or 0 at
+# the end. While positioned, it.key / it.value point at the current element. Once
+# a seek or step has returned 0 the iterator is unpositioned: next/prev return 0
+# until the next seek. `key` may be NULL for RADIX_FIRST / RADIX_LAST.
+cdef void radix_iter_init(RadixIter* it, RadixTree* tree) noexcept
+cdef int radix_seek(RadixIter* it, RadixSeekOp op, const uint8_t* key) except -1
+cdef int radix_next(RadixIter* it) except -1
+cdef int radix_prev(RadixIter* it) except -1

@@ -1,0 +1,1055 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+#
+# Sluice's ordered index: a radix tree whose leaves are sorted buckets (a burst trie).
+#
+# Keys are fixed-length byte strings ordered by memcmp; values are fixed-size blobs
+# stored inline right after their key. There are two kinds of nodes:
+#
+#   inner node  {n, cap, depth} + prefix[depth] + children[cap]. It splits its keys on
+#               byte `depth`; prefix holds bytes [0:depth) that every key below shares
+#               (path compression: depth may jump several bytes past the parent's).
+#               Child i = (lo, ptr, is_inner) takes the keys whose byte `depth` is in
+#               [lo_i, lo_{i+1} - 1]; the first lo is 0 and the last child runs to 255,
+#               so the children tile 0..255 in order. Depths strictly increase going
+#               down, hence at most key_len inner nodes on a path.
+#   bucket      {count, cap} + cap entries of [key | value], sorted, full keys. It
+#               takes every key of its child range, whatever their lower bytes are.
+#
+#   e.g. 16-byte stream IDs 0-0 .. 0-300:      [depth 14, prefix 00*14]
+#                                                |0                   |1..255
+#                             [depth 15, prefix 00*15]        bucket 0-256..0-300
+#                              |0..126   |127..253  |254..255
+#                              bucket    bucket     bucket
+#
+# Why buckets: one allocation per trie node (Redis's rax) costs tens of bytes per key.
+# A full bucket is one ~4 KiB block carrying 100+ keys for 8 bytes of header and one
+# 16-byte child slot, so a tree costs barely more than its raw key + value bytes.
+#
+# Growth. A bucket is allocated at the size it needs and grows by 1.5x up to bucket_max
+# entries. A full bucket bursts into two:
+#   - if its keys (with the new one) differ at the parent's byte, the parent's child
+#     range is split at a byte boundary: near the middle, or, when the new key is the
+#     bucket's largest (appends), so the left bucket keeps all it can; the left bucket
+#     is trimmed to fit since appends will not come back to it;
+#   - otherwise (or for a root bucket) it becomes a new inner node at the first byte
+#     where its keys differ, split the same way.
+# A key that disagrees with an inner node's prefix gets a new bucket: beside the node in
+# the parent when they differ at the parent's byte, else under a new inner node at the
+# first differing byte. When that key lies after the node (appends), the node's last
+# bucket is trimmed: it will not grow any more.
+#
+# Shrinking. A bucket is trimmed when 1/8 of it is unused, freed when empty (a neighbour
+# takes its range), merged with an adjacent sibling bucket when both fit in 3/4 of a full
+# one, and an inner node left with a single child is replaced by that child.
+#
+# Lookups descend by key bytes and binary-search the bucket; prefixes need no check
+# since buckets hold full keys. Iterators keep a copy of the current key, their path
+# and the tree's version: a step after any change re-seeks from the copied key.
+
+from libc.string cimport memcmp, memcpy, memmove, memset
+
+from engine.memory cimport mem_alloc, mem_realloc, mem_free
+
+cdef extern from "<malloc.h>":
+    size_t malloc_usable_size(void* ptr) nogil
+
+cdef enum:
+    HDR = 8                # bytes of a RadixBucket / RadixInner header
+    BUCKET_BYTES = 4088    # a full bucket; glibc serves it from a 4096-byte chunk
+    MAX_CHILDREN = 256
+    TRIM_MIN = 32          # smallest tail malloc can reuse (glibc's MINSIZE)
+
+
+# ---- allocation, counted per tree ----
+
+cdef void* _alloc(RadixTree* t, size_t size) except NULL:
+    cdef void* p = mem_alloc(size)
+    t.bytes += malloc_usable_size(p)
+    return p
+
+
+cdef void* _realloc(RadixTree* t, void* p, size_t size) except NULL:
+    cdef size_t old = malloc_usable_size(p)
+    p = mem_realloc(p, size)
+    t.bytes = t.bytes - old + malloc_usable_size(p)
+    return p
+
+
+cdef void* _try_realloc(RadixTree* t, void* p, size_t size) noexcept:
+    """For optional reallocs (trims, merges): NULL on failure, p left intact."""
+    try:
+        return _realloc(t, p, size)
+    except MemoryError:
+        return NULL
+
+
+cdef void _free(RadixTree* t, void* p) noexcept:
+    t.bytes -= malloc_usable_size(p)
+    mem_free(p)
+
+
+# ---- buckets ----
+
+cdef inline uint8_t* _entry(const RadixTree* t, RadixBucket* b, uint32_t i) noexcept:
+    return <uint8_t*>b + HDR + <size_t>i * t.entry_len
+
+
+cdef inline size_t _bucket_size(const RadixTree* t, uint32_t n) noexcept:
+    return HDR + <size_t>n * t.entry_len
+
+
+cdef inline void _bucket_fit_cap(const RadixTree* t, RadixBucket* b) noexcept:
+    """cap = what the block really holds (malloc rounds up), at most bucket_max."""
+    cdef size_t c = (malloc_usable_size(b) - HDR) // t.entry_len
+    b.cap = <uint32_t>(c if c < t.bucket_max else t.bucket_max)
+
+
+cdef RadixBucket* _bucket_new(RadixTree* t, uint32_t n) except NULL:
+    cdef RadixBucket* b = <RadixBucket*>_alloc(t, _bucket_size(t, n))
+    b.count = 0
+    _bucket_fit_cap(t, b)
+    return b
+
+
+cdef RadixBucket* _bucket_grow(RadixTree* t, RadixBucket* b) except NULL:
+    cdef uint32_t n = b.cap + (b.cap >> 1 if b.cap > 1 else 1)
+    if n > t.bucket_max:
+        n = t.bucket_max
+    b = <RadixBucket*>_realloc(t, b, _bucket_size(t, n))
+    _bucket_fit_cap(t, b)
+    return b
+
+
+cdef RadixBucket* _bucket_trim(RadixTree* t, RadixBucket* b) noexcept:
+    """Gives back the unused tail of b's block if malloc can reuse it."""
+    cdef RadixBucket* nb
+    if malloc_usable_size(b) < _bucket_size(t, b.count) + TRIM_MIN:
+        return b
+    nb = <RadixBucket*>_try_realloc(t, b, _bucket_size(t, b.count))
+    if nb == NULL:
+        return b
+    _bucket_fit_cap(t, nb)
+    return nb
+
+
+cdef inline void _write(const RadixTree* t, uint8_t* e, const uint8_t* key,
+                        const void* value) noexcept:
+    memcpy(e, key, t.key_len)
+    if value != NULL:
+        memcpy(e + t.key_len, value, t.value_len)
+    else:
+        memset(e + t.key_len, 0, t.value_len)
+
+
+cdef inline void _bucket_put(const RadixTree* t, RadixBucket* b, uint32_t pos,
+                             const uint8_t* key, const void* value) noexcept:
+    """Inserts at pos; the caller ensured count < cap."""
+    cdef uint8_t* e = _entry(t, b, pos)
+    memmove(e + t.entry_len, e, <size_t>(b.count - pos) * t.entry_len)
+    _write(t, e, key, value)
+    b.count += 1
+
+
+cdef inline uint32_t _bucket_find(const RadixTree* t, RadixBucket* b, const uint8_t* key,
+                                  bint* found) noexcept:
+    """Index of key, or where it would be inserted."""
+    cdef uint32_t lo = 0, hi = b.count, mid
+    cdef int c
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        c = memcmp(_entry(t, b, mid), key, t.key_len)
+        if c < 0:
+            lo = mid + 1
+        elif c > 0:
+            hi = mid
+        else:
+            found[0] = 1
+            return mid
+    found[0] = 0
+    return lo
+
+
+# ---- inner nodes ----
+
+cdef inline uint8_t* _prefix(RadixInner* n) noexcept:
+    return <uint8_t*>n + HDR
+
+
+cdef inline size_t _children_offset(uint32_t depth) noexcept:
+    return HDR + (((<size_t>depth + 7) >> 3) << 3)
+
+
+cdef inline RadixChild* _children(RadixInner* n) noexcept:
+    return <RadixChild*>(<uint8_t*>n + _children_offset(n.depth))
+
+
+cdef inline void _inner_fit_cap(RadixInner* n) noexcept:
+    cdef size_t c = (malloc_usable_size(n) - _children_offset(n.depth)) // sizeof(RadixChild)
+    n.cap = <uint16_t>(c if c < MAX_CHILDREN else MAX_CHILDREN)
+
+
+cdef RadixInner* _inner_new(RadixTree* t, const uint8_t* prefix, uint32_t depth) except NULL:
+    """An empty node with room for two children."""
+    cdef RadixInner* n = <RadixInner*>_alloc(
+        t, _children_offset(depth) + 2 * sizeof(RadixChild))
+    n.n = 0
+    n.depth = <uint8_t>depth
+    memcpy(_prefix(n), prefix, depth)
+    _inner_fit_cap(n)
+    return n
+
+
+cdef inline uint32_t _slot(RadixInner* n, uint8_t byte) noexcept:
+    """Index of the child whose range holds byte."""
+    cdef RadixChild* ch = _children(n)
+    cdef uint32_t lo = 0, hi = n.n - 1u, mid
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if ch[mid].lo <= byte:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+cdef inline void _set_child(RadixChild* c, void* ptr, bint is_inner, uint8_t lo) noexcept:
+    c.ptr = ptr
+    c.is_inner = is_inner
+    c.lo = lo
+
+
+cdef inline void _inner_insert(RadixInner* n, uint32_t i, void* ptr, bint is_inner,
+                               uint8_t lo) noexcept:
+    """Inserts child i; the caller ensured n < cap."""
+    cdef RadixChild* ch = _children(n)
+    memmove(&ch[i + 1], &ch[i], (n.n - i) * sizeof(RadixChild))
+    _set_child(&ch[i], ptr, is_inner, lo)
+    n.n += 1
+
+
+cdef inline void _inner_delete(RadixInner* n, uint32_t i) noexcept:
+    """Removes child i; its range goes to the left neighbour (right one for i == 0)."""
+    cdef RadixChild* ch = _children(n)
+    n.n -= 1
+    memmove(&ch[i], &ch[i + 1], (n.n - i) * sizeof(RadixChild))
+    ch[0].lo = 0
+
+
+cdef inline void _link(RadixTree* t, RadixFrame* path, uint32_t h, void* ptr,
+                       bint is_inner) noexcept:
+    """Makes ptr the node at level h of path (level 0 is the root)."""
+    cdef RadixChild* c
+    if h == 0:
+        t.root = ptr
+        t.root_is_inner = is_inner
+    else:
+        c = &_children(path[h - 1].node)[path[h - 1].idx]
+        c.ptr = ptr
+        c.is_inner = is_inner
+
+
+cdef int _reserve_child(RadixTree* t, RadixFrame* path, uint32_t h) except -1:
+    """Makes room for one more child in path[h].node, moving it if needed.
+
+    Callers only split ranges covering 2+ bytes, so a node never needs a 257th child."""
+    cdef RadixInner* n = path[h].node
+    cdef size_t want
+    if n.n < n.cap:
+        return 0
+    want = n.cap + (n.cap >> 1) + 1
+    if want > MAX_CHILDREN:
+        want = MAX_CHILDREN
+    n = <RadixInner*>_realloc(t, n, _children_offset(n.depth) + want * sizeof(RadixChild))
+    _inner_fit_cap(n)
+    path[h].node = n
+    _link(t, path, h, n, 1)
+    return 0
+
+
+cdef void _inner_trim(RadixTree* t, RadixFrame* path, uint32_t h) noexcept:
+    """Shrinks path[h].node's child array once at most half of it is used."""
+    cdef RadixInner* n = path[h].node
+    if n.n * 2 > n.cap:
+        return
+    n = <RadixInner*>_try_realloc(
+        t, n, _children_offset(n.depth) + n.n * sizeof(RadixChild))
+    if n == NULL:
+        return
+    _inner_fit_cap(n)
+    path[h].node = n
+    _link(t, path, h, n, 1)
+
+
+cdef inline uint32_t _common(const uint8_t* a, const uint8_t* b, uint32_t n) noexcept:
+    """Length of the common prefix of a[:n] and b[:n]."""
+    cdef uint32_t i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+cdef RadixBucket* _descend(const RadixTree* t, const uint8_t* key, RadixFrame* path,
+                           uint32_t* height) noexcept:
+    """The bucket whose range holds key, found by key bytes alone (the bucket's binary
+    search settles membership). Records the inner nodes passed when path is not NULL."""
+    cdef void* node = t.root
+    cdef bint is_inner = t.root_is_inner
+    cdef RadixInner* n
+    cdef RadixChild* c
+    cdef uint32_t i, h = 0
+    while is_inner:
+        n = <RadixInner*>node
+        i = _slot(n, key[n.depth])
+        if path != NULL:
+            path[h].node = n
+            path[h].idx = i
+        h += 1
+        c = &_children(n)[i]
+        node = c.ptr
+        is_inner = c.is_inner
+    if height != NULL:
+        height[0] = h
+    return <RadixBucket*>node
+
+
+# ---- tree ----
+
+cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL:
+    if key_len < 1 or key_len > RADIX_MAX_KEY or value_len > RADIX_MAX_VALUE:
+        raise ValueError(f"radix: bad key/value length {key_len}/{value_len}")
+    cdef RadixTree* t = <RadixTree*>mem_alloc(sizeof(RadixTree))
+    t.root = NULL
+    t.root_is_inner = 0
+    t.count = 0
+    t.version = 0
+    t.key_len = key_len
+    t.value_len = value_len
+    t.entry_len = key_len + value_len
+    t.bucket_max = (BUCKET_BYTES - HDR) // t.entry_len
+    t.bytes = malloc_usable_size(t)
+    return t
+
+
+cdef void _free_subtree(RadixTree* t, void* node, bint is_inner) noexcept:
+    cdef RadixInner* n
+    cdef RadixChild* ch
+    cdef uint32_t i
+    if is_inner:
+        n = <RadixInner*>node
+        ch = _children(n)
+        for i in range(n.n):
+            _free_subtree(t, ch[i].ptr, ch[i].is_inner)
+    _free(t, node)
+
+
+cdef void radix_free(RadixTree* tree) noexcept:
+    if tree == NULL:
+        return
+    if tree.root != NULL:
+        _free_subtree(tree, tree.root, tree.root_is_inner)
+    mem_free(tree)
+
+
+cdef uint64_t radix_count(const RadixTree* tree) noexcept:
+    return tree.count
+
+
+cdef uint64_t radix_bytes(const RadixTree* tree) noexcept:
+    return tree.bytes
+
+
+cdef void* radix_find(const RadixTree* tree, const uint8_t* key) noexcept:
+    cdef bint found
+    cdef RadixBucket* b
+    cdef uint32_t pos
+    if tree.root == NULL:
+        return NULL
+    b = _descend(tree, key, NULL, NULL)
+    pos = _bucket_find(tree, b, key, &found)
+    if not found:
+        return NULL
+    return _entry(tree, b, pos) + tree.key_len
+
+
+# ---- insertion ----
+
+cdef void _trim_last_bucket(RadixTree* t, RadixInner* n) noexcept:
+    """An append went past this subtree: its last bucket will not grow any more."""
+    cdef RadixChild* c
+    while True:
+        c = &_children(n)[n.n - 1]
+        if not c.is_inner:
+            break
+        n = <RadixInner*>c.ptr
+    c.ptr = _bucket_trim(t, <RadixBucket*>c.ptr)
+
+
+cdef int _insert_beside(RadixTree* t, RadixFrame* path, uint32_t h, RadixInner* node,
+                        uint32_t c, const uint8_t* key, const void* value) except -1:
+    """Adds key, which differs from the prefix of node (at level h) first at byte c,
+    in a new bucket next to node."""
+    cdef uint8_t nb = _prefix(node)[c], kb = key[c]
+    cdef bint in_parent = h > 0 and path[h - 1].node.depth == c
+    cdef RadixInner* m = NULL
+    cdef RadixInner* par
+    cdef RadixChild* ch
+    cdef RadixBucket* b
+    cdef uint32_t s
+    # Allocate everything first so a failure leaves the tree as it was.
+    if in_parent:
+        _reserve_child(t, path, h - 1)
+    else:
+        m = _inner_new(t, key, c)
+    try:
+        b = _bucket_new(t, 1)
+    except BaseException:
+        if m != NULL:
+            _free(t, m)
+        raise
+    _bucket_put(t, b, 0, key, value)
+    if in_parent:
+        # Split node's range in the parent; node keeps the side holding its own byte.
+        par = path[h - 1].node
+        s = path[h - 1].idx
+        if kb < nb:
+            _inner_insert(par, s, b, 0, _children(par)[s].lo)
+            _children(par)[s + 1].lo = nb
+        else:
+            _inner_insert(par, s + 1, b, 0, nb + 1)
+    else:
+        ch = _children(m)
+        if kb < nb:
+            _set_child(&ch[0], b, 0, 0)
+            _set_child(&ch[1], node, 1, nb)
+        else:
+            _set_child(&ch[0], node, 1, 0)
+            _set_child(&ch[1], b, 0, nb + 1)
+        m.n = 2
+        _link(t, path, h, m, 1)
+    if kb > nb:
+        _trim_last_bucket(t, node)
+    return 0
+
+
+cdef inline const uint8_t* _vkey(const RadixTree* t, RadixBucket* b, uint32_t pos,
+                                 const uint8_t* key, uint32_t i) noexcept:
+    """Key i of bucket b as if key were inserted at pos."""
+    if i < pos:
+        return _entry(t, b, i)
+    if i == pos:
+        return key
+    return _entry(t, b, i - 1)
+
+
+cdef uint32_t _vbound(const RadixTree* t, RadixBucket* b, uint32_t pos, const uint8_t* key,
+                      uint32_t n, uint32_t d, uint32_t v) noexcept:
+    """First virtual index whose byte d is >= v (byte d is sorted across the keys)."""
+    cdef uint32_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _vkey(t, b, pos, key, mid)[d] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef int _burst(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b, uint32_t pos,
+                const uint8_t* key, const void* value) except -1:
+    """Inserts key at pos of the full bucket b (at level h) by splitting it in two."""
+    cdef uint32_t n = b.count + 1, d, m, m2, half, s
+    cdef size_t el = t.entry_len
+    cdef const uint8_t* first = _vkey(t, b, pos, key, 0)
+    cdef const uint8_t* last = _vkey(t, b, pos, key, n - 1)
+    cdef bint in_parent = (h > 0 and first[path[h - 1].node.depth]
+                           != last[path[h - 1].node.depth])
+    cdef RadixInner* mid_node = NULL
+    cdef RadixInner* par
+    cdef RadixChild* ch
+    cdef RadixBucket* r
+    cdef uint8_t bound
+    # Split on the parent's byte if the keys differ there, else under a new inner node
+    # at their first differing byte. Keys [0, m) stay in b, [m, n) go to r.
+    d = path[h - 1].node.depth if in_parent else _common(first, last, t.key_len)
+    if pos == n - 1:
+        m = _vbound(t, b, pos, key, n, d, last[d])
+    elif pos == 0:
+        m = _vbound(t, b, pos, key, n, d, first[d] + 1u)
+    else:
+        half = n >> 1
+        m = _vbound(t, b, pos, key, n, d, _vkey(t, b, pos, key, half)[d])
+        m2 = _vbound(t, b, pos, key, n, d, _vkey(t, b, pos, key, half)[d] + 1u)
+        if m == 0 or (m2 < n and m2 - half < half - m):
+            m = m2
+    if in_parent:
+        _reserve_child(t, path, h - 1)
+    else:
+        mid_node = _inner_new(t, first, d)
+    try:
+        r = _bucket_new(t, n - m)
+    except BaseException:
+        if mid_node != NULL:
+            _free(t, mid_node)
+        raise
+    if pos >= m:
+        memcpy(_entry(t, r, 0), _entry(t, b, m), (pos - m) * el)
+        _write(t, _entry(t, r, pos - m), key, value)
+        memcpy(_entry(t, r, pos - m + 1), _entry(t, b, pos), (b.count - pos) * el)
+        b.count = m
+    else:
+        memcpy(_entry(t, r, 0), _entry(t, b, m - 1), (b.count - m + 1) * el)
+        b.count = m - 1
+        _bucket_put(t, b, pos, key, value)
+    r.count = n - m
+    bound = _entry(t, r, 0)[d]
+    b = _bucket_trim(t, b)
+    if in_parent:
+        par = path[h - 1].node
+        s = path[h - 1].idx
+        _children(par)[s].ptr = b
+        _inner_insert(par, s + 1, r, 0, bound)
+    else:
+        ch = _children(mid_node)
+        _set_child(&ch[0], b, 0, 0)
+        _set_child(&ch[1], r, 0, bound)
+        mid_node.n = 2
+        _link(t, path, h, mid_node, 1)
+    return 0
+
+
+cdef int _insert(RadixTree* t, const uint8_t* key, const void* value, bint replace) except -1:
+    cdef RadixFrame path[RADIX_MAX_KEY]
+    cdef uint32_t h = 0, c, pos
+    cdef void* node = t.root
+    cdef bint is_inner = t.root_is_inner, found
+    cdef RadixInner* n
+    cdef RadixChild* ch
+    cdef RadixBucket* b
+    if node == NULL:
+        b = _bucket_new(t, 1)
+        _bucket_put(t, b, 0, key, value)
+        _link(t, path, 0, b, 0)
+    else:
+        while is_inner:
+            n = <RadixInner*>node
+            c = _common(key, _prefix(n), n.depth)
+            if c < n.depth:
+                _insert_beside(t, path, h, n, c, key, value)
+                break
+            path[h].node = n
+            path[h].idx = _slot(n, key[n.depth])
+            ch = &_children(n)[path[h].idx]
+            h += 1
+            node = ch.ptr
+            is_inner = ch.is_inner
+        else:
+            b = <RadixBucket*>node
+            pos = _bucket_find(t, b, key, &found)
+            if found:
+                if replace:
+                    _write(t, _entry(t, b, pos), key, value)
+                return 0
+            if b.count == t.bucket_max:
+                _burst(t, path, h, b, pos, key, value)
+            else:
+                if b.count == b.cap:
+                    b = _bucket_grow(t, b)
+                    _link(t, path, h, b, 0)
+                _bucket_put(t, b, pos, key, value)
+    t.count += 1
+    t.version += 1
+    return 1
+
+
+cdef int radix_insert(RadixTree* tree, const uint8_t* key, const void* value) except -1:
+    return _insert(tree, key, value, 1)
+
+
+cdef int radix_try_insert(RadixTree* tree, const uint8_t* key, const void* value) except -1:
+    return _insert(tree, key, value, 0)
+
+
+# ---- removal ----
+
+cdef void _settle(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) noexcept:
+    """After b (at level h) lost entries or moved up: trims it and merges it into an
+    adjacent sibling bucket while both fit in 3/4 of a full bucket, collapsing a parent
+    left with a single child."""
+    cdef uint32_t limit = t.bucket_max * 3 // 4, s, j
+    cdef RadixInner* par
+    cdef RadixChild* ch
+    cdef RadixBucket* left
+    cdef RadixBucket* right
+    while True:
+        if (b.cap - b.count) * 8 >= b.cap:
+            b = _bucket_trim(t, b)
+            _link(t, path, h, b, 0)
+        if h == 0:
+            return
+        par = path[h - 1].node
+        s = path[h - 1].idx
+        ch = _children(par)
+        if (s > 0 and not ch[s - 1].is_inner
+                and (<RadixBucket*>ch[s - 1].ptr).count + b.count <= limit):
+            j = s - 1
+        elif (s + 1 < par.n and not ch[s + 1].is_inner
+                and (<RadixBucket*>ch[s + 1].ptr).count + b.count <= limit):
+            j = s
+        else:
+            return
+        left = <RadixBucket*>ch[j].ptr
+        right = <RadixBucket*>ch[j + 1].ptr
+        if left.cap < left.count + right.count:
+            left = <RadixBucket*>_try_realloc(t, left, _bucket_size(t, left.count + right.count))
+            if left == NULL:
+                return
+            _bucket_fit_cap(t, left)
+            ch[j].ptr = left
+        memcpy(_entry(t, left, left.count), _entry(t, right, 0),
+               <size_t>right.count * t.entry_len)
+        left.count += right.count
+        _free(t, right)
+        _inner_delete(par, j + 1)
+        if par.n == 1:
+            _free(t, par)
+            h -= 1
+            _link(t, path, h, left, 0)
+        else:
+            path[h - 1].idx = j
+            _inner_trim(t, path, h - 1)
+        b = left
+
+
+cdef void _drop(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) noexcept:
+    """Frees the empty bucket b (at level h)."""
+    cdef RadixInner* par
+    cdef RadixChild only
+    _free(t, b)
+    if h == 0:
+        _link(t, path, 0, NULL, 0)
+        return
+    par = path[h - 1].node
+    _inner_delete(par, path[h - 1].idx)
+    if par.n > 1:
+        _inner_trim(t, path, h - 1)
+        return
+    only = _children(par)[0]
+    _free(t, par)
+    _link(t, path, h - 1, only.ptr, only.is_inner)
+    if not only.is_inner:
+        _settle(t, path, h - 1, <RadixBucket*>only.ptr)
+
+
+cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) except -1:
+    cdef RadixFrame path[RADIX_MAX_KEY]
+    cdef uint32_t h, pos
+    cdef bint found
+    cdef RadixBucket* b
+    cdef uint8_t* e
+    if tree.root == NULL:
+        return 0
+    b = _descend(tree, key, path, &h)
+    pos = _bucket_find(tree, b, key, &found)
+    if not found:
+        return 0
+    e = _entry(tree, b, pos)
+    if value_out != NULL:
+        memcpy(value_out, e + tree.key_len, tree.value_len)
+    b.count -= 1
+    memmove(e, e + tree.entry_len, <size_t>(b.count - pos) * tree.entry_len)
+    tree.count -= 1
+    tree.version += 1
+    if b.count == 0:
+        _drop(tree, path, h, b)
+    else:
+        _settle(tree, path, h, b)
+    return 1
+
+
+# ---- iteration ----
+
+cdef inline int _iter_at(RadixIter* it, RadixBucket* b, uint32_t idx) noexcept:
+    cdef const RadixTree* t = it.tree
+    cdef uint8_t* e = _entry(t, b, idx)
+    it.bucket = b
+    it.idx = idx
+    memcpy(it.key, e, t.key_len)
+    it.value = e + t.key_len
+    it.version = t.version
+    it.positioned = 1
+    return 1
+
+
+cdef int _iter_edge(RadixIter* it, void* node, bint is_inner, bint forward) noexcept:
+    """Positions on the first (forward) or last entry of a subtree, extending the path."""
+    cdef RadixInner* n
+    cdef RadixChild* c
+    cdef RadixBucket* b
+    cdef uint32_t i
+    while is_inner:
+        n = <RadixInner*>node
+        i = 0 if forward else n.n - 1u
+        it.path[it.height].node = n
+        it.path[it.height].idx = i
+        it.height += 1
+        c = &_children(n)[i]
+        node = c.ptr
+        is_inner = c.is_inner
+    b = <RadixBucket*>node
+    return _iter_at(it, b, 0 if forward else b.count - 1u)
+
+
+cdef int _iter_leave(RadixIter* it, bint forward) noexcept:
+    """Positions on the entry after (forward) / before the subtree the path ends in."""
+    cdef RadixFrame* f
+    cdef RadixChild* c
+    while it.height > 0:
+        f = &it.path[it.height - 1]
+        if forward and f.idx + 1 < f.node.n:
+            f.idx += 1
+        elif not forward and f.idx > 0:
+            f.idx -= 1
+        else:
+            it.height -= 1
+            continue
+        c = &_children(f.node)[f.idx]
+        return _iter_edge(it, c.ptr, c.is_inner, forward)
+    it.positioned = 0
+    return 0
+
+
+cdef int _seek(RadixIter* it, RadixSeekOp op, const uint8_t* key) noexcept:
+    cdef const RadixTree* t = it.tree
+    cdef bint forward = (op == RADIX_FIRST or op == RADIX_GE or op == RADIX_GT
+                         or op == RADIX_EQ)
+    cdef bint strict = op == RADIX_GT or op == RADIX_LT, found
+    cdef void* node = t.root
+    cdef bint is_inner = t.root_is_inner
+    cdef RadixInner* n
+    cdef RadixChild* ch
+    cdef RadixBucket* b
+    cdef uint32_t pos
+    cdef int c
+    it.height = 0
+    it.positioned = 0
+    if node == NULL:
+        return 0
+    if op == RADIX_FIRST or op == RADIX_LAST:
+        return _iter_edge(it, node, is_inner, forward)
+    while is_inner:
+        n = <RadixInner*>node
+        c = memcmp(key, _prefix(n), n.depth)
+        if c != 0:
+            # The whole subtree lies after (c < 0) or before (c > 0) the key.
+            if op == RADIX_EQ:
+                return 0
+            if (c < 0) == forward:
+                return _iter_edge(it, n, 1, forward)
+            return _iter_leave(it, forward)
+        it.path[it.height].node = n
+        it.path[it.height].idx = _slot(n, key[n.depth])
+        ch = &_children(n)[it.path[it.height].idx]
+        it.height += 1
+        node = ch.ptr
+        is_inner = ch.is_inner
+    b = <RadixBucket*>node
+    pos = _bucket_find(t, b, key, &found)
+    if found and not strict:
+        return _iter_at(it, b, pos)
+    if op == RADIX_EQ:
+        return 0
+    if forward:
+        pos += found
+        if pos < b.count:
+            return _iter_at(it, b, pos)
+    elif pos > 0:
+        return _iter_at(it, b, pos - 1)
+    return _iter_leave(it, forward)
+
+
+cdef int _step(RadixIter* it, bint forward) noexcept:
+    cdef uint8_t last[RADIX_MAX_KEY]
+    if not it.positioned:
+        return 0
+    if it.version != it.tree.version:
+        memcpy(last, it.key, it.tree.key_len)
+        return _seek(it, RADIX_GT if forward else RADIX_LT, last)
+    if forward:
+        if it.idx + 1 < it.bucket.count:
+            return _iter_at(it, it.bucket, it.idx + 1)
+    elif it.idx > 0:
+        return _iter_at(it, it.bucket, it.idx - 1)
+    return _iter_leave(it, forward)
+
+
+cdef void radix_iter_init(RadixIter* it, RadixTree* tree) noexcept:
+    it.tree = tree
+    it.value = NULL
+    it.bucket = NULL
+    it.height = 0
+    it.positioned = 0
+
+
+cdef int radix_seek(RadixIter* it, RadixSeekOp op, const uint8_t* key) except -1:
+    return _seek(it, op, key)
+
+
+cdef int radix_next(RadixIter* it) except -1:
+    return _step(it, 1)
+
+
+cdef int radix_prev(RadixIter* it) except -1:
+    return _step(it, 0)
+
+
+# ---- Python wrappers for tests (the engine uses the cdef API) ----
+
+cdef dict _SEEK_OPS = {
+    "first": RADIX_FIRST, "last": RADIX_LAST, "ge": RADIX_GE, "gt": RADIX_GT,
+    "le": RADIX_LE, "lt": RADIX_LT, "eq": RADIX_EQ,
+}
+
+
+cdef RadixSeekOp _seek_op(str op, object key) except *:
+    cdef RadixSeekOp o = _SEEK_OPS[op]
+    if key is None and o != RADIX_FIRST and o != RADIX_LAST:
+        raise ValueError(f"seek {op!r} needs a key")
+    return o
+
+
+cdef int _require(bint ok, str what) except -1:
+    if not ok:
+        raise AssertionError("radix invariant: " + what)
+    return 0
+
+
+cdef int _check_node(RadixTree* t, void* node, bint is_inner, RadixFrame* path, uint32_t h,
+                     uint8_t* prev, bint* have_prev, uint64_t* count,
+                     uint64_t* nbytes) except -1:
+    cdef RadixInner* n
+    cdef RadixChild* ch
+    cdef RadixBucket* b
+    cdef uint32_t i, lv, idx
+    cdef const uint8_t* k
+    nbytes[0] += malloc_usable_size(node)
+    if is_inner:
+        n = <RadixInner*>node
+        _require(n.depth < t.key_len, "inner depth beyond key")
+        _require(h == 0 or n.depth > path[h - 1].node.depth, "depth not increasing")
+        _require(2 <= n.n <= n.cap <= MAX_CHILDREN, "inner child count")
+        _require(_children_offset(n.depth) + n.cap * sizeof(RadixChild)
+                 <= malloc_usable_size(n), "inner cap beyond its block")
+        ch = _children(n)
+        _require(ch[0].lo == 0, "first child range does not start at 0")
+        for i in range(n.n):
+            _require(i == 0 or ch[i].lo > ch[i - 1].lo, "child ranges out of order")
+            path[h].node = n
+            path[h].idx = i
+            _check_node(t, ch[i].ptr, ch[i].is_inner, path, h + 1, prev, have_prev,
+                        count, nbytes)
+        return 0
+    b = <RadixBucket*>node
+    _require(1 <= b.count <= b.cap <= t.bucket_max, "bucket count/cap")
+    _require(_bucket_size(t, b.cap) <= malloc_usable_size(b), "bucket cap beyond its block")
+    for i in range(b.count):
+        k = _entry(t, b, i)
+        for lv in range(h):
+            n = path[lv].node
+            ch = _children(n)
+            idx = path[lv].idx
+            _require(memcmp(k, _prefix(n), n.depth) == 0, "key outside an inner prefix")
+            _require(k[n.depth] >= ch[idx].lo
+                     and (idx + 1 == n.n or k[n.depth] < ch[idx + 1].lo),
+                     "key outside its child range")
+        _require(not have_prev[0] or memcmp(prev, k, t.key_len) < 0,
+                 "keys not strictly increasing")
+        memcpy(prev, k, t.key_len)
+        have_prev[0] = 1
+    count[0] += b.count
+    return 0
+
+
+cdef int _stats(RadixTree* t, void* node, bint is_inner, uint32_t h, dict out) except -1:
+    cdef RadixInner* n
+    cdef RadixChild* ch
+    cdef RadixBucket* b
+    cdef uint32_t i
+    if h > out["height"]:
+        out["height"] = h
+    if is_inner:
+        n = <RadixInner*>node
+        out["inner"] += 1
+        out["inner_bytes"] += malloc_usable_size(n)
+        ch = _children(n)
+        for i in range(n.n):
+            _stats(t, ch[i].ptr, ch[i].is_inner, h + 1, out)
+    else:
+        b = <RadixBucket*>node
+        out["buckets"] += 1
+        out["bucket_bytes"] += malloc_usable_size(b)
+        out["slack_entries"] += b.cap - b.count
+    return 0
+
+
+cdef class RadixTestTree:
+    """A tree of bytes keys/values for tests. bucket_max > 0 shrinks the buckets so a
+    few keys exercise bursts, merges and deep paths."""
+    cdef RadixTree* t
+
+    def __cinit__(self, uint32_t key_len, uint32_t value_len=0, uint32_t bucket_max=0):
+        self.t = radix_new(key_len, value_len)
+        if 0 < bucket_max < self.t.bucket_max:
+            self.t.bucket_max = bucket_max
+
+    def __dealloc__(self):
+        radix_free(self.t)
+
+    cdef const uint8_t* _key(self, bytes key) except NULL:
+        if len(key) != self.t.key_len:
+            raise ValueError(f"key must be {self.t.key_len} bytes")
+        return <const uint8_t*><const char*>key
+
+    cdef const void* _value(self, bytes value) except NULL:
+        if len(value) != self.t.value_len:
+            raise ValueError(f"value must be {self.t.value_len} bytes")
+        return <const char*>value
+
+    @property
+    def count(self):
+        return radix_count(self.t)
+
+    @property
+    def bytes_used(self):
+        return radix_bytes(self.t)
+
+    @property
+    def bucket_max(self):
+        return self.t.bucket_max
+
+    def insert(self, bytes key, bytes value=b""):
+        return radix_insert(self.t, self._key(key), self._value(value)) == 1
+
+    def try_insert(self, bytes key, bytes value=b""):
+        return radix_try_insert(self.t, self._key(key), self._value(value)) == 1
+
+    def find(self, bytes key):
+        cdef void* p = radix_find(self.t, self._key(key))
+        if p == NULL:
+            return None
+        return (<char*>p)[:self.t.value_len]
+
+    def remove(self, bytes key):
+        """The removed value, or None if absent."""
+        cdef uint8_t buf[RADIX_MAX_VALUE]
+        if not radix_remove(self.t, self._key(key), buf):
+            return None
+        return (<char*>buf)[:self.t.value_len]
+
+    def _range(self, str op, object key, int limit, bint forward):
+        cdef RadixIter it
+        cdef RadixSeekOp o = _seek_op(op, key)
+        cdef list out = []
+        cdef const uint8_t* k = NULL
+        if key is not None:
+            k = self._key(key)
+        radix_iter_init(&it, self.t)
+        ok = radix_seek(&it, o, k)
+        while ok and limit != 0:
+            out.append(((<char*>it.key)[:self.t.key_len],
+                        (<char*>it.value)[:self.t.value_len]))
+            limit -= 1
+            ok = radix_next(&it) if forward else radix_prev(&it)
+        return out
+
+    def range_forward(self, str op="first", key=None, int limit=-1):
+        """(key, value) pairs from seek(op, key) on, stepping with next."""
+        return self._range(op, key, limit, 1)
+
+    def range_backward(self, str op="last", key=None, int limit=-1):
+        """(key, value) pairs from seek(op, key) on, stepping with prev."""
+        return self._range(op, key, limit, 0)
+
+    def delete_while_iterating(self, str op, key, bint forward, pattern):
+        """Walks from seek(op, key), removing the current key at step i when
+        pattern[i % len(pattern)] is true. Returns the keys visited."""
+        cdef RadixIter it
+        cdef RadixSeekOp o = _seek_op(op, key)
+        cdef list out = []
+        cdef Py_ssize_t i = 0
+        cdef const uint8_t* k = NULL
+        if key is not None:
+            k = self._key(key)
+        radix_iter_init(&it, self.t)
+        ok = radix_seek(&it, o, k)
+        while ok:
+            out.append((<char*>it.key)[:self.t.key_len])
+            if pattern[i % len(pattern)]:
+                radix_remove(self.t, it.key, NULL)
+            i += 1
+            ok = radix_next(&it) if forward else radix_prev(&it)
+        return out
+
+    def iterator(self):
+        return RadixTestIter(self)
+
+    def check(self):
+        """Raises AssertionError unless every structural invariant holds."""
+        cdef RadixFrame path[RADIX_MAX_KEY]
+        cdef uint8_t prev[RADIX_MAX_KEY]
+        cdef bint have_prev = 0
+        cdef uint64_t count = 0, nbytes = malloc_usable_size(self.t)
+        if self.t.root != NULL:
+            _check_node(self.t, self.t.root, self.t.root_is_inner, path, 0, prev,
+                        &have_prev, &count, &nbytes)
+        _require(count == self.t.count, f"count {self.t.count} != {count} stored")
+        _require(nbytes == self.t.bytes, f"bytes {self.t.bytes} != {nbytes} owned")
+
+    def stats(self):
+        """Node counts and sizes, for memory reports."""
+        out = {"inner": 0, "inner_bytes": 0, "buckets": 0, "bucket_bytes": 0,
+               "slack_entries": 0, "height": 0}
+        if self.t.root != NULL:
+            _stats(self.t, self.t.root, self.t.root_is_inner, 0, out)
+        return out
+
+
+cdef class RadixTestIter:
+    """A RadixIter that lives across Python calls (and tree changes)."""
+    cdef RadixTestTree tree
+    cdef RadixIter it
+
+    def __cinit__(self, RadixTestTree tree):
+        self.tree = tree
+        radix_iter_init(&self.it, tree.t)
+
+    def seek(self, str op, key=None):
+        cdef RadixSeekOp o = _seek_op(op, key)
+        cdef const uint8_t* k = NULL
+        if key is not None:
+            k = self.tree._key(key)
+        return radix_seek(&self.it, o, k) == 1
+
+    def next(self):
+        return radix_next(&self.it) == 1
+
+    def prev(self):
+        return radix_prev(&self.it) == 1
+
+    @property
+    def key(self):
+        if not self.it.positioned:
+            return None
+        return (<char*>self.it.key)[:self.tree.t.key_len]
+
+    cdef void* _current(self) except NULL:
+        if not self.it.positioned or self.it.version != self.tree.t.version:
+            raise RuntimeError("iterator not positioned on an unchanged tree")
+        return self.it.value
+
+    @property
+    def value(self):
+        return (<char*>self._current())[:self.tree.t.value_len]
+
+    def set_value(self, bytes value):
+        """Overwrites the current value in place through it.value."""
+        memcpy(self._current(), self.tree._value(value), self.tree.t.value_len)

@@ -1,0 +1,86 @@
+# Stream storage: entries in compact C nodes indexed by a radix tree (node key = the
+# node's first ("master") ID). Knows nothing of commands; consumer groups live in
+# engine/groups.pyx and are attached through `groups`.
+
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from engine.streamid cimport StreamID
+from engine.radix cimport RadixTree, RadixIter
+
+# One node = one allocation: this header, then `used` bytes of packed entries
+# (format described at the top of stream.pyx). The capacity is the allocation's
+# usable size minus the header.
+cdef struct StreamNode:
+    StreamID master         # first entry's ID: the radix key and the delta base
+    uint64_t lp_rest        # size Redis's listpack for this node would have, minus
+                            # its count/deleted elements (node boundaries use it)
+    uint32_t live           # live entries
+    uint32_t deleted        # tombstones
+    uint32_t used           # data bytes in use
+    uint32_t entries_off    # where the first entry starts (after the master fields)
+
+# Trimming strategies.
+cdef enum TrimStrategy:
+    TRIM_NONE
+    TRIM_MAXLEN
+    TRIM_MINID
+
+# Entry iterator over [start, end] (inclusive) in either direction; skips deleted
+# entries. Valid until the stream is modified (then start a new one).
+cdef struct StreamIter:
+    RadixIter ri            # on the node being scanned
+    StreamNode* node        # that node; NULL: step `ri` to the next one first
+    uint32_t pos            # forward: next entry's offset; reverse: end of the next one
+    uint32_t cur            # offset of the entry the iterator is on
+    StreamID start
+    StreamID end
+    bint rev
+    bint done
+
+cdef class Stream:
+    cdef RadixTree* nodes           # 16-byte master ID -> StreamNode*
+    cdef readonly uint64_t length   # live entries
+    cdef StreamID last_id           # last generated ID (may exceed the last live entry)
+    cdef StreamID first_id          # first live entry's ID (0-0 when empty)
+    cdef StreamID max_deleted_id    # largest ID removed by XDEL (or set by XSETID)
+    cdef uint64_t entries_added     # entries ever appended
+    cdef public dict groups         # group name (bytes) -> ConsumerGroup
+    cdef StreamNode* tail           # last node, or NULL when unknown (looked up again)
+    cdef uint64_t node_bytes        # bytes allocated for nodes (usable sizes)
+
+    # Appends one entry: `fields` is a Python list holding field, value, field,
+    # value... (bytes) at positions [first, first + 2*npairs). The caller has checked
+    # that id > last_id. Node boundaries follow Redis's rule: a new node starts when
+    # the tail node has node_max_entries entries (live + deleted) or when its size
+    # would reach node_max_bytes (0 = no limit of that kind). Updates `length` only:
+    # last_id, entries_added and first_id are the caller's.
+    cdef int append(self, const StreamID* id, list fields, Py_ssize_t first,
+                    Py_ssize_t npairs, uint64_t node_max_bytes,
+                    uint64_t node_max_entries) except -1
+    # 1 if a live entry with this ID exists.
+    cdef bint contains(self, const StreamID* id) except -1
+    # [field, value, ...] of a live entry, or None.
+    cdef object fields_of(self, const StreamID* id)
+    # Removes a live entry (tombstone; whole node dropped when it empties).
+    # Returns 1 if it existed. Does not touch max_deleted_id or first_id (XDEL does).
+    cdef bint delete(self, const StreamID* id) except -1
+    # Redis's trimming algorithm (whole nodes from the head; with `approx` stop at the
+    # first node that cannot go whole; `limit` caps entries removed, 0 = none).
+    # Returns the number of entries removed; keeps first_id right.
+    cdef int64_t trim(self, TrimStrategy strategy, uint64_t maxlen,
+                      const StreamID* minid, bint approx, int64_t limit) except -1
+    # Reply-shaped range: [[id, [f, v, ...]], ...], at most `count` (<0 = all).
+    cdef list range(self, const StreamID* start, const StreamID* end,
+                    int64_t count, bint rev)
+    # Number of nodes (XINFO's radix-tree-keys) and bytes held by this stream's
+    # entries and node index.
+    cdef uint64_t node_count(self) noexcept
+    cdef uint64_t memory_bytes(self) noexcept
+
+# Iteration for callers that need IDs as C values (XREADGROUP, XAUTOCLAIM...).
+cdef void stream_iter_start(StreamIter* it, Stream s, const StreamID* start,
+                            const StreamID* end, bint rev) noexcept
+# Moves to the next live entry in range; 1 and *id set, or 0 at the end.
+cdef bint stream_iter_next(StreamIter* it, StreamID* id) except -1
+# [field, value, ...] of the entry the iterator is on.
+cdef list stream_iter_fields(StreamIter* it)
+cdef void stream_iter_stop(StreamIter* it) noexcept

@@ -1,0 +1,890 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""Stream storage: entries packed into C nodes, indexed by the radix tree.
+
+Node format. A node is one allocation: the StreamNode header (stream.pxd), then
+`used` bytes of data:
+
+    master section   nfields | field-1 ... field-N          (the first entry's fields)
+    entry            flags | ms-delta | seq-delta | body | backlen
+      body           nfields | field-1 | value-1 ... field-N | value-N
+                     or, with SAMEFIELDS, just value-1 ... value-N (names = master's)
+
+Integers are LEB128 varints; a string is its length (varint) then its bytes.
+ms-delta = ms - master.ms; seq-delta = seq - master.seq (mod 2^64, zigzag-encoded:
+it is negative when the ms moved on and the seq restarted). flags: DELETED marks a
+tombstone, set in place by delete/trim; SAMEFIELDS as above. backlen is the entry's
+length up to the backlen, written so it reads from its last byte backwards (7 bits
+per byte, low bits last, a set high bit means another byte precedes): reverse
+iteration steps from an entry's end to its start.
+
+Redis decides where a node ends from the size its listpack has, so node boundaries
+(hence `~` trimming and XINFO's radix-tree-keys) match only if we know that size:
+StreamNode.lp_rest keeps it, computed with listpack's element encoding rules.
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
+from cpython.ref cimport Py_INCREF
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.string cimport memcmp, memcpy
+
+from engine.memory cimport mem_alloc, mem_realloc, mem_free
+from engine.radix cimport (RadixTree, RadixIter, RADIX_FIRST, RADIX_LAST, RADIX_LE,
+                           radix_new, radix_free, radix_count, radix_bytes, radix_insert,
+                           radix_remove, radix_iter_init, radix_seek, radix_next,
+                           radix_prev)
+from engine.streamid cimport StreamID, id_cmp, id_encode, id_format
+
+cdef extern from "<malloc.h>":
+    size_t malloc_usable_size(void* ptr) nogil
+
+cdef enum:
+    FLAG_DELETED = 1
+    FLAG_SAMEFIELDS = 2
+
+# Redis's STREAM_LISTPACK_MAX_SIZE: the cap on a node and on one entry's data.
+cdef uint64_t LP_MAX_SIZE = 1 << 30
+cdef uint64_t U32_MAX = 0xffffffff
+
+
+# ---------------------------------------------------------------------------------
+# Varints
+
+cdef inline uint32_t _varint_len(uint64_t v) noexcept nogil:
+    cdef uint32_t n = 1
+    while v >= 0x80:
+        v >>= 7
+        n += 1
+    return n
+
+
+cdef inline uint8_t* _varint_put(uint8_t* p, uint64_t v) noexcept nogil:
+    while v >= 0x80:
+        p[0] = <uint8_t>(v | 0x80)
+        v >>= 7
+        p += 1
+    p[0] = <uint8_t>v
+    return p + 1
+
+
+cdef inline const uint8_t* _varint_get(const uint8_t* p, uint64_t* out) noexcept nogil:
+    cdef uint64_t v = p[0] & 0x7f
+    cdef uint32_t shift = 7
+    while p[0] & 0x80:
+        p += 1
+        v |= <uint64_t>(p[0] & 0x7f) << shift
+        shift += 7
+    out[0] = v
+    return p + 1
+
+
+cdef inline uint64_t _zigzag(uint64_t delta) noexcept nogil:
+    """Small positive and negative deltas (as int64) -> small unsigned values."""
+    return (delta << 1) ^ <uint64_t>(<int64_t>delta >> 63)
+
+
+cdef inline uint64_t _unzigzag(uint64_t z) noexcept nogil:
+    return (z >> 1) ^ (0 - (z & 1))
+
+
+cdef inline uint8_t* _backlen_put(uint8_t* p, uint64_t v) noexcept nogil:
+    cdef uint32_t n = _varint_len(v)
+    cdef uint32_t i = n
+    while i > 0:
+        i -= 1
+        p[i] = <uint8_t>((v & 0x7f) | (0x80 if i else 0))
+        v >>= 7
+    return p + n
+
+
+cdef inline const uint8_t* _backlen_get(const uint8_t* end, uint64_t* out) noexcept nogil:
+    """Reads the backlen that ends just before `end`; returns its first byte."""
+    cdef const uint8_t* p = end - 1
+    cdef uint64_t v = p[0] & 0x7f
+    cdef uint32_t shift = 7
+    while p[0] & 0x80:
+        p -= 1
+        v |= <uint64_t>(p[0] & 0x7f) << shift
+        shift += 7
+    out[0] = v
+    return p
+
+
+# ---------------------------------------------------------------------------------
+# Sizes of Redis listpack elements (element encoding + backlen bytes)
+
+cdef inline uint64_t _lp_int_size(int64_t v) noexcept nogil:
+    if 0 <= v <= 127:
+        return 2
+    if -4096 <= v <= 4095:
+        return 3
+    if -32768 <= v <= 32767:
+        return 4
+    if -8388608 <= v <= 8388607:
+        return 5
+    if -2147483648 <= v <= 2147483647:
+        return 6
+    return 10
+
+
+cdef inline uint64_t _lp_backlen_size(uint64_t n) noexcept nogil:
+    if n <= 127:
+        return 1
+    if n < 16383:
+        return 2
+    if n < 2097151:
+        return 3
+    if n < 268435455:
+        return 4
+    return 5
+
+
+cdef bint _lp_as_int(const uint8_t* s, size_t n, int64_t* out) noexcept nogil:
+    """listpack stores a string as an integer when it is a canonical int64 in
+    decimal (optional '-', no leading zeros, no '+', no "-0")."""
+    cdef size_t i = 0
+    cdef uint64_t v, d
+    cdef bint neg = 0
+    if n == 0 or n > 20:    # 20 = len("-9223372036854775808")
+        return 0
+    if n == 1 and s[0] == 48:   # "0"
+        out[0] = 0
+        return 1
+    if s[0] == 45:              # '-'
+        if n == 1:
+            return 0
+        neg = 1
+        i = 1
+    if s[i] < 49 or s[i] > 57:  # first digit 1-9
+        return 0
+    v = s[i] - 48
+    i += 1
+    while i < n:
+        if s[i] < 48 or s[i] > 57:
+            return 0
+        d = s[i] - 48
+        if v > (<uint64_t>0xffffffffffffffff) // 10:
+            return 0
+        v *= 10
+        if v > <uint64_t>0xffffffffffffffff - d:
+            return 0
+        v += d
+        i += 1
+    if neg:
+        if v > (<uint64_t>1 << 63):
+            return 0
+        out[0] = <int64_t>(0 - v)
+    else:
+        if v > (<uint64_t>1 << 63) - 1:
+            return 0
+        out[0] = <int64_t>v
+    return 1
+
+
+cdef inline uint64_t _lp_str_size(const uint8_t* s, size_t n) noexcept nogil:
+    cdef int64_t v
+    cdef uint64_t enc
+    if _lp_as_int(s, n, &v):
+        return _lp_int_size(v)
+    enc = n + (1 if n < 64 else (2 if n < 4096 else 5))
+    return enc + _lp_backlen_size(enc)
+
+
+cdef inline uint64_t _lp_bytes(const StreamNode* n) noexcept nogil:
+    """lpBytes() of this node's Redis listpack."""
+    return n.lp_rest + _lp_int_size(n.live) + _lp_int_size(n.deleted)
+
+
+# ---------------------------------------------------------------------------------
+# Entries inside a node
+
+cdef struct Entry:
+    uint32_t off        # flags byte
+    uint32_t body       # first byte after the ID deltas
+    uint32_t end        # first byte of the next entry (set by _entry_skip)
+    uint8_t flags
+    StreamID id
+
+
+cdef inline uint8_t* _data(StreamNode* n) noexcept nogil:
+    return <uint8_t*>n + sizeof(StreamNode)
+
+
+cdef inline StreamNode* _node_at(RadixIter* ri) noexcept nogil:
+    return (<StreamNode**>ri.value)[0]
+
+
+cdef inline void _entry_head(StreamNode* n, uint32_t off, Entry* e) noexcept nogil:
+    """Decodes flags and ID of the entry at `off`."""
+    cdef const uint8_t* base = _data(n)
+    cdef const uint8_t* p = base + off
+    cdef uint64_t msd, seqz
+    e.off = off
+    e.flags = p[0]
+    p = _varint_get(p + 1, &msd)
+    p = _varint_get(p, &seqz)
+    e.id.ms = n.master.ms + msd
+    e.id.seq = n.master.seq + _unzigzag(seqz)
+    e.body = <uint32_t>(p - base)
+
+
+cdef inline void _entry_skip(StreamNode* n, Entry* e) noexcept nogil:
+    """Sets e.end by walking the entry's strings."""
+    cdef const uint8_t* base = _data(n)
+    cdef const uint8_t* p = base + e.body
+    cdef uint64_t k, slen
+    if e.flags & FLAG_SAMEFIELDS:
+        _varint_get(base, &k)
+    else:
+        p = _varint_get(p, &k)
+        k *= 2
+    while k:
+        p = _varint_get(p, &slen)
+        p += slen
+        k -= 1
+    e.end = <uint32_t>(p - base) + _varint_len(<uint64_t>(p - base - e.off))
+
+
+cdef inline void _entry_before(StreamNode* n, uint32_t end, Entry* e) noexcept nogil:
+    """Decodes the entry that ends at `end` (e.end included)."""
+    cdef const uint8_t* base = _data(n)
+    cdef uint64_t length
+    cdef const uint8_t* b = _backlen_get(base + end, &length)
+    _entry_head(n, <uint32_t>(b - base - length), e)
+    e.end = end
+
+
+cdef inline void _node_last_id(StreamNode* n, StreamID* out) noexcept nogil:
+    """ID of the node's last entry, tombstone or not (like lpGetEdgeStreamID)."""
+    cdef Entry e
+    _entry_before(n, n.used, &e)
+    out[0] = e.id
+
+
+cdef list _master_fields(StreamNode* n):
+    cdef const uint8_t* p = _data(n)
+    cdef uint64_t k, slen, i
+    cdef list out = []
+    p = _varint_get(p, &k)
+    for i in range(k):
+        p = _varint_get(p, &slen)
+        out.append(PyBytes_FromStringAndSize(<const char*>p, <Py_ssize_t>slen))
+        p += slen
+    return out
+
+
+cdef list _entry_fields(StreamNode* n, uint32_t off, list master):
+    """[field, value, ...] of the entry at `off`. `master`: the node's master field
+    names as bytes (shared by SAMEFIELDS entries), or None to decode them here."""
+    cdef Entry e
+    cdef const uint8_t* base = _data(n)
+    cdef const uint8_t* p
+    cdef const uint8_t* mp
+    cdef uint64_t k, slen, i
+    cdef list out
+    cdef object s
+    _entry_head(n, off, &e)
+    p = base + e.body
+    if e.flags & FLAG_SAMEFIELDS:
+        mp = _varint_get(base, &k)
+        out = PyList_New(<Py_ssize_t>(2 * k))
+        for i in range(k):
+            if master is not None:
+                s = <object>PyList_GET_ITEM(master, <Py_ssize_t>i)
+            else:
+                mp = _varint_get(mp, &slen)
+                s = PyBytes_FromStringAndSize(<const char*>mp, <Py_ssize_t>slen)
+                mp += slen
+            Py_INCREF(s)
+            PyList_SET_ITEM(out, <Py_ssize_t>(2 * i), s)
+            p = _varint_get(p, &slen)
+            s = PyBytes_FromStringAndSize(<const char*>p, <Py_ssize_t>slen)
+            p += slen
+            Py_INCREF(s)
+            PyList_SET_ITEM(out, <Py_ssize_t>(2 * i + 1), s)
+    else:
+        p = _varint_get(p, &k)
+        k *= 2
+        out = PyList_New(<Py_ssize_t>k)
+        for i in range(k):
+            p = _varint_get(p, &slen)
+            s = PyBytes_FromStringAndSize(<const char*>p, <Py_ssize_t>slen)
+            p += slen
+            Py_INCREF(s)
+            PyList_SET_ITEM(out, <Py_ssize_t>i, s)
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# Node management (module-level so the .pxd keeps only the public API)
+
+cdef StreamNode* _last_node(Stream s) except? NULL:
+    cdef RadixIter ri
+    radix_iter_init(&ri, s.nodes)
+    if radix_seek(&ri, RADIX_LAST, NULL):
+        return _node_at(&ri)
+    return NULL
+
+
+cdef StreamNode* _resize(Stream s, StreamNode* n, size_t data_bytes) except NULL:
+    """Reallocates n to hold data_bytes of data; keeps the index and tail right."""
+    cdef uint8_t key[16]
+    cdef size_t before = malloc_usable_size(n)
+    cdef StreamNode* m = <StreamNode*>mem_realloc(n, sizeof(StreamNode) + data_bytes)
+    s.node_bytes += malloc_usable_size(m) - before
+    if m != n:
+        id_encode(&m.master, key)
+        radix_insert(s.nodes, key, &m)
+        if s.tail == n:
+            s.tail = m
+    return m
+
+
+cdef inline StreamNode* _reserve(Stream s, StreamNode* n, size_t need) except NULL:
+    """Room for `need` data bytes, growing geometrically (only the tail grows)."""
+    cdef size_t cap = malloc_usable_size(n) - sizeof(StreamNode)
+    if need <= cap:
+        return n
+    return _resize(s, n, need if need > cap + cap // 2 else cap + cap // 2)
+
+
+cdef int _drop_node(Stream s, StreamNode* n) except -1:
+    """Removes n from the index and frees it (its entries are already accounted)."""
+    cdef uint8_t key[16]
+    id_encode(&n.master, key)
+    radix_remove(s.nodes, key, NULL)
+    if s.tail == n:
+        s.tail = NULL
+    s.node_bytes -= malloc_usable_size(n)
+    mem_free(n)
+    return 0
+
+
+cdef StreamNode* _new_node(Stream s, const StreamID* id, list fields, Py_ssize_t first,
+                           Py_ssize_t npairs, uint64_t lp_fields, size_t entry_room) except NULL:
+    """A node whose master entry is this entry's ID and field names; it becomes the
+    tail. Allocated with room for the first entry (entry_room bytes) as well."""
+    cdef uint8_t key[16]
+    cdef size_t master_len = _varint_len(<uint64_t>npairs)
+    cdef Py_ssize_t i, slen
+    cdef bytes f
+    cdef uint8_t* p
+    cdef StreamNode* n
+    for i in range(npairs):
+        master_len += _varint_len(<uint64_t>PyBytes_GET_SIZE(fields[first + 2 * i]))
+        master_len += PyBytes_GET_SIZE(fields[first + 2 * i])
+    n = <StreamNode*>mem_alloc(sizeof(StreamNode) + master_len + entry_room)
+    s.node_bytes += malloc_usable_size(n)
+    n.master = id[0]
+    n.live = 0
+    n.deleted = 0
+    n.used = <uint32_t>master_len
+    n.entries_off = <uint32_t>master_len
+    # listpack header (6) + EOF (1) + master entry: nfields, fields, the 0 terminator
+    n.lp_rest = 7 + _lp_int_size(npairs) + lp_fields + 2
+    p = _varint_put(_data(n), <uint64_t>npairs)
+    for i in range(npairs):
+        f = fields[first + 2 * i]
+        slen = PyBytes_GET_SIZE(f)
+        p = _varint_put(p, <uint64_t>slen)
+        memcpy(p, PyBytes_AS_STRING(f), slen)
+        p += slen
+    id_encode(id, key)
+    try:
+        radix_insert(s.nodes, key, &n)
+    except BaseException:
+        s.node_bytes -= malloc_usable_size(n)
+        mem_free(n)
+        raise
+    s.tail = n
+    return n
+
+
+cdef bint _same_fields(StreamNode* n, list fields, Py_ssize_t first, Py_ssize_t npairs) noexcept:
+    """True if the entry's field names are the node's master fields, in order."""
+    cdef const uint8_t* p = _data(n)
+    cdef uint64_t k, slen
+    cdef Py_ssize_t i
+    cdef object f
+    p = _varint_get(p, &k)
+    if k != <uint64_t>npairs:
+        return 0
+    for i in range(npairs):
+        p = _varint_get(p, &slen)
+        f = fields[first + 2 * i]
+        if <uint64_t>PyBytes_GET_SIZE(f) != slen or memcmp(p, PyBytes_AS_STRING(f), slen) != 0:
+            return 0
+        p += slen
+    return 1
+
+
+cdef int _find(Stream s, const StreamID* id, StreamNode** node, Entry* e) except -1:
+    """1 and (*node, *e) set if an entry (live or not) has this ID, else 0."""
+    cdef RadixIter ri
+    cdef uint8_t key[16]
+    cdef StreamNode* n
+    cdef uint32_t off
+    cdef int c
+    id_encode(id, key)
+    radix_iter_init(&ri, s.nodes)
+    if not radix_seek(&ri, RADIX_LE, key):
+        return 0
+    n = _node_at(&ri)
+    off = n.entries_off
+    while off < n.used:
+        _entry_head(n, off, e)
+        c = id_cmp(&e.id, id)
+        if c == 0:
+            node[0] = n
+            return 1
+        if c > 0:
+            return 0
+        _entry_skip(n, e)
+        off = e.end
+    return 0
+
+
+cdef int _first_live(Stream s, StreamID* out) except -1:
+    """Sets *out to the first live entry's ID (0-0 when there is none)."""
+    cdef RadixIter ri
+    cdef uint8_t key[16]
+    cdef StreamNode* n
+    cdef Entry e
+    cdef uint32_t off
+    cdef int found
+    out.ms = 0
+    out.seq = 0
+    radix_iter_init(&ri, s.nodes)
+    found = radix_seek(&ri, RADIX_FIRST, NULL)
+    while found:
+        n = _node_at(&ri)
+        if n.live:
+            off = n.entries_off
+            while off < n.used:
+                _entry_head(n, off, &e)
+                if not (e.flags & FLAG_DELETED):
+                    out[0] = e.id
+                    return 0
+                _entry_skip(n, &e)
+                off = e.end
+        found = radix_next(&ri)
+    return 0
+
+
+# ---------------------------------------------------------------------------------
+
+cdef class Stream:
+    """One stream value: the node index plus the metadata XINFO/XSETID expose."""
+
+    def __cinit__(self):
+        self.nodes = radix_new(16, sizeof(StreamNode*))
+        self.length = 0
+        self.last_id.ms = self.last_id.seq = 0
+        self.first_id.ms = self.first_id.seq = 0
+        self.max_deleted_id.ms = self.max_deleted_id.seq = 0
+        self.entries_added = 0
+        self.groups = {}
+        self.tail = NULL
+        self.node_bytes = 0
+
+    def __dealloc__(self):
+        cdef RadixIter ri
+        cdef int found
+        if self.nodes == NULL:
+            return
+        radix_iter_init(&ri, self.nodes)
+        found = radix_seek(&ri, RADIX_FIRST, NULL)
+        while found > 0:
+            mem_free(_node_at(&ri))
+            found = radix_next(&ri)
+        radix_free(self.nodes)
+        self.nodes = NULL
+
+    cdef int append(self, const StreamID* id, list fields, Py_ssize_t first,
+                    Py_ssize_t npairs, uint64_t node_max_bytes,
+                    uint64_t node_max_entries) except -1:
+        """Counts the entry in `length`; last_id, entries_added and first_id are
+        XADD's to set (it checks the ID and owns the stream's metadata)."""
+        cdef Py_ssize_t i, nitems = 2 * npairs, slen
+        cdef object item
+        cdef const uint8_t* s
+        cdef uint64_t totelelen = 0, lp_fields = 0, lp_values = 0
+        cdef uint64_t enc_fields = 0, enc_values = 0, max_bytes, msd, seqz, body, elen
+        cdef uint64_t lp_count
+        cdef StreamNode* n
+        cdef bint same
+        cdef uint8_t* base
+        cdef uint8_t* p
+        cdef uint8_t* start
+        if npairs < 0 or first < 0 or first + nitems > len(fields):
+            raise IndexError("fields out of range")
+        for i in range(nitems):
+            item = fields[first + i]
+            if type(item) is not bytes:
+                raise TypeError("stream fields and values must be bytes")
+            slen = PyBytes_GET_SIZE(item)
+            s = <const uint8_t*>PyBytes_AS_STRING(item)
+            totelelen += slen
+            if i & 1:
+                lp_values += _lp_str_size(s, slen)
+                enc_values += _varint_len(slen) + slen
+            else:
+                lp_fields += _lp_str_size(s, slen)
+                enc_fields += _varint_len(slen) + slen
+        if totelelen > LP_MAX_SIZE:
+            raise ValueError("Elements are too large to be stored")
+
+        n = self.tail
+        if n == NULL:
+            n = self.tail = _last_node(self)
+        if n != NULL:
+            max_bytes = node_max_bytes
+            if max_bytes == 0 or max_bytes > LP_MAX_SIZE:
+                max_bytes = LP_MAX_SIZE
+            # Redis's rule, plus our own 32-bit offsets' limit (never hit in practice)
+            if (_lp_bytes(n) + totelelen >= max_bytes
+                    or (node_max_entries != 0
+                        and <uint64_t>n.live + n.deleted >= node_max_entries)
+                    or <uint64_t>n.used + 40 + enc_fields + enc_values > U32_MAX):
+                if malloc_usable_size(n) > sizeof(StreamNode) + n.used:
+                    _resize(self, n, n.used)
+                n = NULL
+        same = n == NULL or _same_fields(n, fields, first, npairs)
+
+        # Entry layout and sizes (ours, and the listpack's)
+        if n == NULL:
+            msd = 0
+            seqz = 0
+        else:
+            msd = id.ms - n.master.ms
+            seqz = _zigzag(id.seq - n.master.seq)
+        body = enc_values if same else _varint_len(<uint64_t>npairs) + enc_fields + enc_values
+        elen = 1 + _varint_len(msd) + _varint_len(seqz) + body
+        if n == NULL:
+            n = _new_node(self, id, fields, first, npairs, lp_fields, elen + _varint_len(elen))
+        else:
+            n = _reserve(self, n, n.used + elen + _varint_len(elen))
+        lp_count = <uint64_t>npairs + 3
+        if not same:
+            lp_count += <uint64_t>npairs + 1
+        n.lp_rest += (2 + _lp_int_size(<int64_t>msd)
+                      + _lp_int_size(<int64_t>(id.seq - n.master.seq))
+                      + (lp_values if same else _lp_int_size(npairs) + lp_fields + lp_values)
+                      + _lp_int_size(<int64_t>lp_count))
+
+        base = _data(n)
+        start = p = base + n.used
+        p[0] = FLAG_SAMEFIELDS if same else 0
+        p = _varint_put(p + 1, msd)
+        p = _varint_put(p, seqz)
+        if not same:
+            p = _varint_put(p, <uint64_t>npairs)
+        for i in range(nitems):
+            if same and not (i & 1):
+                continue
+            item = fields[first + i]
+            slen = PyBytes_GET_SIZE(item)
+            p = _varint_put(p, <uint64_t>slen)
+            memcpy(p, PyBytes_AS_STRING(item), slen)
+            p += slen
+        p = _backlen_put(p, <uint64_t>(p - start))
+        n.used = <uint32_t>(p - base)
+        n.live += 1
+        self.length += 1
+        return 0
+
+    cdef bint contains(self, const StreamID* id) except -1:
+        cdef StreamNode* n
+        cdef Entry e
+        return _find(self, id, &n, &e) and not (e.flags & FLAG_DELETED)
+
+    cdef object fields_of(self, const StreamID* id):
+        cdef StreamNode* n
+        cdef Entry e
+        if _find(self, id, &n, &e) and not (e.flags & FLAG_DELETED):
+            return _entry_fields(n, e.off, None)
+        return None
+
+    cdef bint delete(self, const StreamID* id) except -1:
+        """Like Redis: a tombstone, or the whole node when it was its last live entry."""
+        cdef StreamNode* n
+        cdef Entry e
+        if not _find(self, id, &n, &e) or e.flags & FLAG_DELETED:
+            return 0
+        if n.live == 1:
+            _drop_node(self, n)
+        else:
+            _data(n)[e.off] |= FLAG_DELETED
+            n.live -= 1
+            n.deleted += 1
+        self.length -= 1
+        return 1
+
+    cdef int64_t trim(self, TrimStrategy strategy, uint64_t maxlen,
+                      const StreamID* minid, bint approx, int64_t limit) except -1:
+        """Redis's streamTrim, step for step (see stream.pxd)."""
+        cdef RadixIter ri
+        cdef StreamNode* n
+        cdef StreamID last
+        cdef Entry e
+        cdef uint32_t off
+        cdef uint64_t entries
+        cdef int64_t deleted = 0
+        cdef int found
+        cdef bint remove, stop
+        if strategy == TRIM_NONE:
+            return 0
+        radix_iter_init(&ri, self.nodes)
+        found = radix_seek(&ri, RADIX_FIRST, NULL)
+        while found:
+            if strategy == TRIM_MAXLEN and self.length <= maxlen:
+                break
+            n = _node_at(&ri)
+            entries = n.live
+            if limit and deleted + <int64_t>entries > limit:
+                break
+            if strategy == TRIM_MAXLEN:
+                remove = self.length - entries >= maxlen
+            else:
+                _node_last_id(n, &last)
+                remove = id_cmp(&last, minid) < 0
+            if remove:
+                self.length -= entries
+                deleted += entries
+                _drop_node(self, n)
+                found = radix_next(&ri)
+                continue
+            if approx:
+                break
+            # Tombstone entries from the node's start until the target is met. With
+            # MINID this may leave the node without live entries: Redis keeps it.
+            off = n.entries_off
+            while off < n.used:
+                _entry_head(n, off, &e)
+                _entry_skip(n, &e)
+                if strategy == TRIM_MAXLEN:
+                    stop = self.length <= maxlen
+                else:
+                    stop = id_cmp(&e.id, minid) >= 0
+                if stop:
+                    break
+                if not (e.flags & FLAG_DELETED):
+                    _data(n)[e.off] |= FLAG_DELETED
+                    n.live -= 1
+                    n.deleted += 1
+                    self.length -= 1
+                    deleted += 1
+                off = e.end
+            break
+        _first_live(self, &self.first_id)
+        return deleted
+
+    cdef list range(self, const StreamID* start, const StreamID* end,
+                    int64_t count, bint rev):
+        cdef list out = []
+        cdef list master = None
+        cdef StreamNode* master_node = NULL
+        cdef StreamIter it
+        cdef StreamID id
+        cdef int64_t emitted = 0
+        if count == 0:
+            return out
+        stream_iter_start(&it, self, start, end, rev)
+        while stream_iter_next(&it, &id):
+            if _data(it.node)[it.cur] & FLAG_SAMEFIELDS and master_node != it.node:
+                master = _master_fields(it.node)
+                master_node = it.node
+            out.append([id_format(&id), _entry_fields(it.node, it.cur, master)])
+            emitted += 1
+            if emitted == count:
+                break
+        stream_iter_stop(&it)
+        return out
+
+    cdef uint64_t node_count(self) noexcept:
+        return radix_count(self.nodes)
+
+    cdef uint64_t memory_bytes(self) noexcept:
+        return self.node_bytes + radix_bytes(self.nodes)
+
+
+# ---------------------------------------------------------------------------------
+# Iteration for C callers
+
+cdef void stream_iter_start(StreamIter* it, Stream s, const StreamID* start,
+                            const StreamID* end, bint rev) noexcept:
+    cdef uint8_t key[16]
+    cdef int found
+    it.start = start[0]
+    it.end = end[0]
+    it.rev = rev
+    it.node = NULL
+    it.pos = 0
+    it.cur = 0
+    it.done = id_cmp(start, end) > 0
+    if it.done:
+        return
+    radix_iter_init(&it.ri, s.nodes)
+    id_encode(end if rev else start, key)
+    found = radix_seek(&it.ri, RADIX_LE, key)
+    if not found and not rev:
+        found = radix_seek(&it.ri, RADIX_FIRST, NULL)
+    if found <= 0:
+        it.done = 1
+        return
+    it.node = _node_at(&it.ri)
+    it.pos = it.node.used if rev else it.node.entries_off
+
+
+cdef bint stream_iter_next(StreamIter* it, StreamID* id) except -1:
+    cdef StreamNode* n
+    cdef Entry e
+    while not it.done:
+        n = it.node
+        if n == NULL:
+            if not (radix_prev(&it.ri) if it.rev else radix_next(&it.ri)):
+                it.done = 1
+                break
+            n = _node_at(&it.ri)
+            if not it.rev and id_cmp(&n.master, &it.end) > 0:
+                it.done = 1
+                break
+            if n.live == 0:
+                continue
+            it.node = n
+            it.pos = n.used if it.rev else n.entries_off
+        if it.rev:
+            if it.pos <= n.entries_off:
+                it.node = NULL
+                continue
+            _entry_before(n, it.pos, &e)
+            it.pos = e.off
+            if id_cmp(&e.id, &it.end) > 0:
+                continue
+            if id_cmp(&e.id, &it.start) < 0:
+                it.done = 1
+                break
+        else:
+            if it.pos >= n.used:
+                it.node = NULL
+                continue
+            _entry_head(n, it.pos, &e)
+            _entry_skip(n, &e)
+            it.pos = e.end
+            if id_cmp(&e.id, &it.start) < 0:
+                continue
+            if id_cmp(&e.id, &it.end) > 0:
+                it.done = 1
+                break
+        if e.flags & FLAG_DELETED:
+            continue
+        it.cur = e.off
+        id[0] = e.id
+        return 1
+    return 0
+
+
+cdef list stream_iter_fields(StreamIter* it):
+    return _entry_fields(it.node, it.cur, None)
+
+
+cdef void stream_iter_stop(StreamIter* it) noexcept:
+    """Iterators hold no resources; ending one only makes it return nothing more."""
+    it.done = 1
+    it.node = NULL
+
+
+# ---------------------------------------------------------------------------------
+# Python surface for the storage tests (the engine itself uses the cdef API)
+
+cdef inline StreamID _sid(tuple t):
+    cdef StreamID sid
+    sid.ms = t[0]
+    sid.seq = t[1]
+    return sid
+
+
+cdef class StreamTestView:
+    """Drives a Stream from Python so tests can check it against a model and Redis."""
+    cdef readonly Stream stream
+
+    def __cinit__(self, Stream stream=None):
+        self.stream = stream if stream is not None else Stream()
+
+    def append(self, tuple id, list fields, uint64_t max_bytes=4096, uint64_t max_entries=100):
+        cdef StreamID sid = _sid(id)
+        self.stream.append(&sid, fields, 0, len(fields) // 2, max_bytes, max_entries)
+
+    def append_many(self, list ids, list fields, uint64_t max_bytes=4096,
+                    uint64_t max_entries=100):
+        """ids[i] gets fields[2i:2i+2]... (one pair each); one call for bulk loads."""
+        cdef StreamID sid
+        cdef Py_ssize_t i
+        for i in range(len(ids)):
+            sid = _sid(ids[i])
+            self.stream.append(&sid, fields, 2 * i, 1, max_bytes, max_entries)
+
+    def delete(self, tuple id):
+        cdef StreamID sid = _sid(id)
+        return self.stream.delete(&sid)
+
+    def contains(self, tuple id):
+        cdef StreamID sid = _sid(id)
+        return self.stream.contains(&sid)
+
+    def fields_of(self, tuple id):
+        cdef StreamID sid = _sid(id)
+        return self.stream.fields_of(&sid)
+
+    def trim(self, str strategy, uint64_t maxlen=0, tuple minid=(0, 0),
+             bint approx=False, int64_t limit=0):
+        cdef StreamID sid = _sid(minid)
+        cdef TrimStrategy st = TRIM_NONE
+        if strategy == "maxlen":
+            st = TRIM_MAXLEN
+        elif strategy == "minid":
+            st = TRIM_MINID
+        return self.stream.trim(st, maxlen, &sid, approx, limit)
+
+    def range(self, tuple start, tuple end, int64_t count=-1, bint rev=False):
+        cdef StreamID a = _sid(start), b = _sid(end)
+        return self.stream.range(&a, &b, count, rev)
+
+    def iterate(self, tuple start, tuple end, bint rev=False):
+        """[((ms, seq), [f, v, ...]), ...] through the C iterator."""
+        cdef StreamID a = _sid(start), b = _sid(end), sid
+        cdef StreamIter it
+        cdef list out = []
+        stream_iter_start(&it, self.stream, &a, &b, rev)
+        while stream_iter_next(&it, &sid):
+            out.append(((sid.ms, sid.seq), stream_iter_fields(&it)))
+        stream_iter_stop(&it)
+        return out
+
+    def nodes(self):
+        """[(master (ms, seq), live, deleted, listpack bytes, data bytes), ...]."""
+        cdef RadixIter ri
+        cdef StreamNode* n
+        cdef list out = []
+        radix_iter_init(&ri, self.stream.nodes)
+        found = radix_seek(&ri, RADIX_FIRST, NULL)
+        while found:
+            n = _node_at(&ri)
+            out.append(((n.master.ms, n.master.seq), n.live, n.deleted, _lp_bytes(n), n.used))
+            found = radix_next(&ri)
+        return out
+
+    @property
+    def length(self):
+        return self.stream.length
+
+    @property
+    def first_id(self):
+        return (self.stream.first_id.ms, self.stream.first_id.seq)
+
+    @property
+    def node_count(self):
+        return self.stream.node_count()
+
+    @property
+    def memory_bytes(self):
+        return self.stream.memory_bytes()

@@ -1,0 +1,65 @@
+# Stream entry IDs: <milliseconds>-<sequence>, two unsigned 64-bit integers.
+# Encoded as 16 big-endian bytes for radix keys, so memcmp order is ID order.
+
+from libc.stdint cimport uint8_t, uint64_t
+
+ctypedef struct StreamID:
+    uint64_t ms
+    uint64_t seq
+
+cdef inline int id_cmp(const StreamID* a, const StreamID* b) noexcept nogil:
+    if a.ms != b.ms:
+        return -1 if a.ms < b.ms else 1
+    if a.seq != b.seq:
+        return -1 if a.seq < b.seq else 1
+    return 0
+
+cdef inline bint id_is_zero(const StreamID* a) noexcept nogil:
+    return a.ms == 0 and a.seq == 0
+
+cdef inline void u64_to_be(uint64_t v, uint8_t* out) noexcept nogil:
+    cdef int i
+    for i in range(7, -1, -1):
+        out[i] = <uint8_t>(v & 0xff)
+        v >>= 8
+
+cdef inline uint64_t u64_from_be(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(8):
+        v = (v << 8) | p[i]
+    return v
+
+cdef inline void id_encode(const StreamID* sid, uint8_t* out) noexcept nogil:
+    u64_to_be(sid.ms, out)
+    u64_to_be(sid.seq, out + 8)
+
+cdef inline void id_decode(const uint8_t* p, StreamID* sid) noexcept nogil:
+    sid.ms = u64_from_be(p)
+    sid.seq = u64_from_be(p + 8)
+
+# Successor / predecessor; return 0 (and leave *sid unchanged) on overflow/underflow.
+cdef inline bint id_incr(StreamID* sid) noexcept nogil:
+    if sid.seq == <uint64_t>0xffffffffffffffff:
+        if sid.ms == <uint64_t>0xffffffffffffffff:
+            return 0
+        sid.ms += 1
+        sid.seq = 0
+    else:
+        sid.seq += 1
+    return 1
+
+cdef inline bint id_decr(StreamID* sid) noexcept nogil:
+    if sid.seq == 0:
+        if sid.ms == 0:
+            return 0
+        sid.ms -= 1
+        sid.seq = <uint64_t>0xffffffffffffffff
+    else:
+        sid.seq -= 1
+    return 1
+
+cdef bytes id_format(const StreamID* sid)
+# Parses "ms-seq" or "ms" (missing seq -> missing_seq). Returns 0 on a syntax error.
+# When seq_star is not NULL, "ms-*" is accepted and *seq_star set to 1.
+cdef bint id_parse(object arg, StreamID* out, uint64_t missing_seq, bint* seq_star) except -1

@@ -1,0 +1,16 @@
+"""Builds the Cython extensions of the engine (every engine/**/*.pyx)."""
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+extensions = [
+    Extension("*", ["engine/*.pyx"], extra_compile_args=["-O2"]),
+    Extension("*", ["engine/commands/*.pyx"], extra_compile_args=["-O2"]),
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        language_level=3,
+        compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
+    ),
+)

@@ -1,0 +1,513 @@
+"""engine.radix against a sorted-list reference model, plus its memory targets.
+
+The tree is driven through RadixTestTree / RadixTestIter (thin wrappers over the cdef
+API). `bucket_max` shrinks buckets so that a few dozen keys already exercise bursts,
+merges, collapses and deep paths.
+"""
+import bisect
+import random
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.radix import RadixTestTree
+
+OPS = ("first", "last", "ge", "gt", "le", "lt", "eq")
+EMPTY_TREE_BYTES = RadixTestTree(16, 16).bytes_used
+
+
+class Model:
+    """The reference: a dict plus its sorted keys."""
+
+    def __init__(self):
+        self.d = {}
+        self.keys = []
+
+    def insert(self, k, v, replace=True):
+        if k in self.d:
+            if replace:
+                self.d[k] = v
+            return False
+        bisect.insort(self.keys, k)
+        self.d[k] = v
+        return True
+
+    def remove(self, k):
+        if k not in self.d:
+            return None
+        del self.keys[bisect.bisect_left(self.keys, k)]
+        return self.d.pop(k)
+
+    def seek(self, op, k):
+        """The key radix_seek(op, k) lands on, or None."""
+        keys = self.keys
+        if op == "first":
+            i = 0
+        elif op == "last":
+            i = len(keys) - 1
+        elif op == "ge":
+            i = bisect.bisect_left(keys, k)
+        elif op == "gt":
+            i = bisect.bisect_right(keys, k)
+        elif op == "le":
+            i = bisect.bisect_right(keys, k) - 1
+        elif op == "lt":
+            i = bisect.bisect_left(keys, k) - 1
+        else:
+            return k if k in self.d else None
+        return keys[i] if 0 <= i < len(keys) else None
+
+    def walk(self, op, k, forward, limit=-1):
+        out = []
+        cur = self.seek(op, k)
+        while cur is not None and limit != 0:
+            out.append((cur, self.d[cur]))
+            limit -= 1
+            cur = self.seek("gt" if forward else "lt", cur)
+        return out
+
+    def items(self):
+        return [(k, self.d[k]) for k in self.keys]
+
+
+def assert_same(tree, model):
+    tree.check()
+    assert tree.count == len(model.keys)
+    items = model.items()
+    assert tree.range_forward() == items
+    assert tree.range_backward() == items[::-1]
+
+
+def be(n, key_len):
+    return n.to_bytes(key_len, "big")
+
+
+# ---------------------------------------------------------------- key patterns
+
+def keys_alphabet(key_len):
+    """Few distinct byte values: long shared prefixes and many equal bytes."""
+    return st.lists(st.sampled_from(b"\x00\x01\x02\xfe\xff"), min_size=key_len,
+                    max_size=key_len).map(bytes)
+
+
+def keys_counter(key_len):
+    """Sequential big-endian counters around a base, crossing byte boundaries."""
+    base = int.from_bytes(bytes(range(1, key_len + 1)), "big") & ~0xFF
+    return st.integers(0, min(4000, 256 ** key_len - 1 - base)).map(
+        lambda n: be(base + n, key_len))
+
+
+def keys_strided(key_len):
+    """Counters spaced so that keys differ at several byte positions at once."""
+    return st.tuples(st.integers(0, 60), st.sampled_from([1, 255, 257, 65535, 65793])).map(
+        lambda t: be((t[0] * t[1]) % 256 ** key_len, key_len))
+
+
+def keys_time_id(key_len):
+    """24-byte time + ID keys (other lengths: the leading bytes of one)."""
+    return st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(0, 300)).map(
+        lambda t: struct.pack(">QQQ", 1_700_000_000_000 + t[0],
+                              1_699_999_990_000 + t[1], t[2])[:key_len])
+
+
+def keys_random(key_len):
+    return st.binary(min_size=key_len, max_size=key_len)
+
+
+PATTERNS = [keys_alphabet, keys_counter, keys_strided, keys_time_id, keys_random]
+SHAPES = [(1, 0), (1, 8), (2, 0), (2, 16), (16, 0), (16, 8), (16, 16), (24, 0)]
+
+
+@st.composite
+def scenarios(draw):
+    key_len, value_len = draw(st.sampled_from(SHAPES))
+    bucket_max = draw(st.sampled_from([0, 1, 2, 3, 4, 6, 8]))
+    pattern = draw(st.sampled_from(PATTERNS))
+    pool = draw(st.lists(pattern(key_len), min_size=1, max_size=120, unique=True))
+    value = st.binary(min_size=value_len, max_size=value_len)
+    key = st.one_of(st.sampled_from(pool), pattern(key_len))
+    it = st.integers(0, 2)
+    op = st.one_of(
+        st.tuples(st.just("ins"), key, value),
+        st.tuples(st.just("try"), key, value),
+        st.tuples(st.just("rem"), key),
+        st.tuples(st.just("find"), key),
+        st.tuples(st.just("bulk"), st.integers(0, len(pool)), st.integers(1, 60),
+                  st.booleans()),
+        st.tuples(st.just("cut"), st.integers(0, 120), st.integers(1, 40)),
+        st.tuples(st.just("seek"), it, st.sampled_from(OPS), key),
+        st.tuples(st.just("step"), it, st.lists(st.booleans(), min_size=1, max_size=8)),
+        st.tuples(st.just("setv"), it, value),
+        st.tuples(st.just("walk"), st.sampled_from(OPS), key, st.booleans(),
+                  st.integers(-1, 20)),
+        st.tuples(st.just("dwi"), st.sampled_from(OPS), key, st.booleans(),
+                  st.lists(st.booleans(), min_size=1, max_size=4)),
+    )
+    ops = draw(st.lists(op, max_size=60))
+    return key_len, value_len, bucket_max, pool, ops
+
+
+def run_ops(tree, model, pool, ops, value_len):
+    iters = [tree.iterator() for _ in range(3)]
+    cur = [None, None, None]        # key each iterator is on (None: unpositioned)
+    fresh = [False, False, False]   # positioned with no insert/remove since
+
+    def changed():
+        fresh[:] = [False] * 3
+
+    for op in ops:
+        kind = op[0]
+        if kind in ("ins", "try"):
+            _, k, v = op
+            replace = kind == "ins"
+            got = tree.insert(k, v) if replace else tree.try_insert(k, v)
+            assert got == model.insert(k, v, replace)
+            if got:
+                changed()
+            assert tree.find(k) == model.d[k]
+        elif kind == "rem":
+            got = tree.remove(op[1])
+            assert got == model.remove(op[1])
+            if got is not None:
+                changed()
+        elif kind == "find":
+            assert tree.find(op[1]) == model.d.get(op[1])
+        elif kind == "bulk":
+            _, start, n, rising = op
+            chunk = pool[start:start + n]
+            for k in (sorted(chunk) if rising else chunk):
+                v = k[:1] * value_len
+                if tree.insert(k, v) != model.insert(k, v):
+                    raise AssertionError(f"insert {k!r}")
+            changed()
+        elif kind == "cut":
+            # Remove a run of neighbouring keys: empties whole child ranges.
+            _, start, n = op
+            for k in model.keys[start:start + n]:
+                assert tree.remove(k) == model.remove(k)
+            changed()
+        elif kind == "seek":
+            _, i, sop, k = op
+            key = None if sop in ("first", "last") else k
+            assert iters[i].seek(sop, key) == (model.seek(sop, k) is not None)
+            cur[i] = model.seek(sop, k)
+            fresh[i] = cur[i] is not None
+        elif kind == "step":
+            _, i, dirs = op
+            for forward in dirs:
+                got = iters[i].next() if forward else iters[i].prev()
+                if cur[i] is not None:
+                    cur[i] = model.seek("gt" if forward else "lt", cur[i])
+                assert got == (cur[i] is not None)
+                fresh[i] = cur[i] is not None
+        elif kind == "setv":
+            _, i, v = op
+            if fresh[i]:
+                iters[i].set_value(v)
+                model.d[cur[i]] = v
+        elif kind == "walk":
+            _, sop, k, forward, limit = op
+            key = None if sop in ("first", "last") else k
+            got = (tree.range_forward if forward else tree.range_backward)(sop, key, limit)
+            assert got == model.walk(sop, k, forward, limit)
+        elif kind == "dwi":
+            _, sop, k, forward, pattern = op
+            key = None if sop in ("first", "last") else k
+            visited = tree.delete_while_iterating(sop, key, forward, pattern)
+            expect = [kk for kk, _ in model.walk(sop, k, forward)]
+            assert visited == expect
+            for n, kk in enumerate(expect):
+                if pattern[n % len(pattern)]:
+                    model.remove(kk)
+            if visited:
+                changed()
+        for i in range(3):
+            assert iters[i].key == cur[i]
+            if fresh[i]:
+                assert iters[i].value == model.d[cur[i]]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(scenarios())
+def test_random_operations_match_model(scenario):
+    key_len, value_len, bucket_max, pool, ops = scenario
+    tree = RadixTestTree(key_len, value_len, bucket_max)
+    model = Model()
+    run_ops(tree, model, pool, ops, value_len)
+    assert_same(tree, model)
+    for k in list(model.keys):
+        tree.remove(k)
+    tree.check()
+    assert tree.count == 0 and tree.bytes_used == EMPTY_TREE_BYTES
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(SHAPES), st.sampled_from([0, 2, 3, 5]),
+       st.sampled_from(PATTERNS), st.data())
+def test_insert_and_delete_while_iterating(shape, bucket_max, pattern, data):
+    """Every step inserts or removes keys around the iterator; it must continue from
+    the last key it returned."""
+    key_len, value_len = shape
+    keys = data.draw(st.lists(pattern(key_len), min_size=1, max_size=150, unique=True))
+    tree = RadixTestTree(key_len, value_len, bucket_max)
+    model = Model()
+    for k in keys[: len(keys) // 2]:
+        tree.insert(k, bytes(value_len))
+        model.insert(k, bytes(value_len))
+    forward = data.draw(st.booleans())
+    it = tree.iterator()
+    cur = model.seek("first" if forward else "last", None)
+    assert it.seek("first" if forward else "last") == (cur is not None)
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    while cur is not None:
+        assert it.key == cur
+        for _ in range(rng.randrange(3)):
+            k = rng.choice(keys)
+            if rng.random() < 0.5:
+                assert tree.insert(k, bytes(value_len)) == model.insert(k, bytes(value_len))
+            else:
+                assert (tree.remove(k) is None) == (model.remove(k) is None)
+        if rng.random() < 0.3:
+            tree.remove(cur)
+            model.remove(cur)
+        cur = model.seek("gt" if forward else "lt", cur)
+        assert (it.next() if forward else it.prev()) == (cur is not None)
+    assert it.key is None and not it.next() and not it.prev()
+    assert_same(tree, model)
+
+
+def test_small_universe_fuzz():
+    """Dense random churn over tiny key spaces with tiny buckets, checking the structure
+    after every operation: reaches the rare restructuring cases (ranges widened by
+    dropped neighbours, then split again by keys just below a compressed prefix)."""
+    rng = random.Random(99)
+    for round_ in range(1500):
+        key_len = rng.choice((2, 3))
+        alphabet = rng.choice((range(4), (0, 1, 2, 0xFE, 0xFF)))
+        tree = RadixTestTree(key_len, 0, rng.choice((1, 2, 3, 4)))
+        model = Model()
+        for _ in range(40):
+            k = bytes(rng.choice(alphabet) for _ in range(key_len))
+            r = rng.random()
+            if r < 0.55:
+                assert tree.insert(k) == model.insert(k, b"")
+            elif r < 0.85:
+                assert (tree.remove(k) is None) == (model.remove(k) is None)
+            else:
+                start = rng.randrange(len(model.keys) + 1)
+                for kk in model.keys[start:start + rng.randrange(1, 6)]:
+                    tree.remove(kk)
+                    model.remove(kk)
+            tree.check()
+            op = rng.choice(OPS)
+            assert tree.range_forward(op, k, 3) == model.walk(op, k, True, 3)
+            assert tree.range_backward(op, k, 3) == model.walk(op, k, False, 3)
+        assert_same(tree, model)
+
+
+# ---------------------------------------------------------------- big runs
+
+def mixed_key_source(rng, key_len):
+    """Keys from several distributions at once: sequential IDs, clustered counters,
+    small alphabets and random bytes."""
+    seq = [0]
+
+    def key():
+        r = rng.random()
+        if r < 0.35:
+            seq[0] += rng.choice((1, 1, 1, 2, 300))
+            return struct.pack(">QQ", 1_700_000_000_000 + seq[0] // 1000, seq[0] % 1000)[:key_len]
+        if r < 0.6:
+            return be((0xABCD << (8 * key_len - 16)) + rng.randrange(5000), key_len)
+        if r < 0.8:
+            return bytes(rng.choice(b"\x00\x05\xff") for _ in range(key_len))
+        return rng.randbytes(key_len)
+    return key
+
+
+@pytest.mark.parametrize("bucket_max", [0, 5])
+def test_100k_operations_against_model(bucket_max):
+    rng = random.Random(20240517 + bucket_max)
+    key_len, value_len = 16, 8
+    tree = RadixTestTree(key_len, value_len, bucket_max)
+    model = Model()
+    new_key = mixed_key_source(rng, key_len)
+    recent = []
+    iters = [tree.iterator() for _ in range(4)]
+    cur = [None] * 4
+    for n in range(100_000):
+        r = rng.random()
+        if r < 0.45 or not recent:
+            k = new_key()
+            v = rng.randbytes(value_len)
+            replace = r < 0.4
+            got = tree.insert(k, v) if replace else tree.try_insert(k, v)
+            assert got == model.insert(k, v, replace)
+            recent.append(k)
+        elif r < 0.8:
+            k = recent.pop(0) if rng.random() < 0.7 else rng.choice(recent)
+            assert tree.remove(k) == model.remove(k)
+        elif r < 0.88:
+            k = rng.choice(recent) if rng.random() < 0.5 else new_key()
+            assert tree.find(k) == model.d.get(k)
+        elif r < 0.92:
+            i = rng.randrange(4)
+            op = rng.choice(OPS)
+            k = rng.choice(recent) if rng.random() < 0.5 else new_key()
+            cur[i] = model.seek(op, k)
+            assert iters[i].seek(op, k) == (cur[i] is not None)
+        else:
+            i = rng.randrange(4)
+            forward = rng.random() < 0.5
+            got = iters[i].next() if forward else iters[i].prev()
+            if cur[i] is not None:
+                cur[i] = model.seek("gt" if forward else "lt", cur[i])
+            assert got == (cur[i] is not None)
+            assert iters[i].key == cur[i]
+        if n % 20_000 == 19_999:
+            assert_same(tree, model)
+    assert_same(tree, model)
+
+
+@pytest.mark.parametrize("value_len,bucket_max", [(0, 0), (8, 16)])
+def test_all_2_byte_keys(value_len, bucket_max):
+    rng = random.Random(65536 + bucket_max)
+    keys = [be(n, 2) for n in range(65536)]
+    tree = RadixTestTree(2, value_len, bucket_max)
+    model = Model()
+
+    def spot_check():
+        assert_same(tree, model)
+        for _ in range(200):
+            op = rng.choice(OPS)
+            k = rng.choice(keys)
+            for forward in (True, False):
+                assert (tree.range_forward if forward else tree.range_backward)(op, k, 5) \
+                    == model.walk(op, k, forward, 5)
+
+    rng.shuffle(keys)
+    for n, k in enumerate(keys):
+        v = k[-1:] * value_len
+        assert tree.insert(k, v)
+        model.insert(k, v)
+        if n in (100, 5000, 40000):
+            spot_check()
+    spot_check()
+    rng.shuffle(keys)
+    for n, k in enumerate(keys):
+        assert tree.remove(k) == model.remove(k)
+        if n in (1000, 30000, 60000, 65500):
+            spot_check()
+    spot_check()
+    assert tree.bytes_used == EMPTY_TREE_BYTES
+
+
+# ---------------------------------------------------------------- memory
+
+N = 200_000
+T0 = 1_700_000_000_000
+
+
+def id_keys(per_ms):
+    return [struct.pack(">QQ", T0 + i // per_ms, i % per_ms) for i in range(N)]
+
+
+def time_id_keys(per_ms):
+    return [struct.pack(">QQQ", T0 + 5000 + i // per_ms, T0 + i // per_ms, i % per_ms)
+            for i in range(N)]
+
+
+def fill(key_len, value_len, keys):
+    tree = RadixTestTree(key_len, value_len)
+    v = bytes(value_len)
+    for k in keys:
+        tree.insert(k, v)
+    tree.check()
+    return tree
+
+
+# (name, key_len, value_len, keys, measured bytes/key, asserted bound)
+MEMORY_CASES = [
+    ("16B id + 16B value, 1 id/ms", 16, 16, lambda: id_keys(1), 32.6, 37.5),
+    ("16B id + 16B value, same ms", 16, 16, lambda: id_keys(N), 32.5, 37.5),
+    ("16B id, no value, 1 id/ms", 16, 0, lambda: id_keys(1), 16.5, 19.0),
+    ("16B id, no value, same ms", 16, 0, lambda: id_keys(N), 16.3, 19.0),
+    ("24B time+id, 1 key/ms", 24, 0, lambda: time_id_keys(1), 24.6, 28.5),
+    ("24B time+id, 100 keys/ms", 24, 0, lambda: time_id_keys(100), 24.4, 28.5),
+]
+
+
+@pytest.mark.parametrize("name,key_len,value_len,make_keys,measured,bound",
+                         MEMORY_CASES, ids=[c[0] for c in MEMORY_CASES])
+def test_memory_sequential(name, key_len, value_len, make_keys, measured, bound):
+    keys = make_keys()
+    tree = fill(key_len, value_len, keys)
+    per_key = tree.bytes_used / N
+    print(f"\n{name}: {per_key:.2f} bytes/key (raw {key_len + value_len}) {tree.stats()}")
+    assert per_key <= bound, f"{name}: {per_key:.2f} bytes/key > {bound}"
+    # Acks in order: memory follows the live keys down to the empty tree.
+    for k in keys[: N // 2]:
+        tree.remove(k)
+    half = tree.bytes_used / (N // 2)
+    assert half <= bound, f"{name}: {half:.2f} bytes/key after removing the first half"
+    for k in keys[N // 2:]:
+        tree.remove(k)
+    tree.check()
+    assert tree.bytes_used == EMPTY_TREE_BYTES
+
+
+def test_memory_random_removal_shrinks():
+    keys = id_keys(1)
+    tree = fill(16, 16, keys)
+    full = tree.bytes_used
+    rng = random.Random(7)
+    rng.shuffle(keys)
+    for fraction in (0.5, 0.75, 0.9):
+        while tree.count > N * (1 - fraction):
+            tree.remove(keys.pop())
+        tree.check()
+        per_key = tree.bytes_used / tree.count
+        print(f"\nrandom removal of {fraction:.0%}: {per_key:.2f} bytes/live key, "
+              f"{tree.bytes_used / full:.2f} of the full size")
+        assert per_key <= 80, f"{per_key:.2f} bytes/key after removing {fraction:.0%}"
+    for k in keys:
+        tree.remove(k)
+    assert tree.bytes_used == EMPTY_TREE_BYTES
+
+
+def test_memory_pel_triple():
+    """A pending entry lives in the group PEL, its consumer's PEL and pel_by_time."""
+    ids = id_keys(10)
+    group = fill(16, 16, ids)
+    consumer = fill(16, 0, ids)
+    by_time = fill(24, 0, [struct.pack(">Q", T0 + 5000 + i // 10) + k
+                           for i, k in enumerate(ids)])
+    per_entry = (group.bytes_used + consumer.bytes_used + by_time.bytes_used) / N
+    print(f"\nPEL triple: {per_entry:.2f} bytes/pending entry (raw 72)")
+    assert per_entry <= 80, f"{per_entry:.2f} bytes per pending entry"
+
+
+def test_small_trees_stay_small():
+    tree = RadixTestTree(16, 0)
+    for i in range(3):
+        tree.insert(struct.pack(">QQ", T0, i))
+    small = tree.bytes_used - EMPTY_TREE_BYTES
+    print(f"\n3-entry consumer PEL: {small} bytes beyond the {EMPTY_TREE_BYTES}-byte header")
+    assert small <= 64
+    tree.check()
+
+
+def test_rejects_bad_lengths():
+    with pytest.raises(ValueError):
+        RadixTestTree(0, 0)
+    with pytest.raises(ValueError):
+        RadixTestTree(33, 0)
+    with pytest.raises(ValueError):
+        RadixTestTree(16, 65)
+    tree = RadixTestTree(16, 8)
+    with pytest.raises(ValueError):
+        tree.insert(b"short", bytes(8))
+    with pytest.raises(ValueError):
+        tree.insert(bytes(16), b"")
