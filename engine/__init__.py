@@ -10,6 +10,7 @@ with Redis's error text.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Callable, Optional, Union
 
 from engine.clock import ManualClock, SystemClock
@@ -39,6 +40,7 @@ class Engine:
         self.stream_node_max_bytes = stream_node_max_bytes
         self.stream_node_max_entries = stream_node_max_entries
         self.effect_listeners: list[EffectListener] = []
+        self._contexts: "weakref.WeakSet[CommandContext]" = weakref.WeakSet()
         self._ctx = self.new_context()
 
     def new_context(self, db: int = 0, resp3: bool = False) -> CommandContext:
@@ -47,7 +49,17 @@ class Engine:
         ctx.resp3 = resp3
         ctx.node_max_bytes = self.stream_node_max_bytes
         ctx.node_max_entries = self.stream_node_max_entries
+        ctx.logging = bool(self.effect_listeners)
+        self._contexts.add(ctx)
         return ctx
+
+    def add_effect_listener(self, listener: EffectListener) -> None:
+        """Receives (db index, effects) after every command that changed something.
+
+        Effects are only built while someone listens (the AOF, replication, tests)."""
+        self.effect_listeners.append(listener)
+        for ctx in self._contexts:
+            ctx.logging = True
 
     def execute(self, *args: Arg):
         """Runs one command; returns its reply or raises ResponseError."""

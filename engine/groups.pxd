@@ -67,7 +67,7 @@ cdef class ConsumerGroup:
     cdef Consumer owner_of(self, const PendingEntry* pe)
 
     cdef PendingEntry* find_pending(self, const StreamID* id) noexcept
-    # New pending entry (the caller checked it is absent).
+    # New pending entry; returns 0 (and changes nothing) if `id` is already pending.
     cdef int add_pending(self, const StreamID* id, Consumer owner, uint64_t time,
                          int64_t count) except -1
     # Re-delivers/re-assigns an existing pending entry.

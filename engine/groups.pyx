@@ -4,7 +4,7 @@ from libc.string cimport memcpy
 
 from engine.streamid cimport StreamID, id_encode, id_decode, u64_to_be, u64_from_be
 from engine.radix cimport (RadixTree, RadixIter, radix_new, radix_free, radix_count,
-                           radix_bytes, radix_insert, radix_find, radix_remove,
+                           radix_bytes, radix_insert, radix_try_insert, radix_find, radix_remove,
                            radix_iter_init, radix_seek, radix_next, RADIX_FIRST)
 
 
@@ -103,11 +103,12 @@ cdef class ConsumerGroup:
         pe_set_count(&pe, count)
         pe.consumer_id = owner.id
         id_encode(id, key)
-        radix_insert(self.pel, key, &pe)
+        if not radix_try_insert(self.pel, key, &pe):
+            return 0
         radix_insert(owner.pel, key, NULL)
         time_key(time, id, tkey)
         radix_insert(self.pel_by_time, tkey, NULL)
-        return 0
+        return 1
 
     cdef int update_pending(self, const StreamID* id, Consumer owner, uint64_t time,
                             int64_t count) except -1:

@@ -5,7 +5,8 @@
 # Contract (callers rely on exactly this):
 # - Keys are `key_len` bytes (1..32), compared with memcmp (big-endian integers sort
 #   numerically). Values are `value_len` bytes (0..64) copied in and out; a tree with
-#   value_len 0 is a set.
+#   value_len 0 is a set. Inserting with value NULL stores zeros. Stored values are
+#   8-byte aligned when key_len and value_len are multiples of 8.
 # - Pointers to keys/values returned by find or an iterator are valid only until the
 #   next insert/remove on that tree. Values may be modified in place through them.
 # - An iterator stays usable across inserts/removes on its tree (including removing

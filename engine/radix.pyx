@@ -1,4 +1,4 @@
-# cython: boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 #
 # Sluice's ordered index: a radix tree whose leaves are sorted buckets (a burst trie).
 #
@@ -42,9 +42,11 @@
 # takes its range), merged with an adjacent sibling bucket when both fit in 3/4 of a full
 # one, and an inner node left with a single child is replaced by that child.
 #
-# Lookups descend by key bytes and binary-search the bucket; prefixes need no check
-# since buckets hold full keys. Iterators keep a copy of the current key, their path
-# and the tree's version: a step after any change re-seeks from the copied key.
+# Exact lookups descend by key bytes alone and binary-search the bucket: buckets hold
+# full keys, so a key outside some prefix is simply not found. Seeks compare prefixes
+# to tell whether a whole subtree lies before or after the key. Iterators keep a copy
+# of the current key, their path and the tree's version: a step after any change
+# re-seeks from the copied key.
 
 from libc.string cimport memcmp, memcpy, memmove, memset
 

@@ -28,8 +28,8 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.string cimport memcmp, memcpy
 
 from engine.memory cimport mem_alloc, mem_realloc, mem_free
-from engine.radix cimport (RadixTree, RadixIter, RADIX_FIRST, RADIX_LAST, RADIX_LE,
-                           radix_new, radix_free, radix_count, radix_bytes, radix_insert,
+from engine.radix cimport (RadixIter, RADIX_FIRST, RADIX_LAST, RADIX_LE, radix_new,
+                           radix_free, radix_count, radix_bytes, radix_insert, radix_find,
                            radix_remove, radix_iter_init, radix_seek, radix_next,
                            radix_prev)
 from engine.streamid cimport StreamID, id_cmp, id_encode, id_format
@@ -333,7 +333,7 @@ cdef StreamNode* _resize(Stream s, StreamNode* n, size_t data_bytes) except NULL
     s.node_bytes += malloc_usable_size(m) - before
     if m != n:
         id_encode(&m.master, key)
-        radix_insert(s.nodes, key, &m)
+        (<StreamNode**>radix_find(s.nodes, key))[0] = m   # in place: cannot fail
         if s.tail == n:
             s.tail = m
     return m
@@ -360,18 +360,17 @@ cdef int _drop_node(Stream s, StreamNode* n) except -1:
 
 
 cdef StreamNode* _new_node(Stream s, const StreamID* id, list fields, Py_ssize_t first,
-                           Py_ssize_t npairs, uint64_t lp_fields, size_t entry_room) except NULL:
+                           Py_ssize_t npairs, uint64_t lp_fields, uint64_t enc_fields,
+                           size_t entry_room) except NULL:
     """A node whose master entry is this entry's ID and field names; it becomes the
-    tail. Allocated with room for the first entry (entry_room bytes) as well."""
+    tail. Allocated with room for the first entry (entry_room bytes) as well.
+    lp_fields / enc_fields: the field names' listpack / our encoded sizes."""
     cdef uint8_t key[16]
-    cdef size_t master_len = _varint_len(<uint64_t>npairs)
+    cdef size_t master_len = _varint_len(<uint64_t>npairs) + enc_fields
     cdef Py_ssize_t i, slen
     cdef bytes f
     cdef uint8_t* p
     cdef StreamNode* n
-    for i in range(npairs):
-        master_len += _varint_len(<uint64_t>PyBytes_GET_SIZE(fields[first + 2 * i]))
-        master_len += PyBytes_GET_SIZE(fields[first + 2 * i])
     n = <StreamNode*>mem_alloc(sizeof(StreamNode) + master_len + entry_room)
     s.node_bytes += malloc_usable_size(n)
     n.master = id[0]
@@ -446,7 +445,6 @@ cdef int _find(Stream s, const StreamID* id, StreamNode** node, Entry* e) except
 cdef int _first_live(Stream s, StreamID* out) except -1:
     """Sets *out to the first live entry's ID (0-0 when there is none)."""
     cdef RadixIter ri
-    cdef uint8_t key[16]
     cdef StreamNode* n
     cdef Entry e
     cdef uint32_t off
@@ -560,7 +558,8 @@ cdef class Stream:
         body = enc_values if same else _varint_len(<uint64_t>npairs) + enc_fields + enc_values
         elen = 1 + _varint_len(msd) + _varint_len(seqz) + body
         if n == NULL:
-            n = _new_node(self, id, fields, first, npairs, lp_fields, elen + _varint_len(elen))
+            n = _new_node(self, id, fields, first, npairs, lp_fields, enc_fields,
+                          elen + _varint_len(elen))
         else:
             n = _reserve(self, n, n.used + elen + _varint_len(elen))
         lp_count = <uint64_t>npairs + 3

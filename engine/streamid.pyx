@@ -1,6 +1,7 @@
 """Parsing and formatting of stream IDs (the inline arithmetic lives in streamid.pxd)."""
 from libc.stdint cimport uint64_t
 from libc.stdio cimport snprintf
+from libc.string cimport memchr
 
 cdef bytes id_format(const StreamID* sid):
     cdef char buf[48]
@@ -51,7 +52,7 @@ cdef bint id_parse(object arg, StreamID* out, uint64_t missing_seq, bint* seq_st
     cdef bytes b = arg if type(arg) is bytes else bytes(arg)
     cdef const unsigned char* s = b
     cdef Py_ssize_t n = len(b), i, dash = -1
-    if n > 127 or b.find(b"\0") >= 0:
+    if n > 127 or memchr(s, 0, n) != NULL:
         return 0
     for i in range(n):
         if s[i] == 45:  # '-'

@@ -101,7 +101,7 @@ def test_deleted_entries_leave_the_pel_and_are_not_returned(e, clock):
     e.execute("XDEL", "s", "2-0")
     clock.advance(10)
     effects = []
-    e.effect_listeners.append(lambda db, eff: effects.extend(eff))
+    e.add_effect_listener(lambda db, eff: effects.extend(eff))
     reply = e.execute("XREADGROUP", "GROUP", "g", "c2", "COUNT", "2", "CLAIM", "5",
                       "STREAMS", "s", ">")
     assert ids(reply) == [b"1-0", b"3-0"]

@@ -15,7 +15,7 @@ T0 = 1_700_000_000_000
 
 def recorder(engine):
     log = []
-    engine.effect_listeners.append(lambda db, effects: log.extend((db, e) for e in effects))
+    engine.add_effect_listener(lambda db, effects: log.extend((db, e) for e in effects))
     return log
 
 

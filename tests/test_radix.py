@@ -229,7 +229,7 @@ def run_ops(tree, model, pool, ops, value_len):
                 assert iters[i].value == model.d[cur[i]]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(scenarios())
 def test_random_operations_match_model(scenario):
     key_len, value_len, bucket_max, pool, ops = scenario
@@ -243,7 +243,7 @@ def test_random_operations_match_model(scenario):
     assert tree.count == 0 and tree.bytes_used == EMPTY_TREE_BYTES
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(SHAPES), st.sampled_from([0, 2, 3, 5]),
        st.sampled_from(PATTERNS), st.data())
 def test_insert_and_delete_while_iterating(shape, bucket_max, pattern, data):
@@ -283,7 +283,7 @@ def test_small_universe_fuzz():
     after every operation: reaches the rare restructuring cases (ranges widened by
     dropped neighbours, then split again by keys just below a compressed prefix)."""
     rng = random.Random(99)
-    for round_ in range(1500):
+    for _ in range(5000):
         key_len = rng.choice((2, 3))
         alphabet = rng.choice((range(4), (0, 1, 2, 0xFE, 0xFF)))
         tree = RadixTestTree(key_len, 0, rng.choice((1, 2, 3, 4)))
@@ -428,20 +428,22 @@ def fill(key_len, value_len, keys):
     return tree
 
 
-# (name, key_len, value_len, keys, measured bytes/key, asserted bound)
+# (name, key_len, value_len, keys, bytes/key measured when written). The asserted
+# bound is 15% above the measurement; the product target is 40/22/30 bytes.
 MEMORY_CASES = [
-    ("16B id + 16B value, 1 id/ms", 16, 16, lambda: id_keys(1), 32.6, 37.5),
-    ("16B id + 16B value, same ms", 16, 16, lambda: id_keys(N), 32.5, 37.5),
-    ("16B id, no value, 1 id/ms", 16, 0, lambda: id_keys(1), 16.5, 19.0),
-    ("16B id, no value, same ms", 16, 0, lambda: id_keys(N), 16.3, 19.0),
-    ("24B time+id, 1 key/ms", 24, 0, lambda: time_id_keys(1), 24.6, 28.5),
-    ("24B time+id, 100 keys/ms", 24, 0, lambda: time_id_keys(100), 24.4, 28.5),
+    ("16B id + 16B value, 1 id/ms", 16, 16, lambda: id_keys(1), 32.53),
+    ("16B id + 16B value, same ms", 16, 16, lambda: id_keys(N), 32.52),
+    ("16B id, no value, 1 id/ms", 16, 0, lambda: id_keys(1), 16.37),
+    ("16B id, no value, same ms", 16, 0, lambda: id_keys(N), 16.36),
+    ("24B time+id, 1 key/ms", 24, 0, lambda: time_id_keys(1), 24.36),
+    ("24B time+id, 100 keys/ms", 24, 0, lambda: time_id_keys(100), 24.25),
 ]
 
 
-@pytest.mark.parametrize("name,key_len,value_len,make_keys,measured,bound",
-                         MEMORY_CASES, ids=[c[0] for c in MEMORY_CASES])
-def test_memory_sequential(name, key_len, value_len, make_keys, measured, bound):
+@pytest.mark.parametrize("name,key_len,value_len,make_keys,measured", MEMORY_CASES,
+                         ids=[c[0] for c in MEMORY_CASES])
+def test_memory_sequential(name, key_len, value_len, make_keys, measured):
+    bound = measured * 1.15
     keys = make_keys()
     tree = fill(key_len, value_len, keys)
     per_key = tree.bytes_used / N
@@ -471,7 +473,8 @@ def test_memory_random_removal_shrinks():
         per_key = tree.bytes_used / tree.count
         print(f"\nrandom removal of {fraction:.0%}: {per_key:.2f} bytes/live key, "
               f"{tree.bytes_used / full:.2f} of the full size")
-        assert per_key <= 80, f"{per_key:.2f} bytes/key after removing {fraction:.0%}"
+        # measured 34.9 / 34.5 / 34.6 for 32 raw bytes
+        assert per_key <= 40, f"{per_key:.2f} bytes/key after removing {fraction:.0%}"
     for k in keys:
         tree.remove(k)
     assert tree.bytes_used == EMPTY_TREE_BYTES
@@ -486,7 +489,7 @@ def test_memory_pel_triple():
                            for i, k in enumerate(ids)])
     per_entry = (group.bytes_used + consumer.bytes_used + by_time.bytes_used) / N
     print(f"\nPEL triple: {per_entry:.2f} bytes/pending entry (raw 72)")
-    assert per_entry <= 80, f"{per_entry:.2f} bytes per pending entry"
+    assert per_entry <= 80  # measured 72.6, f"{per_entry:.2f} bytes per pending entry"
 
 
 def test_small_trees_stay_small():
@@ -495,7 +498,7 @@ def test_small_trees_stay_small():
         tree.insert(struct.pack(">QQ", T0, i))
     small = tree.bytes_used - EMPTY_TREE_BYTES
     print(f"\n3-entry consumer PEL: {small} bytes beyond the {EMPTY_TREE_BYTES}-byte header")
-    assert small <= 64
+    assert small <= 56  # one bucket: 8-byte header + 3 keys
     tree.check()
 
 

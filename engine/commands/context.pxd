@@ -7,10 +7,13 @@ from engine.keyspace cimport Database
 
 cdef class CommandContext:
     cdef public object engine
+    cdef object __weakref__
     cdef public Database db
     cdef public int64_t now           # ms; read from the clock once per command
     cdef public bint resp3
     cdef public bint null_array       # a None reply is a null array, not a null bulk
+    cdef public bint logging          # someone consumes effects (else they are skipped)
+    cdef public bint tracking         # someone consumes touched keys and events
     cdef public list effects          # argv lists that replay this command's changes
     cdef public list touched          # keys whose value changed
     cdef public list events           # (class, event, key) keyspace notifications
@@ -19,8 +22,10 @@ cdef class CommandContext:
     cdef public uint64_t node_max_entries
 
     cdef inline void propagate(self, list argv):
-        self.effects.append(argv)
+        if self.logging:
+            self.effects.append(argv)
 
     cdef inline void touch(self, bytes key, str cls, bytes event):
-        self.touched.append(key)
-        self.events.append((cls, event, key))
+        if self.tracking:
+            self.touched.append(key)
+            self.events.append((cls, event, key))

@@ -6,6 +6,8 @@ cdef class CommandContext:
         self.engine = engine
         self.db = db
         self.resp3 = False
+        self.logging = False
+        self.tracking = False
         self.effects = []
         self.touched = []
         self.events = []

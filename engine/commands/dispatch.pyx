@@ -49,10 +49,10 @@ cdef void _drain_expired(CommandContext ctx):
     ctx.db.expired = []
     # The log must delete an expired key before any later change to it, so these
     # effects go before whatever the command itself reported.
-    ctx.effects[0:0] = [[b"DEL", key] for key in expired]
+    if ctx.logging:
+        ctx.effects[0:0] = [[b"DEL", key] for key in expired]
     for key in expired:
-        ctx.touched.append(key)
-        ctx.events.append(("x", b"expired", key))
+        ctx.touch(key, "x", b"expired")
 
 
 cdef inline bytes _as_bytes(object arg):

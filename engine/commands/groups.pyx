@@ -31,6 +31,8 @@ cdef uint64_t U64_MAX = 0xffffffffffffffff
 cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,
                              const StreamID* id) except *:
     """Logs the current state of the pending entry `id` as an idempotent XCLAIM."""
+    if not ctx.logging:
+        return
     cdef PendingEntry* pe = g.find_pending(id)
     cdef Consumer owner = g.owner_of(pe)
     ctx.propagate([b"XCLAIM", key, g.name, owner.name, b"0", id_format(id),
@@ -40,6 +42,8 @@ cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,
 
 
 cdef void propagate_group_position(CommandContext ctx, bytes key, ConsumerGroup g) except *:
+    if not ctx.logging:
+        return
     ctx.propagate([b"XGROUP", b"SETID", key, g.name, id_format(&g.last_id),
                    b"ENTRIESREAD", str(g.entries_read).encode()])
 

@@ -297,10 +297,7 @@ cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, 
             advance_last_delivered(s, g, &sid)
             advanced = True
             if not noack:
-                pe = g.find_pending(&sid)
-                if pe == NULL:
-                    g.add_pending(&sid, c, ctx.now, 1)
-                else:
+                if not g.add_pending(&sid, c, ctx.now, 1):
                     # The group was moved back with SETID: the entry changes hands.
                     g.update_pending(&sid, c, ctx.now, 1)
                 propagate_delivery(ctx, key, g, &sid)

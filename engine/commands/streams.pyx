@@ -49,7 +49,8 @@ cdef int64_t apply_trim(CommandContext ctx, bytes key, Stream s, TrimArgs* args)
     cdef int64_t deleted = s.trim(args.strategy, args.maxlen, &args.minid, args.approx,
                                   args.limit)
     if deleted:
-        ctx.propagate([b"XTRIM", key, b"MAXLEN", b"=", str(s.length).encode()])
+        if ctx.logging:
+            ctx.propagate([b"XTRIM", key, b"MAXLEN", b"=", str(s.length).encode()])
         ctx.touch(key, "t", b"xtrim")
     return deleted
 
@@ -92,7 +93,7 @@ def xadd(CommandContext ctx, list argv):
     cdef uint64_t total = 0
     for i in range(field_pos, len(argv)):
         total += len(<bytes>argv[i])
-    if total > 0xffffffff:
+    if total > (1 << 30):
         raise ResponseError("ERR Elements are too large to be stored")
     s.append(&new_id, argv, field_pos, nfields // 2, ctx.node_max_bytes,
              ctx.node_max_entries)
@@ -101,7 +102,8 @@ def xadd(CommandContext ctx, list argv):
     if s.length == 1:
         s.first_id = new_id
     cdef bytes reply = id_format(&new_id)
-    ctx.propagate([b"XADD", key, reply] + argv[field_pos:])
+    if ctx.logging:
+        ctx.propagate([b"XADD", key, reply] + argv[field_pos:])
     ctx.touch(key, "t", b"xadd")
     if args.strategy != TRIM_NONE:
         apply_trim(ctx, key, s, &args)
