@@ -194,11 +194,23 @@ cdef int64_t estimate_entries_read(Stream s, const StreamID* id) except? -2:
     return ENTRIES_READ_UNKNOWN
 
 
+cdef bint counter_usable(Stream s, ConsumerGroup g) noexcept:
+    """Whether entries_read can be trusted: known, not behind a trimmed head, and
+    no tombstone after the group's position (Redis 7.4+/8.0 rules)."""
+    return (g.entries_read != ENTRIES_READ_UNKNOWN
+            and id_cmp(&g.last_id, &s.first_id) >= 0
+            and not tombstones_after(s, &g.last_id))
+
+
 cdef object group_lag(Stream s, ConsumerGroup g):
     if s.entries_added == 0:
         return 0
-    if g.entries_read != ENTRIES_READ_UNKNOWN and not tombstones_after(s, &g.last_id):
+    if counter_usable(s, g):
         return <int64_t>s.entries_added - g.entries_read
+    if (id_cmp(&g.last_id, &s.first_id) < 0
+            and id_cmp(&s.max_deleted_id, &s.first_id) < 0):
+        # Everything the group has not read is still in the stream, untouched.
+        return s.length
     cdef int64_t read = estimate_entries_read(s, &g.last_id)
     if read == ENTRIES_READ_UNKNOWN:
         return None
@@ -208,7 +220,7 @@ cdef object group_lag(Stream s, ConsumerGroup g):
 cdef void advance_last_delivered(Stream s, ConsumerGroup g, const StreamID* id) noexcept:
     if id_cmp(id, &g.last_id) <= 0:
         return
-    if g.entries_read != ENTRIES_READ_UNKNOWN and not tombstones_after(s, id):
+    if counter_usable(s, g):
         g.entries_read += 1
     elif s.entries_added:
         g.entries_read = estimate_entries_read(s, id)
