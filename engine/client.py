@@ -172,6 +172,15 @@ def _decoder(encoding: str, errors: str):
     return decode
 
 
+class _Packed:
+    """An encoded command, as pack_command/pack_commands return it."""
+
+    __slots__ = ("argv",)
+
+    def __init__(self, argv: list) -> None:
+        self.argv = argv
+
+
 class _NoSocket:
     """What `_sock` holds while connected: redis-py only tests it and closes it."""
 
@@ -250,12 +259,14 @@ class EmbeddedConnection(AbstractConnection):
         return "embedded Sluice engine"
 
     def _connect(self):
-        self._ctx = self.engine.new_context(0, False)   # a new connection: db 0, RESP2
+        ctx = self.engine.new_context(0, False)   # a new connection: db 0, RESP2
         state = self._state
-        state.connections.add(self)
-        if state.tracking:
-            _enable_tracking(self._ctx)
-        self._client_id = next(self._state.ids)
+        with state.lock:
+            state.connections.add(self)
+            if state.tracking:
+                _enable_tracking(ctx)
+            self._ctx = ctx
+        self._client_id = next(state.ids)
         self._client_name = None
         return _NO_SOCKET
 
@@ -285,30 +296,34 @@ class EmbeddedConnection(AbstractConnection):
     def can_read(self, timeout: float = 0) -> bool:
         return bool(self._replies)
 
+    # The "packed" form of a command is its encoded argv (in a _Packed): encoding
+    # happens up front, so a pipeline with an argument redis-py cannot encode fails
+    # before any of its commands ran, as with a socket; no RESP in between.
+
     def pack_command(self, *args):
-        # The "packed" form of a command is its argument tuple: send_packed_command
-        # takes it back without any RESP in between.
-        return [args]
+        return [_Packed(self._argv(args))]
 
     def pack_commands(self, commands):
-        return [tuple(args) for args in commands]
+        return [_Packed(self._argv(tuple(args))) for args in commands]
 
     def send_packed_command(self, command, check_health=True) -> None:
         if isinstance(command, (bytes, bytearray, memoryview, str)):
             command = [command]
         for item in command:
-            if isinstance(item, tuple):
-                self.send_command(*item)
+            if item.__class__ is _Packed:
+                self._send(item.argv)
+            elif isinstance(item, tuple):
+                self._send(self._argv(item))
             else:
                 self._feed_resp(item.encode() if isinstance(item, str) else item)
 
     # sending: run the command now, keep the reply --------------------------------
 
     def send_command(self, *args, **kwargs) -> None:
-        ctx = self._ctx
-        if ctx is None:
-            self.connect()
-            ctx = self._ctx
+        self._send(self._argv(args))
+
+    def _argv(self, args: tuple) -> list:
+        """The command as the list of bytes redis-py would have sent."""
         name = args[0]
         if name.__class__ is str:
             if " " in name:
@@ -317,11 +332,18 @@ class EmbeddedConnection(AbstractConnection):
             args = (*bytes(name).split(), *args[1:])
         if self._fast_encode:
             try:
-                argv = to_argv(args)
+                return to_argv(args)
             except TypeError:
-                argv = self._encode(args)
-        else:
-            argv = self._encode(args)
+                pass
+        encode = self.encoder.encode        # its rules, and its DataError
+        return [bytes(v) if isinstance(v, (bytearray, memoryview)) else v
+                for v in map(encode, args)]
+
+    def _send(self, argv: list) -> None:
+        ctx = self._ctx
+        if ctx is None:
+            self.connect()
+            ctx = self._ctx
         special = _SPECIAL.get(argv[0])
         if special is None and not argv[0].isupper():
             special = _SPECIAL.get(argv[0].upper())
@@ -343,12 +365,6 @@ class EmbeddedConnection(AbstractConnection):
                 if ctx.block is not None:
                     reply = self._block(argv)
             self._replies.append(reply)
-
-    def _encode(self, args) -> list:
-        """redis-py's Encoder rules (its DataError for bool and unknown types)."""
-        encode = self.encoder.encode
-        return [bytes(v) if isinstance(v, (bytearray, memoryview)) else v
-                for v in map(encode, args)]
 
     def _run(self, argv: list):
         """Runs one engine command (lock held); the reply, or the error instance."""
@@ -404,13 +420,14 @@ class EmbeddedConnection(AbstractConnection):
                 pos = start + size + 2
             del buf[:pos]
             if argv:
-                self.send_command(*argv)
+                self._send(argv)
 
     # connection-level commands ----------------------------------------------------
 
     def _special(self, handler, argv: list):
         """Runs a command this module implements (lock held)."""
         try:
+            _check_arity(handler, argv)
             return handler(self, argv)
         except EngineError as err:
             return self._parse_error(str(err))
@@ -421,17 +438,14 @@ class EmbeddedConnection(AbstractConnection):
             if special in _RUN_IN_MULTI:
                 with self._state.lock:
                     return self._special(special, argv)
-            arity = _SPECIAL_ARITY[special]
-            if (arity > 0 and len(argv) != arity) or (arity < 0 and len(argv) < -arity):
-                self._multi_dirty = True
-                return self._parse_error(str(wrong_arity(argv[0].decode("utf-8", "replace")
-                                                         .lower())))
-        else:
-            try:
+        try:
+            if special is not None:
+                _check_arity(special, argv)
+            else:
                 resolve(argv)
-            except EngineError as err:
-                self._multi_dirty = True
-                return self._parse_error(str(err))
+        except EngineError as err:
+            self._multi_dirty = True
+            return self._parse_error(str(err))
         self._multi.append((argv, special))
         return QUEUED
 
@@ -623,6 +637,8 @@ class EmbeddedConnection(AbstractConnection):
                         return None
                 reply = self._run(argv)
                 if ctx.block is None:
+                    if isinstance(reply, Exception) and argv[0].lower() == b"xreadgroup":
+                        reply = self._unblocked_error(reply, request.keys)
                     return reply
                 ctx.block = None
         finally:
@@ -633,6 +649,16 @@ class EmbeddedConnection(AbstractConnection):
                     blocked[w] = left
                 else:
                     del blocked[w]
+
+    def _unblocked_error(self, error, keys):
+        """The error Redis gives a blocked XREADGROUP whose stream or group went away."""
+        for key in keys:
+            if self._run([b"TYPE", key]) != b"stream":
+                return self._parse_error("UNBLOCKED the stream key no longer exists")
+        if str(error).startswith("NOGROUP"):
+            return self._parse_error("NOGROUP the consumer group this client was blocked on "
+                                     "no longer exists")
+        return error
 
     def _resolve_dollar(self, argv: list, request) -> list:
         """XREAD's `$` means the last ID when the command blocked, not when it wakes."""
@@ -659,6 +685,12 @@ def _valid_client_name(name: bytes):
     return name or None
 
 
+def _check_arity(handler, argv: list) -> None:
+    arity = _SPECIAL_ARITY[handler]
+    if (arity > 0 and len(argv) != arity) or (arity < 0 and len(argv) < -arity):
+        raise wrong_arity(argv[0].decode("utf-8", "replace").lower())
+
+
 C = EmbeddedConnection
 # Commands this module implements, by upper-case name; lower-case names resolve too.
 _SPECIAL = {b"HELLO": C._hello, b"AUTH": C._auth, b"CLIENT": C._client,
@@ -666,8 +698,9 @@ _SPECIAL = {b"HELLO": C._hello, b"AUTH": C._auth, b"CLIENT": C._client,
             b"WATCH": C._watch, b"UNWATCH": C._unwatch_cmd, b"RESET": C._reset,
             b"QUIT": C._quit}
 _SPECIAL.update({name.lower(): handler for name, handler in _SPECIAL.items()})
-# Arity (as Redis counts it) of the ones that can be queued in a transaction.
-_SPECIAL_ARITY = {C._hello: -1, C._auth: -2, C._client: -2, C._unwatch_cmd: 1}
+# Their arity, as Redis counts it.
+_SPECIAL_ARITY = {C._hello: -1, C._auth: -2, C._client: -2, C._multi_cmd: 1, C._exec: 1,
+                  C._discard: 1, C._watch: -2, C._unwatch_cmd: 1, C._reset: 1, C._quit: -1}
 # The ones a transaction runs at once instead of queueing (as Redis does).
 _RUN_IN_MULTI = frozenset({C._exec, C._discard, C._multi_cmd, C._watch, C._reset, C._quit})
 del C
@@ -689,6 +722,38 @@ class EmbeddedConnectionPool(ConnectionPool):
     @property
     def engine(self) -> Engine:
         return self.connection_kwargs["engine"]
+
+    # The pool's bookkeeping without what only matters for sockets: no fork check
+    # (a forked child has its own copy of the engine, nothing is shared), no
+    # connection-count metrics, no re-authentication event on release.
+
+    def get_connection(self, command_name=None, *keys, **options) -> EmbeddedConnection:
+        with self._lock:
+            try:
+                connection = self._available_connections.pop()
+            except IndexError:
+                connection = self.make_connection()
+            self._in_use_connections.add(connection)
+        try:
+            if connection._ctx is None:
+                connection.connect()
+            elif connection._replies:
+                # Returned with replies nobody read (an exception mid-pipeline): a
+                # socket would have data pending, so start over, as redis-py does.
+                connection.disconnect()
+                connection.connect()
+        except BaseException:
+            self.release(connection)
+            raise
+        return connection
+
+    def release(self, connection: EmbeddedConnection) -> None:
+        with self._lock:
+            try:
+                self._in_use_connections.remove(connection)
+            except KeyError:
+                return
+            self._available_connections.append(connection)
 
 
 # Redis() arguments about the network: accepted so code written for a server runs
@@ -725,6 +790,9 @@ class EmbeddedRedis(Redis):
                  max_connections: Optional[int] = None,
                  single_connection_client: bool = False,
                  event_dispatcher=None, **kwargs: Any) -> None:
+        if engine is not None and not isinstance(engine, Engine):
+            raise TypeError(f"engine must be an engine.Engine, not {type(engine).__name__} "
+                            f"(EmbeddedRedis takes no address)")
         owns_pool = connection_pool is None
         if owns_pool:
             pool_kwargs = {}
@@ -746,6 +814,22 @@ class EmbeddedRedis(Redis):
     @property
     def engine(self) -> Engine:
         return self.connection_pool.connection_kwargs["engine"]
+
+    def _execute_command(self, *args, **options):
+        """Redis._execute_command without what a socket needs: no retries (nothing
+        here fails transiently), no timing for metrics, no reconnect check."""
+        conn = self.connection
+        if conn is not None:
+            with self.single_connection_lock:
+                conn.send_command(*args, **options)
+                return self.parse_response(conn, args[0], **options)
+        pool = self.connection_pool
+        conn = pool.get_connection()
+        try:
+            conn.send_command(*args, **options)
+            return self.parse_response(conn, args[0], **options)
+        finally:
+            pool.release(conn)
 
     @classmethod
     def from_url(cls, url: str, engine: Optional[Engine] = None, **kwargs: Any):

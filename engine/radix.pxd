@@ -81,6 +81,8 @@ cdef struct RadixIter:
 cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL
 cdef void radix_free(RadixTree* tree) noexcept
 cdef uint64_t radix_count(const RadixTree* tree) noexcept
+# Inner nodes plus buckets (a walk: O(nodes); for statistics such as XINFO).
+cdef uint64_t radix_node_count(const RadixTree* tree) noexcept
 # Bytes allocated by this tree (nodes, buckets, the tree header).
 cdef uint64_t radix_bytes(const RadixTree* tree) noexcept
 

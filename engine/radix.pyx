@@ -356,6 +356,25 @@ cdef uint64_t radix_count(const RadixTree* tree) noexcept:
     return tree.count
 
 
+cdef uint64_t _subtree_nodes(void* node, bint is_inner) noexcept:
+    cdef RadixInner* n
+    cdef RadixChild* ch
+    cdef uint32_t i
+    cdef uint64_t total = 1
+    if is_inner:
+        n = <RadixInner*>node
+        ch = _children(n)
+        for i in range(n.n):
+            total += _subtree_nodes(ch[i].ptr, ch[i].is_inner)
+    return total
+
+
+cdef uint64_t radix_node_count(const RadixTree* tree) noexcept:
+    if tree.root == NULL:
+        return 0
+    return _subtree_nodes(tree.root, tree.root_is_inner)
+
+
 cdef uint64_t radix_bytes(const RadixTree* tree) noexcept:
     return tree.bytes
 

@@ -8,7 +8,8 @@ from engine.streamid cimport StreamID, id_format, id_decode
 from engine.stream cimport Stream
 from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN, group_lag)
-from engine.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST
+from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST,
+                           radix_node_count)
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command, container
@@ -96,7 +97,7 @@ def xinfo_stream(CommandContext ctx, list argv):
     hi.ms = hi.seq = U64_MAX
     pairs = [b"length", s.length,
              b"radix-tree-keys", s.node_count(),
-             b"radix-tree-nodes", s.node_count(),
+             b"radix-tree-nodes", radix_node_count(s.nodes),
              b"last-generated-id", id_format(&s.last_id),
              b"max-deleted-entry-id", id_format(&s.max_deleted_id),
              b"entries-added", s.entries_added,

@@ -66,7 +66,7 @@ cdef list remove_keys(CommandContext ctx, list argv):
         if db.lookup(key, ctx.now) is not None and db.remove(key):
             removed.append(key)
             ctx.touch(key, "g", b"del")
-    if removed:
+    if removed and ctx.logging:
         ctx.propagate([b"DEL"] + removed)
     return removed
 
@@ -96,9 +96,12 @@ def touch(CommandContext ctx, list argv):
     return exists(ctx, argv)
 
 
+cdef dict TYPE_REPLIES = {name: Status(name.encode()) for name in ("none", "string", "stream")}
+
+
 @command("type", 2, "readonly fast", 1, 1, 1)
 def type_(CommandContext ctx, list argv):
-    return Status(type_name(ctx.db.lookup(argv[1], ctx.now)).encode())
+    return TYPE_REPLIES[type_name(ctx.db.lookup(argv[1], ctx.now))]
 
 
 cdef object rename(CommandContext ctx, list argv, bint nx):
@@ -181,6 +184,8 @@ def scan(CommandContext ctx, list argv):
             continue
         value = db.lookup(key, ctx.now)   # expires the key if it is due
         if value is None:
+            if key not in db.data:        # removed behind the index's back
+                db.order.discard(key)
             continue
         if typename is not None and type_name(value).encode() != typename:
             continue
@@ -203,6 +208,8 @@ def randomkey(CommandContext ctx, list argv):
             return None
         if db.lookup(key, ctx.now) is not None:
             return key
+        if key not in db.data:            # removed behind the index's back
+            db.order.discard(key)
 
 
 cdef int flush_mode(list argv) except -1:
@@ -219,7 +226,7 @@ cdef bint flush(CommandContext ctx, Database db):
     if not db.data:
         db.clear()
         return False
-    if db is ctx.db:
+    if db is ctx.db and ctx.tracking:
         ctx.touched.extend(db.data)
     db.clear()
     return True
@@ -298,7 +305,8 @@ cdef object expire_generic(CommandContext ctx, list argv, int64_t basetime,
     else:
         db.set_expire(key, when)
         ctx.touch(key, "g", b"expire")
-        ctx.propagate([b"PEXPIREAT", key, str(when).encode()])
+        if ctx.logging:
+            ctx.propagate([b"PEXPIREAT", key, str(when).encode()])
     return 1
 
 

@@ -159,3 +159,21 @@ cdef bint is_option(object arg, const char* lower) noexcept:
         if c != <unsigned char>lower[i]:
             return 0
     return 1
+
+
+# Python entry points to the parsers above, for tests.
+
+def py_parse_int(bytes arg):
+    return parse_int(arg, NULL)
+
+
+def py_parse_timeout(bytes arg, int64_t now, bint seconds):
+    return parse_timeout(arg, now, seconds)
+
+
+def py_parse_cursor(bytes arg):
+    return parse_cursor(arg)
+
+
+def py_is_option(bytes arg, bytes lower):
+    return is_option(arg, lower)

@@ -121,12 +121,15 @@ def set_(CommandContext ctx, list argv):
     ctx.touch(key, "$", b"set")
     if expire is not None:
         db.set_expire(key, when)
-        ctx.events.append(("g", b"expire", key))
-        ctx.propagate([b"SET", key, value, b"PXAT", str(when).encode()])
-    elif flags & SET_KEEPTTL:
-        ctx.propagate([b"SET", key, value, b"KEEPTTL"])
-    else:
-        ctx.propagate([b"SET", key, value])
+        if ctx.tracking:
+            ctx.events.append(("g", b"expire", key))
+    if ctx.logging:
+        if expire is not None:
+            ctx.propagate([b"SET", key, value, b"PXAT", str(when).encode()])
+        elif flags & SET_KEEPTTL:
+            ctx.propagate([b"SET", key, value, b"KEEPTTL"])
+        else:
+            ctx.propagate([b"SET", key, value])
     if flags & SET_GET:
         return old
     return OK
@@ -189,7 +192,8 @@ cdef object incr_by(CommandContext ctx, bytes key, int64_t incr):
     cdef int64_t new = old + incr
     ctx.db.store(key, str(new).encode())   # keeps the key's TTL, as Redis does
     ctx.touch(key, "$", b"incrby")
-    ctx.propagate([b"INCRBY", key, str(incr).encode()])
+    if ctx.logging:
+        ctx.propagate([b"INCRBY", key, str(incr).encode()])
     return new
 
 

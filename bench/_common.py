@@ -1,0 +1,225 @@
+"""Shared helpers for the benchmark scripts (not a benchmark itself).
+
+Each script imports this first: it puts the checkout on sys.path (so the scripts
+run as `python bench/<name>.py` without PYTHONPATH), starts/stops a private
+redis-server, computes order statistics and prints tables (with `rich` when it is
+installed, plain aligned text otherwise).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from typing import Iterable, Optional, Sequence
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+NA_CLIENT = "n/a (engine.client not available)"
+NA_REDIS = "n/a (redis-server not available)"
+
+
+# -- the optional in-process redis-py client ----------------------------------------
+
+def load_embedded():
+    """(EmbeddedRedis class, None) or (None, reason) when engine.client is missing."""
+    try:
+        from engine.client import EmbeddedRedis
+    except Exception as exc:  # ImportError, or a half-written module
+        return None, "%s: %s" % (type(exc).__name__, exc)
+    return EmbeddedRedis, None
+
+
+# -- a private redis-server ---------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def redis_server_path() -> Optional[str]:
+    return shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None)
+
+
+class RedisServer:
+    """`redis-server --save "" --appendonly no` on a free loopback port."""
+
+    def __init__(self, *extra: str) -> None:
+        exe = redis_server_path()
+        if exe is None:
+            raise FileNotFoundError("redis-server")
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
+             *extra],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import redis
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                c = redis.Redis(host="127.0.0.1", port=self.port)
+                c.ping()
+                c.close()
+                break
+            except Exception:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError("redis-server did not start on port %d" % self.port)
+                time.sleep(0.05)
+        self.version = self.client().info("server").get("redis_version", "?")
+
+    def client(self, **kw):
+        import redis
+        return redis.Redis(host="127.0.0.1", port=self.port, **kw)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@contextlib.contextmanager
+def redis_server(*extra: str):
+    """Yields a RedisServer, or None (with a note on stderr) when there is none."""
+    try:
+        srv = RedisServer(*extra)
+    except FileNotFoundError:
+        print("note: redis-server not found; its columns read n/a", file=sys.stderr)
+        yield None
+        return
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+class RawConnection:
+    """One redis-py connection used without response callbacks: the reply exactly as
+    the RESP parser (hiredis when installed) produced it, like Engine.execute."""
+
+    def __init__(self, client) -> None:
+        self.pool = client.connection_pool
+        self.conn = self.pool.get_connection()
+
+    def __call__(self, *args):
+        self.conn.send_command(*args)
+        return self.conn.read_response()
+
+    def close(self) -> None:
+        self.pool.release(self.conn)
+
+
+# -- statistics -----------------------------------------------------------------------
+
+def percentile(sorted_values: Sequence[float], p: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    n = len(sorted_values)
+    if n == 0:
+        return float("nan")
+    if n == 1:
+        return float(sorted_values[0])
+    pos = (n - 1) * p / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, n - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summary(values: Iterable[float]) -> dict:
+    v = sorted(values)
+    return {
+        "n": len(v),
+        "avg": sum(v) / len(v) if v else float("nan"),
+        "median": percentile(v, 50),
+        "p95": percentile(v, 95),
+        "p99": percentile(v, 99),
+        "min": v[0] if v else float("nan"),
+        "max": v[-1] if v else float("nan"),
+    }
+
+
+def median(values: Iterable[float]) -> float:
+    return percentile(sorted(values), 50)
+
+
+# -- formatting -----------------------------------------------------------------------
+
+def fmt_ms(seconds: Optional[float]) -> str:
+    return "n/a" if seconds is None else "%.3f" % (seconds * 1e3)
+
+
+def fmt_int(x: Optional[float]) -> str:
+    return "n/a" if x is None else "{:,.0f}".format(x)
+
+
+def fmt_ratio(x: Optional[float]) -> str:
+    if x is None:
+        return "n/a"
+    return "%.1fx" % x if x >= 10 else "%.2fx" % x
+
+
+def verdict(ok: Optional[bool]) -> str:
+    return "n/a" if ok is None else ("PASS" if ok else "MISS")
+
+
+def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
+                align: Optional[str] = None) -> None:
+    """A table: first column left-aligned, the others right-aligned (or per `align`,
+    one 'l'/'r' per column)."""
+    align = align or ("l" + "r" * (len(headers) - 1))
+    rows = [[str(c) for c in row] for row in rows]
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        Console = None
+    if Console is not None:
+        t = Table(title=title)
+        for h, a in zip(headers, align):
+            t.add_column(h, justify="left" if a == "l" else "right")
+        for row in rows:
+            t.add_row(*row)
+        Console(width=200).print(t)
+        return
+    widths = [max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(str(h))
+              for i, h in enumerate(headers)]
+
+    def line(cells):
+        out = []
+        for c, w, a in zip(cells, widths, align):
+            out.append(c.ljust(w) if a == "l" else c.rjust(w))
+        return "  ".join(out).rstrip()
+
+    print()
+    print(title)
+    print(line([str(h) for h in headers]))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+    sys.stdout.flush()
+
+
+def header(name: str, args, extra: str = "") -> None:
+    """One line saying what ran, with which Python, load and options."""
+    import platform
+    try:
+        load = "%.2f %.2f %.2f" % os.getloadavg()
+    except OSError:
+        load = "?"
+    print("%s  python %s  cpus %s  loadavg %s  %s" % (
+        name, platform.python_version(), os.cpu_count(), load,
+        " ".join("%s=%s" % kv for kv in sorted(vars(args).items()))))
+    if extra:
+        print(extra)
+    sys.stdout.flush()
