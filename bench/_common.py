@@ -1,7 +1,8 @@
 """Shared helpers for the benchmark scripts (not a benchmark itself).
 
-Each script imports this first: it puts the checkout on sys.path (so the scripts
-run as `python bench/<name>.py` without PYTHONPATH), starts/stops a private
+Each script imports this first: it puts the checkout on sys.path when no `engine`
+is importable otherwise (so the scripts run as `python bench/<name>.py` without
+PYTHONPATH, and PYTHONPATH=<another build> takes precedence), starts/stops a private
 redis-server, computes order statistics and prints tables (with `rich` when it is
 installed, plain aligned text otherwise).
 """
@@ -17,7 +18,11 @@ import time
 from typing import Iterable, Optional, Sequence
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
+# The checkout's engine, unless PYTHONPATH (or an install) already provides one:
+# PYTHONPATH=/some/other/build python bench/<script>.py benchmarks that build.
+try:
+    import engine  # noqa: F401
+except ImportError:
     sys.path.insert(0, REPO)
 
 NA_CLIENT = "n/a (engine.client not available)"

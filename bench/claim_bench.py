@@ -42,8 +42,8 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench import _common as C  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common as C  # noqa: E402  (also makes the checkout's `engine` importable)
 
 from engine import Engine, ManualClock  # noqa: E402
 

@@ -28,8 +28,7 @@ def main(argv=None) -> int:
     if "-h" in passthrough or "--help" in passthrough:
         print(__doc__)
         return 0
-    env = dict(os.environ)
-    env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = dict(os.environ)   # PYTHONPATH passes through (see bench/_common.py)
     env.setdefault("PYTHONUNBUFFERED", "1")
     failed = []
     for script in SCRIPTS:

@@ -505,11 +505,11 @@ def test_blocking_reads_wake_on_writes(redis_server, protocol):
         results.append(r.xreadgroup("g", "c", {"s": ">"}, block=250))
         results.append(0.2 < time.monotonic() - start < 2)
         # the group, then the stream, goes away while a reader waits on it
-        for remove in (lambda: other.xgroup_destroy("s", "g"), lambda: other.delete("s")):
-            r.xgroup_create("s", "g", id="$")
+        for remove in (lambda: other.xgroup_destroy("s", "g2"), lambda: other.delete("s")):
+            r.xgroup_create("s", "g2", id="$")
             later(remove)
             try:
-                results.append(r.xreadgroup("g", "c", {"s": ">"}, block=5000))
+                results.append(r.xreadgroup("g2", "c", {"s": ">"}, block=5000))
             except ResponseError as err:
                 results.append(str(err))
         return results

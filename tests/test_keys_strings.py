@@ -17,10 +17,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-# Registers the families even while engine/commands/__init__.py does not list them.
-import engine.commands.keys  # noqa: F401
-import engine.commands.server  # noqa: F401
-import engine.commands.strings  # noqa: F401
 from engine import Engine, ManualClock, ResponseError
 from engine.commands import parsing
 from engine.commands.dispatch import dispatch

@@ -4,11 +4,13 @@
 
 from libc.stdint cimport int64_t, uint64_t
 from engine.keyspace cimport Database
+from engine.clock cimport Clock
 
 cdef class CommandContext:
     cdef public object engine
     cdef object __weakref__
     cdef public Database db
+    cdef public Clock clock
     cdef public int64_t now           # ms; read from the clock once per command
     cdef public bint resp3
     cdef public bint null_array       # a None reply is a null array, not a null bulk

@@ -5,6 +5,7 @@ cdef class CommandContext:
     def __init__(self, engine, db):
         self.engine = engine
         self.db = db
+        self.clock = engine.clock
         self.resp3 = False
         self.logging = False
         self.tracking = False

@@ -35,7 +35,7 @@ cpdef object resolve(list argv):
 cpdef object dispatch(CommandContext ctx, list argv):
     """Runs one command; effects/touched/events accumulate on ctx."""
     spec = resolve(argv)
-    ctx.now = ctx.engine.clock.now_ms()
+    ctx.now = ctx.clock.now_ms()
     ctx.null_array = False
     try:
         return spec.handler(ctx, argv)
@@ -69,6 +69,6 @@ cdef inline bytes _as_bytes(object arg):
     raise TypeError(f"invalid argument type {type(arg).__name__}")
 
 
-def to_argv(tuple args) -> list:
+cpdef list to_argv(tuple args):
     """Command arguments as bytes, the way redis-py encodes them."""
     return [_as_bytes(a) for a in args]

@@ -24,7 +24,7 @@ def echo(CommandContext ctx, list argv):
 
 @command("time", 1, "random fast", 0, 0, 0)
 def time(CommandContext ctx, list argv):
-    cdef int64_t us = ctx.engine.clock.now_ms() * 1000
+    cdef int64_t us = ctx.clock.now_ms() * 1000
     return [str(us // 1000000).encode(), str(us % 1000000).encode()]
 
 
