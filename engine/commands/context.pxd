@@ -28,6 +28,12 @@ cdef class CommandContext:
             self.effects.append(argv)
 
     cdef inline void touch(self, bytes key, str cls, bytes event):
+        """key's value changed (wakes blocked readers, aborts WATCH) and event fires."""
         if self.tracking:
             self.touched.append(key)
+            self.events.append((cls, event, key))
+
+    cdef inline void notify(self, bytes key, str cls, bytes event):
+        """A keyspace event for a change WATCH does not see (e.g. a new consumer)."""
+        if self.tracking:
             self.events.append((cls, event, key))

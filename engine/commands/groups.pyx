@@ -51,7 +51,7 @@ cdef void propagate_group_position(CommandContext ctx, bytes key, ConsumerGroup 
 cdef void propagate_consumer(CommandContext ctx, bytes key, ConsumerGroup g,
                              Consumer c) except *:
     ctx.propagate([b"XGROUP", b"CREATECONSUMER", key, g.name, c.name])
-    ctx.touch(key, "t", b"xgroup-createconsumer")
+    ctx.notify(key, "t", b"xgroup-createconsumer")
 
 
 cdef Consumer consumer_for(CommandContext ctx, bytes key, ConsumerGroup g, bytes name):
