@@ -7,7 +7,7 @@ from libc.stdint cimport uint64_t
 from engine.clock cimport Clock, SystemClock
 from engine.keyspace cimport Database
 from engine.commands.context cimport CommandContext
-from engine.commands.dispatch cimport dispatch, to_argv
+from engine.commands.dispatch cimport dispatch, drain_expired, to_argv
 from engine.memory cimport mem_used
 
 
@@ -65,15 +65,35 @@ cdef class Engine:
         try:
             return dispatch(ctx, argv)
         finally:
-            if ctx.effects:
-                effects = ctx.effects
-                ctx.effects = []
-                for listener in self.effect_listeners:
-                    listener(ctx.db.index, effects)
-            if ctx.touched:
-                ctx.touched = []
-            if ctx.events:
-                ctx.events = []
+            self.flush(ctx)
+
+    cdef void flush(self, CommandContext ctx) except *:
+        """Hands the command's effects to the listeners and resets the context."""
+        if ctx.effects:
+            effects = ctx.effects
+            ctx.effects = []
+            for listener in self.effect_listeners:
+                listener(ctx.db.index, effects)
+        if ctx.touched:
+            ctx.touched = []
+        if ctx.events:
+            ctx.events = []
+
+    def active_expire(self, int limit=200) -> list:
+        """Removes keys whose TTL has passed even if nobody reads them (the server
+        calls this on a timer). Logs each as DEL; returns the `expired` events as
+        (db index, key) pairs."""
+        cdef CommandContext ctx
+        cdef list fired = []
+        now = self.clock.now_ms()
+        for db in self.databases:
+            if (<Database>db).expires and (<Database>db).sweep_expired(now, limit):
+                ctx = self.new_context((<Database>db).index)
+                ctx.tracking = True
+                drain_expired(ctx)
+                fired.extend(((<Database>db).index, key) for key in ctx.touched)
+                self.flush(ctx)
+        return fired
 
     def select(self, int index) -> None:
         """Makes `execute` use database `index` (SELECT for the embedded API)."""

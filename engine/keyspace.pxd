@@ -27,6 +27,7 @@ cdef class Database:
     cdef readonly int index
     cdef public dict data          # key (bytes) -> Stream | bytes
     cdef public dict expires       # key (bytes) -> absolute expiry in ms
+    cdef list deadlines            # min-heap of (expiry, key) for the active sweep
     cdef public list expired       # keys removed by expiry, drained by the caller
     cdef readonly KeyOrder order   # insertion order of `data` (SCAN, RANDOMKEY)
 

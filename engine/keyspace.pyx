@@ -1,6 +1,7 @@
 """Keys, types and expiry for one database (SELECT index)."""
 from libc.stdint cimport int64_t, uint64_t
 from bisect import bisect_left
+from heapq import heapify, heappop, heappush
 from random import randrange
 
 from engine.errors import ResponseError, WRONGTYPE
@@ -87,6 +88,7 @@ cdef class Database:
         self.index = index
         self.data = {}
         self.expires = {}
+        self.deadlines = []
         self.expired = []
         self.order = KeyOrder()
 
@@ -128,20 +130,27 @@ cdef class Database:
 
     cdef void set_expire(self, bytes key, int64_t when):
         self.expires[key] = when
+        heappush(self.deadlines, (when, key))
+        if len(self.deadlines) > 2 * len(self.expires) + 1024:
+            # Too many stale deadlines (TTLs renewed or removed): rebuild.
+            self.deadlines = [(w, k) for k, w in self.expires.items()]
+            heapify(self.deadlines)
 
     cdef bint persist(self, bytes key):
         return self.expires.pop(key, None) is not None
 
     def sweep_expired(self, int64_t now, int limit=200) -> list:
-        """Active expiry: removes up to `limit` expired keys; returns them.
-
-        The server calls this periodically so that keys nobody reads still expire
-        (and emit their `expired` events)."""
+        """Active expiry: removes up to `limit` expired keys, oldest deadline first,
+        and returns them (also recorded in `expired`). O(log n) per key: deadlines
+        sit in a min-heap; entries made stale by PERSIST/DEL/a new TTL are skipped."""
         cdef list gone = []
-        for key, when in list(self.expires.items()):
-            if len(gone) >= limit:
+        cdef list heap = self.deadlines
+        while heap and len(gone) < limit:
+            when, key = heap[0]
+            if <int64_t>when > now:
                 break
-            if <int64_t>when <= now:
+            heappop(heap)
+            if self.expires.get(key) == when:
                 self.remove(key)
                 gone.append(key)
         self.expired.extend(gone)
@@ -153,6 +162,7 @@ cdef class Database:
     def clear(self):
         self.data.clear()
         self.expires.clear()
+        self.deadlines = []
         self.order.clear()
 
     cpdef tuple scan(self, uint64_t cursor, Py_ssize_t count):

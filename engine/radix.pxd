@@ -34,10 +34,12 @@ cdef enum RadixSeekOp:
 # Layout (see the header of radix.pyx). Callers only use RadixIter.key / .value and
 # treat everything else as private.
 
-# Leaf bucket header; `cap` entries of key_len + value_len bytes follow (8-aligned).
+# Leaf bucket header; room for `cap` entries of key_len + value_len bytes follows
+# (8-aligned), of which entries [head, head + count) are in use.
 cdef struct RadixBucket:
     uint32_t count
-    uint32_t cap
+    uint16_t cap            # <= bucket_max <= 4080
+    uint16_t head           # unused entries before the first one (front removals)
 
 # One child of an inner node: covers key[depth] in [lo, next child's lo - 1].
 cdef struct RadixChild:
@@ -52,6 +54,14 @@ cdef struct RadixInner:
     uint16_t cap
     uint8_t depth
 
+# A bucket remembered from an earlier operation so the next one near it can skip the
+# descent (see "Fingers" in radix.pyx). Cleared by any node allocation, realloc or free.
+cdef struct RadixFinger:
+    RadixBucket* bucket     # NULL when unset
+    RadixInner* parent      # NULL when the bucket is the root
+    uint16_t idx            # the bucket's child index in parent
+    uint8_t rightmost       # the bucket holds the tree's largest key
+
 cdef struct RadixTree:
     void* root              # NULL when empty
     uint64_t count
@@ -62,6 +72,7 @@ cdef struct RadixTree:
     uint32_t entry_len      # key_len + value_len
     uint32_t bucket_max     # entries per full bucket
     uint8_t root_is_inner
+    RadixFinger finger[2]   # [0]: where the last insert went, [1]: the last remove
 
 cdef struct RadixFrame:
     RadixInner* node

@@ -55,6 +55,22 @@ from engine.memory cimport mem_alloc, mem_realloc, mem_free
 cdef extern from "<malloc.h>":
     size_t malloc_usable_size(void* ptr) nogil
 
+cdef extern from *:
+    """
+    /* The 8 bytes at p as a big-endian integer: these compare like memcmp. */
+    static inline uint64_t radix_be64(const uint8_t* p) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+    #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        v = __builtin_bswap64(v);
+    #elif __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
+    #error "radix: unknown byte order"
+    #endif
+        return v;
+    }
+    """
+    uint64_t radix_be64(const uint8_t* p) nogil
+
 cdef enum:
     HDR = 8                # bytes of a RadixBucket / RadixInner header
     BUCKET_BYTES = 4088    # a full bucket; glibc serves it from a 4096-byte chunk
@@ -64,9 +80,18 @@ cdef enum:
 
 # ---- allocation, counted per tree ----
 
+# Every change of the tree's shape allocates, moves or frees a node, so these three
+# also forget the fingers (see "Fingers" below).
+
+cdef inline void _forget_fingers(RadixTree* t) noexcept:
+    t.finger[0].bucket = NULL
+    t.finger[1].bucket = NULL
+
+
 cdef void* _alloc(RadixTree* t, size_t size) except NULL:
     cdef void* p = mem_alloc(size)
     t.bytes += malloc_usable_size(p)
+    _forget_fingers(t)
     return p
 
 
@@ -74,6 +99,7 @@ cdef void* _realloc(RadixTree* t, void* p, size_t size) except NULL:
     cdef size_t old = malloc_usable_size(p)
     p = mem_realloc(p, size)
     t.bytes = t.bytes - old + malloc_usable_size(p)
+    _forget_fingers(t)
     return p
 
 
@@ -88,12 +114,37 @@ cdef void* _try_realloc(RadixTree* t, void* p, size_t size) noexcept:
 cdef void _free(RadixTree* t, void* p) noexcept:
     t.bytes -= malloc_usable_size(p)
     mem_free(p)
+    _forget_fingers(t)
+
+
+# ---- keys ----
+
+cdef inline int _cmp(const uint8_t* a, const uint8_t* b, uint32_t n) noexcept:
+    """The sign of memcmp(a, b, n), 8 bytes at a time (no call for 16/24-byte keys)."""
+    cdef uint32_t i = 0
+    cdef uint64_t x, y
+    while i + 8 <= n:
+        x = radix_be64(a + i)
+        y = radix_be64(b + i)
+        if x != y:
+            return -1 if x < y else 1
+        i += 8
+    while i < n:
+        if a[i] != b[i]:
+            return -1 if a[i] < b[i] else 1
+        i += 1
+    return 0
+
+
+cdef inline int _kcmp(const RadixTree* t, const uint8_t* a, const uint8_t* b) noexcept:
+    return _cmp(a, b, t.key_len)
 
 
 # ---- buckets ----
 
 cdef inline uint8_t* _entry(const RadixTree* t, RadixBucket* b, uint32_t i) noexcept:
-    return <uint8_t*>b + HDR + <size_t>i * t.entry_len
+    """Entry i (counted from the first one in use)."""
+    return <uint8_t*>b + HDR + (<size_t>b.head + i) * t.entry_len
 
 
 cdef inline size_t _bucket_size(const RadixTree* t, uint32_t n) noexcept:
@@ -103,17 +154,26 @@ cdef inline size_t _bucket_size(const RadixTree* t, uint32_t n) noexcept:
 cdef inline void _bucket_fit_cap(const RadixTree* t, RadixBucket* b) noexcept:
     """cap = what the block really holds (malloc rounds up), at most bucket_max."""
     cdef size_t c = (malloc_usable_size(b) - HDR) // t.entry_len
-    b.cap = <uint32_t>(c if c < t.bucket_max else t.bucket_max)
+    b.cap = <uint16_t>(c if c < t.bucket_max else t.bucket_max)
 
 
 cdef RadixBucket* _bucket_new(RadixTree* t, uint32_t n) except NULL:
     cdef RadixBucket* b = <RadixBucket*>_alloc(t, _bucket_size(t, n))
     b.count = 0
+    b.head = 0
     _bucket_fit_cap(t, b)
     return b
 
 
+cdef inline void _bucket_compact(const RadixTree* t, RadixBucket* b) noexcept:
+    """Moves the entries to the start of the block (head 0)."""
+    if b.head:
+        memmove(<uint8_t*>b + HDR, _entry(t, b, 0), <size_t>b.count * t.entry_len)
+        b.head = 0
+
+
 cdef RadixBucket* _bucket_grow(RadixTree* t, RadixBucket* b) except NULL:
+    """More room for a full bucket (count == cap, so head is 0)."""
     cdef uint32_t n = b.cap + (b.cap >> 1 if b.cap > 1 else 1)
     if n > t.bucket_max:
         n = t.bucket_max
@@ -127,6 +187,7 @@ cdef RadixBucket* _bucket_trim(RadixTree* t, RadixBucket* b) noexcept:
     cdef RadixBucket* nb
     if malloc_usable_size(b) < _bucket_size(t, b.count) + TRIM_MIN:
         return b
+    _bucket_compact(t, b)
     nb = <RadixBucket*>_try_realloc(t, b, _bucket_size(t, b.count))
     if nb == NULL:
         return b
@@ -145,21 +206,47 @@ cdef inline void _write(const RadixTree* t, uint8_t* e, const uint8_t* key,
 
 cdef inline void _bucket_put(const RadixTree* t, RadixBucket* b, uint32_t pos,
                              const uint8_t* key, const void* value) noexcept:
-    """Inserts at pos; the caller ensured count < cap."""
-    cdef uint8_t* e = _entry(t, b, pos)
-    memmove(e + t.entry_len, e, <size_t>(b.count - pos) * t.entry_len)
-    _write(t, e, key, value)
+    """Inserts at pos; the caller ensured count < cap. The entries before pos move down
+    into the head gap when they are the fewer; with no room at the tail the bucket is
+    compacted first (one move of everything pays for `head` appends)."""
+    cdef size_t el = t.entry_len
+    cdef uint8_t* e
+    if b.head and pos * 2 < b.count:
+        e = _entry(t, b, 0)
+        memmove(e - el, e, pos * el)
+        b.head -= 1
+    else:
+        if b.head + b.count == b.cap:
+            _bucket_compact(t, b)
+        e = _entry(t, b, pos)
+        memmove(e + el, e, (b.count - pos) * el)
+    _write(t, _entry(t, b, pos), key, value)
     b.count += 1
 
 
-cdef inline uint32_t _bucket_find(const RadixTree* t, RadixBucket* b, const uint8_t* key,
-                                  bint* found) noexcept:
-    """Index of key, or where it would be inserted."""
-    cdef uint32_t lo = 0, hi = b.count, mid
+cdef inline void _bucket_del(const RadixTree* t, RadixBucket* b, uint32_t pos) noexcept:
+    """Removes entry pos, closing the hole from the shorter side: removing the first
+    entry (acks in order) moves nothing, it just widens the head gap."""
+    cdef size_t el = t.entry_len
+    cdef uint8_t* e
+    if pos * 2 < b.count:
+        e = _entry(t, b, 0)
+        memmove(e + el, e, pos * el)
+        b.head += 1
+    else:
+        e = _entry(t, b, pos)
+        memmove(e, e + el, (b.count - pos - 1) * el)
+    b.count -= 1
+
+
+cdef inline uint32_t _bucket_search(const RadixTree* t, RadixBucket* b, const uint8_t* key,
+                                    uint32_t lo, uint32_t hi, bint* found) noexcept:
+    """Index of key, or where it would be inserted, knowing it is in [lo, hi]."""
+    cdef uint32_t mid
     cdef int c
     while lo < hi:
         mid = (lo + hi) >> 1
-        c = memcmp(_entry(t, b, mid), key, t.key_len)
+        c = _kcmp(t, _entry(t, b, mid), key)
         if c < 0:
             lo = mid + 1
         elif c > 0:
@@ -169,6 +256,12 @@ cdef inline uint32_t _bucket_find(const RadixTree* t, RadixBucket* b, const uint
             return mid
     found[0] = 0
     return lo
+
+
+cdef inline uint32_t _bucket_find(const RadixTree* t, RadixBucket* b, const uint8_t* key,
+                                  bint* found) noexcept:
+    """Index of key, or where it would be inserted."""
+    return _bucket_search(t, b, key, 0, b.count, found)
 
 
 # ---- inner nodes ----
@@ -314,6 +407,115 @@ cdef RadixBucket* _descend(const RadixTree* t, const uint8_t* key, RadixFrame* p
     return <RadixBucket*>node
 
 
+# ---- fingers ----
+#
+# A finger remembers a bucket together with its slot (parent node and child index) and
+# whether it is the rightmost bucket. Consumer loops append keys past the end of a PEL
+# and ack them back in order, so nearly every operation lands in the bucket the previous
+# one used: checking the key against that bucket's first and last keys replaces the
+# descent and most of the binary search. The tree keeps two, one for inserts and one
+# for removes, since those work at opposite ends.
+#
+# Validity: a finger describes the tree as it was when it was taken. Changes of entries
+# within buckets do not affect it (it reads the bucket's bounds live); any change of
+# shape allocates, reallocates or frees a node, and those clear both fingers
+# (_forget_fingers). The one exception is made knowingly: a bucket reallocated in place
+# of itself (_rebind) keeps its slot, so the fingers only need its new address.
+#
+# Why a hit is exact: buckets hold disjoint, ordered runs of keys, so a key between a
+# bucket's first and last keys belongs to it (shares every prefix on its path and falls
+# in each child range there). A key past the rightmost bucket's last key is in no bucket
+# (finds and removes stop there), and it would be inserted there iff it shares the
+# prefix of the bucket's parent (the deepest inner node on the path; beyond its depth
+# any larger byte falls in the last child range). A miss just means a normal descent.
+
+cdef inline bint _finger_hit(const RadixTree* t, const RadixFinger* f, const uint8_t* key,
+                             bint inserting, uint32_t* pos, bint* found) noexcept:
+    """Whether key is (or, inserting, would go) in f's bucket; then pos and found are
+    what _bucket_find would return."""
+    cdef RadixBucket* b = f.bucket
+    cdef uint32_t last
+    cdef int c
+    if b == NULL:
+        return 0
+    last = b.count - 1
+    c = _kcmp(t, key, _entry(t, b, last))
+    if c >= 0:
+        if c == 0:
+            pos[0] = last
+            found[0] = 1
+            return 1
+        if not f.rightmost:
+            return 0
+        if (inserting and f.parent != NULL
+                and _cmp(key, _entry(t, b, last), f.parent.depth) != 0):
+            return 0
+        pos[0] = b.count
+        found[0] = 0
+        return 1
+    c = _kcmp(t, key, _entry(t, b, 0))
+    if c <= 0:
+        if c < 0:
+            return 0
+        pos[0] = 0
+        found[0] = 1
+        return 1
+    pos[0] = _bucket_search(t, b, key, 1, last, found)
+    return 1
+
+
+cdef inline void _finger_set(RadixTree* t, uint32_t i, RadixBucket* b, RadixFrame* path,
+                             uint32_t h) noexcept:
+    """Finger i := bucket b, reached at level h through path."""
+    cdef RadixFinger* f = &t.finger[i]
+    cdef uint32_t k
+    f.bucket = b
+    f.parent = path[h - 1].node if h > 0 else NULL
+    f.idx = <uint16_t>(path[h - 1].idx if h > 0 else 0)
+    f.rightmost = 1
+    for k in range(h):
+        if path[k].idx + 1 != path[k].node.n:
+            f.rightmost = 0
+            break
+
+
+cdef void _rebind(RadixTree* t, RadixFinger* saved, uint32_t i, RadixBucket* old,
+                  RadixBucket* b) noexcept:
+    """The bucket of finger saved[i] was reallocated from old to b: links b into its slot
+    and restores the fingers as saved (they were cleared), with old's address updated.
+    Nothing else moved, so every finger is still exact."""
+    cdef RadixFinger* f = &saved[i]
+    cdef uint32_t k
+    if f.parent == NULL:
+        t.root = b
+    else:
+        _children(f.parent)[f.idx].ptr = b
+    for k in range(2):
+        t.finger[k] = saved[k]
+        if saved[k].bucket == old:
+            t.finger[k].bucket = b
+
+
+cdef RadixBucket* _finger_grow(RadixTree* t, uint32_t i, RadixBucket* b) except NULL:
+    """_bucket_grow for the bucket of finger i, keeping the fingers."""
+    cdef RadixFinger saved[2]
+    saved[0] = t.finger[0]
+    saved[1] = t.finger[1]
+    cdef RadixBucket* nb = _bucket_grow(t, b)
+    _rebind(t, saved, i, b, nb)
+    return nb
+
+
+cdef RadixBucket* _finger_trim(RadixTree* t, uint32_t i, RadixBucket* b) noexcept:
+    """_bucket_trim for the bucket of finger i, keeping the fingers."""
+    cdef RadixFinger saved[2]
+    saved[0] = t.finger[0]
+    saved[1] = t.finger[1]
+    cdef RadixBucket* nb = _bucket_trim(t, b)
+    _rebind(t, saved, i, b, nb)
+    return nb
+
+
 # ---- tree ----
 
 cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL:
@@ -328,6 +530,7 @@ cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL:
     t.value_len = value_len
     t.entry_len = key_len + value_len
     t.bucket_max = (BUCKET_BYTES - HDR) // t.entry_len
+    memset(t.finger, 0, sizeof(t.finger))
     t.bytes = malloc_usable_size(t)
     return t
 
@@ -385,8 +588,13 @@ cdef void* radix_find(const RadixTree* tree, const uint8_t* key) noexcept:
     cdef uint32_t pos
     if tree.root == NULL:
         return NULL
-    b = _descend(tree, key, NULL, NULL)
-    pos = _bucket_find(tree, b, key, &found)
+    if _finger_hit(tree, &tree.finger[1], key, 0, &pos, &found):
+        b = tree.finger[1].bucket
+    elif _finger_hit(tree, &tree.finger[0], key, 0, &pos, &found):
+        b = tree.finger[0].bucket
+    else:
+        b = _descend(tree, key, NULL, NULL)
+        pos = _bucket_find(tree, b, key, &found)
     if not found:
         return NULL
     return _entry(tree, b, pos) + tree.key_len
@@ -540,9 +748,9 @@ cdef int _burst(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b, uint
 
 cdef int _insert(RadixTree* t, const uint8_t* key, const void* value, bint replace) except -1:
     cdef RadixFrame path[RADIX_MAX_KEY]
-    cdef uint32_t h = 0, c, pos
+    cdef uint32_t h = 0, c, pos, fi
     cdef void* node = t.root
-    cdef bint is_inner = t.root_is_inner, found
+    cdef bint is_inner = t.root_is_inner, found, have_path = 0
     cdef RadixInner* n
     cdef RadixChild* ch
     cdef RadixBucket* b
@@ -550,33 +758,47 @@ cdef int _insert(RadixTree* t, const uint8_t* key, const void* value, bint repla
         b = _bucket_new(t, 1)
         _bucket_put(t, b, 0, key, value)
         _link(t, path, 0, b, 0)
+        _finger_set(t, 0, b, path, 0)
+        t.count += 1
+        t.version += 1
+        return 1
+    if _finger_hit(t, &t.finger[0], key, 1, &pos, &found):
+        fi = 0
+    elif _finger_hit(t, &t.finger[1], key, 1, &pos, &found):
+        fi = 1
     else:
         while is_inner:
             n = <RadixInner*>node
             c = _common(key, _prefix(n), n.depth)
             if c < n.depth:
                 _insert_beside(t, path, h, n, c, key, value)
-                break
+                t.count += 1
+                t.version += 1
+                return 1
             path[h].node = n
             path[h].idx = _slot(n, key[n.depth])
             ch = &_children(n)[path[h].idx]
             h += 1
             node = ch.ptr
             is_inner = ch.is_inner
-        else:
-            b = <RadixBucket*>node
-            pos = _bucket_find(t, b, key, &found)
-            if found:
-                if replace:
-                    _write(t, _entry(t, b, pos), key, value)
-                return 0
-            if b.count == t.bucket_max:
-                _burst(t, path, h, b, pos, key, value)
-            else:
-                if b.count == b.cap:
-                    b = _bucket_grow(t, b)
-                    _link(t, path, h, b, 0)
-                _bucket_put(t, b, pos, key, value)
+        b = <RadixBucket*>node
+        _finger_set(t, 0, b, path, h)
+        fi = 0
+        have_path = 1
+        pos = _bucket_find(t, b, key, &found)
+    b = t.finger[fi].bucket
+    if found:
+        if replace:
+            _write(t, _entry(t, b, pos), key, value)
+        return 0
+    if b.count == t.bucket_max:
+        if not have_path:
+            _descend(t, key, path, &h)  # reaches b: the finger hit says key belongs there
+        _burst(t, path, h, b, pos, key, value)
+    else:
+        if b.count == b.cap:
+            b = _finger_grow(t, fi, b)
+        _bucket_put(t, b, pos, key, value)
     t.count += 1
     t.version += 1
     return 1
@@ -592,34 +814,50 @@ cdef int radix_try_insert(RadixTree* tree, const uint8_t* key, const void* value
 
 # ---- removal ----
 
+cdef inline bint _wants_trim(RadixBucket* b) noexcept:
+    return (b.cap - b.count) * 8 >= b.cap
+
+
+cdef inline int _merge_with(const RadixTree* t, RadixInner* par, uint32_t s,
+                            RadixBucket* b) noexcept:
+    """For b, child s of par: j such that children j and j + 1 (b and a sibling bucket)
+    fit together in 3/4 of a full bucket, else -1."""
+    cdef uint32_t limit = t.bucket_max * 3 // 4
+    cdef RadixChild* ch = _children(par)
+    if (s > 0 and not ch[s - 1].is_inner
+            and (<RadixBucket*>ch[s - 1].ptr).count + b.count <= limit):
+        return s - 1
+    if (s + 1 < par.n and not ch[s + 1].is_inner
+            and (<RadixBucket*>ch[s + 1].ptr).count + b.count <= limit):
+        return s
+    return -1
+
+
 cdef void _settle(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) noexcept:
     """After b (at level h) lost entries or moved up: trims it and merges it into an
     adjacent sibling bucket while both fit in 3/4 of a full bucket, collapsing a parent
     left with a single child."""
-    cdef uint32_t limit = t.bucket_max * 3 // 4, s, j
+    cdef uint32_t j
+    cdef int m
     cdef RadixInner* par
     cdef RadixChild* ch
     cdef RadixBucket* left
     cdef RadixBucket* right
     while True:
-        if (b.cap - b.count) * 8 >= b.cap:
+        if _wants_trim(b):
             b = _bucket_trim(t, b)
             _link(t, path, h, b, 0)
         if h == 0:
             return
         par = path[h - 1].node
-        s = path[h - 1].idx
-        ch = _children(par)
-        if (s > 0 and not ch[s - 1].is_inner
-                and (<RadixBucket*>ch[s - 1].ptr).count + b.count <= limit):
-            j = s - 1
-        elif (s + 1 < par.n and not ch[s + 1].is_inner
-                and (<RadixBucket*>ch[s + 1].ptr).count + b.count <= limit):
-            j = s
-        else:
+        m = _merge_with(t, par, path[h - 1].idx, b)
+        if m < 0:
             return
+        j = <uint32_t>m
+        ch = _children(par)
         left = <RadixBucket*>ch[j].ptr
         right = <RadixBucket*>ch[j + 1].ptr
+        _bucket_compact(t, left)
         if left.cap < left.count + right.count:
             left = <RadixBucket*>_try_realloc(t, left, _bucket_size(t, left.count + right.count))
             if left == NULL:
@@ -663,26 +901,43 @@ cdef void _drop(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) noex
 
 cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) except -1:
     cdef RadixFrame path[RADIX_MAX_KEY]
-    cdef uint32_t h, pos
-    cdef bint found
+    cdef uint32_t h = 0, pos, fi
+    cdef bint found, have_path = 0
     cdef RadixBucket* b
-    cdef uint8_t* e
+    cdef RadixFinger* f
     if tree.root == NULL:
         return 0
-    b = _descend(tree, key, path, &h)
-    pos = _bucket_find(tree, b, key, &found)
+    if _finger_hit(tree, &tree.finger[1], key, 0, &pos, &found):
+        fi = 1
+    elif _finger_hit(tree, &tree.finger[0], key, 0, &pos, &found):
+        fi = 0
+    else:
+        b = _descend(tree, key, path, &h)
+        _finger_set(tree, 1, b, path, h)
+        fi = 1
+        have_path = 1
+        pos = _bucket_find(tree, b, key, &found)
     if not found:
         return 0
-    e = _entry(tree, b, pos)
+    f = &tree.finger[fi]
+    b = f.bucket
     if value_out != NULL:
-        memcpy(value_out, e + tree.key_len, tree.value_len)
-    b.count -= 1
-    memmove(e, e + tree.entry_len, <size_t>(b.count - pos) * tree.entry_len)
+        memcpy(value_out, _entry(tree, b, pos) + tree.key_len, tree.value_len)
+    _bucket_del(tree, b, pos)
     tree.count -= 1
     tree.version += 1
+    # What _settle / _drop would do, with the finger's slot instead of a path as long as
+    # nothing but b changes; a descent fetches the path when more has to happen.
     if b.count == 0:
-        _drop(tree, path, h, b)
-    else:
+        if f.parent != NULL and not have_path:
+            _descend(tree, key, path, &h)
+        _drop(tree, path, h, b)     # for the root bucket (h == 0) the path is unused
+        return 1
+    if _wants_trim(b):
+        b = _finger_trim(tree, fi, b)
+    if f.parent != NULL and _merge_with(tree, f.parent, f.idx, b) >= 0:
+        if not have_path:
+            _descend(tree, key, path, &h)
         _settle(tree, path, h, b)
     return 1
 
@@ -871,6 +1126,7 @@ cdef int _check_node(RadixTree* t, void* node, bint is_inner, RadixFrame* path, 
         return 0
     b = <RadixBucket*>node
     _require(1 <= b.count <= b.cap <= t.bucket_max, "bucket count/cap")
+    _require(b.head + b.count <= b.cap, "bucket entries beyond cap")
     _require(_bucket_size(t, b.cap) <= malloc_usable_size(b), "bucket cap beyond its block")
     for i in range(b.count):
         k = _entry(t, b, i)
@@ -887,6 +1143,24 @@ cdef int _check_node(RadixTree* t, void* node, bint is_inner, RadixFrame* path, 
         memcpy(prev, k, t.key_len)
         have_prev[0] = 1
     count[0] += b.count
+    return 0
+
+
+cdef bint _finger_in(void* node, bint is_inner, RadixInner* parent, uint32_t idx,
+                     const RadixFinger* f, bint rightmost) noexcept:
+    """Whether the subtree holds f's bucket, at the slot and rightmost-ness f says (the
+    walk only compares addresses: a stale finger is never dereferenced)."""
+    cdef RadixInner* n
+    cdef RadixChild* ch
+    cdef uint32_t i
+    if not is_inner:
+        return (node == f.bucket and parent == f.parent and idx == f.idx
+                and rightmost == f.rightmost)
+    n = <RadixInner*>node
+    ch = _children(n)
+    for i in range(n.n):
+        if _finger_in(ch[i].ptr, ch[i].is_inner, n, i, f, rightmost and i + 1 == n.n):
+            return 1
     return 0
 
 
@@ -1024,6 +1298,15 @@ cdef class RadixTestTree:
                         &have_prev, &count, &nbytes)
         _require(count == self.t.count, f"count {self.t.count} != {count} stored")
         _require(nbytes == self.t.bytes, f"bytes {self.t.bytes} != {nbytes} owned")
+        for i in range(2):
+            _require(self.t.finger[i].bucket == NULL or (
+                self.t.root != NULL and _finger_in(self.t.root, self.t.root_is_inner, NULL,
+                                                   0, &self.t.finger[i], 1)),
+                f"finger {i} does not match the tree")
+
+    def fingers(self):
+        """For tests: which fingers are set, as (insert finger, remove finger) booleans."""
+        return (self.t.finger[0].bucket != NULL, self.t.finger[1].bucket != NULL)
 
     def stats(self):
         """Node counts and sizes, for memory reports."""

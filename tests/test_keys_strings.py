@@ -1068,3 +1068,19 @@ def test_effects_replay_to_the_same_state(data):
     for a, b in zip(primary.databases, replica.databases):
         assert a.data == b.data
         assert a.expires == b.expires
+
+
+def test_active_expire_logs_and_reports_each_expired_key(clocked):
+    eng, clock, rec = clocked
+    for i in range(300):
+        eng.execute("SET", f"k{i}", "v", "PX", str(1 + i % 3))
+    eng.execute("PEXPIRE", "k0", "1000")      # renewed: its old deadline is stale
+    eng.execute("PERSIST", "k1")              # no deadline any more
+    rec.take()
+    clock.advance(5)
+    fired = eng.active_expire(limit=1000)
+    assert len(fired) == 298 and (0, b"k0") not in fired and (0, b"k1") not in fired
+    assert sorted(rec.take()) == sorted([[b"DEL", key] for _, key in fired])
+    assert eng.execute("DBSIZE") == 2
+    clock.advance(1000)
+    assert eng.active_expire() == [(0, b"k0")]

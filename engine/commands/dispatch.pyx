@@ -41,10 +41,11 @@ cpdef object dispatch(CommandContext ctx, list argv):
         return spec.handler(ctx, argv)
     finally:
         if ctx.db.expired:
-            _drain_expired(ctx)
+            drain_expired(ctx)
 
 
-cdef void _drain_expired(CommandContext ctx):
+cpdef void drain_expired(CommandContext ctx):
+    """Turns keys the keyspace expired into DEL effects and `expired` events."""
     cdef list expired = ctx.db.expired
     ctx.db.expired = []
     # The log must delete an expired key before any later change to it, so these
