@@ -73,6 +73,12 @@ cdef class ConsumerGroup:
     # Re-delivers/re-assigns an existing pending entry.
     cdef int update_pending(self, const StreamID* id, Consumer owner, uint64_t time,
                             int64_t count) except -1
+    # Delivers a pending entry once more: to `owner` at `time`, count + 1; the
+    # entry as it was is copied to `previous`.
+    cdef int redeliver(self, const StreamID* id, Consumer owner, uint64_t time,
+                       PendingEntry* previous) except -1
+    cdef int _deliver(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
+                      Consumer owner, uint64_t time) except -1
     cdef bint remove_pending(self, const StreamID* id) except -1
     cdef uint64_t pending_count(self) noexcept
 

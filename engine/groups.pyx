@@ -113,12 +113,29 @@ cdef class ConsumerGroup:
     cdef int update_pending(self, const StreamID* id, Consumer owner, uint64_t time,
                             int64_t count) except -1:
         cdef uint8_t key[16]
-        cdef uint8_t tkey[24]
         id_encode(id, key)
         cdef PendingEntry* pe = <PendingEntry*>radix_find(self.pel, key)
+        pe_set_count(pe, count)
+        self._deliver(pe, key, id, owner, time)
+        return 0
+
+    cdef int redeliver(self, const StreamID* id, Consumer owner, uint64_t time,
+                       PendingEntry* previous) except -1:
+        cdef uint8_t key[16]
+        id_encode(id, key)
+        cdef PendingEntry* pe = <PendingEntry*>radix_find(self.pel, key)
+        previous[0] = pe[0]
+        pe_set_count(pe, pe_count(pe) + 1)
+        self._deliver(pe, key, id, owner, time)
+        return 0
+
+    cdef int _deliver(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
+                      Consumer owner, uint64_t time) except -1:
+        """Moves a pending entry to `owner` at `time`, keeping pel_by_time and the
+        consumer PELs in step. `pe` stays valid: only the other trees change."""
+        cdef uint8_t tkey[24]
         cdef uint64_t old_time = pe_time(pe)
         cdef uint32_t old_owner = pe.consumer_id
-        pe_set_count(pe, count)
         if old_time != time:
             pe_set_time(pe, time)
             time_key(old_time, id, tkey)

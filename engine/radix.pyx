@@ -195,12 +195,24 @@ cdef RadixBucket* _bucket_trim(RadixTree* t, RadixBucket* b) noexcept:
     return nb
 
 
+cdef inline void _copy(void* dst, const void* src, uint32_t n) noexcept:
+    """memcpy for a key or value: inline 8-byte moves when n is a multiple of 8 (the
+    common lengths), instead of a library call for a few bytes."""
+    cdef uint32_t i = 0
+    if n & 7:
+        memcpy(dst, src, n)
+        return
+    while i < n:
+        memcpy(<uint8_t*>dst + i, <const uint8_t*>src + i, 8)
+        i += 8
+
+
 cdef inline void _write(const RadixTree* t, uint8_t* e, const uint8_t* key,
                         const void* value) noexcept:
-    memcpy(e, key, t.key_len)
+    _copy(e, key, t.key_len)
     if value != NULL:
-        memcpy(e + t.key_len, value, t.value_len)
-    else:
+        _copy(e + t.key_len, value, t.value_len)
+    elif t.value_len:
         memset(e + t.key_len, 0, t.value_len)
 
 
@@ -218,8 +230,9 @@ cdef inline void _bucket_put(const RadixTree* t, RadixBucket* b, uint32_t pos,
     else:
         if b.head + b.count == b.cap:
             _bucket_compact(t, b)
-        e = _entry(t, b, pos)
-        memmove(e + el, e, (b.count - pos) * el)
+        if pos < b.count:       # not an append
+            e = _entry(t, b, pos)
+            memmove(e + el, e, (b.count - pos) * el)
     _write(t, _entry(t, b, pos), key, value)
     b.count += 1
 
@@ -230,8 +243,9 @@ cdef inline void _bucket_del(const RadixTree* t, RadixBucket* b, uint32_t pos) n
     cdef size_t el = t.entry_len
     cdef uint8_t* e
     if pos * 2 < b.count:
-        e = _entry(t, b, 0)
-        memmove(e + el, e, pos * el)
+        if pos:
+            e = _entry(t, b, 0)
+            memmove(e + el, e, pos * el)
         b.head += 1
     else:
         e = _entry(t, b, pos)
@@ -922,7 +936,7 @@ cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) exce
     f = &tree.finger[fi]
     b = f.bucket
     if value_out != NULL:
-        memcpy(value_out, _entry(tree, b, pos) + tree.key_len, tree.value_len)
+        _copy(value_out, _entry(tree, b, pos) + tree.key_len, tree.value_len)
     _bucket_del(tree, b, pos)
     tree.count -= 1
     tree.version += 1

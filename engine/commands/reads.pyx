@@ -255,25 +255,25 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
     cdef StreamID sid
     cdef RadixIter it
     cdef Py_ssize_t n = 0, k
-    cdef PendingEntry* pe
-    cdef int64_t idle, delivered
+    cdef PendingEntry previous
+    cdef list fields = []
     try:
         # Collect first: claiming moves entries to "now" in pel_by_time.
         radix_iter_init(&it, g.pel_by_time)
         ok = radix_seek(&it, RADIX_FIRST, NULL)
         while ok and n < limit and time_key_split(it.key, &sid) <= deadline:
-            if s.contains(&sid):
-                ids[n] = sid
-                n += 1
-            else:
+            entry = s.fields_of(&sid)
+            if entry is None:
                 drop_vanished(ctx, key, g, &sid)
+            else:
+                ids[n] = sid
+                fields.append(entry)
+                n += 1
             ok = radix_next(&it)
         for k in range(n):
-            pe = g.find_pending(&ids[k])
-            idle = ctx.now - <int64_t>pe_time(pe)
-            delivered = pe_count(pe)
-            g.update_pending(&ids[k], c, ctx.now, delivered + 1)
-            out.append([id_format(&ids[k]), s.fields_of(&ids[k]), idle, delivered])
+            g.redeliver(&ids[k], c, ctx.now, &previous)
+            out.append([id_format(&ids[k]), fields[k], ctx.now - <int64_t>pe_time(&previous),
+                        pe_count(&previous)])
             propagate_delivery(ctx, key, g, &ids[k])
     finally:
         free(ids)
@@ -319,7 +319,7 @@ cdef list history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
     cdef RadixIter it
     cdef uint8_t kbuf[16]
     cdef list out = [], ids = []
-    cdef PendingEntry* pe
+    cdef PendingEntry previous
     if not id_incr(&start):
         return out
     id_encode(&start, kbuf)
@@ -336,8 +336,7 @@ cdef list history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
         if fields is None:
             out.append([id_format(&sid), None])
             continue
-        pe = g.find_pending(&sid)
-        g.update_pending(&sid, c, ctx.now, pe_count(pe) + 1)
+        g.redeliver(&sid, c, ctx.now, &previous)
         propagate_delivery(ctx, key, g, &sid)
         out.append([id_format(&sid), fields])
     return out
