@@ -25,8 +25,9 @@
 # A full bucket is one ~4 KiB block carrying 100+ keys for 8 bytes of header and one
 # 16-byte child slot, so a tree costs barely more than its raw key + value bytes.
 #
-# Growth. A bucket is allocated at the size it needs and grows by 1.5x up to bucket_max
-# entries. A full bucket bursts into two:
+# Growth. A bucket is allocated at the size it needs and grows to 1.5x its entries, up
+# to bucket_max. A full bucket (or one at bucket_max whose only room is a small gap at
+# its head, see _room) bursts into two:
 #   - if its keys (with the new one) differ at the parent's byte, the parent's child
 #     range is split at a byte boundary: near the middle, or, when the new key is the
 #     bucket's largest (appends), so the left bucket keeps all it can; the left bucket
@@ -38,19 +39,25 @@
 # first differing byte. When that key lies after the node (appends), the node's last
 # bucket is trimmed: it will not grow any more.
 #
-# Shrinking. A bucket is trimmed when 1/8 of it is unused, freed when empty (a neighbour
-# takes its range), merged with an adjacent sibling bucket when both fit in 3/4 of a full
-# one, and an inner node left with a single child is replaced by that child.
+# Shrinking. A bucket is trimmed when 1/8 of it is unused (the rightmost one, where
+# appends land, only beyond the 1/3 a grow leaves), freed when empty (a neighbour takes
+# its range), merged with an adjacent sibling bucket when both fit in 3/4 of a full
+# one, and an inner node left with a single child is replaced by that child. Removing
+# a bucket's first entries (acks in order) moves nothing: the bucket keeps a gap at its
+# head, given back when it is trimmed or filled when the tail runs out of room.
 #
 # Exact lookups descend by key bytes alone and binary-search the bucket: buckets hold
-# full keys, so a key outside some prefix is simply not found. Seeks compare prefixes
+# full keys, so a key outside some prefix is simply not found. Inserts, removes and
+# finds first try the buckets the last insert and remove used ("fingers", below): a
+# consumer appending IDs and acking them in order then never descends. Keys compare
+# 8 bytes at a time as big-endian words (the same order as memcmp). Seeks compare prefixes
 # to tell whether a whole subtree lies before or after the key. Iterators keep a copy
 # of the current key, their path and the tree's version: a step after any change
 # re-seeks from the copied key.
 
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from engine.memory cimport mem_alloc, mem_realloc, mem_free
+from engine.memory cimport mem_alloc, mem_realloc, mem_free, mem_used
 
 cdef extern from "<malloc.h>":
     size_t malloc_usable_size(void* ptr) nogil
@@ -68,8 +75,10 @@ cdef extern from *:
     #endif
         return v;
     }
+    static inline uint32_t radix_clz64(uint64_t x) { return (uint32_t)__builtin_clzll(x); }
     """
     uint64_t radix_be64(const uint8_t* p) nogil
+    uint32_t radix_clz64(uint64_t x) nogil     # x != 0
 
 cdef enum:
     HDR = 8                # bytes of a RadixBucket / RadixInner header
@@ -80,8 +89,10 @@ cdef enum:
 
 # ---- allocation, counted per tree ----
 
-# Every change of the tree's shape allocates, moves or frees a node, so these three
-# also forget the fingers (see "Fingers" below).
+# engine.memory counts malloc_usable_size of every block; the tree's share is the change
+# in that count (cheaper than asking malloc again). Every change of the tree's shape
+# allocates, moves or frees a node, so these three also forget the fingers (see
+# "Fingers" below).
 
 cdef inline void _forget_fingers(RadixTree* t) noexcept:
     t.finger[0].bucket = NULL
@@ -89,16 +100,17 @@ cdef inline void _forget_fingers(RadixTree* t) noexcept:
 
 
 cdef void* _alloc(RadixTree* t, size_t size) except NULL:
+    cdef size_t before = mem_used()
     cdef void* p = mem_alloc(size)
-    t.bytes += malloc_usable_size(p)
+    t.bytes += mem_used() - before
     _forget_fingers(t)
     return p
 
 
 cdef void* _realloc(RadixTree* t, void* p, size_t size) except NULL:
-    cdef size_t old = malloc_usable_size(p)
+    cdef size_t before = mem_used()
     p = mem_realloc(p, size)
-    t.bytes = t.bytes - old + malloc_usable_size(p)
+    t.bytes += mem_used() - before      # modulo 2**64 when it shrank: still exact
     _forget_fingers(t)
     return p
 
@@ -112,8 +124,9 @@ cdef void* _try_realloc(RadixTree* t, void* p, size_t size) noexcept:
 
 
 cdef void _free(RadixTree* t, void* p) noexcept:
-    t.bytes -= malloc_usable_size(p)
+    cdef size_t before = mem_used()
     mem_free(p)
+    t.bytes -= before - mem_used()
     _forget_fingers(t)
 
 
@@ -138,6 +151,28 @@ cdef inline int _cmp(const uint8_t* a, const uint8_t* b, uint32_t n) noexcept:
 
 cdef inline int _kcmp(const RadixTree* t, const uint8_t* a, const uint8_t* b) noexcept:
     return _cmp(a, b, t.key_len)
+
+
+cdef inline uint32_t _kdiff(const RadixTree* t, const uint8_t* a, const uint8_t* b,
+                            int* sign) noexcept:
+    """Index of the first byte where keys a and b differ (key_len if none), with the
+    sign of memcmp(a, b) in sign."""
+    cdef uint32_t i = 0, n = t.key_len
+    cdef uint64_t x, y
+    while i + 8 <= n:
+        x = radix_be64(a + i)
+        y = radix_be64(b + i)
+        if x != y:
+            sign[0] = -1 if x < y else 1
+            return i + (radix_clz64(x ^ y) >> 3)
+        i += 8
+    while i < n:
+        if a[i] != b[i]:
+            sign[0] = -1 if a[i] < b[i] else 1
+            return i
+        i += 1
+    sign[0] = 0
+    return n
 
 
 # ---- buckets ----
@@ -173,19 +208,22 @@ cdef inline void _bucket_compact(const RadixTree* t, RadixBucket* b) noexcept:
 
 
 cdef RadixBucket* _bucket_grow(RadixTree* t, RadixBucket* b) except NULL:
-    """More room for a full bucket (count == cap, so head is 0)."""
-    cdef uint32_t n = b.cap + (b.cap >> 1 if b.cap > 1 else 1)
+    """Room for 1.5x the entries (compacted): what _wants_trim lets the rightmost bucket
+    keep, so appends and in-order removals do not alternate grows and trims."""
+    cdef uint32_t n = b.count + (b.count >> 1 if b.count > 1 else 1)
     if n > t.bucket_max:
         n = t.bucket_max
+    _bucket_compact(t, b)
     b = <RadixBucket*>_realloc(t, b, _bucket_size(t, n))
     _bucket_fit_cap(t, b)
     return b
 
 
 cdef RadixBucket* _bucket_trim(RadixTree* t, RadixBucket* b) noexcept:
-    """Gives back the unused tail of b's block if malloc can reuse it."""
+    """Gives back the unused part of b's block (compacting it) if malloc can reuse it."""
     cdef RadixBucket* nb
-    if malloc_usable_size(b) < _bucket_size(t, b.count) + TRIM_MIN:
+    if ((<size_t>b.cap - b.count) * t.entry_len < TRIM_MIN    # else surely worth it
+            and malloc_usable_size(b) < _bucket_size(t, b.count) + TRIM_MIN):
         return b
     _bucket_compact(t, b)
     nb = <RadixBucket*>_try_realloc(t, b, _bucket_size(t, b.count))
@@ -235,6 +273,22 @@ cdef inline void _bucket_put(const RadixTree* t, RadixBucket* b, uint32_t pos,
             memmove(e + el, e, (b.count - pos) * el)
     _write(t, _entry(t, b, pos), key, value)
     b.count += 1
+
+
+cdef enum:
+    ROOM_PUT, ROOM_GROW, ROOM_BURST
+
+
+cdef inline int _room(const RadixTree* t, RadixBucket* b, uint32_t pos) noexcept:
+    """How to make room for an entry at pos: ROOM_PUT (_bucket_put finds it), else
+    ROOM_GROW or, at the size limit, ROOM_BURST. A head gap under 1/8 of the bucket does
+    not count as room when using it means compacting: in a queue that fills its bucket
+    (acks free a slot at the head, appends need one at the tail) that would move the
+    whole bucket every few steps."""
+    if b.count == b.cap or (b.head + b.count == b.cap and pos * 2 >= b.count
+                            and b.head * 8 < b.cap):
+        return ROOM_BURST if b.cap == t.bucket_max else ROOM_GROW
+    return ROOM_PUT
 
 
 cdef inline void _bucket_del(const RadixTree* t, RadixBucket* b, uint32_t pos) noexcept:
@@ -448,12 +502,12 @@ cdef inline bint _finger_hit(const RadixTree* t, const RadixFinger* f, const uin
     """Whether key is (or, inserting, would go) in f's bucket; then pos and found are
     what _bucket_find would return."""
     cdef RadixBucket* b = f.bucket
-    cdef uint32_t last
+    cdef uint32_t last, d
     cdef int c
     if b == NULL:
         return 0
     last = b.count - 1
-    c = _kcmp(t, key, _entry(t, b, last))
+    d = _kdiff(t, key, _entry(t, b, last), &c)
     if c >= 0:
         if c == 0:
             pos[0] = last
@@ -461,8 +515,7 @@ cdef inline bint _finger_hit(const RadixTree* t, const RadixFinger* f, const uin
             return 1
         if not f.rightmost:
             return 0
-        if (inserting and f.parent != NULL
-                and _cmp(key, _entry(t, b, last), f.parent.depth) != 0):
+        if inserting and f.parent != NULL and d < f.parent.depth:
             return 0
         pos[0] = b.count
         found[0] = 0
@@ -478,19 +531,23 @@ cdef inline bint _finger_hit(const RadixTree* t, const RadixFinger* f, const uin
     return 1
 
 
+cdef inline bint _rightmost(RadixFrame* path, uint32_t h) noexcept:
+    """Whether the node path leads to (at level h) is the tree's rightmost."""
+    cdef uint32_t k
+    for k in range(h):
+        if path[k].idx + 1 != path[k].node.n:
+            return 0
+    return 1
+
+
 cdef inline void _finger_set(RadixTree* t, uint32_t i, RadixBucket* b, RadixFrame* path,
                              uint32_t h) noexcept:
     """Finger i := bucket b, reached at level h through path."""
     cdef RadixFinger* f = &t.finger[i]
-    cdef uint32_t k
     f.bucket = b
     f.parent = path[h - 1].node if h > 0 else NULL
     f.idx = <uint16_t>(path[h - 1].idx if h > 0 else 0)
-    f.rightmost = 1
-    for k in range(h):
-        if path[k].idx + 1 != path[k].node.n:
-            f.rightmost = 0
-            break
+    f.rightmost = _rightmost(path, h)
 
 
 cdef void _rebind(RadixTree* t, RadixFinger* saved, uint32_t i, RadixBucket* old,
@@ -699,7 +756,8 @@ cdef uint32_t _vbound(const RadixTree* t, RadixBucket* b, uint32_t pos, const ui
 
 cdef int _burst(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b, uint32_t pos,
                 const uint8_t* key, const void* value) except -1:
-    """Inserts key at pos of the full bucket b (at level h) by splitting it in two."""
+    """Inserts key at pos of bucket b (at level h, _room says ROOM_BURST) by splitting it
+    in two."""
     cdef uint32_t n = b.count + 1, d, m, m2, half, s
     cdef size_t el = t.entry_len
     cdef const uint8_t* first = _vkey(t, b, pos, key, 0)
@@ -760,11 +818,14 @@ cdef int _burst(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b, uint
     return 0
 
 
-cdef int _insert(RadixTree* t, const uint8_t* key, const void* value, bint replace) except -1:
+cdef int _insert_slow(RadixTree* t, const uint8_t* key, const void* value,
+                      bint replace) except -1:
+    """_insert by a descent from the root; sets the insert finger on the bucket reached."""
     cdef RadixFrame path[RADIX_MAX_KEY]
-    cdef uint32_t h = 0, c, pos, fi
+    cdef uint32_t h = 0, c, pos
+    cdef int room
     cdef void* node = t.root
-    cdef bint is_inner = t.root_is_inner, found, have_path = 0
+    cdef bint is_inner = t.root_is_inner, found
     cdef RadixInner* n
     cdef RadixChild* ch
     cdef RadixBucket* b
@@ -773,46 +834,63 @@ cdef int _insert(RadixTree* t, const uint8_t* key, const void* value, bint repla
         _bucket_put(t, b, 0, key, value)
         _link(t, path, 0, b, 0)
         _finger_set(t, 0, b, path, 0)
-        t.count += 1
-        t.version += 1
-        return 1
-    if _finger_hit(t, &t.finger[0], key, 1, &pos, &found):
-        fi = 0
-    elif _finger_hit(t, &t.finger[1], key, 1, &pos, &found):
-        fi = 1
     else:
         while is_inner:
             n = <RadixInner*>node
             c = _common(key, _prefix(n), n.depth)
             if c < n.depth:
                 _insert_beside(t, path, h, n, c, key, value)
-                t.count += 1
-                t.version += 1
-                return 1
+                break
             path[h].node = n
             path[h].idx = _slot(n, key[n.depth])
             ch = &_children(n)[path[h].idx]
             h += 1
             node = ch.ptr
             is_inner = ch.is_inner
-        b = <RadixBucket*>node
-        _finger_set(t, 0, b, path, h)
-        fi = 0
-        have_path = 1
-        pos = _bucket_find(t, b, key, &found)
-    b = t.finger[fi].bucket
+        else:
+            b = <RadixBucket*>node
+            _finger_set(t, 0, b, path, h)
+            pos = _bucket_find(t, b, key, &found)
+            if found:
+                if replace:
+                    _write(t, _entry(t, b, pos), key, value)
+                return 0
+            room = _room(t, b, pos)
+            if room == ROOM_BURST:
+                _burst(t, path, h, b, pos, key, value)
+            else:
+                if room == ROOM_GROW:
+                    b = _finger_grow(t, 0, b)
+                _bucket_put(t, b, pos, key, value)
+    t.count += 1
+    t.version += 1
+    return 1
+
+
+cdef int _insert(RadixTree* t, const uint8_t* key, const void* value, bint replace) except -1:
+    """Inserts through a finger when one covers key and its bucket has room or can grow;
+    otherwise (a miss, a full bucket to burst, an empty tree) by _insert_slow."""
+    cdef uint32_t pos
+    cdef int room
+    cdef bint found
+    cdef RadixBucket* b
+    if t.root == NULL:
+        return _insert_slow(t, key, value, replace)
+    if not _finger_hit(t, &t.finger[0], key, 1, &pos, &found):
+        if not _finger_hit(t, &t.finger[1], key, 1, &pos, &found):
+            return _insert_slow(t, key, value, replace)
+        t.finger[0] = t.finger[1]       # the insert finger follows the inserts
+    b = t.finger[0].bucket
     if found:
         if replace:
             _write(t, _entry(t, b, pos), key, value)
         return 0
-    if b.count == t.bucket_max:
-        if not have_path:
-            _descend(t, key, path, &h)  # reaches b: the finger hit says key belongs there
-        _burst(t, path, h, b, pos, key, value)
-    else:
-        if b.count == b.cap:
-            b = _finger_grow(t, fi, b)
-        _bucket_put(t, b, pos, key, value)
+    room = _room(t, b, pos)
+    if room == ROOM_BURST:
+        return _insert_slow(t, key, value, replace)     # a burst needs the path
+    if room == ROOM_GROW:
+        b = _finger_grow(t, 0, b)
+    _bucket_put(t, b, pos, key, value)
     t.count += 1
     t.version += 1
     return 1
@@ -828,7 +906,12 @@ cdef int radix_try_insert(RadixTree* tree, const uint8_t* key, const void* value
 
 # ---- removal ----
 
-cdef inline bint _wants_trim(RadixBucket* b) noexcept:
+cdef inline bint _wants_trim(RadixBucket* b, bint rightmost) noexcept:
+    """1/8 unused, or for the rightmost bucket more than a grow leaves (1/3, plus the
+    entry just removed): appends keep arriving there, and trimming it at 1/8 would
+    shrink and regrow it on every step of a queue that fits in one bucket."""
+    if rightmost:
+        return (b.cap - b.count) * 3 > b.cap + 3
     return (b.cap - b.count) * 8 >= b.cap
 
 
@@ -858,7 +941,7 @@ cdef void _settle(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) no
     cdef RadixBucket* left
     cdef RadixBucket* right
     while True:
-        if _wants_trim(b):
+        if _wants_trim(b, _rightmost(path, h)):
             b = _bucket_trim(t, b)
             _link(t, path, h, b, 0)
         if h == 0:
@@ -913,46 +996,59 @@ cdef void _drop(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) noex
         _settle(t, path, h - 1, <RadixBucket*>only.ptr)
 
 
-cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) except -1:
+cdef RadixBucket* _finger_seek(RadixTree* t, uint32_t i, const uint8_t* key) noexcept:
+    """The bucket whose range holds key, by a descent; finger i is set on it."""
     cdef RadixFrame path[RADIX_MAX_KEY]
-    cdef uint32_t h = 0, pos, fi
-    cdef bint found, have_path = 0
+    cdef uint32_t h
+    cdef RadixBucket* b = _descend(t, key, path, &h)
+    _finger_set(t, i, b, path, h)
+    return b
+
+
+cdef void _reshape(RadixTree* t, const uint8_t* key, RadixBucket* b) noexcept:
+    """_drop or _settle for b, the bucket key was just removed from, with the path to it
+    from a new descent (b is still linked where key leads)."""
+    cdef RadixFrame path[RADIX_MAX_KEY]
+    cdef uint32_t h
+    _descend(t, key, path, &h)
+    if b.count == 0:
+        _drop(t, path, h, b)
+    else:
+        _settle(t, path, h, b)
+
+
+cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) except -1:
+    cdef uint32_t pos
+    cdef bint found
     cdef RadixBucket* b
-    cdef RadixFinger* f
+    cdef RadixFinger* f = &tree.finger[1]
     if tree.root == NULL:
         return 0
-    if _finger_hit(tree, &tree.finger[1], key, 0, &pos, &found):
-        fi = 1
-    elif _finger_hit(tree, &tree.finger[0], key, 0, &pos, &found):
-        fi = 0
-    else:
-        b = _descend(tree, key, path, &h)
-        _finger_set(tree, 1, b, path, h)
-        fi = 1
-        have_path = 1
-        pos = _bucket_find(tree, b, key, &found)
+    if not _finger_hit(tree, f, key, 0, &pos, &found):
+        if _finger_hit(tree, &tree.finger[0], key, 0, &pos, &found):
+            f[0] = tree.finger[0]       # the remove finger follows the removes
+        else:
+            b = _finger_seek(tree, 1, key)
+            pos = _bucket_find(tree, b, key, &found)
     if not found:
         return 0
-    f = &tree.finger[fi]
     b = f.bucket
     if value_out != NULL:
         _copy(value_out, _entry(tree, b, pos) + tree.key_len, tree.value_len)
     _bucket_del(tree, b, pos)
     tree.count -= 1
     tree.version += 1
-    # What _settle / _drop would do, with the finger's slot instead of a path as long as
-    # nothing but b changes; a descent fetches the path when more has to happen.
+    # What _settle / _drop do, done through the finger's slot while only b changes.
     if b.count == 0:
-        if f.parent != NULL and not have_path:
-            _descend(tree, key, path, &h)
-        _drop(tree, path, h, b)     # for the root bucket (h == 0) the path is unused
+        if f.parent == NULL:
+            _drop(tree, NULL, 0, b)     # the root bucket: no path needed
+        else:
+            _reshape(tree, key, b)
         return 1
-    if _wants_trim(b):
-        b = _finger_trim(tree, fi, b)
+    if _wants_trim(b, f.rightmost):
+        b = _finger_trim(tree, 1, b)
     if f.parent != NULL and _merge_with(tree, f.parent, f.idx, b) >= 0:
-        if not have_path:
-            _descend(tree, key, path, &h)
-        _settle(tree, path, h, b)
+        _reshape(tree, key, b)
     return 1
 
 

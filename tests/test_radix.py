@@ -174,6 +174,28 @@ def run_ops(tree, model, pool, ops, value_len):
                 changed()
         elif kind == "find":
             assert tree.find(op[1]) == model.d.get(op[1])
+        elif kind == "app":
+            # Appends past the largest key, `step` apart (the insert finger's fast path;
+            # big steps change bytes above the deepest inner node's depth).
+            _, n, step = op
+            key_len = len(pool[0])
+            top = int.from_bytes(model.keys[-1], "big") if model.keys else 0
+            for _ in range(n):
+                top += step
+                if top >= 256 ** key_len:
+                    break
+                k = be(top, key_len)
+                v = k[-1:] * value_len
+                assert tree.insert(k, v) and model.insert(k, v)
+                assert tree.find(k) == v
+            tree.check()
+            changed()
+        elif kind == "ack":
+            # Removes the n smallest keys one by one, in order (the remove finger's path).
+            for k in model.keys[:op[1]]:
+                assert tree.remove(k) == model.remove(k)
+            tree.check()
+            changed()
         elif kind == "bulk":
             _, start, n, rising = op
             chunk = pool[start:start + n]
@@ -305,6 +327,225 @@ def test_small_universe_fuzz():
             assert tree.range_forward(op, k, 3) == model.walk(op, k, True, 3)
             assert tree.range_backward(op, k, 3) == model.walk(op, k, False, 3)
         assert_same(tree, model)
+
+
+# ---------------------------------------------------------------- fingers
+#
+# The tree remembers the bucket of the last insert and of the last remove ("fingers")
+# and skips the descent when the next key falls in one of them. check() verifies that
+# every finger still describes the tree exactly (bucket, slot, rightmost flag), so the
+# tests below call it after the changes that move, split, merge or free buckets.
+
+APPEND_STEPS = [1, 1, 1, 2, 3, 255, 256, 257, 65536, 2**32 + 7, 2**64 + 1]
+
+
+@st.composite
+def queue_scenarios(draw):
+    """Consumer-loop shaped runs: appends past the largest key and in-order acks (the
+    fingers' fast paths) interleaved with every other operation, so that the fingers
+    go stale in all the ways the tree changes shape."""
+    key_len, value_len, bucket_max, pool, ops = draw(scenarios())
+    queue_op = st.one_of(
+        st.tuples(st.just("app"), st.integers(1, 40), st.sampled_from(APPEND_STEPS)),
+        st.tuples(st.just("ack"), st.integers(1, 40)),
+    )
+    extra = draw(st.lists(st.tuples(st.integers(0, len(ops)), queue_op), max_size=30))
+    for at, op in sorted(extra, key=lambda e: e[0], reverse=True):
+        ops.insert(at, op)
+    return key_len, value_len, bucket_max, pool, ops
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
+@given(queue_scenarios())
+def test_queue_operations_match_model(scenario):
+    key_len, value_len, bucket_max, pool, ops = scenario
+    tree = RadixTestTree(key_len, value_len, bucket_max)
+    model = Model()
+    run_ops(tree, model, pool, ops, value_len)
+    assert_same(tree, model)
+    for k in list(model.keys):
+        tree.remove(k)
+    tree.check()
+    assert tree.count == 0 and tree.bytes_used == EMPTY_TREE_BYTES
+
+
+def id_key(key_len, n, per_ms=7):
+    """The n-th stream ID of a stream adding per_ms entries per ms, as a 16-byte key
+    (24 bytes: behind a delivery time that changes every 50 entries)."""
+    k = struct.pack(">QQ", T0 + n // per_ms, n % per_ms)
+    return struct.pack(">Q", T0 + 5000 + n // 50) + k if key_len == 24 else k
+
+
+@pytest.mark.parametrize("key_len,value_len", [(16, 16), (16, 0), (24, 0)])
+@pytest.mark.parametrize("bucket_max", [0, 3, 8])
+def test_consumer_loop_against_model(key_len, value_len, bucket_max):
+    """XREADGROUP / XACK rounds on one tree: batches of appends, acks of the oldest
+    pending keys (all of them or leaving a backlog), plus claims and stray operations in
+    the middle, checked after every batch."""
+    rng = random.Random(key_len * 1000 + value_len * 10 + bucket_max)
+    tree = RadixTestTree(key_len, value_len, bucket_max)
+    model = Model()
+    nxt = 0
+    for rnd in range(120):
+        for _ in range(rng.choice((1, 2, 10, 100, 300))):
+            k = id_key(key_len, nxt)
+            nxt += rng.choice((1, 1, 1, 5, 500))
+            v = k[-1:] * value_len
+            assert tree.try_insert(k, v) if rnd % 2 else tree.insert(k, v)
+            model.insert(k, v)
+        tree.check()
+        for _ in range(rng.randrange(4)):           # stray operations anywhere
+            k = rng.choice(model.keys) if model.keys else id_key(key_len, 0)
+            r = rng.random()
+            if r < 0.3:
+                assert tree.remove(k) == model.remove(k)
+            elif r < 0.6:
+                k2 = id_key(key_len, rng.randrange(nxt + 10))
+                v = bytes(value_len)
+                assert tree.insert(k2, v) == model.insert(k2, v)
+            else:
+                assert tree.find(k) == model.d.get(k)
+                k2 = id_key(key_len, rng.randrange(nxt + 10))
+                assert tree.find(k2) == model.d.get(k2)
+        keep = 0 if rng.random() < 0.5 else rng.randrange(len(model.keys) + 1)
+        for k in model.keys[:len(model.keys) - keep]:
+            assert tree.remove(k) == model.remove(k)
+            assert tree.find(k) is None
+        k = id_key(key_len, rng.randrange(nxt))         # often acked long ago
+        assert tree.remove(k) == model.remove(k)
+        tree.check()
+        if rnd % 20 == 19:
+            assert_same(tree, model)
+    assert_same(tree, model)
+
+
+def test_fingers_kept_through_grows_and_trims():
+    """In a one-bucket queue, appends and acks keep both fingers set: growing and
+    trimming the bucket they point at updates them instead of dropping them."""
+    tree = RadixTestTree(16, 16)
+    model = Model()
+    n = 0
+    for rnd in range(30):
+        for _ in range(rnd % 7 + 1):
+            k = id_key(16, n)
+            n += 1
+            assert tree.insert(k, k) and model.insert(k, k)
+        for k in model.keys[:min(rnd % 5 + 1, len(model.keys) - 1)]:
+            assert tree.remove(k) == model.remove(k)
+        tree.check()
+        assert tree.stats()["buckets"] == 1
+        if rnd:
+            assert tree.fingers() == (True, True)
+    assert_same(tree, model)
+
+
+def test_stale_fingers():
+    """The shape changes a finger can miss, each followed by operations through both
+    fingers and a check (which verifies that the fingers still match the tree)."""
+    def ops_around(tree, model, keys):
+        for k in keys:
+            assert tree.find(k) == model.d.get(k)
+        for k in keys[::3]:
+            assert tree.remove(k) == model.remove(k)
+            tree.check()
+            assert tree.insert(k, k[:1]) == model.insert(k, k[:1])
+            tree.check()
+        assert_same(tree, model)
+
+    key = lambda n: be(n, 2)
+    for bucket_max in (1, 2, 3, 4):
+        tree = RadixTestTree(2, 1, bucket_max)
+        model = Model()
+        # Appends: bursts under the insert finger, new inner nodes above it, keys past
+        # the rightmost bucket that leave its parent's prefix (steps of 256 and more).
+        for n in [*range(0, 40), *range(300, 2000, 256), *range(30000, 30010), 65535]:
+            assert tree.insert(key(n), b"v") and model.insert(key(n), b"v")
+            tree.check()
+        ops_around(tree, model, [key(n) for n in range(0, 65536, 97)])
+        # Acks in order: the remove finger's bucket empties and is freed, its parent
+        # collapses, neighbours merge.
+        for k in model.keys[:30]:
+            assert tree.remove(k) == model.remove(k)
+            tree.check()
+        ops_around(tree, model, [key(n) for n in range(0, 2000, 7)])
+        # Removes in the middle: merges with the fingers' buckets and their siblings.
+        for k in model.keys[3::2]:
+            assert tree.remove(k) == model.remove(k)
+            tree.check()
+        ops_around(tree, model, list(model.keys) + [key(1), key(65534)])
+        # Emptying the tree, then reusing it.
+        for k in list(model.keys):
+            assert tree.remove(k) == model.remove(k)
+            tree.check()
+        assert tree.fingers() == (False, False)
+        assert tree.count == 0 and tree.bytes_used == EMPTY_TREE_BYTES
+        for n in (5, 6, 4, 7):
+            assert tree.insert(key(n), b"w") and model.insert(key(n), b"w")
+            tree.check()
+        ops_around(tree, model, [key(n) for n in range(12)])
+
+
+@pytest.mark.parametrize("key_len,value_len", [(16, 16), (16, 0), (24, 0)])
+@pytest.mark.parametrize("window", [1, 5, 50, 100])
+def test_queue_window_is_steady(key_len, value_len, window):
+    """A queue that fits in one bucket (append the newest, ack the oldest) settles on
+    one allocation: no shrink-then-regrow of the bucket on every step. Its slack stays
+    within what a grow leaves (1/3 of the bucket, plus the entry just acked)."""
+    tree = RadixTestTree(key_len, value_len)
+    v = bytes(value_len)
+    for n in range(window):
+        tree.insert(id_key(key_len, n), v)
+    sizes = set()
+    for n in range(window, window + 2000):
+        assert tree.insert(id_key(key_len, n), v)
+        if n >= 3 * window + 50:
+            sizes.add(tree.bytes_used)
+        assert tree.remove(id_key(key_len, n - window)) == v
+        if n >= 3 * window + 50:
+            sizes.add(tree.bytes_used)
+        s = tree.stats()
+        assert s["buckets"] == 1
+        assert s["slack_entries"] * 3 <= window + s["slack_entries"] + 3
+    assert len(sizes) == 1
+    tree.check()
+    assert tree.range_forward() == [(id_key(key_len, n), v)
+                                    for n in range(2000, 2000 + window)]
+
+
+@pytest.mark.parametrize("bucket_max", [4, 8, 20])
+def test_queue_filling_its_bucket(bucket_max):
+    """Windows at and just under a full bucket: the only room is a small gap at the
+    bucket's head, so appends split the bucket (or grow it) rather than compacting."""
+    for window in range(1, bucket_max + 3):
+        tree = RadixTestTree(16, 8, bucket_max)
+        model = Model()
+        for n in range(window + 6 * bucket_max):
+            k = id_key(16, n)
+            assert tree.insert(k, k[8:]) and model.insert(k, k[8:])
+            if n >= window:
+                old = id_key(16, n - window)
+                assert tree.remove(old) == model.remove(old)
+            tree.check()
+        assert_same(tree, model)
+
+
+def test_in_order_drain_of_the_rightmost_bucket():
+    """Acking everything in order: the last bucket keeps at most the slack of a grow,
+    and the tree ends empty."""
+    for key_len, value_len in [(16, 16), (16, 0), (24, 0)]:
+        tree = RadixTestTree(key_len, value_len)
+        keys = [id_key(key_len, n) for n in range(100)]
+        for k in keys:
+            tree.insert(k, bytes(value_len))
+        for i, k in enumerate(keys):
+            assert tree.remove(k) is not None
+            s = tree.stats()
+            count = len(keys) - i - 1
+            if count:
+                assert s["buckets"] == 1
+                assert s["slack_entries"] * 3 <= count + s["slack_entries"] + 3
+        tree.check()
+        assert tree.bytes_used == EMPTY_TREE_BYTES
 
 
 # ---------------------------------------------------------------- big runs
