@@ -6,13 +6,15 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from engine.streamid cimport StreamID
 from engine.radix cimport RadixTree, RadixIter
 
-# One node = one allocation: this header, then `used` bytes of packed entries
-# (format described at the top of stream.pyx). The capacity is the allocation's
-# usable size minus the header.
+# One node = one allocation: this header, then `used` bytes of packed entries, free
+# room, and the node's checkpoint array at the allocation's end (format described
+# at the top of stream.pyx). The capacity `cap` is the allocation's usable size
+# minus the header.
 cdef struct StreamNode:
     StreamID master         # first entry's ID: the radix key and the delta base
     uint64_t lp_rest        # size Redis's listpack for this node would have, minus
                             # its count/deleted elements (node boundaries use it)
+    uint64_t cap            # data capacity: the allocation's usable size - header
     uint32_t live           # live entries
     uint32_t deleted        # tombstones
     uint32_t used           # data bytes in use

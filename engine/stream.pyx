@@ -17,6 +17,23 @@ length up to the backlen, written so it reads from its last byte backwards (7 bi
 per byte, low bits last, a set high bit means another byte precedes): reverse
 iteration steps from an entry's end to its start.
 
+Checkpoints. Finding an entry by ID must not decode the node from its start, so
+every CP_EVERY-th entry of a node (entry numbers CP_EVERY, 2*CP_EVERY, ... counting
+tombstones; entry 0 is at entries_off anyway) has its offset in a small array kept
+at the very end of the allocation, past the free space, growing backward:
+
+    header | data (used bytes) | free | cp[k-1] ... cp[1] | cp[0] |   (allocation end)
+
+k = (live + deleted - 1) // CP_EVERY, the entry count only grows while a node lives
+(tombstones stay in place), so k is never stored. Offsets are 2-byte words while
+`used` <= 0xFFFF, 4-byte ones beyond (widened in place when a node grows past it).
+StreamNode.cap (= malloc_usable_size(node) - sizeof(StreamNode), set whenever the
+block changes) places the array; a realloc (growth, shrink-to-fit when a node
+closes) moves it along. A lookup binary-searches the checkpoints, decoding only
+their IDs, then scans at most CP_EVERY - 1 entries past the one it lands on; range
+iteration starts at the checkpoint nearest to its near end the same way. Cost: 2
+bytes per CP_EVERY entries, and the header's `cap`.
+
 Redis decides where a node ends from the size its listpack has, so node boundaries
 (hence `~` trimming and XINFO's radix-tree-keys) match only if we know that size:
 StreamNode.lp_rest keeps it, computed with listpack's element encoding rules.
@@ -24,8 +41,8 @@ StreamNode.lp_rest keeps it, computed with listpack's element encoding rules.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
 from cpython.ref cimport Py_INCREF
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
-from libc.string cimport memcmp, memcpy
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t, uintptr_t
+from libc.string cimport memcmp, memcpy, memmove
 
 from engine.memory cimport mem_alloc, mem_realloc, mem_free
 from engine.radix cimport (RadixIter, RADIX_FIRST, RADIX_LAST, RADIX_LE, radix_new,
@@ -44,6 +61,11 @@ cdef enum:
 # Redis's STREAM_LISTPACK_MAX_SIZE: the cap on a node and on one entry's data.
 cdef uint64_t LP_MAX_SIZE = 1 << 30
 cdef uint64_t U32_MAX = 0xffffffff
+
+# Every CP_EVERY-th entry of a node has a checkpoint (see the header).
+cdef enum:
+    CP_EVERY = 8
+    CP_NARROW_MAX = 0xFFFF   # nodes with `used` up to this keep 2-byte checkpoints
 
 
 # ---------------------------------------------------------------------------------
@@ -260,6 +282,100 @@ cdef inline void _node_last_id(StreamNode* n, StreamID* out) noexcept nogil:
     out[0] = e.id
 
 
+# ---------------------------------------------------------------------------------
+# Checkpoints (see the header): `end` is the allocation's end, _cp_end(n)
+
+cdef inline size_t _cap(StreamNode* n) noexcept nogil:
+    """Data bytes the allocation has room for (data + free + checkpoints)."""
+    return n.cap
+
+
+cdef inline uint8_t* _cp_end(StreamNode* n) noexcept nogil:
+    return _data(n) + n.cap
+
+
+cdef inline uint32_t _cp_count(uint64_t entries) noexcept nogil:
+    """Checkpoints of a node holding `entries` entries (live + deleted)."""
+    return <uint32_t>((entries - 1) // CP_EVERY) if entries else 0
+
+
+cdef inline uint32_t _cp_width(uint64_t used) noexcept nogil:
+    return 2 if used <= CP_NARROW_MAX else 4
+
+
+cdef inline size_t _cp_bytes(StreamNode* n) noexcept nogil:
+    return <size_t>_cp_width(n.used) * _cp_count(<uint64_t>n.live + n.deleted)
+
+
+cdef inline uint32_t _cp_get(const uint8_t* end, uint32_t width, uint32_t i) noexcept nogil:
+    cdef uint16_t v16
+    cdef uint32_t v32
+    if width == 2:
+        memcpy(&v16, end - 2 * (i + 1), 2)
+        return v16
+    memcpy(&v32, end - 4 * (i + 1), 4)
+    return v32
+
+
+cdef inline void _cp_put(uint8_t* end, uint32_t width, uint32_t i, uint32_t off) noexcept nogil:
+    cdef uint16_t v16
+    if width == 2:
+        v16 = <uint16_t>off
+        memcpy(end - 2 * (i + 1), &v16, 2)
+    else:
+        memcpy(end - 4 * (i + 1), &off, 4)
+
+
+cdef inline void _cp_widen(uint8_t* end, uint32_t count) noexcept nogil:
+    """Rewrites `count` 2-byte checkpoints as 4-byte ones (the room below them is
+    free). Last to first: checkpoint i's new place covers the old places of
+    checkpoints 2i and 2i+1, which are i itself (read first) or already moved."""
+    cdef uint32_t i = count
+    cdef uint32_t v
+    while i > 0:
+        i -= 1
+        v = _cp_get(end, 2, i)
+        _cp_put(end, 4, i, v)
+
+
+cdef inline uint32_t _id_le_at(StreamNode* n, uint32_t off, uint64_t ms,
+                               uint64_t seq) noexcept nogil:
+    """1 if the ID of the entry at `off` is <= (ms, seq), else 0."""
+    cdef const uint8_t* p = _data(n) + off + 1
+    cdef uint64_t msd, seqz
+    p = _varint_get(p, &msd)
+    _varint_get(p, &seqz)
+    msd += n.master.ms
+    seqz = n.master.seq + _unzigzag(seqz)
+    return <uint32_t>(msd < ms) | (<uint32_t>(msd == ms) & <uint32_t>(seqz <= seq))
+
+
+cdef uint32_t _cp_seek(StreamNode* n, const StreamID* id, uint32_t* after) noexcept nogil:
+    """Searches the checkpoints for `id`: returns the offset of the last checkpointed
+    entry whose ID is <= id (entry 0 when there is none: the node's first entry is
+    taken as <= id), and sets *after to the next checkpointed entry's offset (ID >
+    id), or to `used` when there is none. So entries with IDs in [checkpointed ID,
+    id] are in [returned, *after)."""
+    cdef uint32_t count = _cp_count(<uint64_t>n.live + n.deleted)
+    cdef uint32_t width, base = 0, size, half
+    cdef const uint8_t* end
+    cdef uint64_t ms = id.ms, seq = id.seq
+    if count == 0:
+        after[0] = n.used
+        return n.entries_off
+    end = _cp_end(n)
+    width = _cp_width(n.used)
+    # Over positions 0..count: 0 is entry 0, i >= 1 is checkpoint i-1
+    size = count + 1
+    while size > 1:
+        half = size >> 1
+        if _id_le_at(n, _cp_get(end, width, base + half - 1), ms, seq):
+            base += half
+        size -= half
+    after[0] = _cp_get(end, width, base) if base < count else n.used
+    return _cp_get(end, width, base - 1) if base else n.entries_off
+
+
 cdef list _master_fields(StreamNode* n):
     cdef const uint8_t* p = _data(n)
     cdef uint64_t k, slen, i
@@ -326,11 +442,29 @@ cdef StreamNode* _last_node(Stream s) except? NULL:
 
 
 cdef StreamNode* _resize(Stream s, StreamNode* n, size_t data_bytes) except NULL:
-    """Reallocates n to hold data_bytes of data; keeps the index and tail right."""
+    """Reallocates n to hold data_bytes of data, checkpoints included (data_bytes >=
+    used + _cp_bytes(n)); moves the checkpoints to the new end; keeps the index and
+    tail right. Like the entries written into the old block's rounding slack, the
+    checkpoints at its end rely on realloc keeping all of its usable bytes."""
     cdef uint8_t key[16]
     cdef size_t before = malloc_usable_size(n)
-    cdef StreamNode* m = <StreamNode*>mem_realloc(n, sizeof(StreamNode) + data_bytes)
+    cdef size_t cp = _cp_bytes(n)
+    cdef size_t at = before - cp        # where the checkpoints are (from n)
+    cdef StreamNode* m
+    if cp and sizeof(StreamNode) + data_bytes < before:
+        # Shrinking: first right after the data, which the new block keeps
+        at = sizeof(StreamNode) + n.used
+        memmove(<uint8_t*>n + at, <uint8_t*>n + before - cp, cp)
+    try:
+        m = <StreamNode*>mem_realloc(n, sizeof(StreamNode) + data_bytes)
+    except MemoryError:
+        if at != before - cp:   # n is unchanged: put its checkpoints back
+            memmove(<uint8_t*>n + before - cp, <uint8_t*>n + at, cp)
+        raise
     s.node_bytes += malloc_usable_size(m) - before
+    m.cap = malloc_usable_size(m) - sizeof(StreamNode)
+    if cp:
+        memmove(_cp_end(m) - cp, <uint8_t*>m + at, cp)
     if m != n:
         id_encode(&m.master, key)
         (<StreamNode**>radix_find(s.nodes, key))[0] = m   # in place: cannot fail
@@ -339,12 +473,57 @@ cdef StreamNode* _resize(Stream s, StreamNode* n, size_t data_bytes) except NULL
     return m
 
 
-cdef inline StreamNode* _reserve(Stream s, StreamNode* n, size_t need) except NULL:
-    """Room for `need` data bytes, growing geometrically (only the tail grows)."""
-    cdef size_t cap = malloc_usable_size(n) - sizeof(StreamNode)
-    if need <= cap:
-        return n
-    return _resize(s, n, need if need > cap + cap // 2 else cap + cap // 2)
+cdef size_t _grow_to(StreamNode* n, size_t need, size_t cap,
+                     uint64_t max_entries) noexcept nogil:
+    """Capacity to grow the tail node n to when the next entry needs `need` bytes
+    (data and checkpoints): 1.5x, or, when the node will be closed by max_entries
+    within that, the size it will have then (estimated from its average entry), so
+    that a node of even entries gets no last realloc just to be shrunk again."""
+    cdef size_t grow = cap + cap // 2
+    cdef uint64_t entries = <uint64_t>n.live + n.deleted     # >= 1, without the new one
+    cdef size_t data, est
+    if max_entries == 0 or entries + 1 >= max_entries:
+        return need if need > grow else grow
+    data = n.used + (n.used - n.entries_off) // entries * (max_entries - entries)
+    est = data + <size_t>_cp_width(data) * _cp_count(max_entries)
+    if est <= 2 * cap:          # at most one more step: go straight there
+        grow = est
+    if grow < need + need // 8:  # still geometric: O(1) copying per byte
+        grow = need + need // 8
+    return grow
+
+
+cdef int _shrink_to_fit(Stream s, StreamNode* n) except -1:
+    """Gives a closed node's free room back. realloc may keep a block that a fresh,
+    smaller one would replace (glibc leaves a remainder under its minimum chunk size
+    in place): then the node moves to a fresh block if that one really is smaller."""
+    cdef uint8_t key[16]
+    cdef size_t cp = _cp_bytes(n)
+    cdef size_t need = n.used + cp
+    cdef StreamNode* m
+    if _cap(n) <= need:
+        return 0
+    n = _resize(s, n, need)
+    if _cap(n) - need < 16:     # under malloc's 16-byte step: no block is smaller
+        return 0
+    try:
+        m = <StreamNode*>mem_alloc(sizeof(StreamNode) + need)
+    except MemoryError:
+        return 0                # optional: the node stays as it is
+    if malloc_usable_size(m) >= malloc_usable_size(n):
+        mem_free(m)
+        return 0
+    memcpy(m, n, sizeof(StreamNode) + n.used)
+    m.cap = malloc_usable_size(m) - sizeof(StreamNode)
+    if cp:
+        memcpy(_cp_end(m) - cp, _cp_end(n) - cp, cp)
+    s.node_bytes -= malloc_usable_size(n) - malloc_usable_size(m)
+    id_encode(&m.master, key)
+    (<StreamNode**>radix_find(s.nodes, key))[0] = m   # in place: cannot fail
+    if s.tail == n:
+        s.tail = m
+    mem_free(n)
+    return 0
 
 
 cdef int _drop_node(Stream s, StreamNode* n) except -1:
@@ -373,8 +552,9 @@ cdef StreamNode* _new_node(Stream s, const StreamID* id, list fields, Py_ssize_t
     cdef StreamNode* n
     n = <StreamNode*>mem_alloc(sizeof(StreamNode) + master_len + entry_room)
     s.node_bytes += malloc_usable_size(n)
+    n.cap = malloc_usable_size(n) - sizeof(StreamNode)
     n.master = id[0]
-    n.live = 0
+    n.live = 0      # no entries yet, so no checkpoints: append writes entry 0
     n.deleted = 0
     n.used = <uint32_t>master_len
     n.entries_off = <uint32_t>master_len
@@ -398,6 +578,17 @@ cdef StreamNode* _new_node(Stream s, const StreamID* id, list fields, Py_ssize_t
     return n
 
 
+cdef inline bint _bytes_eq(const uint8_t* a, const char* b, uint64_t n) noexcept nogil:
+    """memcmp(a, b, n) == 0, without a library call for the usual short field names."""
+    cdef uint64_t i
+    if n > 16:
+        return memcmp(a, b, n) == 0
+    for i in range(n):
+        if a[i] != <uint8_t>b[i]:
+            return 0
+    return 1
+
+
 cdef bint _same_fields(StreamNode* n, list fields, Py_ssize_t first, Py_ssize_t npairs) noexcept:
     """True if the entry's field names are the node's master fields, in order."""
     cdef const uint8_t* p = _data(n)
@@ -410,26 +601,61 @@ cdef bint _same_fields(StreamNode* n, list fields, Py_ssize_t first, Py_ssize_t 
     for i in range(npairs):
         p = _varint_get(p, &slen)
         f = fields[first + 2 * i]
-        if <uint64_t>PyBytes_GET_SIZE(f) != slen or memcmp(p, PyBytes_AS_STRING(f), slen) != 0:
+        if <uint64_t>PyBytes_GET_SIZE(f) != slen or not _bytes_eq(p, PyBytes_AS_STRING(f), slen):
             return 0
         p += slen
     return 1
 
 
+cdef extern from *:
+    """
+    /* The radix key of an ID (16 big-endian bytes) as two 8-byte words, so that
+       the compiler keeps it in two stores: the byte-wise encoding gets copied with
+       a 16-byte load right after, which cannot be store-forwarded (a stall). */
+    static inline void sluice_id_key(uint64_t ms, uint64_t seq, uint64_t key[2]) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        key[0] = __builtin_bswap64(ms);
+        key[1] = __builtin_bswap64(seq);
+    #else
+        uint8_t *k = (uint8_t *)key;
+        for (int i = 7; i >= 0; i--) { k[i] = (uint8_t)ms; k[8 + i] = (uint8_t)seq;
+                                       ms >>= 8; seq >>= 8; }
+    #endif
+    }
+    """
+    void __builtin_prefetch(const void* addr) nogil
+    void sluice_id_key(uint64_t ms, uint64_t seq, uint64_t* key) nogil
+
+
+cdef inline void _prefetch_node(StreamNode* n) noexcept nogil:
+    """Asks for all of a small node's cache lines at once (reading its header brings
+    the first): a lookup's binary search and short scan then touch its lines in an
+    order that depends on what they hold, one cache miss after the other in a cold
+    stream otherwise."""
+    cdef size_t size = sizeof(StreamNode) + n.cap
+    cdef uintptr_t line = (<uintptr_t>n | 63) + 1, end = <uintptr_t>n + size
+    if size > 4096:
+        return
+    while line < end:
+        __builtin_prefetch(<const void*>line)
+        line += 64
+
+
 cdef int _find(Stream s, const StreamID* id, StreamNode** node, Entry* e) except -1:
     """1 and (*node, *e) set if an entry (live or not) has this ID, else 0."""
     cdef RadixIter ri
-    cdef uint8_t key[16]
+    cdef uint64_t key[2]
     cdef StreamNode* n
-    cdef uint32_t off
+    cdef uint32_t off, stop
     cdef int c
-    id_encode(id, key)
+    sluice_id_key(id.ms, id.seq, key)
     radix_iter_init(&ri, s.nodes)
-    if not radix_seek(&ri, RADIX_LE, key):
+    if not radix_seek(&ri, RADIX_LE, <const uint8_t*>key):
         return 0
     n = _node_at(&ri)
-    off = n.entries_off
-    while off < n.used:
+    _prefetch_node(n)
+    off = _cp_seek(n, id, &stop)
+    while off < stop:
         _entry_head(n, off, e)
         c = id_cmp(&e.id, id)
         if c == 0:
@@ -507,9 +733,11 @@ cdef class Stream:
         cdef const uint8_t* s
         cdef uint64_t totelelen = 0, lp_fields = 0, lp_values = 0
         cdef uint64_t enc_fields = 0, enc_values = 0, max_bytes, msd, seqz, body, elen
-        cdef uint64_t lp_count
+        cdef uint64_t lp_count, entries
+        cdef size_t cap, need
+        cdef uint32_t cps = 0, width = 2
         cdef StreamNode* n
-        cdef bint same
+        cdef bint same, checkpoint = 0
         cdef uint8_t* base
         cdef uint8_t* p
         cdef uint8_t* start
@@ -543,8 +771,7 @@ cdef class Stream:
                     or (node_max_entries != 0
                         and <uint64_t>n.live + n.deleted >= node_max_entries)
                     or <uint64_t>n.used + 40 + enc_fields + enc_values > U32_MAX):
-                if malloc_usable_size(n) > sizeof(StreamNode) + n.used:
-                    _resize(self, n, n.used)
+                _shrink_to_fit(self, n)     # the node is closed
                 n = NULL
         same = n == NULL or _same_fields(n, fields, first, npairs)
 
@@ -561,7 +788,23 @@ cdef class Stream:
             n = _new_node(self, id, fields, first, npairs, lp_fields, enc_fields,
                           elen + _varint_len(elen))
         else:
-            n = _reserve(self, n, n.used + elen + _varint_len(elen))
+            # Room for the entry and the checkpoints after it (one more when it is
+            # entry CP_EVERY, 2*CP_EVERY...), growing geometrically (only the tail
+            # grows). Crossing CP_NARROW_MAX widens the checkpoints already there.
+            entries = <uint64_t>n.live + n.deleted     # >= 1
+            cps = <uint32_t>((entries - 1) // CP_EVERY)
+            checkpoint = entries % CP_EVERY == 0
+            need = n.used + elen + _varint_len(elen)
+            width = _cp_width(need)
+            need += <size_t>width * (cps + checkpoint)
+            cap = _cap(n)
+            if need > cap:
+                n = _resize(self, n, _grow_to(n, need, cap, node_max_entries))
+                cap = _cap(n)
+            if width != _cp_width(n.used) and cps:
+                _cp_widen(_data(n) + cap, cps)
+            if checkpoint:  # the entry goes at n.used
+                _cp_put(_data(n) + cap, width, cps, n.used)
         lp_count = <uint64_t>npairs + 3
         if not same:
             lp_count += <uint64_t>npairs + 1
@@ -712,6 +955,7 @@ cdef class Stream:
 cdef void stream_iter_start(StreamIter* it, Stream s, const StreamID* start,
                             const StreamID* end, bint rev) noexcept:
     cdef uint8_t key[16]
+    cdef uint32_t after
     cdef int found
     it.start = start[0]
     it.end = end[0]
@@ -731,7 +975,12 @@ cdef void stream_iter_start(StreamIter* it, Stream s, const StreamID* start,
         it.done = 1
         return
     it.node = _node_at(&it.ri)
-    it.pos = it.node.used if rev else it.node.entries_off
+    # Start at the checkpoint nearest to the range's near end: forward, the last one
+    # with ID <= start (entries before it are < start); backward, the first one with
+    # ID > end (it and all after it are > end)
+    it.pos = _cp_seek(it.node, end if rev else start, &after)
+    if rev:
+        it.pos = after
 
 
 cdef bint stream_iter_next(StreamIter* it, StreamID* id) except -1:
@@ -794,6 +1043,10 @@ cdef void stream_iter_stop(StreamIter* it) noexcept:
 
 # ---------------------------------------------------------------------------------
 # Python surface for the storage tests (the engine itself uses the cdef API)
+
+CHECKPOINT_EVERY = CP_EVERY
+CHECKPOINT_NARROW_MAX = CP_NARROW_MAX
+
 
 cdef inline StreamID _sid(tuple t):
     cdef StreamID sid
@@ -869,6 +1122,33 @@ cdef class StreamTestView:
         while found:
             n = _node_at(&ri)
             out.append(((n.master.ms, n.master.seq), n.live, n.deleted, _lp_bytes(n), n.used))
+            found = radix_next(&ri)
+        return out
+
+    def layout(self):
+        """Per node: (entry offsets, checkpoint offsets, checkpoint width, used,
+        capacity, capacity from malloc_usable_size), read from the node itself."""
+        cdef RadixIter ri
+        cdef StreamNode* n
+        cdef Entry e
+        cdef uint32_t off, i, width
+        cdef list out = [], offs, cps
+        radix_iter_init(&ri, self.stream.nodes)
+        found = radix_seek(&ri, RADIX_FIRST, NULL)
+        while found:
+            n = _node_at(&ri)
+            offs = []
+            off = n.entries_off
+            while off < n.used:
+                offs.append(off)
+                _entry_head(n, off, &e)
+                _entry_skip(n, &e)
+                off = e.end
+            width = _cp_width(n.used)
+            cps = [_cp_get(_cp_end(n), width, i)
+                   for i in range(_cp_count(<uint64_t>n.live + n.deleted))]
+            out.append((offs, cps, width, n.used, _cap(n),
+                        malloc_usable_size(n) - sizeof(StreamNode)))
             found = radix_next(&ri)
         return out
 

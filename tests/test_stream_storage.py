@@ -15,7 +15,7 @@ import redis
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from engine.memory import used_bytes
-from engine.stream import StreamTestView
+from engine.stream import CHECKPOINT_EVERY as K, CHECKPOINT_NARROW_MAX, StreamTestView
 
 MAX = 2**64 - 1
 LO, HI = (0, 0), (MAX, MAX)
@@ -153,6 +153,51 @@ def reply(entries):
     return [[b"%d-%d" % i, f] for i, f in entries]
 
 
+# ---- lookups by ID: checkpoints (every K-th entry of a node) ----
+
+def _neighbours(id):
+    ms, seq = id
+    yield id
+    yield (ms, seq - 1) if seq else (ms - 1, MAX) if ms else id
+    yield (ms, seq + 1) if seq < MAX else (ms + 1, 0) if ms < MAX else id
+
+
+def probe_points(model):
+    """IDs at and next to every node boundary and every checkpoint: each node's first
+    and last two entries and entries K-1, K, K+1, 2K-1... (live or tombstones), plus
+    the IDs just before and after each (usually absent)."""
+    points = {LO, HI}
+    for node in model.nodes:
+        n = len(node.entries)
+        for i in {i + d for i in range(0, n + 1, K) for d in (-1, 0, 1)} | {n - 2, n - 1}:
+            if 0 <= i < n:
+                points.update(_neighbours(node.entries[i][0]))
+    return sorted(points)
+
+
+def check_layout(view):
+    """Each node's checkpoints are the offsets of its entries K, 2K... (tombstones
+    counted), 2-byte while the node's data fits in 64 KiB, inside the allocation
+    (whose size the node keeps right)."""
+    for offs, cps, width, used, cap, usable in view.layout():
+        assert cap == usable
+        assert cps == offs[K::K]
+        assert width == (2 if used <= CHECKPOINT_NARROW_MAX else 4)
+        assert used + width * len(cps) <= cap
+
+
+def check_lookups(view, model, points, ranges=True):
+    """contains / fields_of at each point (present, deleted or absent), and ranges
+    starting or ending there (the iterator starts from the nearest checkpoint)."""
+    live = dict(model.live())
+    for p in points:
+        assert (p, view.contains(p)) == (p, p in live)
+        assert (p, view.fields_of(p)) == (p, live.get(p))
+        if ranges:
+            assert view.range(p, HI, 2) == reply(model.range(p, HI, 2))
+            assert view.range(LO, p, 2, True) == reply(model.range(LO, p, 2, True))
+
+
 # ---- property test against the model ----
 
 FIELD_SETS = [[b"f"], [b"a", b"b"], [b"123", b"x"], [b"f", b"g", b"h"], [b"-7", b""]]
@@ -237,8 +282,13 @@ def test_matches_model(config, first, ops):
         assert view.length == model.length
         if op[0] == "trim":  # first_id is trim's to keep (XADD/XDEL set it themselves)
             assert view.first_id == model.first_id()
+        check_layout(view)
+        points = probe_points(model)
+        check_lookups(view, model, random.Random(len(points)).sample(points, min(len(points), 12)))
     assert view.range(LO, HI) == reply(model.live())
     assert view.iterate(LO, HI, True) == model.live()[::-1]
+    check_lookups(view, model, probe_points(model), ranges=False)
+    check_lookups(view, model, sorted({p for id in ids for p in _neighbours(id)}), ranges=False)
 
 
 def test_encoding_edges_round_trip():
@@ -293,6 +343,102 @@ def test_minid_trim_can_leave_a_node_without_live_entries(server):
     view.append((6, 0), [b"f", b"w"])
     assert view.nodes()[0][:3] == ((1, 0), 1, 5)
     assert view.range(LO, HI) == [[b"6-0", [b"f", b"w"]]]
+
+
+@pytest.mark.parametrize("config", [(4096, 100), (0, 0), (0, K), (0, K + 1), (0, 2 * K - 1),
+                                    (0, 2 * K + 1), (300, 0), (0, 1)])
+def test_lookups_across_appends_deletes_trims(config):
+    """Every ID (and its neighbours) after appends, deletes (tombstones and dropped
+    nodes), exact and `~` trims, and appends again (into a reopened tail node too)."""
+    rnd = random.Random(repr(config))
+    base = used_bytes()
+    view, model, ids = StreamTestView(), Model(*config), []
+
+    def add(count):
+        for _ in range(count):
+            last = ids[-1] if ids else (1000, 0)
+            nid = (last[0], last[1] + rnd.choice([1, 2])) if rnd.random() < 0.6 else \
+                  (last[0] + rnd.choice([1, 3, 200, 2**33]), rnd.randrange(3))
+            fields = rnd.choice([[b"f", b"v%d" % len(ids)], [b"f", b"x" * rnd.randrange(300)],
+                                 [b"a", b"1", b"b", b"%d" % len(ids)]])
+            view.append(nid, fields, *config)
+            model.append(nid, fields)
+            ids.append(nid)
+
+    def check():
+        assert [n[:4] for n in view.nodes()] == model.summary()
+        check_layout(view)
+        check_lookups(view, model, probe_points(model))
+        check_lookups(view, model, sorted({p for id in ids for p in _neighbours(id)}),
+                      ranges=False)
+        assert view.iterate(LO, HI) == model.live()
+        assert used_bytes() - base == view.memory_bytes
+
+    add(700)
+    check()
+    for id in ids[::3] + ids[1:40]:                     # tombstones, whole nodes
+        assert view.delete(id) == model.delete(id)
+    check()
+    for id in ids[-150:]:                               # empties the tail node(s)
+        assert view.delete(id) == model.delete(id)
+    check()
+    add(200)                                            # the previous node takes more
+    check()
+    minid = ids[len(ids) // 3]
+    assert (view.trim("minid", minid=minid, approx=True)
+            == model.trim("minid", minid=minid, approx=True))
+    assert view.trim("maxlen", model.length - 57) == model.trim("maxlen", model.length - 57)
+    check()
+    add(100)
+    check()
+    del view
+    assert used_bytes() == base
+
+
+def test_checkpoints_widen_past_64k():
+    """A node whose data grows past 64 KiB rewrites its checkpoints as 4-byte offsets,
+    whatever entry number that happens at; lookups work before and after."""
+    for size in (1000, 1717, 3001, 8190):
+        view, model, ids = StreamTestView(), Model(0, 0), []
+        for i in range(200 * 1000 // size):
+            nid = (7, i * 3)
+            fields = [b"f", bytes([i % 251]) * size] if i % 5 else [b"g", b"h" * (size // 2)]
+            view.append(nid, fields, 0, 0)
+            model.append(nid, fields)
+            ids.append(nid)
+            if i % 7 == 0 or abs(view.nodes()[0][4] - 0xFFFF) < 3 * size:
+                check_layout(view)
+                check_lookups(view, model, ids[:3] + ids[-2 * K:], ranges=False)
+        assert view.node_count == 1 and view.layout()[0][2] == 4
+        if size == 1717:
+            for id in ids[1::4]:
+                assert view.delete(id) == model.delete(id)
+        check_layout(view)
+        check_lookups(view, model, sorted({p for id in ids for p in _neighbours(id)}))
+
+
+def test_closed_node_shrinks_and_reopens():
+    """A node closed by max_entries shrinks to fit (checkpoints kept at its new end);
+    when the next node goes, the next append grows it again and moves them back."""
+    base = used_bytes()
+    view, model = StreamTestView(), Model(0, 5 * K + 3)
+    for i in range(5 * K + 4):
+        view.append((1, i), [b"f", b"v"], 0, 5 * K + 3)
+        model.append((1, i), [b"f", b"v"])
+    offs, cps, width, used, cap, _ = view.layout()[0]
+    assert len(cps) == 5 and cap - (used + 2 * len(cps)) < 16   # shrunk to fit
+    assert view.delete((1, 5 * K + 3)) and model.delete((1, 5 * K + 3))
+    assert view.node_count == 1
+    view.append((2, 0), [b"f", b"w"], 0, 0)      # no max_entries now: grows it
+    model.max_entries = 0
+    model.append((2, 0), [b"f", b"w"])
+    for i in range(1, 3 * K):
+        view.append((2, i), [b"f", b"w"], 0, 0)
+        model.append((2, i), [b"f", b"w"])
+        check_layout(view)
+    assert view.node_count == 1
+    check_lookups(view, model, probe_points(model))
+    assert used_bytes() - base == view.memory_bytes
 
 
 def test_rejects_non_bytes():
