@@ -82,8 +82,6 @@ cdef class ConsumerGroup:
     cdef bint remove_pending(self, const StreamID* id) except -1
     cdef uint64_t pending_count(self) noexcept
 
-    # Delivery time of the oldest pending entry, or -1 when the PEL is empty.
-    cdef int64_t oldest_delivery(self) except? -2
     cdef uint64_t memory_bytes(self) noexcept
 
 cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept

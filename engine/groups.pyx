@@ -163,13 +163,6 @@ cdef class ConsumerGroup:
     cdef uint64_t pending_count(self) noexcept:
         return radix_count(self.pel)
 
-    cdef int64_t oldest_delivery(self) except? -2:
-        cdef RadixIter it
-        radix_iter_init(&it, self.pel_by_time)
-        if not radix_seek(&it, RADIX_FIRST, NULL):
-            return -1
-        return <int64_t>u64_from_be(it.key)
-
     cdef uint64_t memory_bytes(self) noexcept:
         cdef uint64_t total = radix_bytes(self.pel) + radix_bytes(self.pel_by_time)
         for c in self.consumers.values():
