@@ -100,5 +100,6 @@ cdef class Engine:
         self._ctx.db = self.databases[index]
 
     def used_memory(self) -> int:
-        """Bytes allocated in C memory for stored data (INFO's used_memory)."""
-        return mem_used()
+        """Bytes held for stored data (INFO's used_memory): the exact C allocations
+        of streams and their indexes, plus the Python objects of keys and strings."""
+        return mem_used() + sum([(<Database>db).object_bytes for db in self.databases])

@@ -29,6 +29,7 @@ cdef class Database:
     cdef public dict expires       # key (bytes) -> absolute expiry in ms
     cdef list deadlines            # min-heap of (expiry, key) for the active sweep
     cdef public list expired       # keys removed by expiry, drained by the caller
+    cdef readonly int64_t object_bytes  # Python-side bytes of keys and string values
     cdef readonly KeyOrder order   # insertion order of `data` (SCAN, RANDOMKEY)
 
     cdef object lookup(self, bytes key, int64_t now)

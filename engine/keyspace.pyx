@@ -2,6 +2,7 @@
 from libc.stdint cimport int64_t, uint64_t
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
+import sys
 from random import randrange
 
 from engine.errors import ResponseError, WRONGTYPE
@@ -83,6 +84,22 @@ cdef class KeyOrder:
                 return key
 
 
+# Python-side cost of a key: CPython bytes objects take 33 bytes plus their length,
+# a dict slot about 48 with the table's slack; a stream's entries live in counted C
+# memory, so only its object and its (usually empty) groups dict count here.
+cdef enum:
+    BYTES_HEADER = 33
+    DICT_SLOT = 48
+cdef int64_t STREAM_OBJECT = sys.getsizeof(Stream()) + sys.getsizeof({})
+
+
+cdef inline int64_t footprint(bytes key, object value):
+    cdef int64_t size = BYTES_HEADER + len(key) + DICT_SLOT
+    if type(value) is bytes:
+        return size + BYTES_HEADER + len(<bytes>value)
+    return size + STREAM_OBJECT
+
+
 cdef class Database:
     def __init__(self, int index=0):
         self.index = index
@@ -111,14 +128,19 @@ cdef class Database:
         return value
 
     cdef void store(self, bytes key, object value):
-        cdef Py_ssize_t before = len(self.data)
+        cdef object old = self.data.get(key)
         self.data[key] = value
-        if len(self.data) != before:
+        if old is None:
             self.order.add(key)
+        else:
+            self.object_bytes -= footprint(key, old)
+        self.object_bytes += footprint(key, value)
 
     cdef bint remove(self, bytes key):
-        if self.data.pop(key, None) is None:
+        cdef object old = self.data.pop(key, None)
+        if old is None:
             return False
+        self.object_bytes -= footprint(key, old)
         if self.expires:
             self.expires.pop(key, None)
         self.order.discard(key)
@@ -163,6 +185,7 @@ cdef class Database:
         self.data.clear()
         self.expires.clear()
         self.deadlines = []
+        self.object_bytes = 0
         self.order.clear()
 
     cpdef tuple scan(self, uint64_t cursor, Py_ssize_t count):
