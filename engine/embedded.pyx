@@ -14,7 +14,11 @@ from engine.memory cimport mem_used
 cdef class Engine:
     """In-process Sluice. `execute(*args)` takes what a Redis client sends (bytes,
     str, int, float) and returns plain Python values, raising ResponseError with
-    Redis's error text."""
+    Redis's error text.
+
+    Stream-entry lists in replies are not tracked by Python's cycle collector (see
+    engine/reply_lists.pxd): use them freely, but a reference cycle you build through
+    one of them is not collected."""
 
     cdef readonly Clock clock
     cdef readonly list databases

@@ -41,6 +41,7 @@ StreamNode.lp_rest keeps it, computed with listpack's element encoding rules.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
 from cpython.ref cimport Py_INCREF
+from engine.reply_lists cimport leaf_list
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t, uintptr_t
 from libc.string cimport memcmp, memcpy, memmove
 
@@ -427,7 +428,7 @@ cdef list _entry_fields(StreamNode* n, uint32_t off, list master):
             p += slen
             Py_INCREF(s)
             PyList_SET_ITEM(out, <Py_ssize_t>i, s)
-    return out
+    return leaf_list(out)
 
 
 # ---------------------------------------------------------------------------------
@@ -935,7 +936,7 @@ cdef class Stream:
             if _data(it.node)[it.cur] & FLAG_SAMEFIELDS and master_node != it.node:
                 master = _master_fields(it.node)
                 master_node = it.node
-            out.append([id_format(&id), _entry_fields(it.node, it.cur, master)])
+            out.append(leaf_list([id_format(&id), _entry_fields(it.node, it.cur, master)]))
             emitted += 1
             if emitted == count:
                 break

@@ -17,6 +17,7 @@ from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_c
 from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
                            RADIX_FIRST, RADIX_LAST)
 from engine.commands.context cimport CommandContext
+from engine.reply_lists cimport leaf_list
 from engine.commands.stream_args cimport parse_id, parse_bound
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command, container
@@ -357,7 +358,7 @@ cdef object claimed_reply(Stream s, const StreamID* id, bint justid):
     """What XCLAIM/XAUTOCLAIM return for one claimed entry."""
     if justid:
         return id_format(id)
-    return [id_format(id), s.fields_of(id)]
+    return leaf_list([id_format(id), s.fields_of(id)])
 
 
 cdef void drop_vanished(CommandContext ctx, bytes key, ConsumerGroup g,

@@ -21,6 +21,7 @@ from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_c
 from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
                            RADIX_FIRST)
 from engine.commands.context cimport CommandContext
+from engine.reply_lists cimport leaf_list
 from engine.commands.stream_args cimport parse_id
 from engine.commands.streams cimport stream_edge_id
 from engine.commands.groups cimport (propagate_delivery, propagate_group_position,
@@ -272,8 +273,8 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
             ok = radix_next(&it)
         for k in range(n):
             g.redeliver(&ids[k], c, ctx.now, &previous)
-            out.append([id_format(&ids[k]), fields[k], ctx.now - <int64_t>pe_time(&previous),
-                        pe_count(&previous)])
+            out.append(leaf_list([id_format(&ids[k]), fields[k],
+                                  ctx.now - <int64_t>pe_time(&previous), pe_count(&previous)]))
             propagate_delivery(ctx, key, g, &ids[k])
     finally:
         free(ids)
@@ -302,9 +303,9 @@ cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, 
                     g.update_pending(&sid, c, ctx.now, 1)
                 propagate_delivery(ctx, key, g, &sid)
             if with_meta:
-                out.append([id_format(&sid), fields, 0, 0])
+                out.append(leaf_list([id_format(&sid), fields, 0, 0]))
             else:
-                out.append([id_format(&sid), fields])
+                out.append(leaf_list([id_format(&sid), fields]))
             n += 1
     finally:
         stream_iter_stop(&it)
@@ -338,5 +339,5 @@ cdef list history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
             continue
         g.redeliver(&sid, c, ctx.now, &previous)
         propagate_delivery(ctx, key, g, &sid)
-        out.append([id_format(&sid), fields])
+        out.append(leaf_list([id_format(&sid), fields]))
     return out
