@@ -1,0 +1,1 @@
+"""The network side of Sluice: the RESP codec (engine.server.resp) and the server."""
