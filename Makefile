@@ -28,4 +28,4 @@ bench: build oracle
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf build $(VENV) engine/*.so engine/*.c engine/commands/*.so engine/commands/*.c
+	rm -rf build $(VENV) engine/*.so engine/*.c engine/commands/*.so engine/commands/*.c engine/server/*.so engine/server/*.c

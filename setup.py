@@ -5,6 +5,7 @@ from setuptools import Extension, setup
 extensions = [
     Extension("*", ["engine/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/commands/*.pyx"], extra_compile_args=["-O2"]),
+    Extension("*", ["engine/server/*.pyx"], extra_compile_args=["-O2"]),
 ]
 
 setup(

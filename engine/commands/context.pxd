@@ -14,6 +14,8 @@ cdef class CommandContext:
     cdef public int64_t now           # ms; read from the clock once per command
     cdef public bint resp3
     cdef public bint null_array       # a None reply is a null array, not a null bulk
+    cdef public object nil_array      # what a null array inside a reply is: None, or
+                                      # engine.reply.NULL_ARRAY for exact RESP (server)
     cdef public bint logging          # someone consumes effects (else they are skipped)
     cdef public bint tracking         # someone consumes touched keys and events
     cdef public list effects          # argv lists that replay this command's changes

@@ -13,5 +13,6 @@ cdef class CommandContext:
         self.touched = []
         self.events = []
         self.block = None
+        self.nil_array = None
         self.node_max_bytes = 4096
         self.node_max_entries = 100

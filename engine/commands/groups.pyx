@@ -297,7 +297,7 @@ def xpending(CommandContext ctx, list argv):
             consumer_name = argv[first + 3]
     cdef ConsumerGroup g = group_or_error(ctx, argv[1], argv[2], NOGROUP_KEY_OR_GROUP)
     if argc == 3:
-        return pending_summary(g)
+        return pending_summary(g, ctx.nil_array)
     cdef Consumer only = None
     if consumer_name is not None:
         only = g.lookup_consumer(consumer_name)
@@ -306,11 +306,11 @@ def xpending(CommandContext ctx, list argv):
     return pending_range(ctx, g, only, &start, &end, count, min_idle)
 
 
-cdef list pending_summary(ConsumerGroup g):
+cdef list pending_summary(ConsumerGroup g, object nil_array):
     cdef RadixIter it
     cdef StreamID lo, hi
     if g.pending_count() == 0:
-        return [0, None, None, None]
+        return [0, None, None, nil_array]
     radix_iter_init(&it, g.pel)
     radix_seek(&it, RADIX_FIRST, NULL)
     id_decode(it.key, &lo)

@@ -335,7 +335,7 @@ cdef list history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
         sid.seq = seq
         fields = s.fields_of(&sid)
         if fields is None:
-            out.append([id_format(&sid), None])
+            out.append([id_format(&sid), ctx.nil_array])
             continue
         g.redeliver(&sid, c, ctx.now, &previous)
         propagate_delivery(ctx, key, g, &sid)
