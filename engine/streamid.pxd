@@ -17,18 +17,32 @@ cdef inline int id_cmp(const StreamID* a, const StreamID* b) noexcept nogil:
 cdef inline bint id_is_zero(const StreamID* a) noexcept nogil:
     return a.ms == 0 and a.seq == 0
 
+cdef extern from *:
+    """
+    #include <string.h>
+    static inline void sluice_store_be64(unsigned char *out, unsigned long long v) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        v = __builtin_bswap64(v);
+    #endif
+        memcpy(out, &v, 8);
+    }
+    static inline unsigned long long sluice_load_be64(const unsigned char *p) {
+        unsigned long long v;
+        memcpy(&v, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        v = __builtin_bswap64(v);
+    #endif
+        return v;
+    }
+    """
+    void sluice_store_be64(uint8_t* out, uint64_t v) nogil
+    uint64_t sluice_load_be64(const uint8_t* p) nogil
+
 cdef inline void u64_to_be(uint64_t v, uint8_t* out) noexcept nogil:
-    cdef int i
-    for i in range(7, -1, -1):
-        out[i] = <uint8_t>(v & 0xff)
-        v >>= 8
+    sluice_store_be64(out, v)
 
 cdef inline uint64_t u64_from_be(const uint8_t* p) noexcept nogil:
-    cdef uint64_t v = 0
-    cdef int i
-    for i in range(8):
-        v = (v << 8) | p[i]
-    return v
+    return sluice_load_be64(p)
 
 cdef inline void id_encode(const StreamID* sid, uint8_t* out) noexcept nogil:
     u64_to_be(sid.ms, out)
