@@ -106,6 +106,14 @@ cdef void* radix_find(const RadixTree* tree, const uint8_t* key) noexcept
 # Returns 1 if removed (value copied to value_out unless NULL), 0 if absent.
 cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) except -1
 
+# A hint before a batch of lookups in trees too big for the CPU caches: starts loading
+# what finding (for_remove: removing) key j in trees[j] will read, for j < n, with the
+# descents side by side so that their cache misses overlap. Keys are packed back to
+# back and all trees must have the same key length. Changes nothing; trees small
+# enough to be cached are skipped.
+cdef void radix_prefetch_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
+                              bint for_remove) noexcept
+
 # Iteration: seek positions the iterator ON an element and returns 1, or 0 if there
 # is none. next/prev move to the following/preceding element and return 1, or 0 at
 # the end. While positioned, it.key / it.value point at the current element. Once

@@ -26,8 +26,8 @@
 # 16-byte child slot, so a tree costs barely more than its raw key + value bytes.
 #
 # Growth. A bucket is allocated at the size it needs and grows to 1.5x its entries, up
-# to bucket_max. A full bucket (or one at bucket_max whose only room is a small gap at
-# its head, see _room) bursts into two:
+# to bucket_max. A full bucket (or one at bucket_max whose only room for an append is a
+# small gap at its head, see _room) bursts into two:
 #   - if its keys (with the new one) differ at the parent's byte, the parent's child
 #     range is split at a byte boundary: near the middle, or, when the new key is the
 #     bucket's largest (appends), so the left bucket keeps all it can; the left bucket
@@ -46,14 +46,36 @@
 # a bucket's first entries (acks in order) moves nothing: the bucket keeps a gap at its
 # head, given back when it is trimmed or filled when the tail runs out of room.
 #
-# Exact lookups descend by key bytes alone and binary-search the bucket: buckets hold
-# full keys, so a key outside some prefix is simply not found. Inserts, removes and
-# finds first try the buckets the last insert and remove used ("fingers", below): a
-# consumer appending IDs and acking them in order then never descends. Keys compare
-# 8 bytes at a time as big-endian words (the same order as memcmp). Seeks compare prefixes
-# to tell whether a whole subtree lies before or after the key. Iterators keep a copy
-# of the current key, their path and the tree's version: a step after any change
-# re-seeks from the copied key.
+# Exact lookups descend by key bytes alone and search the bucket: buckets hold full
+# keys, so a key outside some prefix is simply not found. Inserts, removes and finds
+# first try the buckets the last insert and remove used ("fingers", below): a consumer
+# appending IDs and acking them in order then never descends. Keys compare 8 bytes at a
+# time as big-endian words (the same order as memcmp). Seeks compare prefixes to tell
+# whether a whole subtree lies before or after the key. Iterators keep a copy of the
+# current key, their path and the tree's version: a step after any change re-seeks
+# from the copied key.
+#
+# Cache misses. In a tree much larger than the CPU caches a random lookup is bounded by
+# memory latency, not by compares, so each step reads as few lines as it can and asks
+# for the next ones early:
+#   - a bucket is searched by interpolation (_bucket_interior; in trees of 64 KiB or
+#     more, see _interpolates): keys are big-endian integers, usually spread evenly
+#     within a bucket (sequential IDs, times), so the position guessed from the first
+#     and last keys is close and a short gallop from it settles the key: 2-3 lines per
+#     bucket instead of the ~7 of a binary search over 4 KiB, and still O(log n)
+#     compares when the keys are uneven;
+#   - a child is picked without a search where possible (_slot): a full node is
+#     indexed by the byte, a small one counted through branch-free;
+#   - descents in trees of 1 MiB or more prefetch (_prefetch_child, _prefetch_bucket):
+#     an inner node's second line together with its first, and, as soon as a bucket's
+#     address is known, the lines its search will read (the last key of a full bucket,
+#     the entries where the key falls if the bucket's keys fill its child range evenly)
+#     and, for a remove or insert, the entries it will move. These lines then load in
+#     parallel with the bucket's header instead of one after another; a wrong guess
+#     costs only bandwidth;
+#   - what remains is about one miss per level below the top of the tree and one per
+#     bucket, per lookup. radix_prefetch_many lets a caller with a batch of lookups
+#     overlap those of different keys.
 
 from libc.string cimport memcmp, memcpy, memmove, memset
 
@@ -76,9 +98,95 @@ cdef extern from *:
         return v;
     }
     static inline uint32_t radix_clz64(uint64_t x) { return (uint32_t)__builtin_clzll(x); }
+
+    /* Interpolation inside a bucket. Keys are compared through a 16-byte "window"
+       [s, s + 16) holding the first byte where the bucket's first and last keys differ
+       (the bytes before s are the same in every key between them), read as two
+       big-endian words hi:lo. Stream IDs (ms:seq) and times are mixed-radix numbers:
+       seq restarts near 0 every ms, so hi:lo as one 128-bit integer would bunch the
+       keys of each ms together; instead lo is taken to run from 0 to the larger lo of
+       the first and last keys within each hi, i.e. v = (hi - hi_first) * r + lo with
+       r = max(lo_first, lo_last) + 1. When lo is large (random keys) r is about 2^64
+       and v is the plain 128-bit number again. Keys shorter than 16 bytes are one
+       number, padded with zeros on the right. Only a guess: the search around it makes
+       the result exact whatever the keys. (Without a 128-bit type the window is the 8
+       bytes at s: coarser guesses, the same results.) */
+    #ifdef __SIZEOF_INT128__
+    typedef unsigned __int128 radix_u128;
+    #define RADIX_WINDOW 16
+    #else
+    typedef uint64_t radix_u128;
+    #define RADIX_WINDOW 8
+    #endif
+
+    static inline radix_u128 radix_window(const uint8_t* p, uint32_t key_len) {
+        radix_u128 v = 0;
+        uint32_t i;
+        for (i = 0; i < RADIX_WINDOW; i++)
+            v = (v << 8) | (i < key_len ? p[i] : 0);
+        return v;
+    }
+
+    /* Where key would be among n keys spread evenly from first to last (first < key
+       < last): a position in [0, n - 1]. */
+    static inline uint32_t radix_guess(const uint8_t* first, const uint8_t* last,
+                                       const uint8_t* key, uint32_t s, uint32_t key_len,
+                                       uint32_t n) {
+        radix_u128 vf, vl, vk, range, off;
+        uint32_t r, o, bits;
+        if (key_len >= RADIX_WINDOW) {
+    #if RADIX_WINDOW == 16
+            uint64_t hf = radix_be64(first + s), lf = radix_be64(first + s + 8);
+            uint64_t hl = radix_be64(last + s), ll = radix_be64(last + s + 8);
+            uint64_t hk = radix_be64(key + s), lk = radix_be64(key + s + 8);
+            radix_u128 radix = (radix_u128)(lf > ll ? lf : ll) + 1;
+            vf = lf;
+            vl = (radix_u128)(hl - hf) * radix + ll;
+            vk = (radix_u128)(hk - hf) * radix + lk;
+    #else
+            vf = radix_be64(first + s);
+            vl = radix_be64(last + s);
+            vk = radix_be64(key + s);
+    #endif
+        } else {
+            vf = radix_window(first, key_len);
+            vl = radix_window(last, key_len);
+            vk = radix_window(key, key_len);
+        }
+        if (vl <= vf)
+            return 0;
+        range = vl - vf;
+        off = vk > vf ? vk - vf : 0;
+        if (off > range)
+            off = range;
+    #if RADIX_WINDOW == 16
+        bits = (uint64_t)(range >> 64) ? 128 - (uint32_t)__builtin_clzll((uint64_t)(range >> 64))
+                                       : 64 - (uint32_t)__builtin_clzll((uint64_t)range | 1);
+    #else
+        bits = 64 - (uint32_t)__builtin_clzll(range | 1);
+    #endif
+        if (bits > 20) {        /* 20 bits: off * (n - 1) fits 32 (n <= 4080) */
+            range >>= bits - 20;
+            off >>= bits - 20;
+        }
+        r = (uint32_t)range;
+        o = (uint32_t)off;
+        return (o * (n - 1) + (r >> 1)) / r;
+    }
+
+    /* The empty asm keeps GCC from deeming a function that only prefetches free of
+       side effects, and so dropping the calls to it. */
+    static inline void radix_prefetch(const void* p) {
+        __builtin_prefetch(p, 0, 3);
+        __asm__ __volatile__("" : : "r"(p));
+    }
     """
     uint64_t radix_be64(const uint8_t* p) nogil
     uint32_t radix_clz64(uint64_t x) nogil     # x != 0
+    uint32_t radix_guess(const uint8_t* first, const uint8_t* last, const uint8_t* key,
+                         uint32_t s, uint32_t key_len, uint32_t n) nogil
+    enum: RADIX_WINDOW          # bytes of a key's window (16, or 8)
+    void radix_prefetch(const void* p) nogil
 
 cdef enum:
     HDR = 8                # bytes of a RadixBucket / RadixInner header
@@ -257,11 +365,12 @@ cdef inline void _write(const RadixTree* t, uint8_t* e, const uint8_t* key,
 cdef inline void _bucket_put(const RadixTree* t, RadixBucket* b, uint32_t pos,
                              const uint8_t* key, const void* value) noexcept:
     """Inserts at pos; the caller ensured count < cap. The entries before pos move down
-    into the head gap when they are the fewer; with no room at the tail the bucket is
-    compacted first (one move of everything pays for `head` appends)."""
+    into the head gap when they are the fewer, or when there is no room at the tail
+    and pos is not the end; an append with no room at the tail compacts the bucket
+    first (one move of everything pays for `head` appends)."""
     cdef size_t el = t.entry_len
     cdef uint8_t* e
-    if b.head and pos * 2 < b.count:
+    if b.head and (pos * 2 < b.count or (b.head + b.count == b.cap and pos < b.count)):
         e = _entry(t, b, 0)
         memmove(e - el, e, pos * el)
         b.head -= 1
@@ -282,10 +391,11 @@ cdef enum:
 cdef inline int _room(const RadixTree* t, RadixBucket* b, uint32_t pos) noexcept:
     """How to make room for an entry at pos: ROOM_PUT (_bucket_put finds it), else
     ROOM_GROW or, at the size limit, ROOM_BURST. A head gap under 1/8 of the bucket does
-    not count as room when using it means compacting: in a queue that fills its bucket
-    (acks free a slot at the head, appends need one at the tail) that would move the
-    whole bucket every few steps."""
-    if b.count == b.cap or (b.head + b.count == b.cap and pos * 2 >= b.count
+    not count as room for an append when using it means compacting: in a queue that
+    fills its bucket (acks free a slot at the head, appends need one at the tail) that
+    would move the whole bucket every few steps. An insert before the end uses the gap
+    (it moves the entries before it, which a burst would move as well)."""
+    if b.count == b.cap or (b.head + b.count == b.cap and pos == b.count
                             and b.head * 8 < b.cap):
         return ROOM_BURST if b.cap == t.bucket_max else ROOM_GROW
     return ROOM_PUT
@@ -326,10 +436,137 @@ cdef inline uint32_t _bucket_search(const RadixTree* t, RadixBucket* b, const ui
     return lo
 
 
+# Interpolation and prefetching pay where a bucket search costs cache misses or
+# mispredicted branches. In a tiny tree the branch predictor learns a binary search's
+# few paths (a scan seeking one ID after another repeats them) and it beats the
+# arithmetic of a guess; prefetching a tree that fits in the CPU caches is overhead.
+cdef enum:
+    INTERP_MIN = 8                  # buckets of more entries are searched by interpolation
+    INTERP_MIN_BYTES = 1 << 16      # ... in trees of this size or more
+    PREFETCH_MIN_BYTES = 1 << 20    # smaller trees are taken to be in the CPU caches
+
+cdef bint _all_big = 0              # tests: every tree interpolates and prefetches
+
+
+cdef inline bint _interpolates(const RadixTree* t, uint32_t n) noexcept:
+    """Whether a bucket of n entries in t is searched by interpolation."""
+    return n > INTERP_MIN and (t.bytes >= INTERP_MIN_BYTES or _all_big)
+
+
+cdef inline bint _big(const RadixTree* t) noexcept:
+    """Whether prefetching pays."""
+    return t.bytes >= PREFETCH_MIN_BYTES or _all_big
+
+# What a bucket search is for: a remove or insert then moves the entries between the
+# key's position and one end of the bucket, whose lines the search starts loading.
+cdef enum:
+    FOR_FIND, FOR_REMOVE, FOR_INSERT
+
+
+cdef inline void _prefetch_moved(const RadixTree* t, RadixBucket* b, uint32_t g,
+                                 int purpose) noexcept:
+    """For a remove or insert at about position g: starts loading the entries that
+    _bucket_del / _bucket_put will move (the first and last lines are loaded already)."""
+    cdef uint8_t* p
+    cdef uint8_t* end
+    if purpose == FOR_FIND or not _big(t):
+        return
+    if g * 2 < b.count and (purpose == FOR_REMOVE or b.head):
+        p = _entry(t, b, 0) + 64
+        end = _entry(t, b, g)
+    else:
+        p = _entry(t, b, g)
+        end = _entry(t, b, b.count - 1)
+    while p < end:
+        radix_prefetch(p)
+        p += 64
+
+
+cdef inline uint32_t _bucket_interior(const RadixTree* t, RadixBucket* b,
+                                      const uint8_t* key, bint* found,
+                                      int purpose) noexcept:
+    """Index of key, or where it would be inserted, knowing that it lies strictly
+    between the bucket's first and last keys (so the answer is in [1, count - 1]).
+
+    Interpolation: keys are big-endian integers and a bucket's keys are usually spread
+    evenly (sequential IDs, times), so the guess from the first and last keys is close,
+    and a gallop from it (steps 1, 2, 4, ...) then a binary search settle it. That reads
+    the lines near the guess instead of the ~log2(count) lines of a binary search; an
+    uneven bucket costs at most about twice the compares of a binary search."""
+    cdef uint32_t n = b.count, s = 0, g, a, z, step
+    cdef int c
+    cdef const uint8_t* first
+    cdef const uint8_t* last
+    if not _interpolates(t, n):
+        return _bucket_search(t, b, key, 1, n - 1, found)
+    first = _entry(t, b, 0)
+    last = _entry(t, b, n - 1)
+    if t.key_len > RADIX_WINDOW:
+        # The window must hold the first byte where first and last differ (the bytes
+        # before it are the same in every key of the bucket, and in key); it starts on
+        # an 8-byte boundary so that its words are the key's fields (time, ms, seq).
+        s = _kdiff(t, first, last, &c) & ~7u
+        if s > t.key_len - RADIX_WINDOW:
+            s = t.key_len - RADIX_WINDOW
+    g = radix_guess(first, last, key, s, t.key_len, n)
+    if g < 1:
+        g = 1
+    elif g > n - 2:
+        g = n - 2
+    _prefetch_moved(t, b, g, purpose)
+    c = _kcmp(t, _entry(t, b, g), key)
+    if c == 0:
+        found[0] = 1
+        return g
+    if c < 0:
+        # key in (g, n - 1]: gallop right from a = g (entry a < key < entry z).
+        a = g
+        z = n - 1
+        step = 1
+        while a + step < z:
+            c = _kcmp(t, _entry(t, b, a + step), key)
+            if c == 0:
+                found[0] = 1
+                return a + step
+            if c > 0:
+                z = a + step
+                break
+            a += step
+            step <<= 1
+        return _bucket_search(t, b, key, a + 1, z, found)
+    # key in [1, g): gallop left from z = g (entry a < key < entry z).
+    a = 0
+    z = g
+    step = 1
+    while z > a + step:
+        c = _kcmp(t, _entry(t, b, z - step), key)
+        if c == 0:
+            found[0] = 1
+            return z - step
+        if c < 0:
+            a = z - step
+            break
+        z -= step
+        step <<= 1
+    return _bucket_search(t, b, key, a + 1, z, found)
+
+
 cdef inline uint32_t _bucket_find(const RadixTree* t, RadixBucket* b, const uint8_t* key,
-                                  bint* found) noexcept:
+                                  bint* found, int purpose=FOR_FIND) noexcept:
     """Index of key, or where it would be inserted."""
-    return _bucket_search(t, b, key, 0, b.count, found)
+    cdef uint32_t n = b.count
+    cdef int c
+    if not _interpolates(t, n):
+        return _bucket_search(t, b, key, 0, n, found)
+    c = _kcmp(t, key, _entry(t, b, n - 1))
+    if c >= 0:
+        found[0] = c == 0
+        return n - 1 if c == 0 else n
+    c = _kcmp(t, key, _entry(t, b, 0))
+    if c <= 0:
+        found[0] = c == 0
+        return 0
+    return _bucket_interior(t, b, key, found, purpose)
 
 
 # ---- inner nodes ----
@@ -363,9 +600,18 @@ cdef RadixInner* _inner_new(RadixTree* t, const uint8_t* prefix, uint32_t depth)
 
 
 cdef inline uint32_t _slot(RadixInner* n, uint8_t byte) noexcept:
-    """Index of the child whose range holds byte."""
+    """Index of the child whose range holds byte. A full node is indexed directly (its
+    ranges are single bytes); in a small one the children whose range starts at or
+    below byte are counted without branches (a few lines, read in parallel rather than
+    one after the other as a binary search does)."""
     cdef RadixChild* ch = _children(n)
-    cdef uint32_t lo = 0, hi = n.n - 1u, mid
+    cdef uint32_t cnt = n.n, lo = 0, hi = cnt - 1u, mid, j
+    if cnt == MAX_CHILDREN:
+        return byte
+    if cnt <= 16:
+        for j in range(1, cnt):
+            lo += ch[j].lo <= byte
+        return lo
     while lo < hi:
         mid = (lo + hi + 1) >> 1
         if ch[mid].lo <= byte:
@@ -373,6 +619,14 @@ cdef inline uint32_t _slot(RadixInner* n, uint8_t byte) noexcept:
         else:
             hi = mid - 1
     return lo
+
+
+cdef inline void _prefetch_child(const RadixTree* t, RadixChild* c) noexcept:
+    """Starts loading the second line of the inner node c points to, alongside the
+    first (which the next step reads at once): a small node's children start in its
+    first line and mostly end in the second, as malloc aligns blocks to 16 bytes."""
+    if c.is_inner and _big(t):
+        radix_prefetch(<uint8_t*>c.ptr + 64)
 
 
 cdef inline void _set_child(RadixChild* c, void* ptr, bint is_inner, uint8_t lo) noexcept:
@@ -451,15 +705,52 @@ cdef inline uint32_t _common(const uint8_t* a, const uint8_t* b, uint32_t n) noe
     return i
 
 
+cdef inline void _prefetch_bucket(const RadixTree* t, void* b, RadixInner* par,
+                                  uint32_t i, const uint8_t* key, int purpose) noexcept:
+    """Starts loading the lines of bucket b (child i of par) that a search for key will
+    read, while its header is being read: the search needs the last key, the lines
+    near key's position and, for a remove or insert, those of the entries it moves.
+    Both are guessed assuming that the bucket is full (most are, or nearly) and that
+    its keys are spread evenly over its child range (true of sequential IDs); a wrong
+    guess only costs the bandwidth of a few lines."""
+    cdef RadixChild* ch
+    cdef uint32_t lo, hi
+    cdef size_t span = <size_t>t.bucket_max * t.entry_len, at
+    cdef uint8_t* e = <uint8_t*>b + HDR
+    cdef uint8_t* p
+    cdef uint8_t* end
+    if not _big(t):
+        return
+    radix_prefetch(e + span - t.entry_len)
+    if par == NULL:
+        return
+    ch = _children(par)
+    lo = ch[i].lo
+    hi = ch[i + 1].lo if i + 1 < par.n else 256
+    at = <uint32_t>span * <uint32_t>(key[par.depth] - lo) // (hi - lo)     # < 2^20
+    radix_prefetch(e + at)
+    if purpose == FOR_FIND:
+        return
+    if purpose == FOR_REMOVE and at * 2 < span:
+        p = e + 64
+        end = e + at
+    else:
+        p = e + at + 64
+        end = e + span - t.entry_len
+    while p < end:
+        radix_prefetch(p)
+        p += 64
+
+
 cdef RadixBucket* _descend(const RadixTree* t, const uint8_t* key, RadixFrame* path,
-                           uint32_t* height) noexcept:
+                           uint32_t* height, int purpose=FOR_FIND) noexcept:
     """The bucket whose range holds key, found by key bytes alone (the bucket's binary
     search settles membership). Records the inner nodes passed when path is not NULL."""
     cdef void* node = t.root
     cdef bint is_inner = t.root_is_inner
-    cdef RadixInner* n
+    cdef RadixInner* n = NULL
     cdef RadixChild* c
-    cdef uint32_t i, h = 0
+    cdef uint32_t i = 0, h = 0
     while is_inner:
         n = <RadixInner*>node
         i = _slot(n, key[n.depth])
@@ -468,10 +759,12 @@ cdef RadixBucket* _descend(const RadixTree* t, const uint8_t* key, RadixFrame* p
             path[h].idx = i
         h += 1
         c = &_children(n)[i]
+        _prefetch_child(t, c)
         node = c.ptr
         is_inner = c.is_inner
     if height != NULL:
         height[0] = h
+    _prefetch_bucket(t, node, n, i, key, purpose)
     return <RadixBucket*>node
 
 
@@ -498,9 +791,9 @@ cdef RadixBucket* _descend(const RadixTree* t, const uint8_t* key, RadixFrame* p
 # any larger byte falls in the last child range). A miss just means a normal descent.
 
 cdef inline bint _finger_hit(const RadixTree* t, const RadixFinger* f, const uint8_t* key,
-                             bint inserting, uint32_t* pos, bint* found) noexcept:
-    """Whether key is (or, inserting, would go) in f's bucket; then pos and found are
-    what _bucket_find would return."""
+                             int purpose, uint32_t* pos, bint* found) noexcept:
+    """Whether key is (or, for an insert, would go) in f's bucket; then pos and found
+    are what _bucket_find would return."""
     cdef RadixBucket* b = f.bucket
     cdef uint32_t last, d
     cdef int c
@@ -515,7 +808,7 @@ cdef inline bint _finger_hit(const RadixTree* t, const RadixFinger* f, const uin
             return 1
         if not f.rightmost:
             return 0
-        if inserting and f.parent != NULL and d < f.parent.depth:
+        if purpose == FOR_INSERT and f.parent != NULL and d < f.parent.depth:
             return 0
         pos[0] = b.count
         found[0] = 0
@@ -527,7 +820,7 @@ cdef inline bint _finger_hit(const RadixTree* t, const RadixFinger* f, const uin
         pos[0] = 0
         found[0] = 1
         return 1
-    pos[0] = _bucket_search(t, b, key, 1, last, found)
+    pos[0] = _bucket_interior(t, b, key, found, purpose)
     return 1
 
 
@@ -659,9 +952,9 @@ cdef void* radix_find(const RadixTree* tree, const uint8_t* key) noexcept:
     cdef uint32_t pos
     if tree.root == NULL:
         return NULL
-    if _finger_hit(tree, &tree.finger[1], key, 0, &pos, &found):
+    if _finger_hit(tree, &tree.finger[1], key, FOR_FIND, &pos, &found):
         b = tree.finger[1].bucket
-    elif _finger_hit(tree, &tree.finger[0], key, 0, &pos, &found):
+    elif _finger_hit(tree, &tree.finger[0], key, FOR_FIND, &pos, &found):
         b = tree.finger[0].bucket
     else:
         b = _descend(tree, key, NULL, NULL)
@@ -844,13 +1137,16 @@ cdef int _insert_slow(RadixTree* t, const uint8_t* key, const void* value,
             path[h].node = n
             path[h].idx = _slot(n, key[n.depth])
             ch = &_children(n)[path[h].idx]
+            _prefetch_child(t, ch)
             h += 1
             node = ch.ptr
             is_inner = ch.is_inner
         else:
             b = <RadixBucket*>node
+            _prefetch_bucket(t, b, path[h - 1].node if h else NULL,
+                             path[h - 1].idx if h else 0, key, FOR_INSERT)
             _finger_set(t, 0, b, path, h)
-            pos = _bucket_find(t, b, key, &found)
+            pos = _bucket_find(t, b, key, &found, FOR_INSERT)
             if found:
                 if replace:
                     _write(t, _entry(t, b, pos), key, value)
@@ -876,8 +1172,8 @@ cdef int _insert(RadixTree* t, const uint8_t* key, const void* value, bint repla
     cdef RadixBucket* b
     if t.root == NULL:
         return _insert_slow(t, key, value, replace)
-    if not _finger_hit(t, &t.finger[0], key, 1, &pos, &found):
-        if not _finger_hit(t, &t.finger[1], key, 1, &pos, &found):
+    if not _finger_hit(t, &t.finger[0], key, FOR_INSERT, &pos, &found):
+        if not _finger_hit(t, &t.finger[1], key, FOR_INSERT, &pos, &found):
             return _insert_slow(t, key, value, replace)
         t.finger[0] = t.finger[1]       # the insert finger follows the inserts
     b = t.finger[0].bucket
@@ -920,7 +1216,10 @@ cdef inline int _merge_with(const RadixTree* t, RadixInner* par, uint32_t s,
     """For b, child s of par: j such that children j and j + 1 (b and a sibling bucket)
     fit together in 3/4 of a full bucket, else -1."""
     cdef uint32_t limit = t.bucket_max * 3 // 4
-    cdef RadixChild* ch = _children(par)
+    cdef RadixChild* ch
+    if b.count >= limit:
+        return -1       # a sibling bucket holds 1+ entries: no need to fetch one
+    ch = _children(par)
     if (s > 0 and not ch[s - 1].is_inner
             and (<RadixBucket*>ch[s - 1].ptr).count + b.count <= limit):
         return s - 1
@@ -997,10 +1296,11 @@ cdef void _drop(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) noex
 
 
 cdef RadixBucket* _finger_seek(RadixTree* t, uint32_t i, const uint8_t* key) noexcept:
-    """The bucket whose range holds key, by a descent; finger i is set on it."""
+    """The bucket whose range holds key, by a descent for a remove; finger i is set on
+    it."""
     cdef RadixFrame path[RADIX_MAX_KEY]
     cdef uint32_t h
-    cdef RadixBucket* b = _descend(t, key, path, &h)
+    cdef RadixBucket* b = _descend(t, key, path, &h, FOR_REMOVE)
     _finger_set(t, i, b, path, h)
     return b
 
@@ -1024,12 +1324,12 @@ cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) exce
     cdef RadixFinger* f = &tree.finger[1]
     if tree.root == NULL:
         return 0
-    if not _finger_hit(tree, f, key, 0, &pos, &found):
-        if _finger_hit(tree, &tree.finger[0], key, 0, &pos, &found):
+    if not _finger_hit(tree, f, key, FOR_REMOVE, &pos, &found):
+        if _finger_hit(tree, &tree.finger[0], key, FOR_REMOVE, &pos, &found):
             f[0] = tree.finger[0]       # the remove finger follows the removes
         else:
             b = _finger_seek(tree, 1, key)
-            pos = _bucket_find(tree, b, key, &found)
+            pos = _bucket_find(tree, b, key, &found, FOR_REMOVE)
     if not found:
         return 0
     b = f.bucket
@@ -1050,6 +1350,64 @@ cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) exce
     if f.parent != NULL and _merge_with(tree, f.parent, f.idx, b) >= 0:
         _reshape(tree, key, b)
     return 1
+
+
+# ---- batched prefetch ----
+
+cdef enum:
+    PREFETCH_GROUP = 32             # descents advanced side by side
+
+
+cdef void radix_prefetch_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
+                              bint for_remove) noexcept:
+    """Starts loading the lines that finding (for_remove: removing) key j in trees[j]
+    will read, for j < n (keys packed back to back, all of one length). The descents
+    advance one level at a time side by side, so their cache misses overlap instead of
+    following one another; the operations themselves then find their lines loaded. A
+    hint only: nothing changes, and trees small enough to be cached are skipped."""
+    cdef void* node[PREFETCH_GROUP]
+    cdef bint inner[PREFETCH_GROUP]
+    cdef RadixInner* par[PREFETCH_GROUP]
+    cdef uint32_t idx[PREFETCH_GROUP]
+    cdef uint32_t base = 0, m, j, i
+    cdef bint more
+    cdef RadixInner* nd
+    cdef RadixChild* c
+    cdef const RadixTree* t
+    cdef const uint8_t* key
+    while base < n:
+        m = n - base if n - base < PREFETCH_GROUP else PREFETCH_GROUP
+        for j in range(m):
+            t = trees[base + j]
+            node[j] = t.root if _big(t) else NULL
+            inner[j] = t.root_is_inner and node[j] != NULL
+            par[j] = NULL
+            idx[j] = 0
+        more = 1
+        while more:
+            more = 0
+            for j in range(m):
+                if not inner[j]:
+                    continue
+                t = trees[base + j]
+                key = keys + <size_t>(base + j) * t.key_len
+                nd = <RadixInner*>node[j]
+                i = _slot(nd, key[nd.depth])
+                c = &_children(nd)[i]
+                radix_prefetch(c.ptr)
+                _prefetch_child(t, c)
+                par[j] = nd
+                idx[j] = i
+                node[j] = c.ptr
+                inner[j] = c.is_inner
+                more = 1
+        for j in range(m):
+            if node[j] != NULL:
+                t = trees[base + j]
+                _prefetch_bucket(t, node[j], par[j], idx[j],
+                                 keys + <size_t>(base + j) * t.key_len,
+                                 FOR_REMOVE if for_remove else FOR_FIND)
+        base += m
 
 
 # ---- iteration ----
@@ -1135,10 +1493,13 @@ cdef int _seek(RadixIter* it, RadixSeekOp op, const uint8_t* key) noexcept:
         it.path[it.height].node = n
         it.path[it.height].idx = _slot(n, key[n.depth])
         ch = &_children(n)[it.path[it.height].idx]
+        _prefetch_child(t, ch)
         it.height += 1
         node = ch.ptr
         is_inner = ch.is_inner
     b = <RadixBucket*>node
+    _prefetch_bucket(t, b, it.path[it.height - 1].node if it.height else NULL,
+                     it.path[it.height - 1].idx if it.height else 0, key, FOR_FIND)
     pos = _bucket_find(t, b, key, &found)
     if found and not strict:
         return _iter_at(it, b, pos)
@@ -1296,6 +1657,16 @@ cdef int _stats(RadixTree* t, void* node, bint is_inner, uint32_t h, dict out) e
     return 0
 
 
+def treat_all_trees_as_big(bint on):
+    """For tests: search every bucket by interpolation and prefetch in every tree (not
+    only in big ones), so that small trees exercise those paths. Returns the old
+    setting."""
+    global _all_big
+    cdef bint old = _all_big
+    _all_big = on
+    return old
+
+
 cdef class RadixTestTree:
     """A tree of bytes keys/values for tests. bucket_max > 0 shrinks the buckets so a
     few keys exercise bursts, merges and deep paths."""
@@ -1393,6 +1764,19 @@ cdef class RadixTestTree:
             i += 1
             ok = radix_next(&it) if forward else radix_prev(&it)
         return out
+
+    def prefetch(self, keys, bint for_remove=False):
+        """radix_prefetch_many over keys (a hint: must change nothing)."""
+        cdef bytes packed = b"".join([bytes(k) for k in keys])
+        cdef uint32_t n = len(keys), j
+        cdef RadixTree** trees
+        if len(packed) != n * self.t.key_len:
+            raise ValueError(f"keys must be {self.t.key_len} bytes")
+        trees = <RadixTree**>mem_alloc(max(n, 1) * sizeof(RadixTree*))
+        for j in range(n):
+            trees[j] = self.t
+        radix_prefetch_many(trees, <const uint8_t*><const char*>packed, n, for_remove)
+        mem_free(trees)
 
     def iterator(self):
         return RadixTestIter(self)

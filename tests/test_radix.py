@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.radix import RadixTestTree
+from engine.radix import RadixTestTree, treat_all_trees_as_big
 
 OPS = ("first", "last", "ge", "gt", "le", "lt", "eq")
 EMPTY_TREE_BYTES = RadixTestTree(16, 16).bytes_used
@@ -70,6 +70,15 @@ class Model:
 
     def items(self):
         return [(k, self.d[k]) for k in self.keys]
+
+
+@pytest.fixture(params=[False, True], ids=["paths-by-size", "big-tree-paths"])
+def tree_paths(request):
+    """Runs a test twice: as is (bucket searches interpolate and descents prefetch only
+    in trees of 64 KiB / 1 MiB or more), then with every tree taking those paths."""
+    old = treat_all_trees_as_big(request.param)
+    yield request.param
+    treat_all_trees_as_big(old)
 
 
 def assert_same(tree, model):
@@ -253,7 +262,7 @@ def run_ops(tree, model, pool, ops, value_len):
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(scenarios())
-def test_random_operations_match_model(scenario):
+def test_random_operations_match_model(tree_paths, scenario):
     key_len, value_len, bucket_max, pool, ops = scenario
     tree = RadixTestTree(key_len, value_len, bucket_max)
     model = Model()
@@ -268,7 +277,7 @@ def test_random_operations_match_model(scenario):
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(SHAPES), st.sampled_from([0, 2, 3, 5]),
        st.sampled_from(PATTERNS), st.data())
-def test_insert_and_delete_while_iterating(shape, bucket_max, pattern, data):
+def test_insert_and_delete_while_iterating(tree_paths, shape, bucket_max, pattern, data):
     """Every step inserts or removes keys around the iterator; it must continue from
     the last key it returned."""
     key_len, value_len = shape
@@ -357,7 +366,7 @@ def queue_scenarios(draw):
 
 @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
 @given(queue_scenarios())
-def test_queue_operations_match_model(scenario):
+def test_queue_operations_match_model(tree_paths, scenario):
     key_len, value_len, bucket_max, pool, ops = scenario
     tree = RadixTestTree(key_len, value_len, bucket_max)
     model = Model()
@@ -378,7 +387,7 @@ def id_key(key_len, n, per_ms=7):
 
 @pytest.mark.parametrize("key_len,value_len", [(16, 16), (16, 0), (24, 0)])
 @pytest.mark.parametrize("bucket_max", [0, 3, 8])
-def test_consumer_loop_against_model(key_len, value_len, bucket_max):
+def test_consumer_loop_against_model(tree_paths, key_len, value_len, bucket_max):
     """XREADGROUP / XACK rounds on one tree: batches of appends, acks of the oldest
     pending keys (all of them or leaving a backlog), plus claims and stray operations in
     the middle, checked after every batch."""
@@ -613,7 +622,7 @@ def test_100k_operations_against_model(bucket_max):
 
 
 @pytest.mark.parametrize("value_len,bucket_max", [(0, 0), (8, 16)])
-def test_all_2_byte_keys(value_len, bucket_max):
+def test_all_2_byte_keys(tree_paths, value_len, bucket_max):
     rng = random.Random(65536 + bucket_max)
     keys = [be(n, 2) for n in range(65536)]
     tree = RadixTestTree(2, value_len, bucket_max)
@@ -643,6 +652,220 @@ def test_all_2_byte_keys(value_len, bucket_max):
             spot_check()
     spot_check()
     assert tree.bytes_used == EMPTY_TREE_BYTES
+
+
+# ---------------------------------------------------------------- bucket search
+#
+# Buckets of trees of 64 KiB or more are searched by interpolation: a position guessed
+# from the first and last keys of the bucket, then a gallop and a binary search around
+# it (the tree_paths fixture makes every tree do so). The guess is only a starting
+# point, so every distribution must give exact answers; these use full-size buckets (up
+# to 4080 bytes of entries) so that most searches run inside one big bucket.
+
+def dist_last_byte(rng, key_len, n):
+    """Keys equal but for the last byte (a long shared prefix, 256 keys at most)."""
+    prefix = rng.randbytes(key_len - 1)
+    return [prefix + bytes([b]) for b in rng.sample(range(256), min(n, 256))]
+
+
+def dist_long_prefix(rng, key_len, n):
+    """A shared prefix of all but the last 3 bytes, then random low bytes."""
+    prefix = rng.randbytes(key_len - 3)
+    return [prefix + x.to_bytes(3, "big") for x in rng.sample(range(1 << 24), n)]
+
+
+def dist_exponential(rng, key_len, n):
+    """Gaps growing geometrically: the keys crowd at the low end of every bucket."""
+    top = 256 ** key_len - 1
+    out, x, gap = set(), rng.randrange(1 << 16), 1.0
+    while len(out) < n and x <= top:
+        out.add(be(x, key_len))
+        gap *= 1.0 + 40.0 / n
+        x += int(gap) + rng.randrange(2)
+    return list(out)
+
+
+def dist_skewed(rng, key_len, n):
+    """Dense clusters with a few keys far away (at both ends of the key space)."""
+    top = 256 ** key_len - 1
+    out = {be(0, key_len), be(top, key_len), be(top // 2, key_len), be(1, key_len)}
+    while len(out) < n:
+        centre = rng.choice((top // 3, top // 3 + 10 ** 6, 2 * top // 3))
+        out.add(be(centre + rng.randrange(-5000, 5000), key_len))
+    return list(out)
+
+
+def dist_random(rng, key_len, n):
+    out = set()
+    while len(out) < n:
+        out.add(rng.randbytes(key_len))
+    return list(out)
+
+
+def dist_sequential_ids(rng, key_len, n):
+    """Stream IDs, several per ms, with holes (the PEL's usual shape); 24-byte keys put
+    one delivery time in front, so the keys first differ in the ID part."""
+    ids, ms, seq = [], 1_700_000_000_000, 0
+    while len(ids) < n:
+        if rng.random() < 0.3:
+            ms += rng.choice((1, 1, 2, 1000))
+            seq = 0
+        if rng.random() < 0.8:
+            ids.append(struct.pack(">QQ", ms, seq))
+        seq += 1
+    if key_len == 24:
+        return [struct.pack(">Q", 1_700_000_005_000) + k for k in ids]
+    return [k[:key_len] for k in ids] if key_len < 16 else ids
+
+
+def dist_time_id(rng, key_len, n):
+    """24-byte pel_by_time keys: a handful of delivery times, IDs after them."""
+    times = [1_700_000_005_000 + rng.randrange(3) for _ in range(n)]
+    return list({struct.pack(">QQQ", t, 1_700_000_000_000 + i // 7, i % 7)[:key_len]
+                 for i, t in enumerate(times)})
+
+
+def neighbours(k):
+    """Keys just below and above k (absent unless they are keys too)."""
+    n = int.from_bytes(k, "big")
+    out = []
+    for d in (-1, 1, -256, 256):
+        if 0 <= n + d < 256 ** len(k):
+            out.append(be(n + d, len(k)))
+    return out
+
+
+def search_against_model(tree, model, rng, probes):
+    tree.check()
+    for k in probes:
+        assert tree.find(k) == model.d.get(k)
+    for k in rng.sample(probes, min(len(probes), 150)):
+        for op in ("ge", "gt", "le", "lt", "eq"):
+            assert tree.range_forward(op, k, 2) == model.walk(op, k, True, 2)
+            assert tree.range_backward(op, k, 2) == model.walk(op, k, False, 2)
+
+
+SEARCH_DISTS = [dist_last_byte, dist_long_prefix, dist_exponential, dist_skewed,
+                dist_random, dist_sequential_ids, dist_time_id]
+
+
+@pytest.mark.parametrize("dist", SEARCH_DISTS, ids=[d.__name__ for d in SEARCH_DISTS])
+@pytest.mark.parametrize("key_len,value_len",
+                         [(16, 16), (16, 0), (24, 0), (8, 8), (5, 0), (12, 4), (20, 0),
+                          (32, 8)])
+def test_bucket_search_distributions(tree_paths, dist, key_len, value_len):
+    """Every key, its neighbours and random keys are found (or not) exactly, and seeks
+    land where the model says, while the tree fills in random order, loses a random
+    half and refills; check() after each phase."""
+    if dist in (dist_time_id, dist_sequential_ids) and key_len not in (16, 24):
+        key_len = 16
+    rng = random.Random(hash((dist.__name__, key_len, value_len)) & 0xFFFFFFFF)
+    keys = dist(rng, key_len, 3000)
+    rng.shuffle(keys)
+    tree = RadixTestTree(key_len, value_len)
+    model = Model()
+    for k in keys:
+        v = rng.randbytes(value_len)
+        assert tree.insert(k, v) == model.insert(k, v)
+    probes = keys + [n for k in keys[:500] for n in neighbours(k)] + \
+        [rng.randbytes(key_len) for _ in range(300)]
+    search_against_model(tree, model, rng, probes)
+    for k in keys[: len(keys) // 2]:
+        assert tree.remove(k) == model.remove(k)
+    search_against_model(tree, model, rng, probes)
+    for k in keys[: len(keys) // 4]:
+        v = rng.randbytes(value_len)
+        assert tree.try_insert(k, v) == model.insert(k, v, False)
+    search_against_model(tree, model, rng, probes)
+    assert_same(tree, model)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from([(16, 0), (24, 0), (16, 16), (3, 0), (9, 0)]),
+       st.lists(st.integers(0, 2 ** 40), min_size=9, max_size=300, unique=True),
+       st.integers(0, 2 ** 40), st.integers(0, 15))
+def test_one_bucket_search_uneven(tree_paths, shape, offsets, probe, shift):
+    """One bucket holding keys at arbitrary (uneven) offsets from a base, shifted to
+    make them differ first at various bytes: every key and probe are searched exactly
+    (the guess may be anywhere)."""
+    key_len, value_len = shape
+    base = int.from_bytes(bytes(range(7, 7 + key_len)), "big")
+    mask = 256 ** key_len - 1
+    keys = [be((base + (o << shift)) & mask, key_len) for o in offsets]
+    probe_key = be((base + (probe << shift)) & mask, key_len)
+    tree = RadixTestTree(key_len, value_len)
+    model = Model()
+    for k in keys:
+        v = k[-1:] * value_len
+        tree.insert(k, v)
+        model.insert(k, v)
+    assert tree.stats()["buckets"] <= 2
+    for k in keys + [probe_key] + neighbours(probe_key):
+        assert tree.find(k) == model.d.get(k)
+        assert tree.range_forward("ge", k, 1) == model.walk("ge", k, True, 1)
+        assert tree.range_backward("le", k, 1) == model.walk("le", k, False, 1)
+    for k in keys[::3]:
+        assert tree.remove(k) == model.remove(k)
+    for k in keys:
+        assert tree.find(k) == model.d.get(k)
+    assert_same(tree, model)
+
+
+def test_inserts_use_the_head_gap(tree_paths):
+    """A full bucket that lost its first entries (acks) takes inserts before its end in
+    the gap at its head instead of bursting; an append still bursts it (the queue case,
+    see test_queue_filling_its_bucket)."""
+    tree = RadixTestTree(16, 8)
+    model = Model()
+    n = tree.bucket_max
+    keys = [id_key(16, 2 * i) for i in range(n)]
+    for k in keys:
+        assert tree.insert(k, k[8:]) and model.insert(k, k[8:])
+    assert tree.stats() == dict(tree.stats(), buckets=1, slack_entries=0)
+    for k in keys[:3]:
+        assert tree.remove(k) == model.remove(k)
+    size = tree.bytes_used
+    for i in (n - 5, n // 2):       # odd IDs between the even ones, before the end
+        k = id_key(16, 2 * i + 1)
+        assert tree.insert(k, k[8:]) and model.insert(k, k[8:])
+        tree.check()
+        assert tree.stats()["buckets"] == 1 and tree.bytes_used == size
+    assert_same(tree, model)
+    k = id_key(16, 2 * n + 1)       # an append with only a 1-entry gap bursts it
+    assert tree.insert(k, k[8:]) and model.insert(k, k[8:])
+    assert tree.stats()["buckets"] == 2
+    assert_same(tree, model)
+
+
+def test_prefetch_many_is_only_a_hint():
+    """radix_prefetch_many descends side by side without changing anything: present,
+    absent and out-of-range keys, small (skipped) and big trees, any batch size."""
+    rng = random.Random(5)
+    for key_len, value_len, n in [(16, 16, 50_000), (16, 0, 100), (24, 0, 60_000)]:
+        tree = RadixTestTree(key_len, value_len)
+        tree.prefetch([rng.randbytes(key_len) for _ in range(3)])     # empty tree
+        model = Model()
+        keys = dist_sequential_ids(rng, key_len, n)
+        for k in keys:
+            v = k[-1:] * value_len
+            tree.insert(k, v)
+            model.insert(k, v)
+        size = tree.bytes_used
+        for batch in (0, 1, 31, 32, 33, 1000):
+            probes = rng.sample(keys, min(batch, len(keys)))
+            probes += [rng.randbytes(key_len) for _ in range(batch // 10)]
+            probes += [bytes(key_len), b"\xff" * key_len][: batch and 2]
+            tree.prefetch(probes)
+            tree.prefetch(probes, True)
+            for k in probes:
+                assert tree.find(k) == model.d.get(k)
+        for k in rng.sample(keys, min(200, len(keys))):
+            tree.prefetch([k], True)
+            assert tree.remove(k) == model.remove(k)
+        assert size >= tree.bytes_used
+        assert_same(tree, model)
+    with pytest.raises(ValueError):
+        RadixTestTree(16, 0).prefetch([b"short"])
 
 
 # ---------------------------------------------------------------- memory
