@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: build test oracle clean bench
+.PHONY: build test oracle clean bench serve
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ oracle:
 
 test: build oracle
 	$(PY) -m pytest -q -p no:cacheprovider tests
+
+# The RESP server on 127.0.0.1:6379 (data directory ./data); Ctrl-C stops it.
+serve: build
+	mkdir -p data && $(VENV)/bin/sluice-server --dir ./data --port 6379 --bind 127.0.0.1
 
 bench: build oracle
 	$(PY) bench/run_all.py

@@ -15,16 +15,18 @@ would have produced it (bytes, or str with decode_responses; error replies raise
 as the redis.exceptions class that redis-py maps the error prefix to). Nothing is
 packed to or parsed from RESP on this path.
 
-The engine has no notion of connections, so this module provides what a server
-does per connection: HELLO (RESP2/RESP3 per connection), AUTH (accepted: there is
-no access control in-process), CLIENT SETINFO/SETNAME/GETNAME/ID/INFO, RESET,
-QUIT, MULTI/EXEC/DISCARD (queued, then run atomically), WATCH/UNWATCH (from the
-keys the engine reports as touched), and blocking XREAD/XREADGROUP ... BLOCK (the
-caller waits until a client of the same engine changes one of the keys, or the
-timeout). All clients of one Engine share one lock, so the client can be used from
-several threads. Writes made by calling Engine.execute directly bypass that lock
-(hold `engine_lock(engine)` around them when threads are involved) and neither
-wake blocked readers nor abort WATCHed transactions.
+The engine has no notion of connections; what a server does per connection comes
+from engine/session.py, which the network server (engine/server/) shares: HELLO
+(RESP2/RESP3 per connection), AUTH (accepted: there is no access control
+in-process), CLIENT SETINFO/SETNAME/GETNAME/ID/INFO, RESET, QUIT, MULTI/EXEC/DISCARD
+(queued with Redis's queue-time error rules, then run atomically), WATCH/UNWATCH
+(from the keys the engine reports as touched), and blocking XREAD/XREADGROUP ...
+BLOCK (the caller's thread waits until a client of the same engine changes one of
+the keys, a pending entry becomes claimable for CLAIM, or the timeout). All clients
+of one Engine share one lock, so the client can be used from several threads.
+Writes made by calling Engine.execute directly bypass that lock (hold
+`engine_lock(engine)` around them when threads are involved) and neither wake
+blocked readers nor abort WATCHed transactions.
 
 Not available (the engine has no such commands): Pub/Sub, scripting (and therefore
 redis-py's Lock), client-side caching, MONITOR, cluster mode.
@@ -34,7 +36,6 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import deque
-from itertools import count as _count
 from time import monotonic
 from typing import Any, Optional
 
@@ -45,73 +46,34 @@ from redis.maint_notifications import MaintNotificationsConfig
 from redis.utils import SENTINEL
 
 from engine import Engine
-from engine.commands.dispatch import resolve, to_argv
-from engine.errors import ResponseError as EngineError, unknown_subcommand, wrong_arity
-from engine.reply import OK, Status
+from engine.commands.dispatch import to_argv
+from engine.errors import ResponseError as EngineError
+from engine.reply import Status
+from engine.session import BLOCKED, SERVER_NAME, SERVER_VERSION, Hub, Session, Verbatim
 
 __all__ = ["EmbeddedRedis", "EmbeddedConnection", "EmbeddedConnectionPool", "engine_lock"]
 
-# What HELLO reports. 8.4 is the first Redis with everything Sluice implements
-# (XREADGROUP ... CLAIM).
-SERVER_NAME = b"redis"
-SERVER_VERSION = b"8.4.0"
-
-QUEUED = Status(b"QUEUED")
-RESET = Status(b"RESET")
-EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+# SERVER_NAME / SERVER_VERSION (what HELLO reports) come from engine/session.py and
+# stay importable from here.
 
 
 # -- per-engine state shared by every connection ----------------------------------
 
-class _EngineState:
-    """The lock, WATCH registry and blocked readers of one Engine."""
+class _EngineState(Hub):
+    """The lock, WATCH registry and blocked readers of one Engine (a session Hub
+    whose readers wait on a condition variable)."""
 
-    __slots__ = ("lock", "cond", "watchers", "blocked", "waiters", "ids", "connections",
-                 "tracking", "__weakref__")
-
-    def __init__(self) -> None:
+    def __init__(self, engine: Engine) -> None:
+        # A proxy: the state lives in a WeakKeyDictionary keyed by the engine.
+        super().__init__(weakref.proxy(engine))
         self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
-        self.watchers: dict = {}    # (db index, key) -> set of connections WATCHing it
-        self.blocked: dict = {}     # (db index, key) -> number of readers blocked on it
-        self.waiters = 0            # readers blocked on any key
-        self.ids = _count(1)        # CLIENT ID
-        self.connections: "weakref.WeakSet[EmbeddedConnection]" = weakref.WeakSet()
-        # Whether the connections' contexts collect touched keys. Off until the first
-        # WATCH or blocked read on this engine (collecting costs every write a little),
-        # then on for good.
-        self.tracking = False
+        # blocked: (db index, key) -> number of readers blocked on it
+        self.sessions = weakref.WeakValueDictionary()
+        self.accept_any_auth = True     # no access control in-process
 
-    def track(self) -> None:
-        """Makes every connection's context report the keys its commands change."""
-        if not self.tracking:
-            self.tracking = True
-            for conn in list(self.connections):
-                if conn._ctx is not None:
-                    _enable_tracking(conn._ctx)
-
-    def touched(self, db: int, keys: list) -> None:
-        """Keys a command changed: dirty the WATCHes on them, wake blocked readers."""
-        watchers = self.watchers
-        if watchers:
-            for key in keys:
-                conns = watchers.get((db, key))
-                if conns:
-                    for conn in conns:
-                        conn._watch_dirty = True
-        if self.waiters:
-            blocked = self.blocked
-            for key in keys:
-                if (db, key) in blocked:
-                    self.cond.notify_all()
-                    break
-
-
-def _enable_tracking(ctx) -> None:
-    try:
-        ctx.tracking = True
-    except AttributeError:      # an engine that always collects touched keys
-        pass
+    def key_ready(self, db: int, key: bytes) -> None:
+        self.cond.notify_all()
 
 
 _states: "weakref.WeakKeyDictionary[Engine, _EngineState]" = weakref.WeakKeyDictionary()
@@ -122,7 +84,7 @@ def _state_for(engine: Engine) -> _EngineState:
     with _states_lock:
         state = _states.get(engine)
         if state is None:
-            state = _states[engine] = _EngineState()
+            state = _states[engine] = _EngineState(engine)
         return state
 
 
@@ -137,13 +99,14 @@ def engine_lock(engine: Engine) -> threading.RLock:
 
 def _plain(reply):
     """A reply as redis-py's parsers give it without decoding: Status -> bytes."""
-    return bytes(reply) if reply.__class__ is Status else reply
+    cls = reply.__class__
+    return bytes(reply) if cls is Status or cls is Verbatim else reply
 
 
 def _decode_utf8(value):
     """decode_responses=True with the default encoding: every bytes value -> str."""
     cls = value.__class__
-    if cls is bytes or cls is Status:
+    if cls is bytes or cls is Status or cls is Verbatim:
         return value.decode()
     if cls is list:
         return [x.decode() if x.__class__ is bytes else _decode_utf8(x) for x in value]
@@ -160,7 +123,7 @@ def _decoder(encoding: str, errors: str):
 
     def decode(value):
         cls = value.__class__
-        if cls is bytes or cls is Status:
+        if cls is bytes or cls is Status or cls is Verbatim:
             return value.decode(encoding, errors)
         if cls is list:
             return [decode(x) for x in value]
@@ -217,15 +180,9 @@ class EmbeddedConnection(AbstractConnection):
         kwargs.setdefault("maint_notifications_config", MaintNotificationsConfig(enabled=False))
         self.engine = engine
         self._state = _state_for(engine)
-        self._execute_in = engine.execute_in
-        self._ctx = None
+        self._session: Optional[Session] = None   # the connection's client state
+        self._ctx = None                          # its command context
         self._replies: deque = deque()
-        self._multi: Optional[list] = None     # queued argvs between MULTI and EXEC
-        self._multi_dirty = False              # a command failed to queue: EXECABORT
-        self._watched: dict = {}               # (db, key) -> existed when WATCHed
-        self._watch_dirty = False
-        self._client_id = 0
-        self._client_name = None
         self._inbuf = bytearray()              # raw RESP given to send_packed_command
         super().__init__(**kwargs)
         enc = self.encoder
@@ -259,15 +216,10 @@ class EmbeddedConnection(AbstractConnection):
         return "embedded Sluice engine"
 
     def _connect(self):
-        ctx = self.engine.new_context(0, False)   # a new connection: db 0, RESP2
-        state = self._state
-        with state.lock:
-            state.connections.add(self)
-            if state.tracking:
-                _enable_tracking(ctx)
-            self._ctx = ctx
-        self._client_id = next(state.ids)
-        self._client_name = None
+        with self._state.lock:
+            session = Session(self._state)        # a new connection: db 0, RESP2
+            self._session = session
+            self._ctx = session.ctx
         return _NO_SOCKET
 
     def connect(self) -> None:
@@ -281,14 +233,13 @@ class EmbeddedConnection(AbstractConnection):
 
     def disconnect(self, *args, **kwargs) -> None:
         super().disconnect(*args, **kwargs)
+        session, self._session = self._session, None
         self._ctx = None
         self._replies.clear()
         self._inbuf.clear()
-        self._multi = None
-        self._multi_dirty = False
-        if self._watched:
+        if session is not None:
             with self._state.lock:
-                self._unwatch()
+                session.close()
 
     def check_health(self) -> None:
         pass
@@ -340,43 +291,22 @@ class EmbeddedConnection(AbstractConnection):
                 for v in map(encode, args)]
 
     def _send(self, argv: list) -> None:
-        ctx = self._ctx
-        if ctx is None:
+        session = self._session
+        if session is None:
             self.connect()
-            ctx = self._ctx
-        special = _SPECIAL.get(argv[0])
-        if special is None and not argv[0].isupper():
-            special = _SPECIAL.get(argv[0].upper())
-        if self._multi is not None:
-            self._replies.append(self._queue(argv, special))
-        elif special is not None:
-            with self._state.lock:
-                self._replies.append(self._special(special, argv))
-        else:
-            state = self._state
-            with state.lock:
-                touched = ctx.touched
-                try:
-                    reply = self._execute_in(ctx, argv)
-                except EngineError as err:
-                    reply = self._parse_error(str(err))
-                if touched:
-                    state.touched(ctx.db.index, touched)
-                if ctx.block is not None:
-                    reply = self._block(argv)
-            self._replies.append(reply)
-
-    def _run(self, argv: list):
-        """Runs one engine command (lock held); the reply, or the error instance."""
-        ctx = self._ctx
-        touched = ctx.touched
-        try:
-            reply = self._execute_in(ctx, argv)
-        except EngineError as err:
-            reply = self._parse_error(str(err))
-        if touched:
-            self._state.touched(ctx.db.index, touched)
-        return reply
+            session = self._session
+        with self._state.lock:
+            try:
+                reply = session.call(argv)
+            except EngineError as err:
+                reply = self._parse_error(str(err))
+            else:
+                if reply is BLOCKED:
+                    reply = self._block(session)
+                elif reply.__class__ is list and session.cmd_name == "exec":
+                    reply = [self._parse_error(str(r)) if isinstance(r, EngineError)
+                             else _plain(r) for r in reply]
+        self._replies.append(reply)
 
     # reading ---------------------------------------------------------------------
 
@@ -393,7 +323,7 @@ class EmbeddedConnection(AbstractConnection):
             raise reply
         if self._decode is not None and not disable_decoding:
             return self._decode(reply)
-        return bytes(reply) if reply.__class__ is Status else reply
+        return _plain(reply)
 
     # raw RESP (send_packed_command with bytes) -------------------------------------
 
@@ -422,288 +352,48 @@ class EmbeddedConnection(AbstractConnection):
             if argv:
                 self._send(argv)
 
-    # connection-level commands ----------------------------------------------------
-
-    def _special(self, handler, argv: list):
-        """Runs a command this module implements (lock held)."""
-        try:
-            _check_arity(handler, argv)
-            return handler(self, argv)
-        except EngineError as err:
-            return self._parse_error(str(err))
-
-    def _queue(self, argv: list, special):
-        """Between MULTI and EXEC: queue the command, or run EXEC/DISCARD/..."""
-        if special is not None:
-            if special in _RUN_IN_MULTI:
-                with self._state.lock:
-                    return self._special(special, argv)
-        try:
-            if special is not None:
-                _check_arity(special, argv)
-            else:
-                resolve(argv)
-        except EngineError as err:
-            self._multi_dirty = True
-            return self._parse_error(str(err))
-        self._multi.append((argv, special))
-        return QUEUED
-
-    def _hello(self, argv: list):
-        resp3 = self._ctx.resp3
-        name = SENTINEL
-        i = 1
-        if len(argv) >= 2:
-            try:
-                version = int(argv[1])
-            except ValueError:
-                raise EngineError("ERR Protocol version is not an integer or out of range")
-            if version not in (2, 3):
-                raise EngineError("NOPROTO unsupported protocol version")
-            resp3 = version == 3
-            i = 2
-        while i < len(argv):
-            opt, more = argv[i].lower(), len(argv) - i - 1
-            if opt == b"auth" and more >= 2:
-                i += 3
-            elif opt == b"setname" and more:
-                name = _valid_client_name(argv[i + 1])
-                i += 2
-            else:
-                raise EngineError("ERR Syntax error in HELLO option '%s'"
-                                  % argv[i].decode("utf-8", "replace"))
-        if name is not SENTINEL:
-            self._client_name = name
-        self._ctx.resp3 = resp3
-        fields = [b"server", SERVER_NAME, b"version", SERVER_VERSION,
-                  b"proto", 3 if resp3 else 2, b"id", self._client_id,
-                  b"mode", b"standalone", b"role", b"master", b"modules", []]
-        if resp3:
-            return dict(zip(fields[::2], fields[1::2]))
-        return fields
-
-    def _auth(self, argv: list):
-        if len(argv) > 3:
-            raise EngineError("ERR syntax error")
-        return OK
-
-    def _client(self, argv: list):
-        sub = argv[1].lower()
-        if sub == b"setinfo" and len(argv) == 4:
-            if argv[2].lower() not in (b"lib-name", b"lib-ver"):
-                raise EngineError("ERR Unrecognized option '%s'"
-                                  % argv[2].decode("utf-8", "replace"))
-            if any(c < 0x21 or c > 0x7E for c in argv[3]):
-                raise EngineError("ERR %s cannot contain spaces, newlines or special "
-                                  "characters." % argv[2].decode().upper())
-            return OK
-        if sub == b"setname" and len(argv) == 3:
-            self._client_name = _valid_client_name(argv[2])
-            return OK
-        if sub == b"getname" and len(argv) == 2:
-            return self._client_name
-        if sub == b"id" and len(argv) == 2:
-            return self._client_id
-        if sub == b"info" and len(argv) == 2:
-            return (b"id=%d addr=embedded laddr=embedded fd=-1 name=%s db=%d multi=%d "
-                    b"watch=%d resp=%d lib-name= lib-ver=\n"
-                    % (self._client_id, self._client_name or b"", self._ctx.db.index,
-                       -1 if self._multi is None else len(self._multi), len(self._watched),
-                       3 if self._ctx.resp3 else 2))
-        if sub in (b"setinfo", b"setname", b"getname", b"id", b"info"):
-            raise wrong_arity("client|" + sub.decode())
-        raise unknown_subcommand(argv[0], argv[1])
-
-    def _multi_cmd(self, argv: list):
-        if self._multi is not None:
-            raise EngineError("ERR MULTI calls can not be nested")
-        self._multi = []
-        self._multi_dirty = False
-        return OK
-
-    def _discard(self, argv: list):
-        if self._multi is None:
-            raise EngineError("ERR DISCARD without MULTI")
-        self._multi = None
-        self._unwatch()
-        return OK
-
-    def _exec(self, argv: list):
-        """Runs the queued commands in order, atomically; errors stay in place."""
-        if self._multi is None:
-            raise EngineError("ERR EXEC without MULTI")
-        queued, self._multi = self._multi, None
-        if self._multi_dirty:
-            self._multi_dirty = False
-            self._unwatch()
-            raise EngineError(EXECABORT)
-        if self._watched:
-            self._touch_expired_watched()
-            aborted = self._watch_dirty
-            self._unwatch()
-            if aborted:
-                return None
-        ctx = self._ctx
-        replies = []
-        for cmd, special in queued:
-            if special is not None:
-                reply = self._special(special, cmd)
-            else:
-                reply = self._run(cmd)
-                ctx.block = None        # inside a transaction nothing blocks
-            replies.append(_plain(reply))
-        return replies
-
-    def _watch(self, argv: list):
-        if self._multi is not None:
-            raise EngineError("ERR WATCH inside MULTI is not allowed")
-        self._state.track()
-        db = self._ctx.db.index
-        watchers = self._state.watchers
-        for key in argv[1:]:
-            if (db, key) in self._watched:
-                continue
-            # EXISTS first: a key already expired is deleted now, not after the WATCH.
-            self._watched[(db, key)] = self._run([b"EXISTS", key]) == 1
-            watchers.setdefault((db, key), set()).add(self)
-        return OK
-
-    def _unwatch_cmd(self, argv: list):
-        self._unwatch()
-        return OK
-
-    def _unwatch(self) -> None:
-        watchers = self._state.watchers
-        for where in self._watched:
-            conns = watchers.get(where)
-            if conns is not None:
-                conns.discard(self)
-                if not conns:
-                    del watchers[where]
-        self._watched = {}
-        self._watch_dirty = False
-
-    def _touch_expired_watched(self) -> None:
-        """A WATCHed key that existed and has expired since aborts EXEC (as in Redis):
-        looking it up makes the engine delete it, which touches it."""
-        ctx = self._ctx
-        current = ctx.db
-        try:
-            for (db, key), existed in self._watched.items():
-                if existed and not self._watch_dirty:
-                    ctx.db = self.engine.databases[db]
-                    self._run([b"EXISTS", key])
-        finally:
-            ctx.db = current
-
-    def _reset(self, argv: list):
-        self._multi = None
-        self._multi_dirty = False
-        self._unwatch()
-        self._ctx.db = self.engine.databases[0]
-        self._ctx.resp3 = False
-        self._client_name = None
-        return RESET
-
-    def _quit(self, argv: list):
-        self._multi = None
-        self._unwatch()
-        return OK
-
     # blocking reads ---------------------------------------------------------------
 
-    def _block(self, argv: list):
+    def _block(self, session: Session):
         """XREAD/XREADGROUP ... BLOCK found nothing (lock held): wait until a client
-        changes one of its keys, run it again; nil at the timeout."""
-        ctx, state = self._ctx, self._state
-        request, ctx.block = ctx.block, None
-        state.track()
-        if argv[0].lower() == b"xread":
-            argv = self._resolve_dollar(argv, request)
-        timeout = request.timeout_ms
+        changes one of its keys (or, with CLAIM, a pending entry becomes claimable),
+        run it again; nil at the timeout."""
+        blocked, session.blocked = session.blocked, None
+        state = self._state
+        clock = self.engine.clock
+        timeout = blocked.timeout_ms
         deadline = monotonic() + timeout / 1000.0 if timeout else None
-        where = [(ctx.db.index, key) for key in request.keys]
-        blocked = state.blocked
-        for w in where:
-            blocked[w] = blocked.get(w, 0) + 1
-        state.waiters += 1
+        counts = state.blocked
+        for w in blocked.where:
+            counts[w] = counts.get(w, 0) + 1
+        skip_due = None         # a claim time that woke us for nothing
         try:
             while True:
-                if deadline is None:
-                    state.cond.wait()
+                wait = None if deadline is None else deadline - monotonic()
+                if wait is not None and wait <= 0:
+                    return None
+                due = blocked.claim_due()
+                if due is not None and due != skip_due:
+                    until = max(0.0, (due - clock.now_ms()) / 1000.0)
+                    wait = until if wait is None else min(wait, until)
                 else:
-                    remaining = deadline - monotonic()
-                    if remaining <= 0 or not state.cond.wait(remaining):
-                        return None
-                reply = self._run(argv)
-                if ctx.block is None:
-                    if isinstance(reply, Exception) and argv[0].lower() == b"xreadgroup":
-                        reply = self._unblocked_error(reply, request.keys)
+                    due = None
+                notified = state.cond.wait(wait)
+                if not notified and deadline is not None and monotonic() >= deadline:
+                    return None
+                done, reply = blocked.retry()
+                if done:
+                    if isinstance(reply, EngineError):
+                        return self._parse_error(str(reply))
                     return reply
-                ctx.block = None
+                skip_due = None if notified else due
         finally:
-            state.waiters -= 1
-            for w in where:
-                left = blocked[w] - 1
+            for w in blocked.where:
+                left = counts[w] - 1
                 if left:
-                    blocked[w] = left
+                    counts[w] = left
                 else:
-                    del blocked[w]
-
-    def _unblocked_error(self, error, keys):
-        """The error Redis gives a blocked XREADGROUP whose stream or group went away."""
-        for key in keys:
-            if self._run([b"TYPE", key]) != b"stream":
-                return self._parse_error("UNBLOCKED the stream key no longer exists")
-        if str(error).startswith("NOGROUP"):
-            return self._parse_error("NOGROUP the consumer group this client was blocked on "
-                                     "no longer exists")
-        return error
-
-    def _resolve_dollar(self, argv: list, request) -> list:
-        """XREAD's `$` means the last ID when the command blocked, not when it wakes."""
-        keys = request.keys
-        first_id = len(argv) - len(keys)
-        argv = list(argv)
-        for i, key in enumerate(keys):
-            if argv[first_id + i] == b"$":
-                last = b"0-0"
-                probe = self.engine.new_context(self._ctx.db.index, False)
-                try:
-                    info = self._execute_in(probe, [b"XINFO", b"STREAM", key])
-                    last = info[info.index(b"last-generated-id") + 1]
-                except (EngineError, ValueError):
-                    pass
-                argv[first_id + i] = last
-        return argv
-
-
-def _valid_client_name(name: bytes):
-    if any(c < 0x21 or c > 0x7E for c in name):
-        raise EngineError("ERR Client names cannot contain spaces, newlines or special "
-                          "characters.")
-    return name or None
-
-
-def _check_arity(handler, argv: list) -> None:
-    arity = _SPECIAL_ARITY[handler]
-    if (arity > 0 and len(argv) != arity) or (arity < 0 and len(argv) < -arity):
-        raise wrong_arity(argv[0].decode("utf-8", "replace").lower())
-
-
-C = EmbeddedConnection
-# Commands this module implements, by upper-case name; lower-case names resolve too.
-_SPECIAL = {b"HELLO": C._hello, b"AUTH": C._auth, b"CLIENT": C._client,
-            b"MULTI": C._multi_cmd, b"EXEC": C._exec, b"DISCARD": C._discard,
-            b"WATCH": C._watch, b"UNWATCH": C._unwatch_cmd, b"RESET": C._reset,
-            b"QUIT": C._quit}
-_SPECIAL.update({name.lower(): handler for name, handler in _SPECIAL.items()})
-# Their arity, as Redis counts it.
-_SPECIAL_ARITY = {C._hello: -1, C._auth: -2, C._client: -2, C._multi_cmd: 1, C._exec: 1,
-                  C._discard: 1, C._watch: -2, C._unwatch_cmd: 1, C._reset: 1, C._quit: -1}
-# The ones a transaction runs at once instead of queueing (as Redis does).
-_RUN_IN_MULTI = frozenset({C._exec, C._discard, C._multi_cmd, C._watch, C._reset, C._quit})
-del C
+                    del counts[w]
 
 
 # -- pool and client --------------------------------------------------------------
@@ -735,7 +425,7 @@ class EmbeddedConnectionPool(ConnectionPool):
                 connection = self.make_connection()
             self._in_use_connections.add(connection)
         try:
-            if connection._ctx is None:
+            if connection._session is None:
                 connection.connect()
             elif connection._replies:
                 # Returned with replies nobody read (an exception mid-pipeline): a

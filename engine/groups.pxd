@@ -73,6 +73,9 @@ cdef class ConsumerGroup:
     # Re-delivers/re-assigns an existing pending entry.
     cdef int update_pending(self, const StreamID* id, Consumer owner, uint64_t time,
                             int64_t count) except -1
+    # A hint before redelivering ids[0:n] (n <= 32) on large PELs: overlaps their
+    # cache misses.
+    cdef int prefetch_claims(self, const StreamID* ids, uint32_t n) except -1
     # Delivers a pending entry once more: to `owner` at `time`, count + 1; the
     # entry as it was is copied to `previous`.
     cdef int redeliver(self, const StreamID* id, Consumer owner, uint64_t time,

@@ -5,7 +5,8 @@ from libc.string cimport memcpy
 from engine.streamid cimport StreamID, id_encode, id_decode, u64_to_be, u64_from_be
 from engine.radix cimport (RadixTree, RadixIter, radix_new, radix_free, radix_count,
                            radix_bytes, radix_insert, radix_try_insert, radix_find, radix_remove,
-                           radix_iter_init, radix_seek, radix_next, RADIX_FIRST)
+                           radix_iter_init, radix_seek, radix_next, RADIX_FIRST,
+                           radix_prefetch_many)
 
 
 cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept:
@@ -119,6 +120,25 @@ cdef class ConsumerGroup:
         self._deliver(pe, key, id, owner, time)
         return 0
 
+    cdef int prefetch_claims(self, const StreamID* ids, uint32_t n) except -1:
+        """A hint before redelivering ids[0:n] (n <= 32): starts loading their PEL
+        entries and their owners' PEL entries, the misses of all of them overlapping."""
+        cdef uint8_t keys[32 * 16]
+        cdef RadixTree* trees[32]
+        cdef uint32_t j
+        cdef PendingEntry* pe
+        if radix_bytes(self.pel) < (1 << 20):
+            return 0
+        for j in range(n):
+            id_encode(&ids[j], keys + 16 * j)
+            trees[j] = self.pel
+        radix_prefetch_many(trees, keys, n, 0)
+        for j in range(n):
+            pe = <PendingEntry*>radix_find(self.pel, keys + 16 * j)
+            trees[j] = (<Consumer>self.consumer_by_id[pe.consumer_id]).pel if pe != NULL else self.pel
+        radix_prefetch_many(trees, keys, n, 1)
+        return 0
+
     cdef int redeliver(self, const StreamID* id, Consumer owner, uint64_t time,
                        PendingEntry* previous) except -1:
         cdef uint8_t key[16]
@@ -162,6 +182,16 @@ cdef class ConsumerGroup:
 
     cdef uint64_t pending_count(self) noexcept:
         return radix_count(self.pel)
+
+    def oldest_delivery(self):
+        """Delivery time (ms) of the oldest pending entry, or None when the PEL is
+        empty: with min-idle-time, when the first entry becomes claimable (the
+        server's timer for XREADGROUP ... CLAIM ... BLOCK)."""
+        cdef RadixIter it
+        radix_iter_init(&it, self.pel_by_time)
+        if not radix_seek(&it, RADIX_FIRST, NULL):
+            return None
+        return <int64_t>u64_from_be(it.key)
 
     cdef uint64_t memory_bytes(self) noexcept:
         cdef uint64_t total = radix_bytes(self.pel) + radix_bytes(self.pel_by_time)

@@ -272,6 +272,8 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
                 n += 1
             ok = radix_next(&it)
         for k in range(n):
+            if k % 32 == 0:
+                g.prefetch_claims(&ids[k], n - k if n - k < 32 else 32)
             g.redeliver(&ids[k], c, ctx.now, &previous)
             out.append(leaf_list([id_format(&ids[k]), fields[k],
                                   ctx.now - <int64_t>pe_time(&previous), pe_count(&previous)]))

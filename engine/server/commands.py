@@ -1,0 +1,347 @@
+"""The server's session: engine/session.py's Session plus the commands only a server
+has - INFO, CONFIG, COMMAND, CLIENT LIST | KILL | UNBLOCK, SHUTDOWN, and Pub/Sub
+(SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB)."""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from engine.errors import ResponseError
+from engine.reply import NULL_ARRAY, OK
+from engine.server.blocking import ServerBlockedRead
+from engine.server.command_info import build_table, command_command
+from engine.server.config import config_command
+from engine.server.info import render_info
+from engine.session import (BASE_COMMANDS, CLIENT_ARITY, CLIENT_HELP, Session, SessionCommand,
+                            Verbatim, command_table)
+from engine.reply import Status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from engine.server.connection import ClientConnection
+
+
+class Pushes(list):
+    """Several push replies from one command (SUBSCRIBE a b c): each is written as a
+    push (RESP3 `>`; a plain array in RESP2)."""
+
+    __slots__ = ()
+
+
+class _NoReply:
+    __slots__ = ()
+
+
+NO_REPLY = _NoReply()     # the command answers nothing (SHUTDOWN closes the connection)
+
+
+class ServerSession(Session):
+    """A network client's session."""
+
+    def __init__(self, hub, conn: "ClientConnection") -> None:
+        ctx = hub.engine.new_context(0, False)
+        ctx.nil_array = NULL_ARRAY          # nested nulls as Redis writes them
+        ctx.tracking = True
+        super().__init__(hub, ctx)
+        self.conn = conn
+        self.server = conn.server
+
+    def new_blocked_read(self, argv, request):
+        return ServerBlockedRead(self, argv, request)
+
+    def on_authenticated(self) -> None:
+        self.conn.parser.authenticated = True
+
+    def on_reset(self) -> None:
+        self.server.pubsub.drop(self.conn)
+        self.conn.parser.authenticated = not self.auth_required()
+
+    def exec_one(self, argv, cmd):
+        """Inside EXEC: every command counts in commandstats; errors in errorstats."""
+        server = self.server
+        start = time.perf_counter_ns()
+        reply = super().exec_one(argv, cmd)
+        if reply.__class__ is Pushes:
+            reply = reply[0] if len(reply) == 1 else list(reply)
+        name = cmd.check(argv) if cmd is not None else server.command_name(argv)
+        if name is not None:
+            stat = server.stats.command(name)
+            stat.calls += 1
+            stat.ns += time.perf_counter_ns() - start
+            if isinstance(reply, ResponseError):
+                stat.failed += 1
+        if isinstance(reply, ResponseError):
+            server.stats.error(str(reply))
+        server.stats.total_commands += 1
+        return reply
+
+    def client_line(self) -> bytes:
+        return self.conn.client_line()
+
+    # server commands ---------------------------------------------------------------
+
+    def cmd_info(self, argv):
+        return Verbatim(render_info(self.server, argv[1:]))
+
+    def cmd_config(self, argv):
+        return config_command(self.server.cfg, argv, resp3=self.ctx.resp3,
+                              client_is_local=self.conn.is_local)
+
+    def cmd_command(self, argv):
+        return command_command(self.server.command_table, argv, self.ctx.resp3)
+
+    def cmd_shutdown(self, argv):
+        for arg in argv[1:]:
+            a = arg.lower()
+            if a == b"abort":
+                raise ResponseError("ERR No shutdown in progress.")
+            if a not in (b"nosave", b"save", b"now", b"force"):
+                raise ResponseError("ERR syntax error")
+        self.server.request_shutdown()
+        return NO_REPLY
+
+    # CLIENT subcommands of a server ---------------------------------------------
+
+    def client_list(self, argv):
+        server = self.server
+        conns = list(server.clients.values())
+        i = 2
+        while i < len(argv):
+            opt = argv[i].lower()
+            if opt == b"type" and i + 1 < len(argv):
+                kind = argv[i + 1].lower()
+                if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+                    raise ResponseError("ERR Unknown client type '%s'"
+                                        % argv[i + 1].decode("utf-8", "replace"))
+                conns = [c for c in conns if c.client_type() == kind.decode()]
+                i += 2
+            elif opt == b"id" and i + 1 < len(argv):
+                ids = []
+                for raw in argv[i + 1:]:
+                    try:
+                        cid = int(raw)
+                    except ValueError:
+                        raise ResponseError("ERR Invalid client ID")
+                    if cid <= 0:
+                        raise ResponseError("ERR Invalid client ID")
+                    ids.append(cid)
+                conns = [server.clients[cid] for cid in dict.fromkeys(ids)
+                         if cid in server.clients]
+                break
+            else:
+                raise ResponseError("ERR syntax error")
+        return Verbatim(b"".join(c.client_line() + b"\n" for c in conns))
+
+    def client_kill(self, argv):
+        server = self.server
+        if len(argv) == 3:               # the old form: CLIENT KILL addr:port
+            for conn in list(server.clients.values()):
+                if conn.addr == argv[2] and not conn.closing:
+                    server.kill_client(conn, self.conn)
+                    return OK
+            raise ResponseError("ERR No such client")
+        if len(argv) % 2:
+            raise ResponseError("ERR syntax error")
+        filters = []
+        skipme = True
+        for i in range(2, len(argv), 2):
+            opt, value = argv[i].lower(), argv[i + 1]
+            if opt == b"id":
+                try:
+                    cid = int(value)
+                except ValueError:
+                    cid = 0
+                if cid <= 0:
+                    raise ResponseError("ERR client-id should be greater than 0")
+                filters.append(lambda c, cid=cid: c.session.id == cid)
+            elif opt == b"type":
+                kind = value.lower()
+                if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+                    raise ResponseError("ERR Unknown client type '%s'"
+                                        % value.decode("utf-8", "replace"))
+                filters.append(lambda c, k=kind.decode(): c.client_type() == k)
+            elif opt == b"user":
+                if value != b"default":
+                    raise ResponseError("ERR No such user '%s'" % value.decode("utf-8", "replace"))
+            elif opt == b"addr":
+                filters.append(lambda c, a=value: c.addr == a)
+            elif opt == b"laddr":
+                filters.append(lambda c, a=value: c.laddr == a)
+            elif opt == b"skipme":
+                v = value.lower()
+                if v == b"yes":
+                    skipme = True
+                elif v == b"no":
+                    skipme = False
+                else:
+                    raise ResponseError("ERR syntax error")
+            elif opt == b"maxage":
+                try:
+                    age = int(value)
+                except ValueError:
+                    raise ResponseError("ERR syntax error")
+                filters.append(lambda c, age=age: c.age() >= age)
+            else:
+                raise ResponseError("ERR syntax error")
+        killed = 0
+        for conn in list(server.clients.values()):
+            if (skipme and conn is self.conn) or conn.closing:
+                continue
+            if all(f(conn) for f in filters):
+                server.kill_client(conn, self.conn)
+                killed += 1
+        return killed
+
+    def client_unblock(self, argv):
+        try:
+            cid = int(argv[2])
+        except ValueError:
+            raise ResponseError("ERR value is not an integer or out of range")
+        error = None
+        if len(argv) == 4:
+            how = argv[3].lower()
+            if how == b"error":
+                error = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+            elif how != b"timeout":
+                raise ResponseError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+        elif len(argv) > 4:
+            raise ResponseError("ERR syntax error")
+        conn = self.server.clients.get(cid)
+        if conn is None or conn.blocked_read is None:
+            return 0
+        self.hub.unblock_client(conn.blocked_read, error)
+        return 1
+
+    def client_help(self, argv):
+        return [Status(line.encode()) for line in SERVER_CLIENT_HELP]
+
+    # Pub/Sub ---------------------------------------------------------------------
+
+    def _confirm(self, kind: bytes, name) -> list:
+        return [kind, name, len(self.channels) + len(self.patterns)]
+
+    def cmd_subscribe(self, argv):
+        pubsub = self.server.pubsub
+        out = Pushes()
+        for channel in argv[1:]:
+            pubsub.subscribe(self.conn, channel)
+            out.append(self._confirm(b"subscribe", channel))
+        return out
+
+    def cmd_psubscribe(self, argv):
+        pubsub = self.server.pubsub
+        out = Pushes()
+        for pattern in argv[1:]:
+            pubsub.psubscribe(self.conn, pattern)
+            out.append(self._confirm(b"psubscribe", pattern))
+        return out
+
+    def cmd_unsubscribe(self, argv):
+        pubsub = self.server.pubsub
+        out = Pushes()
+        channels = argv[1:] or list(self.channels)
+        for channel in channels:
+            pubsub.unsubscribe(self.conn, channel)
+            out.append(self._confirm(b"unsubscribe", channel))
+        if not out:
+            out.append(self._confirm(b"unsubscribe", None))
+        return out
+
+    def cmd_punsubscribe(self, argv):
+        pubsub = self.server.pubsub
+        out = Pushes()
+        patterns = argv[1:] or list(self.patterns)
+        for pattern in patterns:
+            pubsub.punsubscribe(self.conn, pattern)
+            out.append(self._confirm(b"punsubscribe", pattern))
+        if not out:
+            out.append(self._confirm(b"punsubscribe", None))
+        return out
+
+    def cmd_publish(self, argv):
+        receivers = self.server.pubsub.publish(argv[1], argv[2])
+        self.server.flush_pending()
+        return receivers
+
+    def cmd_pubsub(self, argv):
+        pubsub = self.server.pubsub
+        sub = argv[1].lower()
+        if sub == b"channels":
+            if len(argv) > 3:
+                raise ResponseError("ERR wrong number of arguments for 'pubsub|channels' command")
+            return pubsub.matching_channels(argv[2] if len(argv) == 3 else None)
+        if sub == b"numsub":
+            out = []
+            for channel in argv[2:]:
+                out += [channel, pubsub.numsub(channel)]
+            return out
+        if sub == b"numpat":
+            return pubsub.pattern_count()
+        return [Status(line.encode()) for line in PUBSUB_HELP]
+
+
+SERVER_CLIENT_HELP = CLIENT_HELP[:-2] + (
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+) + CLIENT_HELP[-2:]
+
+PUBSUB_HELP = (
+    "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CHANNELS [<pattern>]",
+    "    Return the currently active channels matching a <pattern> (default: '*').",
+    "NUMPAT",
+    "    Return number of subscriptions to patterns.",
+    "NUMSUB [<channel> ...]",
+    "    Return the number of subscribers for the specified channels, excluding",
+    "    pattern subscriptions(default: no channels).",
+    "HELP",
+    "    Print this help.",
+)
+
+S = ServerSession
+ServerSession.client_subcommands = {**Session.client_subcommands, b"list": S.client_list,
+                                    b"kill": S.client_kill, b"unblock": S.client_unblock,
+                                    b"help": S.client_help}
+SERVER_CLIENT_ARITY = {**CLIENT_ARITY, b"list": -2, b"kill": -3, b"unblock": -3}
+CONFIG_ARITY = {b"get": -3, b"set": -4, b"resetstat": 2, b"rewrite": 2, b"help": 2}
+COMMAND_ARITY = {b"count": 2, b"info": -2, b"docs": -2, b"list": -2, b"getkeys": -4,
+                 b"getkeysandflags": -4, b"help": 2}
+PUBSUB_ARITY = {b"channels": -2, b"numsub": -2, b"numpat": 2, b"help": 2}
+
+SERVER_COMMANDS = {
+    b"client": SessionCommand("client", Session.cmd_client, -2, "", SERVER_CLIENT_ARITY),
+    b"info": SessionCommand("info", S.cmd_info, -1),
+    b"config": SessionCommand("config", S.cmd_config, -2, "", CONFIG_ARITY),
+    b"command": SessionCommand("command", S.cmd_command, -1, "", COMMAND_ARITY, base_ok=True),
+    b"shutdown": SessionCommand("shutdown", S.cmd_shutdown, -1, "nomulti"),
+    b"subscribe": SessionCommand("subscribe", S.cmd_subscribe, -2, "pubsub"),
+    b"unsubscribe": SessionCommand("unsubscribe", S.cmd_unsubscribe, -1, "pubsub"),
+    b"psubscribe": SessionCommand("psubscribe", S.cmd_psubscribe, -2, "pubsub"),
+    b"punsubscribe": SessionCommand("punsubscribe", S.cmd_punsubscribe, -1, "pubsub"),
+    b"publish": SessionCommand("publish", S.cmd_publish, 3),
+    b"pubsub": SessionCommand("pubsub", S.cmd_pubsub, -2, "", PUBSUB_ARITY),
+}
+ServerSession.commands = command_table(BASE_COMMANDS, SERVER_COMMANDS)
+COMMAND_TABLE = build_table(ServerSession.commands)
+del S

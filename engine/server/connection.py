@@ -1,0 +1,474 @@
+"""One client connection: an asyncio Protocol (no streams) driving a session.
+
+data_received feeds the RESP parser; every complete command of that read runs at
+once, in order, its reply appended to the connection's ReplyBuffer; one
+transport.write per read (or per 64 KiB of replies) sends them, so a pipeline of
+thousands of commands costs one write. The loop over a batch is compiled
+(engine/server/fastpath.pyx): the common case - an engine command outside MULTI,
+authenticated, not subscribed - runs there directly (engine.execute_in); the rest
+goes through `call_slow` and the session (engine/session.py,
+engine/server/commands.py), which applies Redis's order of checks (unknown command,
+arity, NOAUTH, pub/sub context, MULTI queueing).
+
+Flow control: while the transport's write buffer is above its high-water mark (the
+client does not read its replies), reading from the client is paused and commands
+already received wait; the hard output-buffer limit of the client's class
+(client-output-buffer-limit) closes the client instead. A client blocked in
+XREAD/XREADGROUP keeps being read (its input waits in the parser, bounded by the
+query-buffer limit) so that a disconnect is noticed at once.
+"""
+from __future__ import annotations
+
+import asyncio
+import socket
+from time import monotonic, perf_counter_ns
+from typing import TYPE_CHECKING, Optional
+
+from engine.commands.table import COMMANDS
+from engine.errors import ResponseError
+from engine.server.commands import NO_REPLY, Pushes, ServerSession
+from engine.server.fastpath import run_batch
+from engine.server.resp import (ProtocolError, QueryBufferLimitError, ReplyBuffer,
+                                RequestParser)
+from engine.session import BLOCKED, QUEUED, Verbatim
+
+if TYPE_CHECKING:  # pragma: no cover
+    from engine.server.server import Server
+
+DEFAULT_HIGH_WATER = 1024 * 1024   # pause reading a client with this much unsent output
+
+
+def classify(argv: list):
+    """(full command name or None, rejected) for an engine command that failed:
+    rejected = refused by lookup/arity before running (Redis's rejected_calls);
+    unknown commands and subcommands have no name (no commandstats entry)."""
+    spec = COMMANDS.get(argv[0].lower())
+    if spec is None:
+        return None, True
+    argc = len(argv)
+    if spec.subcommands is not None:
+        if argc < 2:
+            return spec.name, True
+        sub = spec.subcommands.get(argv[1].lower())
+        if sub is None:
+            return None, True
+        spec = sub
+    arity = spec.arity
+    if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
+        return spec.full_name, True
+    return spec.full_name, False
+
+
+class ClientConnection(asyncio.Protocol):
+    """A client of the server (see the module docstring)."""
+
+    def __init__(self, server: "Server", unix: bool = False) -> None:
+        self.server = server
+        self.loop = server.loop
+        self.hub = server.hub
+        self.unix = unix
+        self.transport = None
+        self.session: Optional[ServerSession] = None
+        self.ctx = None
+        self.parser: Optional[RequestParser] = None
+        self.out = ReplyBuffer()
+        self.execute_in = server.engine.execute_in
+        self.addr = b"?"
+        self.laddr = b"?"
+        self.fd = -1
+        self.is_local = unix
+        self.created = monotonic()
+        self.last_interaction = monotonic()
+        self.pending: Optional[list] = None      # received commands not yet run
+        self.blocked_read = None                  # the parked XREAD/XREADGROUP
+        self.write_paused = False
+        self.closing = False
+        self.closed = False
+        self.registered = False
+        self.soft_since: Optional[float] = None   # over the soft output limit since
+        self.obuf_class: Optional[str] = None
+        self.last_cmd = b"NULL"
+        self.flush_scheduled = False
+
+    # lifecycle ---------------------------------------------------------------------
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        server = self.server
+        sock = transport.get_extra_info("socket")
+        peer = transport.get_extra_info("peername")
+        local = transport.get_extra_info("sockname")
+        if sock is not None:
+            self.fd = sock.fileno()
+        if self.unix:
+            path = (local or "").encode() if isinstance(local, str) else (local or b"")
+            self.addr = path + b":0"
+            self.laddr = path + b":0"
+            peer_ip = None
+        else:
+            peer_ip = peer[0] if peer else ""
+            self.addr = _format_addr(peer)
+            self.laddr = _format_addr(local)
+            self.is_local = is_loopback(peer_ip)
+        refusal = server.admission_error(peer_ip)
+        if refusal is not None:
+            server.stats.rejected_connections += 1
+            transport.write(refusal)
+            self.closing = self.closed = True
+            transport.close()
+            return
+        if sock is not None and not self.unix:
+            server.configure_socket(sock)
+        self.session = ServerSession(self.hub, self)
+        self.ctx = self.session.ctx
+        cfg = server.limits
+        self.parser = RequestParser(cfg.proto_max_bulk_len, cfg.query_buffer_limit,
+                                    not self.session.auth_required())
+        self.ctx.node_max_bytes = server.engine.stream_node_max_bytes
+        self.ctx.node_max_entries = server.engine.stream_node_max_entries
+        self.registered = True
+        server.client_connected(self)
+        self._update_water_marks()
+
+    def connection_lost(self, exc) -> None:
+        self.closed = True
+        self.closing = True
+        if not self.registered:
+            return
+        self.registered = False
+        server = self.server
+        if self.blocked_read is not None:
+            self.hub.unpark(self.blocked_read)
+            self.blocked_read = None
+        self.pending = None
+        server.pubsub.drop(self)
+        self.session.close()
+        server.client_disconnected(self)
+
+    def eof_received(self):
+        return False            # close our side too (Redis frees the client)
+
+    def close_after_reply(self) -> None:
+        if not self.closing:
+            self.closing = True
+            self.flush()
+            self.transport.close()
+
+    def abort(self) -> None:
+        """Closes at once, dropping unsent replies (limits exceeded, CLIENT KILL)."""
+        if not self.closed:
+            self.closing = True
+            self.transport.abort()
+
+    # input ---------------------------------------------------------------------------
+
+    def data_received(self, data) -> None:
+        if self.closing:
+            return
+        server = self.server
+        stats = server.stats
+        stats.net_input += len(data)
+        stats.reads += 1
+        self.last_interaction = server.now
+        parser = self.parser
+        try:
+            parser.feed(data)
+            if parser.pending > stats.max_input_buffer:
+                stats.max_input_buffer = parser.pending
+        except QueryBufferLimitError:
+            server.log.warning("Closing client that reached max query buffer length: %s",
+                               self.client_line().decode("utf-8", "replace"))
+            self.abort()
+            return
+        if self.blocked_read is not None or self.write_paused:
+            return
+        self.process()
+
+    def process(self) -> None:
+        """Runs every complete command received (stops while blocked or paused)."""
+        parser = self.parser
+        while not self.closing:
+            cmds = self.pending
+            if cmds is not None:
+                self.pending = None
+            else:
+                try:
+                    cmds = parser.get_commands()
+                except ProtocolError as err:
+                    self.protocol_error(err)
+                    return
+                if not cmds:
+                    break
+            stop = self.run_batch(cmds)
+            if stop >= 0:
+                if stop < len(cmds) and not self.closing:
+                    self.pending = cmds[stop:]
+                break
+        self.flush()
+
+    def resume(self) -> None:
+        """Continues with received commands after a block or an output pause."""
+        if not self.closing and self.blocked_read is None and not self.write_paused:
+            self.process()
+
+    def protocol_error(self, err: Exception) -> None:
+        text = str(err)
+        self.server.log.log(15, "Protocol error (%s) from client: %s", text,
+                            self.client_line().decode("utf-8", "replace"))
+        self.write_error(text)
+        self.close_after_reply()
+
+    # running commands ---------------------------------------------------------------
+
+    def run_batch(self, cmds: list) -> int:
+        """Runs cmds in order (engine/server/fastpath.pyx): -1 when all ran, else the
+        index of the first one that must wait."""
+        return run_batch(self, cmds)
+
+    def internal_error(self, argv: list, exc: Exception) -> None:
+        """An unexpected exception (a bug) while running a command: logged with its
+        traceback; the client gets an error reply and the connection stays usable."""
+        self.ctx.block = None
+        self.server.log.error("Internal error running %r", argv[0][:64], exc_info=exc)
+        self.write_error("ERR internal error: %s: %s" % (type(exc).__name__, exc))
+
+    def engine_error(self, argv: list, err: ResponseError, ns: int) -> None:
+        name, rejected = classify(argv)
+        if name is not None:
+            stat = self.server.stats.command(name)
+            if rejected:
+                stat.rejected += 1
+            else:
+                stat.calls += 1
+                stat.failed += 1
+                stat.ns += ns
+        self.write_error(str(err))
+
+    def call_slow(self, argv: list) -> bool:
+        """A command through the session; False when the batch must stop."""
+        session = self.session
+        server = self.server
+        self.last_cmd = argv[0]
+        start = perf_counter_ns()
+        try:
+            reply = session.call(argv)
+        except ResponseError as err:
+            ns = perf_counter_ns() - start
+            name, rejected = session.cmd_name, session.rejected
+            if name is None:
+                name, refused = classify(argv)
+                rejected = rejected or refused
+            if name is not None:
+                stat = server.stats.command(name)
+                if rejected:
+                    stat.rejected += 1
+                else:
+                    stat.calls += 1
+                    stat.failed += 1
+                    stat.ns += ns
+            self.write_error(str(err))
+            return not self.closing
+        if reply is QUEUED and session.multi is not None:
+            server.stats.total_commands -= 1     # counted when EXEC runs it
+            self.out.write(reply)
+            return True
+        name = session.cmd_name or server.command_name(argv)
+        if name is not None:
+            self.last_cmd = name.encode()
+            stat = server.stats.command(name)
+            stat.calls += 1
+            stat.ns += perf_counter_ns() - start
+        if reply is BLOCKED:
+            blocked, session.blocked = session.blocked, None
+            self.park(blocked)
+            return False
+        if reply is NO_REPLY:
+            return False
+        self.write_reply(reply, session.null_array)
+        if session.quitting:
+            self.close_after_reply()
+            return False
+        return not self.closing
+
+    def write_reply(self, reply, null_array: bool = False) -> None:
+        resp3 = self.ctx.resp3
+        cls = reply.__class__
+        if cls is Verbatim:
+            if resp3:
+                self.out.write_raw(b"=%d\r\ntxt:%s\r\n" % (len(reply) + 4, reply))
+            else:
+                self.out.write(bytes(reply))
+        elif cls is Pushes:
+            for push in reply:
+                self.out.write_push(push, resp3)
+        else:
+            self.out.write(reply, resp3, null_array)
+
+    def write_error(self, text: str) -> None:
+        self.out.write_error(text)
+        self.server.stats.error(text)
+
+    # blocking ------------------------------------------------------------------------
+
+    def park(self, br) -> None:
+        self.blocked_read = br
+        self.hub.park(br, self)
+
+    def answer_blocked(self, br, reply, null_array: bool) -> None:
+        """The parked read is answered (entries, an error, or nil at the timeout)."""
+        self.blocked_read = None
+        if self.closing:
+            return
+        if isinstance(reply, ResponseError):
+            self.write_error(str(reply))
+        else:
+            self.out.write(reply, self.ctx.resp3, null_array)
+        self.flush()
+        self.last_interaction = self.server.now
+        if self.pending is not None or self.parser.pending:
+            self.loop.call_soon(self.resume)
+
+    # output --------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        out = self.out
+        if len(out) and not self.closed:
+            data = out.take()
+            self.transport.write(data)
+            stats = self.server.stats
+            stats.net_output += len(data)
+            stats.writes += 1
+            self.check_output_limits()
+
+    def push(self, items: list) -> None:
+        """A pub/sub message (or keyspace notification) for this client."""
+        if self.closing:
+            return
+        self.out.write_push(items, self.ctx.resp3)
+        if not self.flush_scheduled:
+            self.flush_scheduled = True
+            self.server.schedule_flush(self)
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+        if not self.closing:
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if not self.closing:
+            self.transport.resume_reading()
+            self.loop.call_soon(self.resume)
+
+    def client_type(self) -> str:
+        return "pubsub" if self.session.channels or self.session.patterns else "normal"
+
+    def _update_water_marks(self) -> None:
+        cls = self.client_type()
+        self.obuf_class = cls
+        hard = self.server.obuf_limits[cls][0]
+        # With a hard limit the buffer may grow up to it (then the client is closed,
+        # as in Redis); without one, reading pauses at DEFAULT_HIGH_WATER instead of
+        # letting a client that never reads grow server memory without bound.
+        high = hard + 1 if hard else DEFAULT_HIGH_WATER
+        self.transport.set_write_buffer_limits(high=high, low=high // 4)
+
+    def check_output_limits(self) -> None:
+        """client-output-buffer-limit: the hard limit closes at once, the soft limit
+        after being exceeded continuously for its seconds."""
+        if self.closed:
+            return
+        if self.client_type() != self.obuf_class:
+            self._update_water_marks()
+        size = self.transport.get_write_buffer_size()
+        if not size and self.soft_since is None:
+            return
+        hard, soft, seconds = self.server.obuf_limits[self.obuf_class]
+        if hard and size > hard:
+            self._output_limit_exceeded(size)
+        elif soft and size > soft:
+            now = monotonic()
+            if self.soft_since is None:
+                self.soft_since = now
+            elif now - self.soft_since > seconds:
+                self._output_limit_exceeded(size)
+        else:
+            self.soft_since = None
+
+    def _output_limit_exceeded(self, size: int) -> None:
+        self.server.log.warning(
+            "Client %s scheduled to be closed ASAP for overcoming of output buffer limits.",
+            self.client_line().decode("utf-8", "replace"))
+        self.abort()
+
+    # introspection -------------------------------------------------------------------
+
+    def age(self) -> int:
+        return int(monotonic() - self.created)
+
+    def client_line(self) -> bytes:
+        """This client's CLIENT LIST line (Redis 7.2's fields)."""
+        session = self.session
+        if session is None:
+            return b"addr=" + self.addr
+        flags = b""
+        if session.multi is not None:
+            flags += b"x"
+        if self.blocked_read is not None:
+            flags += b"b"
+        if session.channels or session.patterns:
+            flags += b"P"
+        if self.closing:
+            flags += b"A"
+        if self.unix:
+            flags += b"U"
+        parser = self.parser
+        qbuf = parser.pending
+        omem = 0 if self.closed else self.transport.get_write_buffer_size()
+        multi_mem = sum(sum(len(a) for a in argv) for argv, _ in session.multi) \
+            if session.multi else 0
+        now = monotonic()
+        return (b"id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d "
+                b"sub=%d psub=%d ssub=0 multi=%d watch=%d qbuf=%d qbuf-free=%d argv-mem=0 "
+                b"multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s "
+                b"user=default redir=-1 resp=%d lib-name=%s lib-ver=%s"
+                % (session.id, self.addr, self.laddr, self.fd, session.name or b"",
+                   now - self.created, now - self.last_interaction, flags or b"N",
+                   self.ctx.db.index, len(session.channels), len(session.patterns),
+                   -1 if session.multi is None else len(session.multi), len(session.watched),
+                   qbuf, max(parser.capacity - qbuf, 0), multi_mem, parser.capacity,
+                   parser.capacity, len(self.out), omem,
+                   parser.capacity + len(self.out) + omem + multi_mem,
+                   self.last_cmd.lower(), 3 if self.ctx.resp3 else 2,
+                   session.lib_name or b"", session.lib_ver or b""))
+
+
+def _format_addr(addr) -> bytes:
+    if not addr:
+        return b"?"
+    host, port = addr[0], addr[1]
+    if ":" in host:
+        return b"[%s]:%d" % (host.encode(), port)
+    return b"%s:%d" % (host.encode(), port)
+
+
+def is_loopback(ip: Optional[str]) -> bool:
+    """Whether a peer address is local: a Unix socket (None), 127.0.0.0/8 or ::1, as
+    Redis's connIsLocal (plus IPv4-mapped loopback)."""
+    if ip is None:
+        return True
+    if ip.startswith("::ffff:"):
+        ip = ip[7:]
+    return ip.startswith("127.") or ip == "::1"
+
+
+def set_keepalive(sock: socket.socket, interval: int) -> None:
+    """Redis's anetKeepAlive: SO_KEEPALIVE, first probe after `interval` seconds."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if hasattr(socket, "TCP_KEEPIDLE"):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, interval)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, max(interval // 3, 1))
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
+    except OSError:
+        pass

@@ -1,0 +1,337 @@
+"""Server statistics and the INFO command.
+
+`Stats` holds the counters INFO reports (CONFIG RESETSTAT zeroes them); `render_info`
+builds INFO's text. Only what is true is reported: persistence is not built yet, so
+the persistence section says `aof_enabled:0`, `rdb_bgsave_in_progress:0`,
+`rdb_saves:0` and counts `rdb_changes_since_last_save` from the engine's effects,
+with no invented save times or statuses. Not reported (yet): latencystats (per-command
+latency percentiles), keyspace_hits/keyspace_misses (the engine does not count
+lookups), the allocator's fragmentation figures (Sluice does not use jemalloc).
+"""
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import sys
+import time
+from typing import TYPE_CHECKING
+
+from engine.server.fastpath import CommandStat
+from engine.session import SERVER_VERSION
+
+if TYPE_CHECKING:  # pragma: no cover
+    from engine.server.server import Server
+
+OPS_SAMPLES = 16
+
+
+class Stats:
+    """INFO stats counters. The per-command objects survive a reset (callers cache
+    them), only their counters are zeroed."""
+
+    def __init__(self) -> None:
+        self.commands: dict[str, CommandStat] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        for stat in self.commands.values():
+            stat.reset()
+        self.errors: dict[str, int] = {}
+        self.error_replies = 0
+        self.total_connections = 0
+        self.rejected_connections = 0
+        self.total_commands = 0
+        self.net_input = 0
+        self.net_output = 0
+        self.expired_keys = 0
+        self.reads = 0
+        self.writes = 0
+        self.max_input_buffer = 0           # peak query buffer, this window
+        self._previous_max_input = 0        # and the previous one
+        self._peak_rolls = 0
+        self._ops_samples = [0] * OPS_SAMPLES
+        self._ops_index = 0
+        self._ops_last_time = time.monotonic()
+        self._ops_last_count = self.total_commands
+
+    def command(self, name: str) -> CommandStat:
+        stat = self.commands.get(name)
+        if stat is None:
+            stat = self.commands[name] = CommandStat(name)
+        return stat
+
+    def error(self, text: str) -> None:
+        self.error_replies += 1
+        code = text.split(" ", 1)[0]
+        if len(self.errors) < 128 or code in self.errors:
+            self.errors[code] = self.errors.get(code, 0) + 1
+
+    def roll_peaks(self) -> None:
+        """Called every second: the 'recent' peaks cover the last 4 to 8 seconds."""
+        self._peak_rolls += 1
+        if self._peak_rolls >= 4:
+            self._peak_rolls = 0
+            self._previous_max_input = self.max_input_buffer
+            self.max_input_buffer = 0
+
+    def recent_max_input_buffer(self) -> int:
+        return max(self.max_input_buffer, self._previous_max_input)
+
+    def sample_ops(self) -> None:
+        """Called by the cron (every 100 ms at hz 10): one sample of commands/s; the
+        instantaneous rate is the mean of the last 16 samples, as in Redis."""
+        now = time.monotonic()
+        elapsed = now - self._ops_last_time
+        if elapsed < 0.09:
+            return
+        ops = int((self.total_commands - self._ops_last_count) / elapsed)
+        self._ops_samples[self._ops_index] = ops
+        self._ops_index = (self._ops_index + 1) % OPS_SAMPLES
+        self._ops_last_time = now
+        self._ops_last_count = self.total_commands
+
+    def ops_per_sec(self) -> int:
+        return sum(self._ops_samples) // OPS_SAMPLES
+
+
+def human_bytes(n: int) -> str:
+    """Redis's bytesToHuman."""
+    if n < 1024:
+        return f"{n}B"
+    for unit, size in (("K", 1024), ("M", 1024 ** 2), ("G", 1024 ** 3), ("T", 1024 ** 4),
+                       ("P", 1024 ** 5)):
+        if n < size * 1024 or unit == "P":
+            return f"{n / size:.2f}{unit}"
+    return f"{n}B"
+
+
+def _rss() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+DEFAULT_SECTIONS = ("server", "clients", "memory", "persistence", "stats", "replication",
+                    "cpu", "modules", "errorstats", "cluster", "keyspace")
+ALL_SECTIONS = ("server", "clients", "memory", "persistence", "stats", "replication", "cpu",
+                "modules", "commandstats", "errorstats", "cluster", "keyspace")
+
+
+def wanted_sections(args: list) -> list:
+    """Sections named by INFO's arguments, in Redis's order (default, all, everything
+    or section names; unknown names are ignored)."""
+    if not args:
+        return list(DEFAULT_SECTIONS)
+    names = set()
+    for arg in args:
+        a = arg.decode("utf-8", "replace").lower()
+        if a == "default":
+            names.update(DEFAULT_SECTIONS)
+        elif a in ("all", "everything"):
+            names.update(ALL_SECTIONS)
+        else:
+            names.add(a)
+    return [s for s in ALL_SECTIONS if s in names]
+
+
+def render_info(server: "Server", args: list) -> bytes:
+    out = []
+    for section in wanted_sections(args):
+        lines = SECTIONS[section](server)
+        title = "Commandstats" if section == "commandstats" else \
+            "Errorstats" if section == "errorstats" else section.capitalize()
+        out.append("# " + title + "\r\n" + "".join(f"{k}:{v}\r\n" for k, v in lines))
+    return "\r\n".join(out).encode()
+
+
+def _server(s: "Server") -> list:
+    now = time.time()
+    uptime = int(now - s.start_time)
+    uname = platform.uname()
+    ports = s.tcp_port()
+    return [
+        ("redis_version", SERVER_VERSION.decode()),
+        ("sluice_version", s.version),
+        ("redis_git_sha1", "00000000"),
+        ("redis_git_dirty", 0),
+        ("redis_mode", "standalone"),
+        ("os", f"{uname.system} {uname.release} {uname.machine}"),
+        ("arch_bits", 64 if sys.maxsize > 2 ** 32 else 32),
+        ("multiplexing_api", s.loop_name),
+        ("python_version", platform.python_version()),
+        ("process_id", os.getpid()),
+        ("process_supervised", "no"),
+        ("run_id", s.run_id),
+        ("tcp_port", ports),
+        ("server_time_usec", int(now * 1_000_000)),
+        ("uptime_in_seconds", uptime),
+        ("uptime_in_days", uptime // 86400),
+        ("hz", s.cfg.hz),
+        ("configured_hz", s.cfg.hz),
+        ("executable", s.executable),
+        ("config_file", s.cfg.config_file or ""),
+        ("io_threads_active", 0),
+    ]
+
+
+def _clients(s: "Server") -> list:
+    pubsub_clients = sum(1 for c in s.clients.values() if c.session.subscriptions)
+    return [
+        ("connected_clients", len(s.clients)),
+        ("cluster_connections", 0),
+        ("maxclients", s.cfg.maxclients),
+        ("client_recent_max_input_buffer", s.stats.recent_max_input_buffer()),
+        ("client_recent_max_output_buffer", s.max_output_buffer()),
+        ("blocked_clients", s.hub.blocked_count),
+        ("tracking_clients", 0),
+        ("pubsub_clients", pubsub_clients),
+        ("clients_in_timeout_table", s.hub.blocked_with_timeout),
+    ]
+
+
+def _memory(s: "Server") -> list:
+    used = s.engine.used_memory()
+    s.peak_memory = max(s.peak_memory, used)
+    rss = _rss()
+    maxmemory = s.cfg.maxmemory
+    return [
+        ("used_memory", used),
+        ("used_memory_human", human_bytes(used)),
+        ("used_memory_rss", rss),
+        ("used_memory_rss_human", human_bytes(rss)),
+        ("used_memory_peak", s.peak_memory),
+        ("used_memory_peak_human", human_bytes(s.peak_memory)),
+        ("maxmemory", maxmemory),
+        ("maxmemory_human", human_bytes(maxmemory)),
+        ("maxmemory_policy", s.cfg.maxmemory_policy),
+        ("mem_allocator", "libc"),
+    ]
+
+
+def _persistence(s: "Server") -> list:
+    return [
+        ("loading", 0),
+        ("async_loading", 0),
+        ("rdb_changes_since_last_save", s.dirty),
+        ("rdb_bgsave_in_progress", 0),
+        ("rdb_saves", 0),
+        ("aof_enabled", 0),
+        ("aof_rewrite_in_progress", 0),
+        ("aof_rewrite_scheduled", 0),
+        ("aof_rewrites", 0),
+    ]
+
+
+def _stats(s: "Server") -> list:
+    st = s.stats
+    return [
+        ("total_connections_received", st.total_connections),
+        ("total_commands_processed", st.total_commands),
+        ("instantaneous_ops_per_sec", st.ops_per_sec()),
+        ("total_net_input_bytes", st.net_input),
+        ("total_net_output_bytes", st.net_output),
+        ("rejected_connections", st.rejected_connections),
+        ("expired_keys", st.expired_keys),
+        ("evicted_keys", 0),
+        ("pubsub_channels", s.pubsub.channel_count()),
+        ("pubsub_patterns", s.pubsub.pattern_count()),
+        ("total_forks", 0),
+        ("total_error_replies", st.error_replies),
+        ("total_reads_processed", st.reads),
+        ("total_writes_processed", st.writes),
+    ]
+
+
+def _replication(s: "Server") -> list:
+    return [
+        ("role", "master"),
+        ("connected_slaves", 0),
+        ("master_failover_state", "no-failover"),
+        ("master_replid", s.run_id),
+        ("master_replid2", "0" * 40),
+        ("master_repl_offset", 0),
+        ("second_repl_offset", -1),
+        ("repl_backlog_active", 0),
+    ]
+
+
+def _cpu(s: "Server") -> list:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return [
+        ("used_cpu_sys", f"{me.ru_stime:.6f}"),
+        ("used_cpu_user", f"{me.ru_utime:.6f}"),
+        ("used_cpu_sys_children", f"{kids.ru_stime:.6f}"),
+        ("used_cpu_user_children", f"{kids.ru_utime:.6f}"),
+    ]
+
+
+def _modules(s: "Server") -> list:
+    return []
+
+
+def _commandstats(s: "Server") -> list:
+    out = []
+    for name, st in s.stats.commands.items():
+        if st.calls or st.rejected or st.failed:
+            usec = st.ns // 1000
+            per_call = st.ns / 1000 / st.calls if st.calls else 0.0
+            out.append((f"cmdstat_{name}",
+                        f"calls={st.calls},usec={usec},usec_per_call={per_call:.2f},"
+                        f"rejected_calls={st.rejected},failed_calls={st.failed}"))
+    return out
+
+
+def _errorstats(s: "Server") -> list:
+    return [(f"errorstat_{code}", f"count={n}") for code, n in s.stats.errors.items()]
+
+
+def _cluster(s: "Server") -> list:
+    return [("cluster_enabled", 0)]
+
+
+def _keyspace(s: "Server") -> list:
+    out = []
+    now_ms = s.engine.clock.now_ms()
+    for db in s.engine.databases:
+        keys = len(db.data)
+        if not keys:
+            continue
+        expires = db.expires
+        out.append((f"db{db.index}", f"keys={keys},expires={len(expires)},"
+                                     f"avg_ttl={_avg_ttl(expires, now_ms)}"))
+    return out
+
+
+def _avg_ttl(expires: dict, now_ms: int, sample: int = 10000) -> int:
+    """Average remaining TTL in ms (over up to `sample` keys; Redis estimates it too)."""
+    total = n = 0
+    for when in expires.values():
+        if when > now_ms:
+            total += when - now_ms
+            n += 1
+        if n >= sample:
+            break
+    return total // n if n else 0
+
+
+SECTIONS = {
+    "server": _server, "clients": _clients, "memory": _memory, "persistence": _persistence,
+    "stats": _stats, "replication": _replication, "cpu": _cpu, "modules": _modules,
+    "commandstats": _commandstats, "errorstats": _errorstats, "cluster": _cluster,
+    "keyspace": _keyspace,
+}
+
+
+def parse_info(text: bytes) -> dict:
+    """INFO text as {field: value} (for tests and tools)."""
+    out: dict = {}
+    for line in text.decode().splitlines():
+        if line and not line.startswith("#") and ":" in line:
+            k, v = line.split(":", 1)
+            out[k] = v
+    return out
+

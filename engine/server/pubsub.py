@@ -1,0 +1,137 @@
+"""Pub/Sub and keyspace notifications.
+
+Channels and patterns map to the connections subscribed to them (ordered sets, so
+messages go out in subscription order). A message is written into each subscriber's
+reply buffer as a push (RESP3 `>`, a plain array in RESP2) and the subscriber is
+flushed once per event-loop turn, so a pipeline that fires thousands of keyspace
+events costs one socket write per subscriber.
+
+Keyspace notifications (notify-keyspace-events) come from the events the engine
+reports per command, (class letter, event, key): `__keyspace@<db>__:<key>` carries the
+event name, `__keyevent@<db>__:<event>` the key, as in Redis.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.glob import match
+from engine.server.config import (NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_KEYEVENT,
+                                  NOTIFY_KEYSPACE, NOTIFY_NEW, NOTIFY_STREAM, NOTIFY_STRING)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from engine.server.connection import ClientConnection
+
+# the class letters of the engine's events -> notify-keyspace-events bits
+CLASS_BITS = {"g": NOTIFY_GENERIC, "$": NOTIFY_STRING, "t": NOTIFY_STREAM,
+              "x": NOTIFY_EXPIRED, "n": NOTIFY_NEW}
+
+MESSAGE = b"message"
+PMESSAGE = b"pmessage"
+
+
+class PubSub:
+    """The server's channels and patterns."""
+
+    def __init__(self) -> None:
+        self.channels: dict[bytes, dict] = {}    # channel -> {conn: None}
+        self.patterns: dict[bytes, dict] = {}    # pattern -> {conn: None}
+        self.notify_flags = 0                    # notify-keyspace-events bits
+
+    def channel_count(self) -> int:
+        return len(self.channels)
+
+    def pattern_count(self) -> int:
+        return len(self.patterns)
+
+    # subscriptions (the session keeps its own set too)
+
+    def subscribe(self, conn: "ClientConnection", channel: bytes) -> bool:
+        session = conn.session
+        if channel in session.channels:
+            return False
+        session.channels[channel] = None
+        self.channels.setdefault(channel, {})[conn] = None
+        return True
+
+    def unsubscribe(self, conn: "ClientConnection", channel: bytes) -> bool:
+        session = conn.session
+        if channel not in session.channels:
+            return False
+        del session.channels[channel]
+        subscribers = self.channels.get(channel)
+        if subscribers is not None:
+            subscribers.pop(conn, None)
+            if not subscribers:
+                del self.channels[channel]
+        return True
+
+    def psubscribe(self, conn: "ClientConnection", pattern: bytes) -> bool:
+        session = conn.session
+        if pattern in session.patterns:
+            return False
+        session.patterns[pattern] = None
+        self.patterns.setdefault(pattern, {})[conn] = None
+        return True
+
+    def punsubscribe(self, conn: "ClientConnection", pattern: bytes) -> bool:
+        session = conn.session
+        if pattern not in session.patterns:
+            return False
+        del session.patterns[pattern]
+        subscribers = self.patterns.get(pattern)
+        if subscribers is not None:
+            subscribers.pop(conn, None)
+            if not subscribers:
+                del self.patterns[pattern]
+        return True
+
+    def drop(self, conn: "ClientConnection") -> None:
+        """Forgets every subscription of a connection (closed, or RESET)."""
+        for channel in list(conn.session.channels):
+            self.unsubscribe(conn, channel)
+        for pattern in list(conn.session.patterns):
+            self.punsubscribe(conn, pattern)
+
+    # messages
+
+    def publish(self, channel: bytes, message: bytes) -> int:
+        """Sends message to the channel's subscribers and matching patterns; returns
+        how many received it."""
+        receivers = 0
+        subscribers = self.channels.get(channel)
+        if subscribers:
+            push = [MESSAGE, channel, message]
+            for conn in list(subscribers):
+                conn.push(push)
+                receivers += 1
+        if self.patterns:
+            for pattern, conns in list(self.patterns.items()):
+                if match(pattern, channel):
+                    push = [PMESSAGE, pattern, channel, message]
+                    for conn in list(conns):
+                        conn.push(push)
+                        receivers += 1
+        return receivers
+
+    def matching_channels(self, pattern=None) -> list:
+        if pattern is None:
+            return list(self.channels)
+        return [c for c in self.channels if match(pattern, c)]
+
+    def numsub(self, channel: bytes) -> int:
+        return len(self.channels.get(channel, ()))
+
+    # keyspace notifications
+
+    def notify(self, db: int, events: list) -> None:
+        """Publishes the keyspace/keyevent messages for a command's events."""
+        flags = self.notify_flags
+        if not flags or not (self.channels or self.patterns):
+            return
+        for cls, event, key in events:
+            if not flags & CLASS_BITS.get(cls, 0):
+                continue
+            if flags & NOTIFY_KEYSPACE:
+                self.publish(b"__keyspace@%d__:%s" % (db, key), event)
+            if flags & NOTIFY_KEYEVENT:
+                self.publish(b"__keyevent@%d__:%s" % (db, event), key)

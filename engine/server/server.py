@@ -1,0 +1,506 @@
+"""The Sluice server: listeners, admission (protected mode, maxclients), the cron
+(active expiry, client timeouts, output-limit checks, stats), configuration changes
+at runtime, and shutdown.
+
+    cfg = ServerConfig(); cfg.apply_args(argv)
+    server = Server(cfg)
+    await server.start()          # listens; logs "Ready to accept connections tcp"
+    await server.wait_closed()    # until SHUTDOWN / SIGTERM / request_shutdown()
+
+Persistence hooks: `server.shutdown_hooks` is a list of callables `hook(server)` run
+at shutdown after the listeners closed and before clients are disconnected (the
+AOF's final fsync / a last snapshot will register here); `engine.add_effect_listener`
+is where the AOF will get every write.
+"""
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import os
+import socket
+import stat
+import sys
+import time
+from typing import Callable, Optional
+
+from engine import Engine
+from engine.commands.dispatch import resolve
+from engine.commands.table import COMMANDS
+from engine.server.blocking import ServerHub
+from engine.server.commands import COMMAND_TABLE
+from engine.server.config import VERSION, ConfigApplyError, ServerConfig
+from engine.server.connection import ClientConnection, is_loopback, set_keepalive
+from engine.server.info import Stats
+from engine.server.pubsub import PubSub
+
+log = logging.getLogger("sluice")
+
+DENIED = (
+    b"-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    b"password is set for the default user. In this mode connections are only accepted from "
+    b"the loopback interface. If you want to connect from external computers to Redis you "
+    b"may adopt one of the following solutions: 1) Just disable protected mode sending the "
+    b"command 'CONFIG SET protected-mode no' from the loopback interface by connecting to "
+    b"Redis from the same host the server is running, however MAKE SURE Redis is not "
+    b"publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change "
+    b"permanent. 2) Alternatively you can just disable the protected mode by editing the "
+    b"Redis configuration file, and setting the protected mode option to 'no', and then "
+    b"restarting the server. 3) If you started the server manually just for testing, "
+    b"restart it with the '--protected-mode no' option. 4) Setup a an authentication "
+    b"password for the default user. NOTE: You only need to do one of the above things in "
+    b"order for the server to start accepting connections from the outside.\r\n")
+MAX_CLIENTS_REACHED = b"-ERR max number of clients reached\r\n"
+TCP_BACKLOG = 511
+CLIENTS_CRON_PERIOD = 1.0          # seconds between idle/output-limit scans of all clients
+
+
+def protected_mode_refuses(protected_mode: bool, password_set: bool,
+                           peer_ip: Optional[str]) -> bool:
+    """Redis 7.0's protected mode: with protected-mode yes and no password for the
+    default user, only loopback clients (and Unix sockets: peer_ip None) are accepted."""
+    return protected_mode and not password_set and not is_loopback(peer_ip)
+
+
+def _password(value: str) -> Optional[bytes]:
+    if not value:
+        return None
+    return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else value
+
+
+class Limits:
+    """Parser limits every new connection gets (CONFIG SET updates them)."""
+
+    __slots__ = ("proto_max_bulk_len", "query_buffer_limit")
+
+    def __init__(self, cfg: ServerConfig) -> None:
+        self.proto_max_bulk_len = cfg.proto_max_bulk_len
+        self.query_buffer_limit = cfg.client_query_buffer_limit
+
+
+class ListenError(Exception):
+    """A listening socket could not be opened (the text says which and why)."""
+
+
+class Server:
+    """See the module docstring."""
+
+    def __init__(self, cfg: ServerConfig, *, engine: Optional[Engine] = None) -> None:
+        self.cfg = cfg
+        self.version = VERSION
+        self.engine = engine if engine is not None else Engine(
+            databases=cfg.databases, stream_node_max_entries=cfg.stream_node_max_entries,
+            stream_node_max_bytes=cfg.stream_node_max_bytes)
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.loop_name = "asyncio"
+        self.log = log
+        self.hub = ServerHub(self)
+        self.hub.password = _password(cfg.requirepass)
+        self.pubsub = PubSub()
+        self.pubsub.notify_flags = cfg.notify_keyspace_events
+        self.stats = Stats()
+        self.stat_cache: dict = {}          # argv[0] as sent -> CommandStat
+        self.command_table = COMMAND_TABLE
+        self.clients: dict = {}             # client id -> ClientConnection
+        self.limits = Limits(cfg)
+        self.obuf_limits = cfg.client_output_buffer_limit
+        self.timeout = cfg.timeout
+        self.dirty = 0                      # changes since the last save (from effects)
+        self.peak_memory = 0
+        self.run_id = os.urandom(20).hex()
+        self.start_time = time.time()
+        self.now = time.monotonic()         # cached clock for idle times
+        self.executable = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+        self.shutdown_hooks: list[Callable[["Server"], None]] = []
+        self.exit_code = 0
+        self._listeners: list = []          # (asyncio server, description)
+        self._sockets_desc: list = []
+        self._unix_path: Optional[str] = None
+        self._cron_handle = None
+        self._last_clients_cron = 0.0
+        self._flush_queue: list = []
+        self._flush_scheduled = False
+        self._stopped: Optional[asyncio.Future] = None
+        self._shutting_down = False
+        self.engine.add_effect_listener(self._on_effects)
+        cfg.add_resetstat_hook(self.stats.reset)
+        self._register_config_listeners()
+
+    # stats helpers -----------------------------------------------------------------
+
+    def stat_for(self, argv: list):
+        """The CommandStat of a command that ran; cached by its spelling."""
+        name = self.command_name(argv)
+        stat = self.stats.command(name)
+        spec = COMMANDS.get(argv[0]) or COMMANDS.get(argv[0].lower())
+        if spec is not None and spec.subcommands is None and len(self.stat_cache) < 4096:
+            self.stat_cache[argv[0]] = stat
+        return stat
+
+    def command_name(self, argv: list) -> Optional[str]:
+        try:
+            return resolve(argv).full_name
+        except Exception:  # noqa: BLE001 - not a valid engine command
+            return None
+
+    def _on_effects(self, db: int, effects: list) -> None:
+        self.dirty += len(effects)
+        if self.hub.claim_keys:
+            self.hub.on_effects(db, effects)
+
+    def on_events(self, db: int, events: list) -> None:
+        """A command's keyspace events: count expirations, notify subscribers."""
+        if events[-1][1] == b"expired":
+            self.stats.expired_keys += sum(1 for e in events if e[1] == b"expired")
+        if self.pubsub.notify_flags:
+            self.pubsub.notify(db, events)
+
+    def max_output_buffer(self) -> int:
+        best = 0
+        for conn in self.clients.values():
+            if not conn.closed:
+                best = max(best, conn.transport.get_write_buffer_size() + len(conn.out))
+        return best
+
+    def tcp_port(self) -> int:
+        return self.cfg.port
+
+    # connections -------------------------------------------------------------------
+
+    def admission_error(self, peer_ip: Optional[str]) -> Optional[bytes]:
+        """The reply refusing a new connection (then closed), or None to accept it."""
+        if self._shutting_down:
+            return b""
+        if len(self.clients) >= self.cfg.maxclients:
+            return MAX_CLIENTS_REACHED
+        if protected_mode_refuses(self.cfg.protected_mode, self.hub.password_required(),
+                                  peer_ip):
+            return DENIED
+        return None
+
+    def configure_socket(self, sock) -> None:
+        keepalive = self.cfg.tcp_keepalive
+        if keepalive:
+            set_keepalive(sock, keepalive)
+
+    def client_connected(self, conn: ClientConnection) -> None:
+        self.clients[conn.session.id] = conn
+        self.stats.total_connections += 1
+        self.log.log(15, "Accepted %s", conn.addr.decode("utf-8", "replace"))
+
+    def client_disconnected(self, conn: ClientConnection) -> None:
+        self.clients.pop(conn.session.id, None)
+
+    def kill_client(self, conn: ClientConnection, killer: ClientConnection) -> None:
+        """CLIENT KILL: the caller itself gets its reply first."""
+        if conn is killer:
+            conn.session.quitting = True       # closed once its reply is written
+        else:
+            conn.abort()
+
+    def schedule_flush(self, conn: ClientConnection) -> None:
+        self._flush_queue.append(conn)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.loop.call_soon(self.flush_pending)
+
+    def flush_pending(self) -> None:
+        self._flush_scheduled = False
+        queue, self._flush_queue = self._flush_queue, []
+        for conn in queue:
+            conn.flush_scheduled = False
+            conn.flush()
+
+    # listening -----------------------------------------------------------------------
+
+    def _tcp_sockets(self, port: int, binds: list) -> list:
+        """Bound, listening sockets for `bind` (a '-' prefix: skip if unavailable)."""
+        socks = []
+        if not port:
+            return socks
+        try:
+            for entry in binds:
+                optional = entry.startswith("-")
+                host = entry[1:] if optional else entry
+                if host == "*":
+                    family, host = socket.AF_INET, "0.0.0.0"
+                elif host == "::*":
+                    family, host = socket.AF_INET6, "::"
+                else:
+                    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+                try:
+                    sock = socket.socket(family, socket.SOCK_STREAM)
+                except OSError as exc:
+                    if optional:
+                        continue
+                    raise ListenError(f"Could not create server TCP listening socket "
+                                      f"{host}:{port}: {exc.strerror}") from None
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    if family == socket.AF_INET6:
+                        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                    sock.bind((host, port))
+                    sock.listen(TCP_BACKLOG)
+                    sock.setblocking(False)
+                except OSError as exc:
+                    sock.close()
+                    if optional and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT,
+                                                  errno.EPROTONOSUPPORT, errno.EINVAL):
+                        continue
+                    raise ListenError(f"Could not create server TCP listening socket "
+                                      f"{host}:{port}: bind: {exc.strerror}") from None
+                socks.append(sock)
+        except BaseException:
+            for sock in socks:
+                sock.close()
+            raise
+        return socks
+
+    def _unix_socket(self, path: str, perm: int) -> socket.socket:
+        try:
+            if os.path.exists(path) and stat.S_ISSOCK(os.stat(path).st_mode):
+                os.unlink(path)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind(path)
+            if perm:
+                os.chmod(path, perm)
+            sock.listen(TCP_BACKLOG)
+            sock.setblocking(False)
+        except OSError as exc:
+            raise ListenError(f"Failed opening Unix socket: {exc.strerror}") from None
+        return sock
+
+    async def _serve_sockets(self, socks: list, unix: bool = False) -> None:
+        loop = self.loop
+        for sock in socks:
+            if unix:
+                srv = await loop.create_unix_server(
+                    lambda: ClientConnection(self, unix=True), sock=sock, backlog=TCP_BACKLOG)
+            else:
+                srv = await loop.create_server(
+                    lambda: ClientConnection(self), sock=sock, backlog=TCP_BACKLOG)
+            self._listeners.append((srv, "unix" if unix else "tcp"))
+
+    async def start(self) -> None:
+        """Opens the listeners and starts the cron. Raises ListenError."""
+        self.loop = asyncio.get_running_loop()
+        self.hub.loop = self.loop
+        module = type(self.loop).__module__
+        self.loop_name = "epoll (uvloop)" if module.startswith("uvloop") else \
+            f"{getattr(getattr(self.loop, '_selector', None), '__class__', type(None)).__name__} (asyncio)"
+        self._stopped = self.loop.create_future()
+        socks = self._tcp_sockets(self.cfg.port, self.cfg.bind)
+        unix = None
+        if self.cfg.unixsocket:
+            try:
+                unix = self._unix_socket(self.cfg.unixsocket, self.cfg.unixsocketperm)
+            except ListenError:
+                for sock in socks:
+                    sock.close()
+                raise
+            self._unix_path = self.cfg.unixsocket
+        if not socks and unix is None:
+            self.log.warning("Configured to not listen anywhere, exiting.")
+            raise ListenError("Configured to not listen anywhere, exiting.")
+        await self._serve_sockets(socks)
+        if unix is not None:
+            await self._serve_sockets([unix], unix=True)
+        self._schedule_cron()
+        if socks:
+            self.log.info("Ready to accept connections tcp")
+        if unix is not None:
+            self.log.info("Ready to accept connections unix")
+
+    def addresses(self) -> list:
+        """(host, port) of every TCP listener (tests read the port when it was 0)."""
+        out = []
+        for srv, kind in self._listeners:
+            if kind == "tcp":
+                for sock in srv.sockets:
+                    out.append(sock.getsockname()[:2])
+        return out
+
+    # the cron ------------------------------------------------------------------------
+
+    def _schedule_cron(self) -> None:
+        hz = max(1, min(500, self.cfg.hz or 10))
+        self._cron_handle = self.loop.call_later(1.0 / hz, self._cron)
+
+    def _cron(self) -> None:
+        self._cron_handle = None
+        if self._shutting_down:
+            return
+        try:
+            self.now = time.monotonic()
+            self._active_expire()
+            self.stats.sample_ops()
+            if self.now - self._last_clients_cron >= CLIENTS_CRON_PERIOD:
+                self._last_clients_cron = self.now
+                self._clients_cron()
+                self.stats.roll_peaks()
+            self.flush_pending()
+        except Exception:  # noqa: BLE001 - the cron must survive a bug in one step
+            self.log.exception("cron step failed")
+        finally:
+            if not self._shutting_down:
+                self._schedule_cron()
+
+    def _active_expire(self) -> None:
+        fired = self.engine.active_expire()
+        if not fired:
+            return
+        self.stats.expired_keys += len(fired)
+        hub = self.hub
+        by_db: dict = {}
+        for db, key in fired:
+            by_db.setdefault(db, []).append(key)
+        for db, keys in by_db.items():
+            hub.touched(db, keys)
+            if self.pubsub.notify_flags:
+                self.pubsub.notify(db, [("x", b"expired", key) for key in keys])
+        if hub.ready:
+            hub.serve_ready()
+
+    def _clients_cron(self) -> None:
+        timeout = self.timeout
+        now = self.now
+        for conn in list(self.clients.values()):
+            if conn.closed:
+                continue
+            session = conn.session
+            if (timeout and conn.blocked_read is None and not session.channels
+                    and not session.patterns and now - conn.last_interaction > timeout):
+                self.log.log(15, "Closing idle client")
+                conn.close_after_reply()
+                continue
+            conn.check_output_limits()
+
+    # configuration changes -----------------------------------------------------------
+
+    def _register_config_listeners(self) -> None:
+        cfg = self.cfg
+        cfg.add_listener(["stream-node-max-entries", "stream-node-max-bytes"], self._on_node_limits)
+        cfg.add_listener("requirepass", self._on_requirepass)
+        cfg.add_listener("notify-keyspace-events",
+                         lambda name, old, new: setattr(self.pubsub, "notify_flags", new))
+        cfg.add_listener("timeout", lambda name, old, new: setattr(self, "timeout", new))
+        cfg.add_listener(["proto-max-bulk-len", "client-query-buffer-limit"], self._on_parser_limits)
+        cfg.add_listener("client-output-buffer-limit", self._on_output_limits)
+        cfg.add_listener("loglevel", lambda name, old, new: set_log_level(new))
+        cfg.add_listener("dir", self._on_dir)
+        cfg.add_listener(["port", "bind"], self._on_listen_change)
+        cfg.add_listener("appendonly", self._on_appendonly)
+
+    def _on_node_limits(self, name, old, new) -> None:
+        engine = self.engine
+        if name == "stream-node-max-entries":
+            engine.stream_node_max_entries = new
+        else:
+            engine.stream_node_max_bytes = new
+        for conn in self.clients.values():
+            conn.ctx.node_max_entries = engine.stream_node_max_entries
+            conn.ctx.node_max_bytes = engine.stream_node_max_bytes
+
+    def _on_requirepass(self, name, old, new) -> None:
+        self.hub.password = _password(new)
+        for conn in self.clients.values():
+            conn.parser.authenticated = not conn.session.auth_required()
+
+    def _on_parser_limits(self, name, old, new) -> None:
+        if name == "proto-max-bulk-len":
+            self.limits.proto_max_bulk_len = new
+        else:
+            self.limits.query_buffer_limit = new
+        for conn in self.clients.values():
+            conn.parser.proto_max_bulk_len = self.limits.proto_max_bulk_len
+            conn.parser.query_buffer_limit = self.limits.query_buffer_limit
+
+    def _on_output_limits(self, name, old, new) -> None:
+        self.obuf_limits = new
+        for conn in self.clients.values():
+            if not conn.closed:
+                conn._update_water_marks()
+
+    def _on_dir(self, name, old, new) -> None:
+        try:
+            os.chdir(new)
+        except OSError as exc:
+            raise ConfigApplyError(os.strerror(exc.errno or errno.EIO)) from None
+
+    def _on_appendonly(self, name, old, new) -> None:
+        if new:
+            self.log.warning("appendonly yes: the append-only file is not implemented yet; "
+                             "data lives in memory only")
+
+    def _on_listen_change(self, name, old, new) -> None:
+        if self.loop is None:
+            return
+        port = new if name == "port" else self.cfg.port
+        binds = new if name == "bind" else self.cfg.bind
+        try:
+            socks = self._tcp_sockets(port, binds)
+        except ListenError as exc:
+            self.log.warning("%s", exc)
+            raise ConfigApplyError("Unable to listen on this port. Check server logs.") from None
+        old_listeners = [(srv, kind) for srv, kind in self._listeners if kind == "tcp"]
+        self._listeners = [(srv, kind) for srv, kind in self._listeners if kind != "tcp"]
+        for srv, _ in old_listeners:
+            srv.close()
+        self.loop.create_task(self._serve_sockets(socks))
+
+    # shutdown ------------------------------------------------------------------------
+
+    def request_shutdown(self, signal_name: Optional[str] = None) -> None:
+        if self._shutting_down or self.loop is None:
+            return
+        if signal_name:
+            self.log.warning("Received %s scheduling shutdown...", signal_name)
+        self.loop.call_soon(lambda: self.loop.create_task(self.shutdown()))
+
+    async def shutdown(self) -> None:
+        """Stops accepting, runs the shutdown hooks, closes every client."""
+        if self._shutting_down:
+            return
+        self._shutting_down = True
+        self.log.warning("User requested shutdown...")
+        if self._cron_handle is not None:
+            self._cron_handle.cancel()
+        for srv, _ in self._listeners:
+            srv.close()
+        for hook in list(self.shutdown_hooks):
+            try:
+                hook(self)
+            except Exception:  # noqa: BLE001 - report, keep shutting down
+                self.log.exception("shutdown hook %r failed", hook)
+                self.exit_code = 1
+        for conn in list(self.clients.values()):
+            conn.flush()
+            conn.abort()
+        for srv, _ in self._listeners:
+            try:
+                await asyncio.wait_for(srv.wait_closed(), 1.0)
+            except (asyncio.TimeoutError, Exception):  # noqa: BLE001
+                pass
+        self._listeners = []
+        if self._unix_path:
+            self.log.info("Removing the unix socket file.")
+            try:
+                os.unlink(self._unix_path)
+            except OSError:
+                pass
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(None)
+
+    async def wait_closed(self) -> None:
+        await self._stopped
+
+
+LEVELS = {"debug": logging.DEBUG, "verbose": 15, "notice": logging.INFO,
+          "warning": logging.WARNING, "nothing": logging.CRITICAL + 10}
+
+
+def set_log_level(level: str) -> None:
+    log.setLevel(LEVELS.get(level, logging.INFO))
+
+
+__all__ = ["Server", "ListenError", "protected_mode_refuses", "set_log_level"]

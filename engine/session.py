@@ -1,0 +1,807 @@
+"""Client sessions: what Redis keeps per connection, shared by the embedded redis-py
+client (engine/client.py) and the network server (engine/server/).
+
+A `Session` is one client: its command context (database, RESP version), CLIENT ID
+and name, authentication state, the MULTI queue with Redis's queue-time error rules
+(EXECABORT), WATCHed keys, pub/sub subscriptions (the server fills them) and the
+blocked read it waits on. `Session.call(argv)` runs one command the way Redis's
+processCommand does: unknown command and arity first, then NOAUTH, then the RESP2
+pub/sub context, then MULTI queueing, then the command itself. It returns the reply
+(plain values, as Engine.execute does), raises engine.ResponseError with Redis's
+text, or returns BLOCKED when an XREAD/XREADGROUP ... BLOCK has to wait: the caller
+then waits its own way (a condition variable in the embedded client, the event loop
+in the server) and calls `session.blocked.retry()` when a key it waits on changed.
+
+A `Hub` is what the sessions of one engine share: CLIENT IDs, the WATCH registry,
+the keys blocked readers wait on, and the password.
+
+Connection-level commands implemented here: PING, HELLO, AUTH, CLIENT ID | SETNAME |
+GETNAME | SETINFO | INFO | HELP, MULTI, EXEC, DISCARD, WATCH, UNWATCH, RESET, QUIT and
+FLUSHALL (the engine's, plus WATCH/blocked-reader bookkeeping for the other
+databases). Subclasses add their own (the server: INFO, CONFIG, COMMAND, pub/sub...)
+through `Session.commands`, a table of `SessionCommand`.
+"""
+from __future__ import annotations
+
+from itertools import count as _count
+from typing import Any, Callable, Optional
+
+from engine.commands.dispatch import resolve
+from engine.errors import ResponseError, unknown_subcommand, wrong_arity
+from engine.reply import OK, PONG, Status
+from engine.stream import Stream
+
+__all__ = ["Session", "Hub", "SessionCommand", "BlockedRead", "Verbatim", "BLOCKED",
+           "SERVER_NAME", "SERVER_VERSION"]
+
+# What HELLO and INFO report. 8.4 is the first Redis with everything Sluice
+# implements (XREADGROUP ... CLAIM), so clients that look at the version enable it.
+SERVER_NAME = b"redis"
+SERVER_VERSION = b"8.4.0"
+
+QUEUED = Status(b"QUEUED")
+RESET_REPLY = Status(b"RESET")
+EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+NOAUTH = "NOAUTH Authentication required."
+WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+AUTH_WITHOUT_PASSWORD = ("ERR AUTH <password> called without any password configured for "
+                         "the default user. Are you sure your configuration is correct?")
+HELLO_NOAUTH = ("NOAUTH HELLO must be called with the client already authenticated, "
+                "otherwise the HELLO AUTH <user> <pass> option can be used to authenticate "
+                "the client and select the RESP protocol version at the same time")
+PUBSUB_CONTEXT = ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+                  "QUIT / RESET are allowed in this context")
+UNBLOCKED_NO_KEY = "UNBLOCKED the stream key no longer exists"
+UNBLOCKED_NO_GROUP = "NOGROUP the consumer group this client was blocked on no longer exists"
+
+
+class _Blocked:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "BLOCKED"
+
+
+BLOCKED = _Blocked()
+"""What Session.call returns when the command waits (see Session.blocked)."""
+
+
+class Verbatim(bytes):
+    """A RESP3 verbatim string reply (`=len txt:...`: CLIENT INFO/LIST, INFO); a
+    bulk string in RESP2. Equal to the same bytes."""
+
+    __slots__ = ()
+
+
+def error_code(text: str) -> str:
+    """The error code Redis counts in INFO errorstats: the first word of the text."""
+    return text.split(" ", 1)[0]
+
+
+# -- the command table of session-level commands -------------------------------------
+
+class SessionCommand:
+    """A command implemented by the session (not by the engine).
+
+    flags: "noauth" (allowed before AUTH), "pubsub" (allowed in a RESP2 subscribed
+    context), "immediate" (runs at once inside MULTI instead of being queued),
+    "nomulti" (refused inside MULTI), "exec" (a rejected call aborts the transaction
+    with the reason: EXEC).
+    subcommands: name -> arity for container commands (CLIENT, CONFIG...): unknown
+    subcommands and wrong arities are refused before the handler runs (also at
+    queue time, like Redis); `base_ok` lets the container run without one (COMMAND).
+    """
+
+    __slots__ = ("name", "handler", "arity", "flags", "subcommands", "base_ok",
+                 "noauth", "pubsub", "immediate", "nomulti")
+
+    def __init__(self, name: str, handler: Callable, arity: int, flags: str = "",
+                 subcommands: Optional[dict] = None, base_ok: bool = False) -> None:
+        self.name = name
+        self.handler = handler
+        self.arity = arity
+        self.flags = frozenset(flags.split())
+        self.subcommands = subcommands
+        self.base_ok = base_ok
+        self.noauth = "noauth" in self.flags
+        self.pubsub = "pubsub" in self.flags
+        self.immediate = "immediate" in self.flags
+        self.nomulti = "nomulti" in self.flags
+
+    def check(self, argv: list) -> str:
+        """The full name ('client|setname') after Redis's lookup and arity checks
+        (raises the error they give)."""
+        argc = len(argv)
+        if self.subcommands is not None and (argc >= 2 or not self.base_ok):
+            if argc < 2:
+                raise wrong_arity(self.name)
+            sub = argv[1].lower()
+            arity = self.subcommands.get(sub)
+            if arity is None:
+                raise unknown_subcommand(argv[0], argv[1])
+            full = f"{self.name}|{sub.decode()}"
+            if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
+                raise wrong_arity(full)
+            return full
+        arity = self.arity
+        if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
+            raise wrong_arity(self.name)
+        return self.name
+
+
+def command_table(*tables: dict) -> dict:
+    """Merges tables of SessionCommands keyed by lower-case name, adding the
+    upper-case spellings (the common ones) for a lookup without lower()."""
+    out: dict = {}
+    for table in tables:
+        out.update(table)
+    for name, cmd in list(out.items()):
+        out[name.upper()] = cmd
+    return out
+
+
+# -- what the sessions of one engine share -----------------------------------------
+
+class Hub:
+    """CLIENT IDs, the WATCH registry, blocked readers' keys and the password of the
+    sessions of one engine.
+
+    `touched(db, keys)` is called after every command that changed keys: it dirties
+    the WATCHes on them and calls `key_ready(db, key)` for keys someone is blocked on
+    (subclasses decide what waking means)."""
+
+    def __init__(self, engine, *, track: bool = False) -> None:
+        self.engine = engine
+        self.ids = _count(1)
+        self.sessions: dict = {}        # id -> Session (a WeakValueDictionary if wanted)
+        self.watchers: dict = {}        # (db, key) -> set of sessions WATCHing it
+        self.blocked: dict = {}         # (db, key) -> readers blocked on it (side-specific)
+        self.password: Optional[bytes] = None   # requirepass; None: no password
+        self.accept_any_auth = False    # AUTH always succeeds (the embedded client)
+        # Whether contexts collect touched keys (costs every write a little): always
+        # for the server; for the embedded client from the first WATCH/blocked read.
+        self.tracking = track
+
+    # authentication
+
+    def password_required(self) -> bool:
+        return self.password is not None
+
+    def check_password(self, username: bytes, password: bytes) -> bool:
+        """The default user is the only user: any password when none is set."""
+        if self.accept_any_auth:
+            return True
+        if username != b"default":
+            return False
+        return self.password is None or password == self.password
+
+    # tracking and readiness
+
+    def track(self) -> None:
+        """Makes every session's context report the keys its commands change."""
+        if not self.tracking:
+            self.tracking = True
+            for session in list(self.sessions.values()):
+                session.ctx.tracking = True
+
+    def touched(self, db: int, keys: list) -> None:
+        """Keys a command changed: dirty the WATCHes on them, wake blocked readers."""
+        watchers = self.watchers
+        if watchers:
+            for key in keys:
+                sessions = watchers.get((db, key))
+                if sessions:
+                    for session in sessions:
+                        session.watch_dirty = True
+        if self.blocked:
+            blocked = self.blocked
+            for key in keys:
+                if (db, key) in blocked:
+                    self.key_ready(db, key)
+
+    def key_ready(self, db: int, key: bytes) -> None:
+        """A key some reader is blocked on changed (override)."""
+
+    def events(self, db: int, events: list) -> None:
+        """Keyspace events of a command run by a session (override: notifications)."""
+
+    def interesting_keys(self, db: int) -> set:
+        """Keys of database `db` that a WATCH or a blocked reader looks at."""
+        keys = {key for (d, key) in self.watchers if d == db}
+        keys.update(key for (d, key) in self.blocked if d == db)
+        return keys
+
+
+# -- blocked reads ---------------------------------------------------------------------
+
+class BlockedRead:
+    """An XREAD/XREADGROUP ... BLOCK that found nothing: what it waits for and how to
+    run it again. The waiting itself is the caller's (thread or event loop).
+
+    keys/where: the stream keys ((db, key) pairs) whose change may serve it;
+    timeout_ms: 0 = forever; claim_min_idle: >= 0 for XREADGROUP ... CLAIM, which can
+    also be served when a pending entry becomes claimable (see claim_due)."""
+
+    __slots__ = ("session", "argv", "keys", "db", "where", "timeout_ms", "is_group",
+                 "group", "claim_min_idle", "state", "__weakref__")
+
+    def __init__(self, session: "Session", argv: list, request) -> None:
+        self.session = session
+        self.is_group = argv[0].lower() == b"xreadgroup"
+        self.keys = list(dict.fromkeys(request.keys))
+        self.db = session.ctx.db.index
+        self.where = [(self.db, key) for key in self.keys]
+        self.timeout_ms = request.timeout_ms
+        self.claim_min_idle = request.claim_min_idle if self.is_group else -1
+        self.group = _group_name(argv) if self.is_group else None
+        # XREAD's `$` means the last ID when the command blocked, not when it wakes.
+        self.argv = argv if self.is_group else self._resolve_dollar(argv, request)
+        self.state = None           # the waiting side's bookkeeping (server: timers)
+
+    def _resolve_dollar(self, argv: list, request) -> list:
+        keys = request.keys
+        first_id = len(argv) - len(keys)
+        if b"$" not in argv[first_id:]:
+            return argv
+        argv = list(argv)
+        db = self.session.engine.databases[self.db]
+        for i, key in enumerate(keys):
+            if argv[first_id + i] == b"$":
+                argv[first_id + i] = _last_generated_id(self.session, db, key)
+        return argv
+
+    def retry(self) -> tuple:
+        """Runs the read again: (True, reply) when it is answered (entries, or an error
+        instance: the stream or the group went away), (False, None) to keep waiting."""
+        session = self.session
+        ctx = session.ctx
+        try:
+            reply = session.run(self.argv)
+        except ResponseError as err:
+            ctx.block = None
+            if not self.is_group:
+                # XREAD on a key that now holds another type: not served, still waits
+                return False, None
+            return True, self._unblocked_error(err)
+        if ctx.block is not None:
+            ctx.block = None
+            return False, None
+        return True, reply
+
+    def _unblocked_error(self, error: ResponseError) -> ResponseError:
+        """The error Redis gives a blocked XREADGROUP whose stream or group went away."""
+        session = self.session
+        for key in self.keys:
+            if session.run([b"TYPE", key]) != b"stream":
+                return ResponseError(UNBLOCKED_NO_KEY)
+        if str(error).startswith("NOGROUP"):
+            return ResponseError(UNBLOCKED_NO_GROUP)
+        return error
+
+    def timeout_reply(self):
+        """The reply at the timeout: a null array."""
+        return None
+
+    def claim_due(self) -> Optional[int]:
+        """For XREADGROUP ... CLAIM: the earliest time (engine clock, ms) at which a
+        pending entry of its group on one of its keys becomes claimable (oldest
+        delivery + min-idle-time), or None."""
+        if self.claim_min_idle < 0:
+            return None
+        db = self.session.engine.databases[self.db]
+        best = None
+        for key in self.keys:
+            stream = db.data.get(key)
+            if type(stream) is not Stream:
+                continue
+            group = stream.groups.get(self.group)
+            if group is None:
+                continue
+            oldest = group.oldest_delivery()
+            if oldest is None:
+                continue
+            due = oldest + self.claim_min_idle
+            if best is None or due < best:
+                best = due
+        return best
+
+
+def _group_name(argv: list) -> Optional[bytes]:
+    for i in range(1, len(argv) - 2):
+        if argv[i].lower() == b"group":
+            return argv[i + 1]
+        if argv[i].lower() == b"streams":
+            break
+    return None
+
+
+def _last_generated_id(session: "Session", db, key: bytes) -> bytes:
+    if type(db.data.get(key)) is not Stream:
+        return b"0-0"
+    probe = session.probe_context(db.index)
+    try:
+        info = session.engine.execute_in(probe, [b"XINFO", b"STREAM", key])
+        return info[info.index(b"last-generated-id") + 1]
+    except (ResponseError, ValueError):
+        return b"0-0"
+
+
+# -- the session -----------------------------------------------------------------------
+
+def _valid_client_name(name: bytes):
+    if any(c < 0x21 or c > 0x7E for c in name):
+        raise ResponseError("ERR Client names cannot contain spaces, newlines or special "
+                            "characters.")
+    return name or None
+
+
+class Session:
+    """One client of an engine (see the module docstring).
+
+    Session(hub, ctx=None): a new client (database 0, RESP2; authenticated unless a
+    password is required). `call(argv)` runs a command; `run(argv)` runs an engine
+    command directly (no MULTI/auth checks) and reports touched keys to the hub;
+    `close()` forgets its WATCHes and unregisters it."""
+
+    commands: dict = {}             # filled at the end of the module
+    client_subcommands: dict = {}
+
+    def __init__(self, hub: Hub, ctx=None) -> None:
+        self.hub = hub
+        self.engine = hub.engine
+        self.execute_in = hub.engine.execute_in
+        if ctx is None:
+            ctx = hub.engine.new_context(0, False)
+        if hub.tracking:
+            ctx.tracking = True
+        self.ctx = ctx
+        self.id = next(hub.ids)
+        self.name = None
+        self.lib_name = None
+        self.lib_ver = None
+        self.authenticated = not hub.password_required()
+        self.multi: Optional[list] = None   # queued (argv, SessionCommand | None)
+        self.multi_dirty = False            # a command failed to queue: EXECABORT
+        self.watched: dict = {}             # (db, key) -> existed when WATCHed
+        self.watch_dirty = False
+        self.channels: dict = {}            # subscribed channels (an ordered set)
+        self.patterns: dict = {}            # subscribed patterns
+        self.quitting = False               # QUIT: close after the reply
+        self.null_array = False             # the last reply's top-level None is *-1
+        self.rejected = False               # the last call was refused before running
+        self.cmd_name: Optional[str] = None  # full name of the last command, if known
+        self.blocked: Optional[BlockedRead] = None
+        self._probe = None
+        hub.sessions[self.id] = self
+
+    # state -----------------------------------------------------------------------
+
+    @property
+    def resp3(self) -> bool:
+        return self.ctx.resp3
+
+    @property
+    def db(self) -> int:
+        return self.ctx.db.index
+
+    @property
+    def subscriptions(self) -> int:
+        return len(self.channels) + len(self.patterns)
+
+    def auth_required(self) -> bool:
+        return not self.authenticated and self.hub.password_required()
+
+    def probe_context(self, db: int):
+        """A context of this session's for internal look-ups (no tracking)."""
+        probe = self._probe
+        if probe is None:
+            probe = self._probe = self.engine.new_context(db, False)
+        probe.db = self.engine.databases[db]
+        return probe
+
+    def close(self) -> None:
+        """The client went away: nothing of it stays behind in the hub."""
+        self.multi = None
+        self._unwatch()
+        self.blocked = None
+        self.hub.sessions.pop(self.id, None)
+
+    # running commands -----------------------------------------------------------------
+
+    def lookup(self, name: bytes) -> Optional[SessionCommand]:
+        commands = self.commands
+        cmd = commands.get(name)
+        if cmd is None and not name.isupper():
+            cmd = commands.get(name.lower())
+        return cmd
+
+    def call(self, argv: list) -> Any:
+        """Runs one command with Redis's checks; the reply, or raises ResponseError,
+        or BLOCKED (self.blocked says what it waits for)."""
+        self.null_array = False
+        self.rejected = False
+        self.cmd_name = None
+        cmd = self.lookup(argv[0])
+        if cmd is None:
+            if self.multi is None and self.authenticated and not self.channels \
+                    and not self.patterns:
+                return self.run_command(argv)
+            try:
+                spec = resolve(argv)
+            except ResponseError:
+                self._reject(None)
+                raise
+            self.cmd_name = spec.full_name
+            if self.auth_required():
+                self._reject(None)
+                raise ResponseError(NOAUTH)
+            if (self.channels or self.patterns) and not self.ctx.resp3:
+                self._reject(None)
+                raise ResponseError(PUBSUB_CONTEXT % spec.full_name)
+            if self.multi is not None:
+                self.multi.append((argv, None))
+                return QUEUED
+            return self.run_command(argv)
+        try:
+            self.cmd_name = cmd.check(argv)
+        except ResponseError as err:
+            self._reject(cmd, err)
+            raise
+        if not cmd.noauth and self.auth_required():
+            self._reject(cmd, ResponseError(NOAUTH))
+            raise ResponseError(NOAUTH)
+        if (self.channels or self.patterns) and not cmd.pubsub and not self.ctx.resp3:
+            error = ResponseError(PUBSUB_CONTEXT % self.cmd_name)
+            self._reject(cmd, error)
+            raise error
+        if self.multi is not None and not cmd.immediate:
+            if cmd.nomulti:
+                error = ResponseError("ERR Command not allowed inside a transaction")
+                self._reject(cmd, error)
+                raise error
+            self.multi.append((argv, cmd))
+            return QUEUED
+        return cmd.handler(self, argv)
+
+    def _reject(self, cmd: Optional[SessionCommand], error: Optional[ResponseError] = None):
+        """A command refused before running: it flags the transaction; a refused EXEC
+        aborts it, naming the reason."""
+        self.rejected = True
+        if self.multi is not None:
+            self.multi_dirty = True
+        if cmd is not None and "exec" in cmd.flags and error is not None:
+            self.multi = None
+            self.multi_dirty = False
+            self._unwatch()
+            text = str(error)
+            if text.startswith("ERR "):
+                text = text[4:]
+            raise ResponseError("EXECABORT Transaction discarded because of: " + text)
+
+    def run(self, argv: list) -> Any:
+        """Runs an engine command now (no checks), telling the hub what it touched
+        and which keyspace events fired."""
+        ctx = self.ctx
+        # the engine hands these lists over and starts new ones after each command
+        touched = ctx.touched
+        events = ctx.events
+        try:
+            return self.execute_in(ctx, argv)
+        finally:
+            if touched:
+                self.hub.touched(ctx.db.index, touched)
+            if events:
+                self.hub.events(ctx.db.index, events)
+
+    def run_command(self, argv: list) -> Any:
+        """An engine command outside MULTI: run it; BLOCKED if it has to wait."""
+        reply = self.run(argv)
+        ctx = self.ctx
+        self.null_array = ctx.null_array
+        if ctx.block is not None:
+            request, ctx.block = ctx.block, None
+            self.hub.track()
+            self.blocked = self.new_blocked_read(argv, request)
+            return BLOCKED
+        return reply
+
+    def new_blocked_read(self, argv: list, request) -> BlockedRead:
+        return BlockedRead(self, argv, request)
+
+    # MULTI / EXEC / WATCH -------------------------------------------------------
+
+    def cmd_multi(self, argv: list):
+        if self.multi is not None:
+            raise ResponseError("ERR MULTI calls can not be nested")
+        self.multi = []
+        self.multi_dirty = False
+        return OK
+
+    def cmd_discard(self, argv: list):
+        if self.multi is None:
+            raise ResponseError("ERR DISCARD without MULTI")
+        self.multi = None
+        self.multi_dirty = False
+        self._unwatch()
+        return OK
+
+    def cmd_exec(self, argv: list):
+        """Runs the queued commands in order, atomically; errors stay in place. None
+        (a null array) when a WATCHed key changed."""
+        if self.multi is None:
+            raise ResponseError("ERR EXEC without MULTI")
+        queued, self.multi = self.multi, None
+        if self.multi_dirty:
+            self.multi_dirty = False
+            self._unwatch()
+            raise ResponseError(EXECABORT)
+        if self.watched:
+            self._touch_expired_watched()
+            aborted = self.watch_dirty
+            self._unwatch()
+            if aborted:
+                self.null_array = True
+                return None
+        replies = []
+        for cmd_argv, cmd in queued:
+            replies.append(self.exec_one(cmd_argv, cmd))
+        self.null_array = False
+        return replies
+
+    def exec_one(self, argv: list, cmd: Optional[SessionCommand]):
+        """One queued command inside EXEC: its reply, or the error instance."""
+        try:
+            if cmd is not None:
+                self.null_array = False
+                reply = cmd.handler(self, argv)
+                if reply is None and self.null_array:
+                    reply = self.ctx.nil_array
+                return reply
+            ctx = self.ctx
+            reply = self.run(argv)
+            ctx.block = None                # inside a transaction nothing blocks
+            if reply is None and ctx.null_array:
+                reply = ctx.nil_array
+            return reply
+        except ResponseError as err:
+            return err
+
+    def cmd_watch(self, argv: list):
+        if self.multi is not None:
+            raise ResponseError("ERR WATCH inside MULTI is not allowed")
+        self.hub.track()
+        db = self.ctx.db.index
+        watchers = self.hub.watchers
+        for key in argv[1:]:
+            if (db, key) in self.watched:
+                continue
+            # EXISTS first: a key already expired is deleted now, not after the WATCH.
+            self.watched[(db, key)] = self.run([b"EXISTS", key]) == 1
+            watchers.setdefault((db, key), set()).add(self)
+        return OK
+
+    def cmd_unwatch(self, argv: list):
+        self._unwatch()
+        return OK
+
+    def _unwatch(self) -> None:
+        if self.watched:
+            watchers = self.hub.watchers
+            for where in self.watched:
+                sessions = watchers.get(where)
+                if sessions is not None:
+                    sessions.discard(self)
+                    if not sessions:
+                        del watchers[where]
+            self.watched = {}
+        self.watch_dirty = False
+
+    def _touch_expired_watched(self) -> None:
+        """A WATCHed key that existed and has expired since aborts EXEC (as in Redis):
+        looking it up makes the engine delete it, which touches it."""
+        ctx = self.ctx
+        current = ctx.db
+        try:
+            for (db, key), existed in self.watched.items():
+                if existed and not self.watch_dirty:
+                    ctx.db = self.engine.databases[db]
+                    self.run([b"EXISTS", key])
+        finally:
+            ctx.db = current
+
+    def cmd_flushall(self, argv: list):
+        """The engine's FLUSHALL; the keys of the other databases that WATCHes or
+        blocked readers look at count as touched too (the engine reports only the
+        caller's database)."""
+        hub = self.hub
+        current = self.ctx.db.index
+        gone = []
+        if hub.watchers or hub.blocked:
+            for db in self.engine.databases:
+                if db.index != current:
+                    keys = [key for key in hub.interesting_keys(db.index) if key in db.data]
+                    if keys:
+                        gone.append((db.index, keys))
+        reply = self.run(argv)
+        for db, keys in gone:
+            hub.touched(db, keys)
+        return reply
+
+    # connection commands --------------------------------------------------------
+
+    def cmd_ping(self, argv: list):
+        if len(argv) > 2:
+            raise wrong_arity("ping")
+        if (self.channels or self.patterns) and not self.ctx.resp3:
+            return [b"pong", argv[1] if len(argv) == 2 else b""]
+        return argv[1] if len(argv) == 2 else PONG
+
+    def cmd_hello(self, argv: list):
+        version = 0
+        i = 1
+        if len(argv) >= 2:
+            try:
+                version = int(argv[1])
+            except ValueError:
+                raise ResponseError("ERR Protocol version is not an integer or out of range")
+            if version not in (2, 3):
+                raise ResponseError("NOPROTO unsupported protocol version")
+            i = 2
+        credentials = None
+        name = None
+        setname = False
+        while i < len(argv):
+            opt, more = argv[i].lower(), len(argv) - i - 1
+            if opt == b"auth" and more >= 2:
+                credentials = (argv[i + 1], argv[i + 2])
+                i += 3
+            elif opt == b"setname" and more:
+                name = _valid_client_name(argv[i + 1])
+                setname = True
+                i += 2
+            else:
+                raise ResponseError("ERR Syntax error in HELLO option '%s'"
+                                    % argv[i].decode("utf-8", "replace"))
+        if credentials is not None:
+            self.authenticate(*credentials)
+        if self.auth_required():
+            raise ResponseError(HELLO_NOAUTH)
+        if setname:
+            self.name = name
+        if version:
+            self.ctx.resp3 = version == 3
+        return self.hello_reply()
+
+    def hello_reply(self):
+        fields = [b"server", SERVER_NAME, b"version", SERVER_VERSION,
+                  b"proto", 3 if self.ctx.resp3 else 2, b"id", self.id,
+                  b"mode", b"standalone", b"role", b"master", b"modules", []]
+        if self.ctx.resp3:
+            return dict(zip(fields[::2], fields[1::2]))
+        return fields
+
+    def authenticate(self, username: bytes, password: bytes) -> None:
+        """AUTH / HELLO AUTH: raises WRONGPASS unless the credentials are right."""
+        if not self.hub.check_password(username, password):
+            raise ResponseError(WRONGPASS)
+        self.authenticated = True
+        self.on_authenticated()
+
+    def on_authenticated(self) -> None:
+        """Hook: the client just authenticated (the server lifts parser limits)."""
+
+    def cmd_auth(self, argv: list):
+        if len(argv) > 3:
+            raise ResponseError("ERR syntax error")
+        if len(argv) == 2:
+            if not self.hub.password_required() and not self.hub.accept_any_auth:
+                raise ResponseError(AUTH_WITHOUT_PASSWORD)
+            self.authenticate(b"default", argv[1])
+        else:
+            self.authenticate(argv[1], argv[2])
+        return OK
+
+    def cmd_client(self, argv: list):
+        handler = self.client_subcommands[argv[1].lower()]
+        return handler(self, argv)
+
+    def client_setinfo(self, argv: list):
+        attr = argv[2].lower()
+        if attr not in (b"lib-name", b"lib-ver"):
+            raise ResponseError("ERR Unrecognized option '%s'"
+                                % argv[2].decode("utf-8", "replace"))
+        if any(c < 0x21 or c > 0x7E for c in argv[3]):
+            raise ResponseError("ERR %s cannot contain spaces, newlines or special "
+                                "characters." % argv[2].decode("utf-8", "replace").upper())
+        if attr == b"lib-name":
+            self.lib_name = argv[3] or None
+        else:
+            self.lib_ver = argv[3] or None
+        return OK
+
+    def client_setname(self, argv: list):
+        self.name = _valid_client_name(argv[2])
+        return OK
+
+    def client_getname(self, argv: list):
+        return self.name
+
+    def client_id(self, argv: list):
+        return self.id
+
+    def client_info(self, argv: list):
+        return Verbatim(self.client_line() + b"\n")
+
+    def client_line(self) -> bytes:
+        """This client's line of CLIENT LIST / CLIENT INFO (no newline)."""
+        return (b"id=%d addr=embedded laddr=embedded fd=-1 name=%s db=%d multi=%d "
+                b"watch=%d resp=%d lib-name=%s lib-ver=%s"
+                % (self.id, self.name or b"", self.ctx.db.index,
+                   -1 if self.multi is None else len(self.multi), len(self.watched),
+                   3 if self.ctx.resp3 else 2, self.lib_name or b"", self.lib_ver or b""))
+
+    def client_help(self, argv: list):
+        return [Status(line.encode()) for line in CLIENT_HELP]
+
+    def cmd_reset(self, argv: list):
+        """RESET: back to a fresh connection's state (keeps the CLIENT ID)."""
+        self.multi = None
+        self.multi_dirty = False
+        self._unwatch()
+        self.ctx.db = self.engine.databases[0]
+        self.ctx.resp3 = False
+        self.name = None
+        self.authenticated = not self.hub.password_required()
+        self.on_reset()
+        return RESET_REPLY
+
+    def on_reset(self) -> None:
+        """Hook: RESET (the server drops subscriptions and restores parser limits)."""
+
+    def cmd_quit(self, argv: list):
+        self.multi = None
+        self._unwatch()
+        self.quitting = True
+        return OK
+
+
+CLIENT_HELP = (
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "HELP",
+    "    Print this help.",
+)
+
+S = Session
+CLIENT_ARITY = {b"id": 2, b"setname": 3, b"getname": 2, b"setinfo": 4, b"info": 2,
+                b"help": 2}
+Session.client_subcommands = {b"id": S.client_id, b"setname": S.client_setname,
+                              b"getname": S.client_getname, b"setinfo": S.client_setinfo,
+                              b"info": S.client_info, b"help": S.client_help}
+BASE_COMMANDS = {
+    b"ping": SessionCommand("ping", S.cmd_ping, -1, "pubsub"),
+    b"hello": SessionCommand("hello", S.cmd_hello, -1, "noauth"),
+    b"auth": SessionCommand("auth", S.cmd_auth, -2, "noauth"),
+    b"client": SessionCommand("client", S.cmd_client, -2, "", CLIENT_ARITY),
+    b"multi": SessionCommand("multi", S.cmd_multi, 1, "immediate"),
+    b"exec": SessionCommand("exec", S.cmd_exec, 1, "immediate exec"),
+    b"discard": SessionCommand("discard", S.cmd_discard, 1, "immediate"),
+    b"watch": SessionCommand("watch", S.cmd_watch, -2, "immediate"),
+    b"unwatch": SessionCommand("unwatch", S.cmd_unwatch, 1),
+    b"reset": SessionCommand("reset", S.cmd_reset, 1, "noauth pubsub immediate"),
+    b"quit": SessionCommand("quit", S.cmd_quit, -1, "noauth pubsub immediate"),
+    b"flushall": SessionCommand("flushall", S.cmd_flushall, -1),
+}
+Session.commands = command_table(BASE_COMMANDS)
+del S
