@@ -76,6 +76,7 @@ from typing import Any, Optional, Union
 from engine.errors import SYNTAX, ResponseError, unknown_subcommand, wrong_arity
 from engine.glob import match as _glob_match
 from engine.reply import OK, Status
+from engine.server.resp import split_inline
 
 log = logging.getLogger(__name__)
 
@@ -187,8 +188,6 @@ def _err_text(b: bytes) -> str:
 # ------------------------------------------------------------------------------------------
 
 _C_SPACE = b" \t\n\v\f\r"
-_HEX = b"0123456789abcdefABCDEF"
-_ESCAPES = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
 
 
 def _cstr(b: bytes) -> bytes:
@@ -208,67 +207,9 @@ def _s(value: bytes) -> str:
 def split_args(line: bytes) -> Optional[list[bytes]]:
     """sdssplitargs: split a config line into arguments; None on unbalanced quotes.
 
-    Blanks separate arguments; "double quotes" understand \\n \\r \\t \\b \\a \\xHH and \\<any>;
-    'single quotes' only \\'; a closing quote must be followed by a blank or the end.
-    """
-    line = _cstr(line)
-    n = len(line)
-    i = 0
-    out: list[bytes] = []
-
-    def at(k: int) -> int:
-        return line[k] if k < n else 0
-
-    while True:
-        while i < n and line[i] in _C_SPACE:
-            i += 1
-        if i >= n:
-            return out
-        cur = bytearray()
-        inq = insq = done = False
-        while not done:
-            c = at(i)
-            if inq:
-                if c == 0x5C and at(i + 1) == 0x78 and at(i + 2) and at(i + 2) in _HEX \
-                        and at(i + 3) and at(i + 3) in _HEX:
-                    cur.append(int(line[i + 2:i + 4], 16))
-                    i += 3
-                elif c == 0x5C and at(i + 1):
-                    i += 1
-                    cur.append(_ESCAPES.get(line[i], line[i]))
-                elif c == 0x22:
-                    if at(i + 1) and at(i + 1) not in _C_SPACE:
-                        return None
-                    done = True
-                elif c == 0:
-                    return None
-                else:
-                    cur.append(c)
-            elif insq:
-                if c == 0x5C and at(i + 1) == 0x27:
-                    i += 1
-                    cur.append(0x27)
-                elif c == 0x27:
-                    if at(i + 1) and at(i + 1) not in _C_SPACE:
-                        return None
-                    done = True
-                elif c == 0:
-                    return None
-                else:
-                    cur.append(c)
-            else:
-                if c in (0x20, 0x0A, 0x0D, 0x09, 0):
-                    done = True
-                elif c == 0x22:
-                    inq = True
-                elif c == 0x27:
-                    insq = True
-                else:
-                    cur.append(c)
-            if i < n:
-                i += 1
-        out.append(bytes(cur))
-
+    The same splitter as inline requests (engine.server.resp), on what a C string
+    function would see of the line (everything before a NUL byte)."""
+    return split_inline(_cstr(line))
 
 def repr_arg(value: bytes) -> bytes:
     """sdscatrepr: a double-quoted form that split_args turns back into ``value``."""

@@ -234,15 +234,20 @@ class ClientConnection(asyncio.Protocol):
 
     def engine_error(self, argv: list, err: ResponseError, ns: int) -> None:
         name, rejected = classify(argv)
-        if name is not None:
-            stat = self.server.stats.command(name)
-            if rejected:
-                stat.rejected += 1
-            else:
-                stat.calls += 1
-                stat.failed += 1
-                stat.ns += ns
+        self.count_failure(name, rejected, ns)
         self.write_error(str(err))
+
+    def count_failure(self, name, rejected: bool, ns: int) -> None:
+        """commandstats for a command that replied with an error."""
+        if name is None:
+            return
+        stat = self.server.stats.command(name)
+        if rejected:
+            stat.rejected += 1
+        else:
+            stat.calls += 1
+            stat.failed += 1
+            stat.ns += ns
 
     def call_slow(self, argv: list) -> bool:
         """A command through the session; False when the batch must stop."""
@@ -258,14 +263,7 @@ class ClientConnection(asyncio.Protocol):
             if name is None:
                 name, refused = classify(argv)
                 rejected = rejected or refused
-            if name is not None:
-                stat = server.stats.command(name)
-                if rejected:
-                    stat.rejected += 1
-                else:
-                    stat.calls += 1
-                    stat.failed += 1
-                    stat.ns += ns
+            self.count_failure(name, rejected, ns)
             self.write_error(str(err))
             return not self.closing
         if reply is QUEUED and session.multi is not None:
