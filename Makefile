@@ -24,12 +24,13 @@ oracle:
 test: build oracle
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
-# The RESP server on 127.0.0.1:6379 (data directory ./data); Ctrl-C stops it.
+# The RESP server on 127.0.0.1:6379 with persistence on (AOF + snapshots in ./data);
+# Ctrl-C stops it cleanly (final fsync).
 serve: build
-	mkdir -p data && $(VENV)/bin/sluice-server --dir ./data --port 6379 --bind 127.0.0.1
+	mkdir -p data && $(VENV)/bin/sluice-server --dir ./data --port 6379 --bind 127.0.0.1 --appendonly yes
 
 bench: build oracle
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf build $(VENV) engine/*.so engine/*.c engine/commands/*.so engine/commands/*.c engine/server/*.so engine/server/*.c
+	rm -rf build $(VENV) engine/*.so engine/*.c engine/commands/*.so engine/commands/*.c engine/server/*.so engine/server/*.c persist/*.so persist/*.c

@@ -1,4 +1,4 @@
-"""Builds the Cython extensions of the engine (every engine/**/*.pyx)."""
+"""Builds the Cython extensions (every engine/**/*.pyx and persist/*.pyx)."""
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -6,6 +6,7 @@ extensions = [
     Extension("*", ["engine/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/commands/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/server/*.pyx"], extra_compile_args=["-O2"]),
+    Extension("*", ["persist/*.pyx"], extra_compile_args=["-O2"]),
 ]
 
 setup(

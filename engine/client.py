@@ -191,7 +191,10 @@ class EmbeddedConnection(AbstractConnection):
                              and enc.encoding_errors == "strict")
 
     def _parse_error(self, message: str):
-        """The exception redis-py's parser makes of an error reply."""
+        """The exception redis-py's parser makes of an error reply (whose bytes it
+        decodes with replacement characters: engine errors keep a client's non-UTF-8
+        bytes as surrogate escapes, see engine.errors.arg_text)."""
+        message = message.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         return self._parser.parse_error(message)
 
     # redis-py plumbing -----------------------------------------------------------

@@ -25,13 +25,22 @@ cdef class Engine:
     cdef public uint64_t stream_node_max_bytes
     cdef public uint64_t stream_node_max_entries
     cdef readonly list effect_listeners
+    cdef readonly object durability     # persist.durability.Durability, or None
+    cdef int _tx_depth                  # inside EXEC: effects are bracketed by MULTI/EXEC
+    cdef bint _tx_logged                # MULTI already handed to the listeners
     cdef object _contexts
     cdef CommandContext _ctx
     cdef object __weakref__
 
     def __init__(self, Clock clock=None, *, int databases=16,
                  uint64_t stream_node_max_bytes=4096,
-                 uint64_t stream_node_max_entries=100):
+                 uint64_t stream_node_max_entries=100, dir=None,
+                 bint appendonly=False, str appendfsync="everysec", **persistence):
+        """With `dir`, the engine is persistent: it loads that directory now and logs
+        every write to its AOF (`appendonly`, fsync policy `appendfsync`: always,
+        everysec or no). More options (dbfilename, save, aof_use_rdb_preamble,
+        aof_load_truncated, auto_aof_rewrite_percentage, ...) are those of
+        persist.durability.Durability. Call close() (or use `with`) when done."""
         self.clock = clock if clock is not None else SystemClock()
         self.databases = [Database(i) for i in range(databases)]
         self.stream_node_max_bytes = stream_node_max_bytes
@@ -39,6 +48,26 @@ cdef class Engine:
         self.effect_listeners = []
         self._contexts = weakref.WeakSet()
         self._ctx = self.new_context()
+        self.durability = None
+        if dir is not None:
+            from persist.durability import Durability
+            self.durability = Durability(self, dir, appendonly=appendonly,
+                                         appendfsync=appendfsync, **persistence)
+            self.durability.start()
+        elif appendonly or persistence:
+            raise TypeError("persistence options need dir=")
+
+    def close(self, save=None) -> None:
+        """Finishes persistence: the AOF written and fsynced, and a last snapshot when
+        `save` (None: when `save` points are configured). Harmless when not persistent."""
+        if self.durability is not None:
+            self.durability.close(save)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def new_context(self, int db=0, bint resp3=False) -> CommandContext:
         """A context for one caller (a client connection has its own)."""
@@ -76,12 +105,28 @@ cdef class Engine:
         if ctx.effects:
             effects = ctx.effects
             ctx.effects = []
+            if self._tx_depth and not self._tx_logged:
+                self._tx_logged = True
+                effects.insert(0, [b"MULTI"])
             for listener in self.effect_listeners:
                 listener(ctx.db.index, effects)
         if ctx.touched:
             ctx.touched = []
         if ctx.events:
             ctx.events = []
+
+    def transaction_begin(self) -> None:
+        """EXEC starts: the effects of the commands until transaction_end reach the
+        listeners bracketed by MULTI ... EXEC, so a log replays them all or none."""
+        self._tx_depth += 1
+
+    def transaction_end(self, int db) -> None:
+        """EXEC is over (`db`: the caller's database now)."""
+        self._tx_depth -= 1
+        if self._tx_depth == 0 and self._tx_logged:
+            self._tx_logged = False
+            for listener in self.effect_listeners:
+                listener(db, [[b"EXEC"]])
 
     def active_expire(self, int limit=200) -> list:
         """Removes keys whose TTL has passed even if nobody reads them (the server

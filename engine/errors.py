@@ -16,14 +16,30 @@ def wrong_arity(name: str) -> ResponseError:
     return ResponseError(f"ERR wrong number of arguments for '{name}' command")
 
 
+def arg_text(arg: bytes, limit: int = -1) -> str:
+    """A client-supplied argument as Redis prints it into an error text: as a C string
+    (up to its first NUL byte), at most `limit` bytes, the bytes themselves kept
+    (surrogateescape: the server's reply encoder writes non-UTF-8 bytes back unchanged,
+    as Redis does, instead of replacement characters)."""
+    end = arg.find(b"\0")
+    if end >= 0:
+        arg = arg[:end]
+    if limit >= 0:
+        arg = arg[:limit]
+    return arg.decode("utf-8", "surrogateescape")
+
+
 def unknown_command(argv: list) -> ResponseError:
-    name = argv[0].decode("utf-8", "replace")
-    shown = " ".join(f"'{a.decode('utf-8', 'replace')[:128]}'" for a in argv[1:])
-    return ResponseError(f"ERR unknown command '{name[:128]}', with args beginning with: {shown}"
-                         + (" " if shown else ""))
+    # Redis quotes arguments until the quoted list reaches 128 bytes
+    shown = b""
+    for arg in argv[1:]:
+        if len(shown) >= 128:
+            break
+        shown += b"'%s' " % arg.split(b"\0", 1)[0][:128 - len(shown)]
+    return ResponseError(f"ERR unknown command '{arg_text(argv[0], 128)}', with args beginning "
+                         f"with: {shown.decode('utf-8', 'surrogateescape')}")
 
 
 def unknown_subcommand(container: bytes, sub: bytes) -> ResponseError:
-    return ResponseError(
-        f"ERR unknown subcommand '{sub.decode('utf-8', 'replace')[:128]}'. "
-        f"Try {container.decode().upper()} HELP.")
+    return ResponseError(f"ERR unknown subcommand '{arg_text(sub, 128)}'. "
+                         f"Try {container.decode().upper()} HELP.")

@@ -7,7 +7,7 @@
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.string cimport memcpy
 from engine.streamid cimport StreamID, id_decode, u64_from_be
-from engine.radix cimport RadixTree
+from engine.radix cimport RadixTree, RadixHint
 
 # Inline value of the group PEL: 16 bytes. Times are ms since the epoch (48 bits
 # last until the year 10889); the delivery count is a signed 48-bit integer.
@@ -73,15 +73,19 @@ cdef class ConsumerGroup:
     # Re-delivers/re-assigns an existing pending entry.
     cdef int update_pending(self, const StreamID* id, Consumer owner, uint64_t time,
                             int64_t count) except -1
-    # A hint before redelivering ids[0:n] (n <= 32) on large PELs: overlaps their
-    # cache misses.
-    cdef int prefetch_claims(self, const StreamID* ids, uint32_t n) except -1
     # Delivers a pending entry once more: to `owner` at `time`, count + 1; the
     # entry as it was is copied to `previous`.
     cdef int redeliver(self, const StreamID* id, Consumer owner, uint64_t time,
                        PendingEntry* previous) except -1
+    # redeliver for each of ids[0:n] (all pending, distinct), previous[j] receiving
+    # entry j as it was: the same result, in fewer cache misses (batched, prefetched).
+    cdef int redeliver_many(self, const StreamID* ids, Py_ssize_t n, Consumer owner,
+                            uint64_t time, PendingEntry* previous) except -1
     cdef int _deliver(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
                       Consumer owner, uint64_t time) except -1
+    cdef int _deliver_at(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
+                         Consumer owner, uint64_t time,
+                         const RadixHint* old_owner_hint) except -1
     cdef bint remove_pending(self, const StreamID* id) except -1
     cdef uint64_t pending_count(self) noexcept
 

@@ -1,12 +1,19 @@
 """Consumer groups, consumers and their pending entries (PEL + pel_by_time)."""
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.string cimport memcpy
+from libc.stdlib cimport malloc, free
 
 from engine.streamid cimport StreamID, id_encode, id_decode, u64_to_be, u64_from_be
 from engine.radix cimport (RadixTree, RadixIter, radix_new, radix_free, radix_count,
                            radix_bytes, radix_insert, radix_try_insert, radix_find, radix_remove,
                            radix_iter_init, radix_seek, radix_next, RADIX_FIRST,
-                           radix_prefetch_many)
+                           radix_locate_many, RadixHint, radix_find_at,
+                           radix_remove_at)
+
+
+# ConsumerGroup.redeliver_many works on this many entries side by side.
+cdef enum:
+    CLAIM_GROUP = 32
 
 
 cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept:
@@ -120,24 +127,63 @@ cdef class ConsumerGroup:
         self._deliver(pe, key, id, owner, time)
         return 0
 
-    cdef int prefetch_claims(self, const StreamID* ids, uint32_t n) except -1:
-        """A hint before redelivering ids[0:n] (n <= 32): starts loading their PEL
-        entries and their owners' PEL entries, the misses of all of them overlapping."""
-        cdef uint8_t keys[32 * 16]
-        cdef RadixTree* trees[32]
-        cdef uint32_t j
-        cdef PendingEntry* pe
-        if radix_bytes(self.pel) < (1 << 20):
-            return 0
-        for j in range(n):
-            id_encode(&ids[j], keys + 16 * j)
-            trees[j] = self.pel
-        radix_prefetch_many(trees, keys, n, 0)
-        for j in range(n):
-            pe = <PendingEntry*>radix_find(self.pel, keys + 16 * j)
-            trees[j] = (<Consumer>self.consumer_by_id[pe.consumer_id]).pel if pe != NULL else self.pel
-        radix_prefetch_many(trees, keys, n, 1)
-        return 0
+    cdef int redeliver_many(self, const StreamID* ids, Py_ssize_t n, Consumer owner,
+                            uint64_t time, PendingEntry* previous) except -1:
+        """redeliver for each of ids[0:n], as a pipeline over groups of CLAIM_GROUP
+        entries. One radix_locate_many call locates the PEL entries of a group and,
+        in their previous owners' PELs, the entries of the group before it, whose moves
+        then run while the lines of the first kind arrive; the lookups and removals
+        start from those hints instead of descending again. In PELs bigger than the
+        CPU caches a group then waits for memory a few times instead of a few times
+        per entry."""
+        cdef uint8_t* keys = <uint8_t*>malloc(16 * n)
+        cdef PendingEntry** pes = <PendingEntry**>malloc(n * sizeof(PendingEntry*))
+        cdef RadixTree* trees[2 * CLAIM_GROUP]
+        cdef uint8_t jobs[2 * CLAIM_GROUP * 16]
+        cdef RadixHint found[2 * CLAIM_GROUP]
+        cdef Py_ssize_t lo = 0, hi, moving_lo = 0, moving_hi = 0, k
+        cdef uint32_t njobs, nfind, j
+        try:
+            if keys == NULL or pes == NULL:
+                raise MemoryError()
+            for k in range(n):
+                id_encode(&ids[k], keys + 16 * k)
+            while True:
+                # Locate the PEL entries of [lo, hi) and the old owners' PEL entries
+                # of [moving_lo, moving_hi), the group looked up last time.
+                hi = lo + CLAIM_GROUP if n - lo > CLAIM_GROUP else n
+                njobs = 0
+                for k in range(lo, hi):
+                    trees[njobs] = self.pel
+                    memcpy(jobs + 16 * njobs, keys + 16 * k, 16)
+                    njobs += 1
+                nfind = njobs
+                for k in range(moving_lo, moving_hi):
+                    if previous[k].consumer_id != owner.id:
+                        trees[njobs] = (<Consumer>self.consumer_by_id[
+                            previous[k].consumer_id]).pel
+                        memcpy(jobs + 16 * njobs, keys + 16 * k, 16)
+                        njobs += 1
+                radix_locate_many(trees, jobs, njobs, nfind, found)
+                j = nfind           # the hints of the entries changing hands, in order
+                for k in range(moving_lo, moving_hi):
+                    pe_set_count(pes[k], pe_count(pes[k]) + 1)
+                    self._deliver_at(pes[k], keys + 16 * k, &ids[k], owner, time,
+                                     &found[j])
+                    if previous[k].consumer_id != owner.id:
+                        j += 1
+                if lo == n:
+                    return 0
+                for k in range(lo, hi):
+                    # Stays valid until its move: the PEL itself only changes in place.
+                    pes[k] = <PendingEntry*>radix_find_at(self.pel, keys + 16 * k,
+                                                          &found[k - lo])
+                    previous[k] = pes[k][0]
+                moving_lo = lo
+                moving_hi = lo = hi
+        finally:
+            free(keys)
+            free(pes)
 
     cdef int redeliver(self, const StreamID* id, Consumer owner, uint64_t time,
                        PendingEntry* previous) except -1:
@@ -153,9 +199,16 @@ cdef class ConsumerGroup:
                       Consumer owner, uint64_t time) except -1:
         """Moves a pending entry to `owner` at `time`, keeping pel_by_time and the
         consumer PELs in step. `pe` stays valid: only the other trees change."""
+        return self._deliver_at(pe, key, id, owner, time, NULL)
+
+    cdef int _deliver_at(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
+                         Consumer owner, uint64_t time,
+                         const RadixHint* old_owner_hint) except -1:
+        """_deliver; old_owner_hint (or NULL) locates key in its current owner's PEL."""
         cdef uint8_t tkey[24]
         cdef uint64_t old_time = pe_time(pe)
         cdef uint32_t old_owner = pe.consumer_id
+        cdef RadixTree* old_pel
         if old_time != time:
             pe_set_time(pe, time)
             time_key(old_time, id, tkey)
@@ -164,7 +217,11 @@ cdef class ConsumerGroup:
             radix_insert(self.pel_by_time, tkey, NULL)
         if old_owner != owner.id:
             pe.consumer_id = owner.id
-            radix_remove((<Consumer>self.consumer_by_id[old_owner]).pel, key, NULL)
+            old_pel = (<Consumer>self.consumer_by_id[old_owner]).pel
+            if old_owner_hint != NULL:
+                radix_remove_at(old_pel, key, NULL, old_owner_hint)
+            else:
+                radix_remove(old_pel, key, NULL)
             radix_insert(owner.pel, key, NULL)
         return 0
 

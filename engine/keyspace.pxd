@@ -31,6 +31,8 @@ cdef class Database:
     cdef public list expired       # keys removed by expiry, drained by the caller
     cdef readonly int64_t object_bytes  # Python-side bytes of keys and string values
     cdef readonly KeyOrder order   # insertion order of `data` (SCAN, RANDOMKEY)
+    cdef public bint loading       # replaying a log: nothing expires (as Redis while
+                                   # loading; due keys go once the load is over)
 
     cdef object lookup(self, bytes key, int64_t now)
     cdef object lookup_stream(self, bytes key, int64_t now)

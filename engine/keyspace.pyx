@@ -114,7 +114,8 @@ cdef class Database:
         cdef object value = self.data.get(key)
         if value is None:
             return None
-        if self.expires and key in self.expires and <int64_t>self.expires[key] <= now:
+        if (self.expires and key in self.expires and <int64_t>self.expires[key] <= now
+                and not self.loading):
             self.remove(key)
             self.expired.append(key)
             return None

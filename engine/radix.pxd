@@ -73,6 +73,7 @@ cdef struct RadixTree:
     uint32_t bucket_max     # entries per full bucket
     uint8_t root_is_inner
     RadixFinger finger[2]   # [0]: where the last insert went, [1]: the last remove
+    uint64_t shape          # bumped by every change of shape (node allocated, moved, freed)
 
 cdef struct RadixFrame:
     RadixInner* node
@@ -106,13 +107,34 @@ cdef void* radix_find(const RadixTree* tree, const uint8_t* key) noexcept
 # Returns 1 if removed (value copied to value_out unless NULL), 0 if absent.
 cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) except -1
 
-# A hint before a batch of lookups in trees too big for the CPU caches: starts loading
-# what finding (for_remove: removing) key j in trees[j] will read, for j < n, with the
-# descents side by side so that their cache misses overlap. Keys are packed back to
-# back and all trees must have the same key length. Changes nothing; trees small
-# enough to be cached are skipped.
-cdef void radix_prefetch_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
-                              bint for_remove) noexcept
+# Batched lookups (see "Batched lookups" in radix.pyx). A hint remembers where a key
+# lies: its bucket, as a finger, and the tree's shape counter when it was taken; it is
+# used only while the tree's shape is unchanged (entries may come and go meanwhile).
+cdef struct RadixHint:
+    RadixFinger finger
+    uint64_t shape
+
+# Sets hints[j] to where key j lies in trees[j], for j < n, with the descents side by
+# side so that their cache misses overlap in trees too big for the CPU caches (whose
+# lines it starts loading for finding key j, or removing it when j >= first_remove).
+# Keys are packed back to back and all trees must have the same key length. Changes
+# nothing.
+cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
+                            uint32_t first_remove, RadixHint* hints) noexcept
+# radix_find / radix_remove for a key located by radix_locate_many into `hint`: they
+# skip the descent while the hint is valid.
+cdef void* radix_find_at(const RadixTree* tree, const uint8_t* key,
+                         const RadixHint* hint) noexcept
+cdef int radix_remove_at(RadixTree* tree, const uint8_t* key, void* value_out,
+                         const RadixHint* hint) except -1
+# The entry (key, then value) with the largest key <= key, or NULL when there is none.
+# If next is not NULL, *next is the entry after it when that one is in the same bucket,
+# else NULL. Valid until the next insert/remove. (A cheaper radix_seek(RADIX_LE).)
+# cursor (or NULL) carries the bucket from one call to the next: a series of floors of
+# nearby keys searches that bucket without descending (set its finger.bucket to NULL
+# before the first call).
+cdef const uint8_t* radix_floor(const RadixTree* tree, const uint8_t* key,
+                                const uint8_t** next, RadixHint* cursor) noexcept
 
 # Iteration: seek positions the iterator ON an element and returns 1, or 0 if there
 # is none. next/prev move to the following/preceding element and return 1, or 0 at

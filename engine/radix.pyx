@@ -25,9 +25,10 @@
 # A full bucket is one ~4 KiB block carrying 100+ keys for 8 bytes of header and one
 # 16-byte child slot, so a tree costs barely more than its raw key + value bytes.
 #
-# Growth. A bucket is allocated at the size it needs and grows to 1.5x its entries, up
-# to bucket_max. A full bucket (or one at bucket_max whose only room for an append is a
-# small gap at its head, see _room) bursts into two:
+# Growth. A bucket is allocated at the size it needs and grows, up to bucket_max, to
+# 1.5x its entries when it is the rightmost one (appends) and by 1/8 otherwise. A full
+# bucket (or one at bucket_max whose only room for an append is a small gap at its
+# head, see _room) bursts into two:
 #   - if its keys (with the new one) differ at the parent's byte, the parent's child
 #     range is split at a byte boundary: near the middle, or, when the new key is the
 #     bucket's largest (appends), so the left bucket keeps all it can; the left bucket
@@ -39,8 +40,10 @@
 # first differing byte. When that key lies after the node (appends), the node's last
 # bucket is trimmed: it will not grow any more.
 #
-# Shrinking. A bucket is trimmed when 1/8 of it is unused (the rightmost one, where
-# appends land, only beyond the 1/3 a grow leaves), freed when empty (a neighbour takes
+# Shrinking. A bucket is trimmed when 1/4 of it is unused (the rightmost one, where
+# appends land, only beyond the 1/3 a grow leaves): well beyond what its last grow left
+# unused, so that a bucket taking as many scattered inserts as removals (entries moving
+# between consumers) does not realloc on every one of them. It is freed when empty (a neighbour takes
 # its range), merged with an adjacent sibling bucket when both fit in 3/4 of a full
 # one, and an inner node left with a single child is replaced by that child. Removing
 # a bucket's first entries (acks in order) moves nothing: the bucket keeps a gap at its
@@ -199,12 +202,13 @@ cdef enum:
 
 # engine.memory counts malloc_usable_size of every block; the tree's share is the change
 # in that count (cheaper than asking malloc again). Every change of the tree's shape
-# allocates, moves or frees a node, so these three also forget the fingers (see
-# "Fingers" below).
+# allocates, moves or frees a node, so these three also forget the fingers and count
+# the change in t.shape (see "Fingers" and "Batched lookups" below).
 
 cdef inline void _forget_fingers(RadixTree* t) noexcept:
     t.finger[0].bucket = NULL
     t.finger[1].bucket = NULL
+    t.shape += 1
 
 
 cdef void* _alloc(RadixTree* t, size_t size) except NULL:
@@ -315,10 +319,13 @@ cdef inline void _bucket_compact(const RadixTree* t, RadixBucket* b) noexcept:
         b.head = 0
 
 
-cdef RadixBucket* _bucket_grow(RadixTree* t, RadixBucket* b) except NULL:
-    """Room for 1.5x the entries (compacted): what _wants_trim lets the rightmost bucket
-    keep, so appends and in-order removals do not alternate grows and trims."""
-    cdef uint32_t n = b.count + (b.count >> 1 if b.count > 1 else 1)
+cdef RadixBucket* _bucket_grow(RadixTree* t, RadixBucket* b, bint rightmost) except NULL:
+    """Room for more entries (compacted): 1.5x for the rightmost bucket, 1/8 more for
+    others; both less than _wants_trim lets the bucket keep unused, so that inserts and
+    removals in turn do not alternate grows and trims."""
+    cdef uint32_t n = b.count + ((b.count >> 1) if rightmost else (b.count >> 3))
+    if n == b.count:
+        n += 1
     if n > t.bucket_max:
         n = t.bucket_max
     _bucket_compact(t, b)
@@ -603,21 +610,20 @@ cdef inline uint32_t _slot(RadixInner* n, uint8_t byte) noexcept:
     """Index of the child whose range holds byte. A full node is indexed directly (its
     ranges are single bytes); in a small one the children whose range starts at or
     below byte are counted without branches (a few lines, read in parallel rather than
-    one after the other as a binary search does)."""
+    one after the other as a binary search does); a big one is binary-searched without
+    branches too (conditional moves: random keys would mispredict half of its steps)."""
     cdef RadixChild* ch = _children(n)
-    cdef uint32_t cnt = n.n, lo = 0, hi = cnt - 1u, mid, j
+    cdef uint32_t cnt = n.n, lo = 0, half, j
     if cnt == MAX_CHILDREN:
         return byte
     if cnt <= 16:
         for j in range(1, cnt):
             lo += ch[j].lo <= byte
         return lo
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if ch[mid].lo <= byte:
-            lo = mid
-        else:
-            hi = mid - 1
+    while cnt > 1:              # the last child whose range starts at or below byte
+        half = cnt >> 1
+        lo = lo + half if ch[lo + half].lo <= byte else lo
+        cnt -= half
     return lo
 
 
@@ -742,6 +748,36 @@ cdef inline void _prefetch_bucket(const RadixTree* t, void* b, RadixInner* par,
         p += 64
 
 
+cdef inline void _prefetch_bucket_read(const RadixTree* t, RadixBucket* b, RadixInner* par,
+                                       uint32_t i, const uint8_t* key, int purpose) noexcept:
+    """_prefetch_bucket for a batch, whose descents have already asked for the header of
+    b: reads it (by then it has arrived, or is about to) and so places the lines by
+    the bucket's real entry count instead of assuming a full bucket."""
+    cdef RadixChild* ch
+    cdef uint32_t lo, hi, n = b.count, g
+    cdef uint8_t* p
+    cdef uint8_t* end
+    radix_prefetch(_entry(t, b, n - 1))
+    if par == NULL:
+        return
+    ch = _children(par)
+    lo = ch[i].lo
+    hi = ch[i + 1].lo if i + 1 < par.n else 256
+    g = n * (key[par.depth] - lo) // (hi - lo)          # < n
+    radix_prefetch(_entry(t, b, g))
+    if purpose == FOR_FIND:
+        return
+    if purpose == FOR_REMOVE and g * 2 < n:
+        p = _entry(t, b, 0) + 64
+        end = _entry(t, b, g)
+    else:
+        p = _entry(t, b, g) + 64
+        end = _entry(t, b, n - 1)
+    while p < end:
+        radix_prefetch(p)
+        p += 64
+
+
 cdef RadixBucket* _descend(const RadixTree* t, const uint8_t* key, RadixFrame* path,
                            uint32_t* height, int purpose=FOR_FIND) noexcept:
     """The bucket whose range holds key, found by key bytes alone (the bucket's binary
@@ -833,14 +869,19 @@ cdef inline bint _rightmost(RadixFrame* path, uint32_t h) noexcept:
     return 1
 
 
-cdef inline void _finger_set(RadixTree* t, uint32_t i, RadixBucket* b, RadixFrame* path,
-                             uint32_t h) noexcept:
-    """Finger i := bucket b, reached at level h through path."""
-    cdef RadixFinger* f = &t.finger[i]
+cdef inline void _finger_to(RadixFinger* f, RadixBucket* b, RadixFrame* path,
+                            uint32_t h) noexcept:
+    """f := bucket b, reached at level h through path."""
     f.bucket = b
     f.parent = path[h - 1].node if h > 0 else NULL
     f.idx = <uint16_t>(path[h - 1].idx if h > 0 else 0)
     f.rightmost = _rightmost(path, h)
+
+
+cdef inline void _finger_set(RadixTree* t, uint32_t i, RadixBucket* b, RadixFrame* path,
+                             uint32_t h) noexcept:
+    """Finger i := bucket b, reached at level h through path."""
+    _finger_to(&t.finger[i], b, path, h)
 
 
 cdef void _rebind(RadixTree* t, RadixFinger* saved, uint32_t i, RadixBucket* old,
@@ -865,7 +906,7 @@ cdef RadixBucket* _finger_grow(RadixTree* t, uint32_t i, RadixBucket* b) except 
     cdef RadixFinger saved[2]
     saved[0] = t.finger[0]
     saved[1] = t.finger[1]
-    cdef RadixBucket* nb = _bucket_grow(t, b)
+    cdef RadixBucket* nb = _bucket_grow(t, b, t.finger[i].rightmost)
     _rebind(t, saved, i, b, nb)
     return nb
 
@@ -890,6 +931,7 @@ cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL:
     t.root_is_inner = 0
     t.count = 0
     t.version = 0
+    t.shape = 0
     t.key_len = key_len
     t.value_len = value_len
     t.entry_len = key_len + value_len
@@ -1203,12 +1245,12 @@ cdef int radix_try_insert(RadixTree* tree, const uint8_t* key, const void* value
 # ---- removal ----
 
 cdef inline bint _wants_trim(RadixBucket* b, bint rightmost) noexcept:
-    """1/8 unused, or for the rightmost bucket more than a grow leaves (1/3, plus the
-    entry just removed): appends keep arriving there, and trimming it at 1/8 would
+    """1/4 unused, or for the rightmost bucket more than a grow leaves (1/3, plus the
+    entry just removed): appends keep arriving there, and trimming it sooner would
     shrink and regrow it on every step of a queue that fits in one bucket."""
     if rightmost:
         return (b.cap - b.count) * 3 > b.cap + 3
-    return (b.cap - b.count) * 8 >= b.cap
+    return (b.cap - b.count) * 4 >= b.cap
 
 
 cdef inline int _merge_with(const RadixTree* t, RadixInner* par, uint32_t s,
@@ -1352,35 +1394,46 @@ cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) exce
     return 1
 
 
-# ---- batched prefetch ----
+# ---- batched lookups ----
+#
+# A caller with many lookups to make (a claim of 1,000 entries) first locates them all
+# with radix_locate_many: the descents advance one level at a time side by side, so that
+# in a tree bigger than the CPU caches their misses overlap (each level's lines are
+# prefetched for every key before any is read), and each key's bucket is remembered as
+# a RadixHint: a finger (see "Fingers") stamped with the tree's shape counter.
+# radix_find_at and radix_remove_at then start from the hint instead of descending
+# again, as long as the shape has not changed since; otherwise they descend.
 
 cdef enum:
-    PREFETCH_GROUP = 32             # descents advanced side by side
+    LOCATE_GROUP = 32               # descents advanced side by side
 
 
-cdef void radix_prefetch_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
-                              bint for_remove) noexcept:
-    """Starts loading the lines that finding (for_remove: removing) key j in trees[j]
-    will read, for j < n (keys packed back to back, all of one length). The descents
-    advance one level at a time side by side, so their cache misses overlap instead of
-    following one another; the operations themselves then find their lines loaded. A
-    hint only: nothing changes, and trees small enough to be cached are skipped."""
-    cdef void* node[PREFETCH_GROUP]
-    cdef bint inner[PREFETCH_GROUP]
-    cdef RadixInner* par[PREFETCH_GROUP]
-    cdef uint32_t idx[PREFETCH_GROUP]
+cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
+                            uint32_t first_remove, RadixHint* hints) noexcept:
+    """Sets hints[j] to where key j (keys packed back to back, all of one length) lies
+    in trees[j], for j < n, starting to load the lines that finding it (removing it, for
+    j >= first_remove) will read; in trees small enough to be cached, nothing is
+    prefetched. Last, each bucket's lines are placed by its header, which the descent
+    asked for first. Changes nothing."""
+    cdef void* node[LOCATE_GROUP]
+    cdef bint inner[LOCATE_GROUP]
+    cdef bint rightmost[LOCATE_GROUP]
+    cdef RadixInner* par[LOCATE_GROUP]
+    cdef uint32_t idx[LOCATE_GROUP]
     cdef uint32_t base = 0, m, j, i
     cdef bint more
     cdef RadixInner* nd
     cdef RadixChild* c
     cdef const RadixTree* t
     cdef const uint8_t* key
+    cdef RadixHint* h
     while base < n:
-        m = n - base if n - base < PREFETCH_GROUP else PREFETCH_GROUP
+        m = n - base if n - base < LOCATE_GROUP else LOCATE_GROUP
         for j in range(m):
             t = trees[base + j]
-            node[j] = t.root if _big(t) else NULL
-            inner[j] = t.root_is_inner and node[j] != NULL
+            node[j] = t.root
+            inner[j] = t.root_is_inner
+            rightmost[j] = 1
             par[j] = NULL
             idx[j] = 0
         more = 1
@@ -1394,20 +1447,89 @@ cdef void radix_prefetch_many(RadixTree** trees, const uint8_t* keys, uint32_t n
                 nd = <RadixInner*>node[j]
                 i = _slot(nd, key[nd.depth])
                 c = &_children(nd)[i]
-                radix_prefetch(c.ptr)
-                _prefetch_child(t, c)
+                if _big(t):
+                    radix_prefetch(c.ptr)
+                    _prefetch_child(t, c)
+                rightmost[j] = rightmost[j] and i + 1 == nd.n
                 par[j] = nd
                 idx[j] = i
                 node[j] = c.ptr
                 inner[j] = c.is_inner
                 more = 1
         for j in range(m):
-            if node[j] != NULL:
-                t = trees[base + j]
-                _prefetch_bucket(t, node[j], par[j], idx[j],
-                                 keys + <size_t>(base + j) * t.key_len,
-                                 FOR_REMOVE if for_remove else FOR_FIND)
+            t = trees[base + j]
+            h = &hints[base + j]
+            h.finger.bucket = <RadixBucket*>node[j]
+            h.finger.parent = par[j]
+            h.finger.idx = <uint16_t>idx[j]
+            h.finger.rightmost = rightmost[j]
+            h.shape = t.shape
+            if node[j] != NULL and _big(t):
+                _prefetch_bucket_read(t, <RadixBucket*>node[j], par[j], idx[j],
+                                      keys + <size_t>(base + j) * t.key_len,
+                                      FOR_REMOVE if base + j >= first_remove else FOR_FIND)
         base += m
+
+
+cdef inline bint _hint_valid(const RadixTree* tree, const RadixHint* hint) noexcept:
+    return hint.finger.bucket != NULL and hint.shape == tree.shape
+
+
+cdef void* radix_find_at(const RadixTree* tree, const uint8_t* key,
+                         const RadixHint* hint) noexcept:
+    cdef uint32_t pos
+    cdef bint found
+    if _hint_valid(tree, hint) and _finger_hit(tree, &hint.finger, key, FOR_FIND, &pos,
+                                               &found):
+        if not found:
+            return NULL
+        return _entry(tree, hint.finger.bucket, pos) + tree.key_len
+    return radix_find(tree, key)
+
+
+cdef int radix_remove_at(RadixTree* tree, const uint8_t* key, void* value_out,
+                         const RadixHint* hint) except -1:
+    if _hint_valid(tree, hint):
+        tree.finger[1] = hint.finger    # still exact: the shape is as it was
+    return radix_remove(tree, key, value_out)
+
+
+cdef const uint8_t* radix_floor(const RadixTree* tree, const uint8_t* key,
+                                const uint8_t** next, RadixHint* cursor) noexcept:
+    """The cursor's bucket when key lies within its keys, else a descent by key bytes
+    and a bucket search. Either answer is exact when key lies within the bucket's keys
+    (buckets hold disjoint, ordered runs); otherwise (the floor may be in another
+    bucket, and a descent by bytes alone ignores prefixes) the iterator's seek
+    settles it."""
+    cdef RadixFrame path[RADIX_MAX_KEY]
+    cdef uint32_t h, pos
+    cdef RadixBucket* b
+    cdef RadixIter it
+    cdef bint found
+    if tree.root == NULL:
+        return NULL
+    if (cursor != NULL and _hint_valid(tree, cursor)
+            and _finger_hit(tree, &cursor.finger, key, FOR_FIND, &pos, &found)):
+        b = cursor.finger.bucket
+    else:
+        b = _descend(tree, key, path, &h)
+        pos = _bucket_find(tree, b, key, &found)
+        if cursor != NULL:
+            _finger_to(&cursor.finger, b, path, h)
+            cursor.shape = tree.shape
+    if not found:
+        if pos == 0 or (pos == b.count and not (cursor != NULL and b == cursor.finger.bucket
+                                                 and cursor.finger.rightmost)):
+            radix_iter_init(&it, <RadixTree*>tree)
+            if not _seek(&it, RADIX_LE, key):
+                return NULL
+            b = it.bucket
+            pos = it.idx
+        else:
+            pos -= 1
+    if next != NULL:
+        next[0] = _entry(tree, b, pos + 1) if pos + 1 < b.count else NULL
+    return _entry(tree, b, pos)
 
 
 # ---- iteration ----
@@ -1766,17 +1888,29 @@ cdef class RadixTestTree:
         return out
 
     def prefetch(self, keys, bint for_remove=False):
-        """radix_prefetch_many over keys (a hint: must change nothing)."""
+        """radix_locate_many over keys (must change nothing), then checks that
+        radix_find_at from each hint finds what radix_find does."""
         cdef bytes packed = b"".join([bytes(k) for k in keys])
         cdef uint32_t n = len(keys), j
         cdef RadixTree** trees
+        cdef RadixHint* hints
+        cdef const uint8_t* key
         if len(packed) != n * self.t.key_len:
             raise ValueError(f"keys must be {self.t.key_len} bytes")
         trees = <RadixTree**>mem_alloc(max(n, 1) * sizeof(RadixTree*))
-        for j in range(n):
-            trees[j] = self.t
-        radix_prefetch_many(trees, <const uint8_t*><const char*>packed, n, for_remove)
-        mem_free(trees)
+        hints = <RadixHint*>mem_alloc(max(n, 1) * sizeof(RadixHint))
+        try:
+            for j in range(n):
+                trees[j] = self.t
+            radix_locate_many(trees, <const uint8_t*><const char*>packed, n,
+                              0 if for_remove else n, hints)
+            for j in range(n):
+                key = <const uint8_t*><const char*>packed + j * self.t.key_len
+                _require(radix_find_at(self.t, key, &hints[j]) == radix_find(self.t, key),
+                         "radix_find_at disagrees with radix_find")
+        finally:
+            mem_free(hints)
+            mem_free(trees)
 
     def iterator(self):
         return RadixTestIter(self)

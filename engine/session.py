@@ -27,7 +27,7 @@ from itertools import count as _count
 from typing import Any, Callable, Optional
 
 from engine.commands.dispatch import resolve
-from engine.errors import ResponseError, unknown_subcommand, wrong_arity
+from engine.errors import ResponseError, arg_text, unknown_subcommand, wrong_arity
 from engine.reply import OK, PONG, Status
 from engine.stream import Stream
 
@@ -543,8 +543,13 @@ class Session:
                 self.null_array = True
                 return None
         replies = []
-        for cmd_argv, cmd in queued:
-            replies.append(self.exec_one(cmd_argv, cmd))
+        engine = self.engine
+        engine.transaction_begin()
+        try:
+            for cmd_argv, cmd in queued:
+                replies.append(self.exec_one(cmd_argv, cmd))
+        finally:
+            engine.transaction_end(self.ctx.db.index)
         self.null_array = False
         return replies
 
@@ -661,7 +666,7 @@ class Session:
                 i += 2
             else:
                 raise ResponseError("ERR Syntax error in HELLO option '%s'"
-                                    % argv[i].decode("utf-8", "replace"))
+                                    % arg_text(argv[i]))
         if credentials is not None:
             self.authenticate(*credentials)
         if self.auth_required():
@@ -708,11 +713,10 @@ class Session:
     def client_setinfo(self, argv: list):
         attr = argv[2].lower()
         if attr not in (b"lib-name", b"lib-ver"):
-            raise ResponseError("ERR Unrecognized option '%s'"
-                                % argv[2].decode("utf-8", "replace"))
+            raise ResponseError("ERR Unrecognized option '%s'" % arg_text(argv[2]))
         if any(c < 0x21 or c > 0x7E for c in argv[3]):
             raise ResponseError("ERR %s cannot contain spaces, newlines or special "
-                                "characters." % argv[2].decode("utf-8", "replace").upper())
+                                "characters." % arg_text(argv[2]).upper())
         if attr == b"lib-name":
             self.lib_name = argv[3] or None
         else:

@@ -62,6 +62,9 @@ cdef class Stream:
     cdef bint contains(self, const StreamID* id) except -1
     # [field, value, ...] of a live entry, or None.
     cdef object fields_of(self, const StreamID* id)
+    # Appends fields_of(ids[j]) for j < n to out: the same as calling fields_of for
+    # each, in fewer cache misses (lookups are batched and prefetched).
+    cdef int fields_many(self, const StreamID* ids, Py_ssize_t n, list out) except -1
     # Removes a live entry (tombstone; whole node dropped when it empties).
     # Returns 1 if it existed. Does not touch max_deleted_id or first_id (XDEL does).
     cdef bint delete(self, const StreamID* id) except -1
@@ -86,3 +89,13 @@ cdef bint stream_iter_next(StreamIter* it, StreamID* id) except -1
 # [field, value, ...] of the entry the iterator is on.
 cdef list stream_iter_fields(StreamIter* it)
 cdef void stream_iter_stop(StreamIter* it) noexcept
+
+# The strings of the entry the iterator is on, as stored, for serializers that copy
+# them without building Python objects. Each string is its length (LEB128 varint)
+# followed by its bytes. Returns the number of field/value pairs and sets
+# [*values, *values_end) to the entry's own strings. When the entry uses its node's
+# master field names, *names points at those names (as many strings as pairs) and
+# the entry's strings are its values only; otherwise *names is NULL and the entry's
+# strings are field, value, field, value...
+cdef uint64_t stream_iter_raw(StreamIter* it, const uint8_t** names,
+                              const uint8_t** values, const uint8_t** values_end) noexcept

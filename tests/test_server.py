@@ -202,6 +202,54 @@ def test_blocking_reads_wake_on_writes(sluice, redis_server, protocol):
     assert got[1] and got[4]
 
 
+def test_blocked_readers_on_keys_that_go_away_match_redis(sluice, redis_server):
+    """What a reader blocked on a stream gets when the stream (or its group) is
+    removed in other ways than DEL/SET/FLUSHALL: expiry, RENAME, FLUSHDB, UNLINK,
+    MULTI/EXEC that deletes and re-creates it or re-creates the group, trimming it
+    empty - the same replies (errors, entries or the timeout) as from redis-server.
+    XREADGROUP (G) and XREAD (R); RESP3 (RESP2 is covered above)."""
+    removers = [
+        ("GR", lambda o: o.pexpire("s", 1)),
+        ("GR", lambda o: o.rename("s", "elsewhere")),
+        ("G", lambda o: o.flushdb()),
+        ("G", lambda o: o.unlink("s")),
+        ("GR", lambda o: o.pipeline().delete("s").xadd("s", {"f": 9}, id="5-0").execute()),
+        ("G", lambda o: o.pipeline().xgroup_destroy("s", "g").xgroup_create("s", "g", id="$")
+         .execute()),
+        ("G", lambda o: o.xtrim("s", maxlen=0)),
+    ]
+
+    def scenario(r, other):
+        results = []
+        for kinds, remove in removers:
+            for kind in kinds:
+                other.flushall()
+                other.xadd("s", {"f": 1}, id="1-0")
+                other.xgroup_create("s", "g", id="$")
+                t = later(0.1, remove, other)
+                try:
+                    if kind == "G":
+                        results.append(r.xreadgroup("g", "c", {"s": ">"}, block=300))
+                    else:
+                        results.append(r.xread({"s": "$"}, block=300))
+                except ResponseError as err:
+                    results.append(str(err))
+                t.join()
+        return results
+
+    ours = [redis.Redis(port=sluice.port, protocol=3) for _ in range(2)]
+    real = [redis.Redis(*redis_server, protocol=3) for _ in range(2)]
+    try:
+        got, expected = scenario(*ours), scenario(*real)
+    finally:
+        for client in ours + real:
+            client.close()
+    assert got == expected
+    assert "UNBLOCKED the stream key no longer exists" in got
+    assert "NOGROUP the consumer group this client was blocked on no longer exists" in got
+    assert {"s": [[(b"5-0", {b"f": b"9"})]]} in got or {b"s": [[(b"5-0", {b"f": b"9"})]]} in got
+
+
 def test_blocked_reader_fifo_dollar_and_info(r, sluice):
     other = redis.Redis(port=sluice.port)
     r.xadd("s", {"f": 0}, id="1-0")
@@ -458,6 +506,63 @@ def test_keyspace_notifications(r, sluice):
         sub.close()
 
 
+# every notifying command we support, in forms that notify and forms that do not
+# (XCLAIM / XAUTOCLAIM claim something: with nothing to claim Sluice creates the
+# consumer, and notifies it, like Redis >= 7.2 - see tests/differential.py)
+KEYSPACE_SCRIPT = [
+    "XADD s 1-0 f v", "XADD s 2-0 f v", "XADD s 3-0 f v", "XTRIM s MAXLEN 2", "XTRIM s MAXLEN 5",
+    "XDEL s 2-0", "XDEL s 99-0", "XADD nomk NOMKSTREAM * f v", "XADD s MAXLEN 1 4-0 f v",
+    "XGROUP CREATE s g 0", "XGROUP CREATE s g 0", "XGROUP CREATECONSUMER s g c",
+    "XGROUP CREATECONSUMER s g c", "XREADGROUP GROUP g c2 STREAMS s >",
+    "XCLAIM s g c3 0 4-0", "XAUTOCLAIM s g c4 0 0", "XACK s g 4-0", "XGROUP SETID s g 0",
+    "XGROUP DELCONSUMER s g c", "XSETID s 10-0", "XGROUP DESTROY s g", "XGROUP DESTROY s g",
+    "XGROUP CREATE m g $ MKSTREAM", "SET k 1", "SET k 2 NX", "INCR k", "INCRBY k 5", "DECR k",
+    "DECRBY k 2", "APPEND a x", "APPEND a y", "GETDEL a", "GETDEL a", "EXPIRE k 100",
+    "PERSIST k", "PEXPIRE k 100000", "EXPIREAT k 99999999999", "PEXPIREAT k 99999999999999",
+    "RENAME k k2", "RENAMENX k2 k3", "RENAMENX m k3", "SET x 1", "EXPIRE x 0", "DEL k3 nosuch",
+    "UNLINK m", "SET gone 1", "SELECT 1", "SET other 1", "DEL other", "SELECT 0",
+    "SET e 1 PX 50",
+]
+
+
+def test_keyspace_notifications_match_redis(sluice, redis_server):
+    """notify-keyspace-events KEA: the same commands on sluice-server and on
+    redis-server publish the same keyspace and keyevent messages, in the same order
+    (classes filter them: `Kgx` and `E$` as well)."""
+    def run(port, classes):
+        admin = redis.Redis(port=port, protocol=2)
+        admin.flushall()
+        sub = redis.Redis(port=port, protocol=2)
+        ps = sub.pubsub()
+        ps.psubscribe("__key*@*__:*")
+        _messages(ps, 1)
+        admin.config_set("notify-keyspace-events", classes)
+        try:
+            conn = admin.connection_pool.get_connection()
+            for line in KEYSPACE_SCRIPT:
+                conn.send_command(*line.split())
+                try:
+                    conn.read_response()
+                except ResponseError:
+                    pass
+            admin.connection_pool.release(conn)
+            time.sleep(0.4)                        # "e" expires (actively or lazily)
+            assert admin.exists("e") == 0
+            got = [(m["channel"], m["data"]) for m in _messages(ps, 500, timeout=0.5)]
+        finally:
+            admin.config_set("notify-keyspace-events", "")
+            ps.close()
+            sub.close()
+            admin.close()
+        return got
+
+    for classes in ("KEA", "Kgx", "E$"):
+        ours = run(sluice.port, classes)
+        theirs = run(redis_server[1], classes)
+        assert ours == theirs, classes
+        assert ours                                # the test saw something
+
+
 # -- INFO, CONFIG, CLIENT, COMMAND -----------------------------------------------------
 
 def test_info_fields(r, sluice):
@@ -497,6 +602,67 @@ def test_info_fields(r, sluice):
     r.config_resetstat()
     assert info(r, "stats")["total_error_replies"] == "0"
     assert "cmdstat_xadd" not in info(r, "commandstats")
+
+
+def test_info_latencystats(sluice, redis_server):
+    """INFO latencystats: Redis's line per command that ran (failed calls too,
+    rejected ones not), p50/p99/p99.9 in usec with 3 decimals, non-decreasing,
+    gone after CONFIG RESETSTAT; not in the default sections."""
+    import re
+
+    def run(port):
+        client = redis.Redis(port=port, protocol=2)
+        client.config_resetstat()
+        for _ in range(3):
+            client.ping()
+        client.xadd("lat", {"f": "v"})
+        client.config_get("maxclients")
+        with pytest.raises(ResponseError):
+            client.xadd("lat", {"f": "v"}, id="1-0")           # fails: counted
+        with pytest.raises(ResponseError):
+            client.execute_command("XLEN")                     # rejected: not counted
+        stats = info(client, "latencystats")
+        everything = info(client, "everything")
+        default = info(client)
+        client.config_resetstat()
+        after = info(client, "latencystats")
+        client.close()
+        return stats, everything, default, after
+
+    ours, theirs = run(sluice.port), run(redis_server[1])
+    stats, everything, default, after = ours
+    assert set(stats) == set(theirs[0]) == {
+        "latency_percentiles_usec_ping", "latency_percentiles_usec_xadd",
+        "latency_percentiles_usec_config|get", "latency_percentiles_usec_config|resetstat"}
+    for value in stats.values():
+        m = re.fullmatch(r"p50=(\d+\.\d{3}),p99=(\d+\.\d{3}),p99\.9=(\d+\.\d{3})", value)
+        assert m, value
+        p50, p99, p999 = map(float, m.groups())
+        assert 0 < p50 <= p99 <= p999 < 1_000_000
+    assert "latency_percentiles_usec_ping" in everything
+    assert not any(k.startswith("latency_") for k in default)
+    assert set(after) == set(theirs[3]) == {"latency_percentiles_usec_config|resetstat"}
+
+
+def test_latency_histogram_matches_hdrhistogram():
+    """The percentile of known durations is HdrHistogram's highest equivalent value
+    (2 significant digits), the figures redis-server 7.0 printed for them."""
+    from engine.server.fastpath import CommandStat
+    for ns, shown in ((2_000, 2_007), (4_000, 4_015), (14_000, 14_015), (57_000, 57_087),
+                      (100, 100), (0, 1), (10 ** 12, 1_002_438_655)):
+        stat = CommandStat("x")
+        stat.add_call(ns)
+        assert stat.latency_percentile(50) == shown, ns
+    stat = CommandStat("x")
+    for ns in [1_000] * 98 + [5_000, 900_000]:
+        stat.add_call(ns)
+    assert (stat.latency_percentile(50), stat.latency_percentile(99),
+            stat.latency_percentile(99.9)) == (1_003, 5_023, 901_119)
+    assert stat.calls == stat.samples == 100
+    stat.add_call(1, True)
+    assert stat.failed == 1
+    stat.reset()
+    assert stat.samples == 0 and stat.latency_percentile(50) == 0
 
 
 def test_config_get_set_through_the_socket(r, sluice):
@@ -557,6 +723,41 @@ def test_command_introspection(r, sluice):
         else b"xgroup|create" in docs[b"xgroup"][b"subcommands"]
 
 
+def test_command_list_matches_redis_for_stream_commands(r, redis_server):
+    """COMMAND LIST names subcommands too (container first), filtered by pattern or
+    ACL category; for the stream commands, the same names as redis-server."""
+    real = redis.Redis(*redis_server)
+    for filters in (("PATTERN", "x*"), ("ACLCAT", "stream"), ("PATTERN", "xgroup*")):
+        ours = raw_call(r, "COMMAND", "LIST", "FILTERBY", *filters)
+        assert set(ours) == set(raw_call(real, "COMMAND", "LIST", "FILTERBY", *filters))
+    everything = raw_call(r, "COMMAND", "LIST")
+    assert everything.index(b"xgroup|create") == everything.index(b"xgroup") + 1
+    assert len(everything) > r.command_count()
+    assert raw_call(r, "COMMAND", "LIST", "FILTERBY", "MODULE", "any") == []
+    real.close()
+
+
+def test_connection_commands(sluice, protocol):
+    """CLIENT SETINFO / INFO / SETNAME, SELECT with DBSIZE, RESET and QUIT on one
+    connection."""
+    import hiredis
+    s = raw_socket(sluice.port)
+    s.sendall(b"HELLO %d\r\nCLIENT SETINFO LIB-NAME mylib\r\nCLIENT SETINFO LIB-VER 1.2\r\n"
+              b"CLIENT SETNAME me\r\nSELECT 3\r\nFLUSHDB\r\nSET a 1\r\nDBSIZE\r\n"
+              b"CLIENT INFO\r\nRESET\r\nDBSIZE\r\nCLIENT GETNAME\r\nQUIT\r\n" % protocol)
+    reader = hiredis.Reader()
+    reader.feed(read_until_closed(s))
+    s.close()
+    replies = []
+    while (reply := reader.gets()) is not False:
+        replies.append(reply)
+    assert replies[1:8] == [b"OK"] * 6 + [1]
+    fields = dict(f.split(b"=", 1) for f in replies[8].split())
+    assert (fields[b"name"], fields[b"db"], fields[b"lib-name"], fields[b"lib-ver"],
+            fields[b"resp"]) == (b"me", b"3", b"mylib", b"1.2", str(protocol).encode())
+    assert replies[9:] == [b"RESET", 0, None, b"OK"]
+
+
 # -- security and limits ----------------------------------------------------------------
 
 def test_protected_mode_decision():
@@ -575,6 +776,68 @@ def test_protected_mode_decision():
     if binary:
         with open(binary, "rb") as f:
             assert DENIED.rstrip(b"\r\n") in f.read()
+
+
+def non_loopback_ipv4():
+    """This machine's address on its default route (no packet is sent), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("10.255.255.255", 1))
+        except OSError:
+            return None
+        ip = s.getsockname()[0]
+    return None if ip.startswith("127.") or ip == "0.0.0.0" else ip
+
+
+def test_protected_mode_refuses_a_non_loopback_client(tmp_path):
+    """A client connecting through a non-loopback address gets redis-server's DENIED
+    reply and is closed; `protected-mode no` or a password lets it in (NOAUTH, then
+    AUTH; a wrong password is WRONGPASS)."""
+    ip = non_loopback_ipv4()
+    if ip is None:
+        pytest.skip("no non-loopback IPv4 address on this machine")
+    from engine.server.testing import free_port
+    redis_port = free_port()
+    oracle = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1",
+                               ip, "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with ServerProcess(["--bind", "127.0.0.1", ip]) as srv:
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    redis.Redis(port=redis_port, retry=NO_RETRY).ping()
+                    break
+                except redis.ConnectionError:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.05)
+
+            def remote(port, data=b"PING\r\n"):
+                s = socket.create_connection((ip, port))
+                s.sendall(data)
+                out = read_until_closed(s, limit=0.5)
+                s.close()
+                return out
+
+            refused = remote(srv.port)
+            assert refused.startswith(b"-DENIED Redis is running in protected mode")
+            assert refused == remote(redis_port)
+            for port in (srv.port, redis_port):
+                admin = redis.Redis(port=port)
+                assert admin.config_set("protected-mode", "no")
+                assert remote(port) == b"+PONG\r\n"
+                assert admin.config_set("protected-mode", "yes")
+                assert admin.config_set("requirepass", "pw")
+                assert remote(port, b"PING\r\nAUTH nope\r\nAUTH pw\r\nPING\r\n") == (
+                    b"-NOAUTH Authentication required.\r\n-WRONGPASS invalid username-password "
+                    b"pair or user is disabled.\r\n+OK\r\n+PONG\r\n")
+                admin.close()
+            for port in (srv.port, redis_port):             # counted, as in Redis
+                assert info(redis.Redis(port=port, password="pw"),
+                            "stats")["rejected_connections"] == "1"
+    finally:
+        oracle.terminate()
+        oracle.wait(timeout=10)
 
 
 def test_requirepass_with_redis_py():
@@ -752,13 +1015,24 @@ def test_redis_cli_output_matches_redis(sluice, redis_server):
 
 
 @needs_tools
-def test_redis_cli_pipe_mass_insertion(sluice):
-    _cli(sluice.port, "FLUSHALL")
+def test_redis_cli_pipe_mass_insertion(sluice, redis_server):
+    """`redis-cli --pipe`: 10,000 XADDs, a few bad commands among them; the same
+    report (error lines, counts) as against redis-server, and the data is there."""
     data = b"".join(b"*5\r\n$4\r\nXADD\r\n$4\r\nmass\r\n$1\r\n*\r\n$1\r\ni\r\n$%d\r\n%d\r\n"
                     % (len(str(i)), i) for i in range(10_000))
-    out = _cli(sluice.port, "--pipe", stdin=data)
-    assert "errors: 0, replies: 10000" in out
-    assert _cli(sluice.port, "XLEN", "mass").strip() == "10000"
+    data += b"*2\r\n$4\r\nXLEN\r\n$4\r\nmass\r\n*1\r\n$4\r\nNOPE\r\n"
+    data += b"*3\r\n$3\r\nSET\r\n$4\r\nmass\r\n$1\r\nx\r\n*2\r\n$4\r\nXLEN\r\n$4\r\nmass\r\n"
+    data += b"*4\r\n$4\r\nXADD\r\n$4\r\nmass\r\n$1\r\n*\r\n$1\r\nf\r\n"
+    outputs = []
+    for port in (sluice.port, redis_server[1]):
+        _cli(port, "FLUSHALL")
+        run = subprocess.run([REDIS_CLI, "-p", str(port), "--pipe"], input=data,
+                             capture_output=True, timeout=60)
+        assert run.returncode == 1                       # redis-cli: errors were seen
+        outputs.append(run.stdout)
+        assert _cli(port, "GET", "mass").strip() == "x"
+    assert outputs[0] == outputs[1]
+    assert b"errors: 3, replies: 10005" in outputs[0]
 
 
 @needs_tools

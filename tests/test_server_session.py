@@ -4,6 +4,7 @@ redis-server in test_server_differential.py)."""
 from __future__ import annotations
 
 import pytest
+import redis
 
 from engine import Engine, ResponseError
 from engine.client import EmbeddedRedis
@@ -101,3 +102,19 @@ def test_embedded_client_info_is_plain_bytes():
     raw = r.execute_command("CLIENT", "INFO")
     assert type(raw) is not Verbatim
     assert r.client_info()["lib-name"] == "redis-py"
+
+
+def test_non_utf8_names_in_error_texts(session):
+    """Client-supplied names go into error texts byte for byte (surrogate escapes,
+    which the server's encoder turns back into the original bytes, as redis-server
+    echoes them); the embedded client shows them as redis-py does, with U+FFFD."""
+    call(session, "XADD", "s", "1-0", "f", "v")
+    text = call(session, b"XINFO", b"CONSUMERS", b"s", b"g\xff\x00rest")
+    assert text.encode("utf-8", "surrogateescape") == \
+        b"NOGROUP No such consumer group 'g\xff' for key name 's'"
+    text = call(session, b"XGROUP", b"\xc3\xa9" * 70)          # cut at 128 bytes, as Redis
+    assert text.encode("utf-8", "surrogateescape") == \
+        b"ERR unknown subcommand '" + b"\xc3\xa9" * 64 + b"'. Try XGROUP HELP."
+    r = EmbeddedRedis()
+    with pytest.raises(redis.ResponseError, match="unknown subcommand 'x\ufffd'"):
+        r.execute_command(b"XGROUP", b"x\xff")

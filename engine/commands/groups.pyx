@@ -21,7 +21,7 @@ from engine.reply_lists cimport leaf_list
 from engine.commands.stream_args cimport parse_id, parse_bound
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command, container
-from engine.errors import ResponseError, SYNTAX
+from engine.errors import ResponseError, SYNTAX, arg_text
 from engine.reply import OK
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
@@ -69,8 +69,7 @@ cdef ConsumerGroup group_or_error(CommandContext ctx, bytes key, bytes group, st
     cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
     cdef ConsumerGroup g = None if s is None else s.groups.get(group)
     if g is None:
-        raise ResponseError(fmt.format(key=key.decode("utf-8", "replace"),
-                                       group=group.decode("utf-8", "replace")))
+        raise ResponseError(fmt.format(key=arg_text(key), group=arg_text(group)))
     return g
 
 
@@ -85,7 +84,7 @@ container("xgroup")
 cdef object subcommand_syntax(list argv):
     return ResponseError(
         "ERR unknown subcommand or wrong number of arguments for '%s'. Try XGROUP HELP."
-        % (<bytes>argv[1]).decode("utf-8", "replace")[:128])
+        % arg_text(argv[1], 128))
 
 
 cdef int64_t parse_entries_read(bytes arg) except? -3:
@@ -110,8 +109,7 @@ cdef ConsumerGroup xgroup_existing(CommandContext ctx, list argv):
     cdef ConsumerGroup g = s.groups.get(argv[3])
     if g is None:
         raise ResponseError("NOGROUP No such consumer group '%s' for key name '%s'" % (
-            (<bytes>argv[3]).decode("utf-8", "replace"),
-            (<bytes>argv[2]).decode("utf-8", "replace")))
+            arg_text(argv[3]), arg_text(argv[2])))
     return g
 
 
@@ -416,7 +414,7 @@ def xclaim(CommandContext ctx, list argv):
             parse_id(argv[j], &last_id, 0, True)
         else:
             raise ResponseError("ERR Unrecognized XCLAIM option '%s'"
-                                % (<bytes>argv[j]).decode("utf-8", "replace"))
+                                % arg_text(argv[j]))
         j += 1
     cdef bint moved_last_id = False
     if id_cmp(&last_id, &g.last_id) > 0:

@@ -13,7 +13,7 @@ from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, R
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command, container
-from engine.errors import ResponseError, NO_SUCH_KEY
+from engine.errors import ResponseError, NO_SUCH_KEY, arg_text
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 
@@ -36,7 +36,7 @@ cdef Stream stream_or_error(CommandContext ctx, bytes key):
 cdef object subcommand_syntax(list argv):
     return ResponseError(
         "ERR unknown subcommand or wrong number of arguments for '%s'. Try XINFO HELP."
-        % (<bytes>argv[1]).decode("utf-8", "replace")[:128])
+        % arg_text(argv[1], 128))
 
 
 cdef object entries_read_reply(ConsumerGroup g):
@@ -49,8 +49,7 @@ def xinfo_consumers(CommandContext ctx, list argv):
     cdef ConsumerGroup g = s.groups.get(argv[3])
     if g is None:
         raise ResponseError("NOGROUP No such consumer group '%s' for key name '%s'" % (
-            (<bytes>argv[3]).decode("utf-8", "replace"),
-            (<bytes>argv[2]).decode("utf-8", "replace")))
+            arg_text(argv[3]), arg_text(argv[2])))
     cdef Consumer c
     out = []
     for name in sorted(g.consumers):

@@ -25,7 +25,7 @@ from engine.glob cimport stringmatchlen
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, parse_cursor, is_option
 from engine.commands.table import command
-from engine.errors import ResponseError, SYNTAX, NO_SUCH_KEY
+from engine.errors import ResponseError, SYNTAX, NO_SUCH_KEY, arg_text
 from engine.reply import OK, Status
 
 # C's LLONG_MAX / 1000 and LLONG_MIN / 1000 (truncating division).
@@ -269,8 +269,7 @@ cdef object expire_generic(CommandContext ctx, list argv, int64_t basetime,
         elif is_option(opt, b"lt"):
             flags |= EXPIRE_LT
         else:
-            text = (<bytes>opt).split(b"\0", 1)[0].decode("utf-8", "replace")
-            raise ResponseError(f"ERR Unsupported option {text}")
+            raise ResponseError(f"ERR Unsupported option {arg_text(opt)}")
     if flags & EXPIRE_NX and flags & (EXPIRE_XX | EXPIRE_GT | EXPIRE_LT):
         raise ResponseError("ERR NX and XX, GT or LT options at the same time are not compatible")
     if flags & EXPIRE_GT and flags & EXPIRE_LT:
@@ -298,7 +297,7 @@ cdef object expire_generic(CommandContext ctx, list argv, int64_t basetime,
             return 0
         if flags & EXPIRE_LT and current != -1 and when >= current:
             return 0
-    if when <= ctx.now:
+    if when <= ctx.now and not db.loading:
         db.remove(key)
         ctx.touch(key, "g", b"del")
         ctx.propagate([b"DEL", key])

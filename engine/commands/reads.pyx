@@ -245,7 +245,10 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
     """Phase one of CLAIM: take over entries idle >= min_idle, oldest delivery first.
 
     One ordered scan of pel_by_time up to the idle deadline: O(log n + k). Entries
-    whose stream entry is gone leave the PEL on the way and do not count."""
+    whose stream entry is gone leave the PEL on the way and do not count. The scan
+    collects before anything is claimed (claiming moves entries to "now" in
+    pel_by_time, where a scan with min_idle 0 would meet them again); stream
+    lookups and redeliveries then go in batches, which overlap their cache misses."""
     if ctx.now < min_idle:
         return
     cdef uint64_t deadline = ctx.now - min_idle
@@ -253,33 +256,51 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
     if limit == 0:
         return
     cdef StreamID* ids = <StreamID*>malloc(limit * sizeof(StreamID))
-    cdef StreamID sid
+    cdef PendingEntry* previous = NULL
+    if ids == NULL:
+        raise MemoryError()
     cdef RadixIter it
-    cdef Py_ssize_t n = 0, k
-    cdef PendingEntry previous
-    cdef list fields = []
+    cdef Py_ssize_t n = 0, first, m, k
+    cdef list fields = [], found = []
+    cdef bint more
     try:
-        # Collect first: claiming moves entries to "now" in pel_by_time.
         radix_iter_init(&it, g.pel_by_time)
-        ok = radix_seek(&it, RADIX_FIRST, NULL)
-        while ok and n < limit and time_key_split(it.key, &sid) <= deadline:
-            entry = s.fields_of(&sid)
-            if entry is None:
-                drop_vanished(ctx, key, g, &sid)
-            else:
-                ids[n] = sid
-                fields.append(entry)
-                n += 1
-            ok = radix_next(&it)
+        more = radix_seek(&it, RADIX_FIRST, NULL)
+        while more and n < limit:
+            # The next candidates go after the accepted ones, which they join
+            # unless their entry is gone.
+            m = 0
+            while more and n + m < limit:
+                if time_key_split(it.key, &ids[n + m]) > deadline:
+                    more = False
+                    break
+                m += 1
+                more = radix_next(&it)
+            del found[:]
+            s.fields_many(&ids[n], m, found)
+            first = n
+            for k in range(m):
+                entry = found[k]
+                if entry is None:
+                    drop_vanished(ctx, key, g, &ids[first + k])
+                else:
+                    ids[n] = ids[first + k]
+                    fields.append(entry)
+                    n += 1
+        if n == 0:
+            return
+        previous = <PendingEntry*>malloc(n * sizeof(PendingEntry))
+        if previous == NULL:
+            raise MemoryError()
+        g.redeliver_many(ids, n, c, ctx.now, previous)
         for k in range(n):
-            if k % 32 == 0:
-                g.prefetch_claims(&ids[k], n - k if n - k < 32 else 32)
-            g.redeliver(&ids[k], c, ctx.now, &previous)
             out.append(leaf_list([id_format(&ids[k]), fields[k],
-                                  ctx.now - <int64_t>pe_time(&previous), pe_count(&previous)]))
+                                  ctx.now - <int64_t>pe_time(&previous[k]),
+                                  pe_count(&previous[k])]))
             propagate_delivery(ctx, key, g, &ids[k])
     finally:
         free(ids)
+        free(previous)
 
 
 cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,

@@ -297,17 +297,18 @@ def command_command(table: dict, argv: list, resp3: bool):
                 out[meta.name.encode()] = meta.docs()
         return out
     if sub == b"list":
-        names = [meta.name for meta in table.values()]
+        # every command, each container followed by its subcommands (as Redis lists them)
+        metas = [m for meta in table.values() for m in (meta, *meta.subcommands)]
         if len(argv) == 2:
-            return [n.encode() for n in names]
+            return [m.name.encode() for m in metas]
         if len(argv) != 5 or argv[2].lower() != b"filterby":
             raise ResponseError("ERR syntax error")
         how, what = argv[3].lower(), argv[4]
         if how == b"pattern":
-            return [n.encode() for n in names if match(what, n.encode(), True)]
+            return [m.name.encode() for m in metas if match(what, m.name.encode(), True)]
         if how == b"aclcat":
             cat = "@" + what.decode("utf-8", "replace").lower()
-            return [n.encode() for n in names if cat in table[n].acl_categories()]
+            return [m.name.encode() for m in metas if cat in m.acl_categories()]
         if how == b"module":
             return []
         raise ResponseError("ERR syntax error")

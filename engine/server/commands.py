@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from engine.errors import ResponseError
+from engine.errors import ResponseError, arg_text
 from engine.reply import NULL_ARRAY, OK
 from engine.server.blocking import ServerBlockedRead
 from engine.server.command_info import build_table, command_command
@@ -64,11 +64,8 @@ class ServerSession(Session):
             reply = reply[0] if len(reply) == 1 else list(reply)
         name = cmd.check(argv) if cmd is not None else server.command_name(argv)
         if name is not None:
-            stat = server.stats.command(name)
-            stat.calls += 1
-            stat.ns += time.perf_counter_ns() - start
-            if isinstance(reply, ResponseError):
-                stat.failed += 1
+            server.stats.command(name).add_call(time.perf_counter_ns() - start,
+                                                isinstance(reply, ResponseError))
         if isinstance(reply, ResponseError):
             server.stats.error(str(reply))
         server.stats.total_commands += 1
@@ -90,12 +87,18 @@ class ServerSession(Session):
         return command_command(self.server.command_table, argv, self.ctx.resp3)
 
     def cmd_shutdown(self, argv):
+        save = None
         for arg in argv[1:]:
             a = arg.lower()
             if a == b"abort":
                 raise ResponseError("ERR No shutdown in progress.")
             if a not in (b"nosave", b"save", b"now", b"force"):
                 raise ResponseError("ERR syntax error")
+            if a in (b"nosave", b"save"):
+                if save is not None:
+                    raise ResponseError("ERR syntax error")
+                save = a == b"save"
+        self.server.shutdown_save = save
         self.server.request_shutdown()
         return NO_REPLY
 
@@ -110,8 +113,7 @@ class ServerSession(Session):
             if opt == b"type" and i + 1 < len(argv):
                 kind = argv[i + 1].lower()
                 if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                    raise ResponseError("ERR Unknown client type '%s'"
-                                        % argv[i + 1].decode("utf-8", "replace"))
+                    raise ResponseError("ERR Unknown client type '%s'" % arg_text(argv[i + 1]))
                 conns = [c for c in conns if c.client_type() == kind.decode()]
                 i += 2
             elif opt == b"id" and i + 1 < len(argv):
@@ -156,12 +158,11 @@ class ServerSession(Session):
             elif opt == b"type":
                 kind = value.lower()
                 if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                    raise ResponseError("ERR Unknown client type '%s'"
-                                        % value.decode("utf-8", "replace"))
+                    raise ResponseError("ERR Unknown client type '%s'" % arg_text(value))
                 filters.append(lambda c, k=kind.decode(): c.client_type() == k)
             elif opt == b"user":
                 if value != b"default":
-                    raise ResponseError("ERR No such user '%s'" % value.decode("utf-8", "replace"))
+                    raise ResponseError("ERR No such user '%s'" % arg_text(value))
             elif opt == b"addr":
                 filters.append(lambda c, a=value: c.addr == a)
             elif opt == b"laddr":

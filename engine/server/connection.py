@@ -245,9 +245,7 @@ class ClientConnection(asyncio.Protocol):
         if rejected:
             stat.rejected += 1
         else:
-            stat.calls += 1
-            stat.failed += 1
-            stat.ns += ns
+            stat.add_call(ns, True)
 
     def call_slow(self, argv: list) -> bool:
         """A command through the session; False when the batch must stop."""
@@ -273,9 +271,7 @@ class ClientConnection(asyncio.Protocol):
         name = session.cmd_name or server.command_name(argv)
         if name is not None:
             self.last_cmd = name.encode()
-            stat = server.stats.command(name)
-            stat.calls += 1
-            stat.ns += perf_counter_ns() - start
+            server.stats.command(name).add_call(perf_counter_ns() - start)
         if reply is BLOCKED:
             blocked, session.blocked = session.blocked, None
             self.park(blocked)
@@ -329,6 +325,16 @@ class ClientConnection(asyncio.Protocol):
     # output --------------------------------------------------------------------------
 
     def flush(self) -> None:
+        """Sends the replies; with the AOF on, at the end of the round (after the
+        log write they depend on, see Server.flush_pending)."""
+        if self.server.defer_replies:
+            if not self.flush_scheduled and len(self.out) and not self.closed:
+                self.flush_scheduled = True
+                self.server.schedule_flush(self)
+            return
+        self.write_out()
+
+    def write_out(self) -> None:
         out = self.out
         if len(out) and not self.closed:
             data = out.take()

@@ -8,7 +8,8 @@ to the hub (WATCH, blocked readers), keyspace events to Pub/Sub, the reply into 
 connection's ReplyBuffer. Everything else goes through the connection's `call_slow`
 (the session: Redis's checks, MULTI, connection and server commands).
 """
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport calloc, free
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from engine.commands.context cimport CommandContext
@@ -25,21 +26,91 @@ cdef object _ResponseError = ResponseError
 cdef dict _engine_names = {}
 
 
+cdef extern from *:
+    int clzll "__builtin_clzll" (unsigned long long) noexcept nogil
+
+# Latency histogram with HdrHistogram's layout for 2 significant digits (what Redis
+# uses for INFO latencystats): values in ns from 1 to 1 s; 128 sub-buckets per
+# power of two above 256, exact below. A percentile reads as the highest value
+# equivalent to its bucket, so the figures match Redis's for the same durations.
+cdef enum:
+    HIST_BUCKETS = 23
+    HIST_LEN = (HIST_BUCKETS + 1) * 128
+cdef int64_t HIST_MAX_NS = 1000000000
+
+
+cdef inline Py_ssize_t hist_index(int64_t v) noexcept nogil:
+    cdef int bucket = 64 - clzll(<unsigned long long>(v | 255)) - 8
+    return ((bucket + 1) << 7) + ((v >> bucket) - 128)
+
+
+cdef inline int64_t hist_highest_value(Py_ssize_t index) noexcept nogil:
+    cdef int bucket = <int>(index >> 7) - 1
+    cdef int64_t sub = (index & 127) + 128
+    if bucket < 0:
+        sub -= 128
+        bucket = 0
+    return (sub << bucket) + (<int64_t>1 << bucket) - 1
+
+
 cdef class CommandStat:
-    """Counters of one command (INFO commandstats)."""
+    """Counters of one command (INFO commandstats) and its latency histogram (INFO
+    latencystats)."""
 
     cdef public str name
     cdef public long long calls
     cdef public long long ns
     cdef public long long rejected
     cdef public long long failed
+    cdef uint64_t* latency        # HIST_LEN counts, allocated by the first call
+    cdef readonly uint64_t samples
 
     def __init__(self, str name):
         self.name = name
         self.calls = self.ns = self.rejected = self.failed = 0
 
+    def __dealloc__(self):
+        free(self.latency)
+
+    cdef inline int record(self, int64_t ns) except -1:
+        """One call that ran for ns nanoseconds."""
+        self.calls += 1
+        self.ns += ns
+        if self.latency is NULL:
+            self.latency = <uint64_t*>calloc(HIST_LEN, sizeof(uint64_t))
+            if self.latency is NULL:
+                raise MemoryError()
+        self.latency[hist_index(1 if ns < 1 else HIST_MAX_NS if ns > HIST_MAX_NS else ns)] += 1
+        self.samples += 1
+        return 0
+
+    def add_call(self, long long ns, bint failed=False):
+        """A call that ran (failed: it replied with an error)."""
+        self.record(ns)
+        if failed:
+            self.failed += 1
+
+    def latency_percentile(self, double percentile) -> int:
+        """The latency (ns) at or below which `percentile` % of the calls finished:
+        HdrHistogram's value_at_percentile. 0 without calls."""
+        cdef uint64_t total = 0, wanted
+        cdef Py_ssize_t i
+        if not self.samples:
+            return 0
+        wanted = <uint64_t>((min(percentile, 100.0) / 100.0) * self.samples + 0.5)
+        if wanted < 1:
+            wanted = 1
+        for i in range(HIST_LEN):
+            total += self.latency[i]
+            if total >= wanted:
+                return hist_highest_value(i)
+        return 0
+
     def reset(self):
         self.calls = self.ns = self.rejected = self.failed = 0
+        free(self.latency)
+        self.latency = NULL
+        self.samples = 0
 
 
 cdef inline int64_t now_ns() noexcept nogil:
@@ -82,7 +153,6 @@ def run_batch(object conn, list cmds):
     cdef bytes name
     cdef object last = None
     cdef object stat_obj, reply
-    cdef CommandStat stat
     cdef int64_t start
     cdef bint fast = plain_session(session)
     cdef bint ok
@@ -104,9 +174,7 @@ def run_batch(object conn, list cmds):
                     else:
                         if stat_obj is None:
                             stat_obj = server.stat_for(argv)
-                        stat = <CommandStat>stat_obj
-                        stat.calls += 1
-                        stat.ns += now_ns() - start
+                        (<CommandStat>stat_obj).record(now_ns() - start)
                         ok = True
                     if touched and (hub.watchers or hub.blocked):
                         hub.touched(ctx.db.index, touched)

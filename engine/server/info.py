@@ -1,12 +1,13 @@
 """Server statistics and the INFO command.
 
 `Stats` holds the counters INFO reports (CONFIG RESETSTAT zeroes them); `render_info`
-builds INFO's text. Only what is true is reported: persistence is not built yet, so
-the persistence section says `aof_enabled:0`, `rdb_bgsave_in_progress:0`,
-`rdb_saves:0` and counts `rdb_changes_since_last_save` from the engine's effects,
-with no invented save times or statuses. Not reported (yet): latencystats (per-command
-latency percentiles), keyspace_hits/keyspace_misses (the engine does not count
-lookups), the allocator's fragmentation figures (Sluice does not use jemalloc).
+builds INFO's text. Only what is true is reported: the persistence section comes
+from the engine's persistence (persist/durability.py). latencystats gives each
+command's latency percentiles (50, 99, 99.9: Redis's
+`latency-tracking-info-percentiles` default) from an HdrHistogram-like histogram
+(engine/server/fastpath.pyx CommandStat). Not reported
+(yet): keyspace_hits/keyspace_misses (the engine does not count lookups), the
+allocator's fragmentation figures (Sluice does not use jemalloc).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
 
 OPS_SAMPLES = 16
+LATENCY_PERCENTILES = (50.0, 99.0, 99.9)     # Redis's latency-tracking-info-percentiles
 
 
 class Stats:
@@ -32,6 +34,7 @@ class Stats:
 
     def __init__(self) -> None:
         self.commands: dict[str, CommandStat] = {}
+        self.latency_percentiles = LATENCY_PERCENTILES
         self.reset()
 
     def reset(self) -> None:
@@ -117,7 +120,7 @@ def _rss() -> int:
 DEFAULT_SECTIONS = ("server", "clients", "memory", "persistence", "stats", "replication",
                     "cpu", "modules", "errorstats", "cluster", "keyspace")
 ALL_SECTIONS = ("server", "clients", "memory", "persistence", "stats", "replication", "cpu",
-                "modules", "commandstats", "errorstats", "cluster", "keyspace")
+                "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace")
 
 
 def wanted_sections(args: list) -> list:
@@ -141,8 +144,7 @@ def render_info(server: "Server", args: list) -> bytes:
     out = []
     for section in wanted_sections(args):
         lines = SECTIONS[section](server)
-        title = "Commandstats" if section == "commandstats" else \
-            "Errorstats" if section == "errorstats" else section.capitalize()
+        title = section.capitalize()
         out.append("# " + title + "\r\n" + "".join(f"{k}:{v}\r\n" for k, v in lines))
     return "\r\n".join(out).encode()
 
@@ -212,17 +214,12 @@ def _memory(s: "Server") -> list:
 
 
 def _persistence(s: "Server") -> list:
-    return [
-        ("loading", 0),
-        ("async_loading", 0),
-        ("rdb_changes_since_last_save", s.dirty),
-        ("rdb_bgsave_in_progress", 0),
-        ("rdb_saves", 0),
-        ("aof_enabled", 0),
-        ("aof_rewrite_in_progress", 0),
-        ("aof_rewrite_scheduled", 0),
-        ("aof_rewrites", 0),
-    ]
+    fields = [("loading", 0), ("async_loading", 0)]
+    if s.durability is None:
+        return fields + [("rdb_changes_since_last_save", s.dirty), ("rdb_bgsave_in_progress", 0),
+                         ("rdb_saves", 0), ("aof_enabled", 0), ("aof_rewrite_in_progress", 0),
+                         ("aof_rewrite_scheduled", 0), ("aof_rewrites", 0)]
+    return fields + list(s.durability.info().items())
 
 
 def _stats(s: "Server") -> list:
@@ -289,6 +286,23 @@ def _errorstats(s: "Server") -> list:
     return [(f"errorstat_{code}", f"count={n}") for code, n in s.stats.errors.items()]
 
 
+def _percentile_name(p: float) -> str:
+    """50.0 -> "50", 99.9 -> "99.9" (Redis's trimmed %f)."""
+    return ("%f" % p).rstrip("0").rstrip(".")
+
+
+def _latencystats(s: "Server") -> list:
+    percentiles = s.stats.latency_percentiles
+    out = []
+    for name, st in s.stats.commands.items():
+        if st.samples:
+            out.append((f"latency_percentiles_usec_{name}",
+                        ",".join("p%s=%.3f" % (_percentile_name(p),
+                                               st.latency_percentile(p) / 1000.0)
+                                 for p in percentiles)))
+    return out
+
+
 def _cluster(s: "Server") -> list:
     return [("cluster_enabled", 0)]
 
@@ -321,7 +335,8 @@ def _avg_ttl(expires: dict, now_ms: int, sample: int = 10000) -> int:
 SECTIONS = {
     "server": _server, "clients": _clients, "memory": _memory, "persistence": _persistence,
     "stats": _stats, "replication": _replication, "cpu": _cpu, "modules": _modules,
-    "commandstats": _commandstats, "errorstats": _errorstats, "cluster": _cluster,
+    "commandstats": _commandstats, "errorstats": _errorstats,
+    "latencystats": _latencystats, "cluster": _cluster,
     "keyspace": _keyspace,
 }
 

@@ -127,16 +127,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         log.warning("Warning: no config file specified, using the default config. In order "
                     "to specify a config file use %s /path/to/sluice.conf",
                     "sluice-server")
-    if cfg.appendonly:
-        log.warning("appendonly yes: the append-only file is not implemented yet; data lives "
-                    "in memory only")
     pidfile = cfg.pidfile or None
     wrote_pid = _write_pidfile(pidfile) if pidfile else False
 
     from engine.server.server import Server
+    from persist.errors import PersistError
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
-    server = Server(cfg)
+    try:
+        server = Server(cfg)
+    except PersistError as exc:
+        log.warning("Could not load the data directory: %s", exc)
+        loop.close()
+        return 1
     log.info("Running mode=standalone, port=%d.", cfg.port)
     log.warning("Server initialized")
     try:

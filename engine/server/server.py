@@ -7,10 +7,13 @@ at runtime, and shutdown.
     await server.start()          # listens; logs "Ready to accept connections tcp"
     await server.wait_closed()    # until SHUTDOWN / SIGTERM / request_shutdown()
 
-Persistence hooks: `server.shutdown_hooks` is a list of callables `hook(server)` run
-at shutdown after the listeners closed and before clients are disconnected (the
-AOF's final fsync / a last snapshot will register here); `engine.add_effect_listener`
-is where the AOF will get every write.
+Persistence: the engine is created with the data directory (persist.durability),
+which loads it before anything listens. With the AOF on, replies wait for the end
+of the event-loop round: `flush_pending` first writes what the round logged (and
+with appendfsync always fsyncs it, once for every client of the round: group
+commit), then sends the replies. The cron reaps BGSAVE/BGREWRITEAOF children and
+starts due saves and rewrites; shutdown finishes the AOF and the last snapshot
+(`shutdown_hooks` run after the listeners closed, before clients are disconnected).
 """
 from __future__ import annotations
 
@@ -90,7 +93,10 @@ class Server:
         self.version = VERSION
         self.engine = engine if engine is not None else Engine(
             databases=cfg.databases, stream_node_max_entries=cfg.stream_node_max_entries,
-            stream_node_max_bytes=cfg.stream_node_max_bytes)
+            stream_node_max_bytes=cfg.stream_node_max_bytes, **persistence_options(cfg))
+        self.durability = self.engine.durability
+        self.shutdown_save: Optional[bool] = None   # SHUTDOWN SAVE / NOSAVE
+        self.defer_replies = False                  # replies wait for the AOF write
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.loop_name = "asyncio"
         self.log = log
@@ -125,6 +131,16 @@ class Server:
         self.engine.add_effect_listener(self._on_effects)
         cfg.add_resetstat_hook(self.stats.reset)
         self._register_config_listeners()
+        if self.durability is not None:
+            self.shutdown_hooks.append(self._close_durability)
+            self._update_defer_replies()
+
+    def _update_defer_replies(self) -> None:
+        self.defer_replies = self.durability is not None and self.durability.aof is not None
+
+    def _close_durability(self, server: "Server") -> None:
+        self.durability.close(self.shutdown_save)
+        self.defer_replies = False
 
     # stats helpers -----------------------------------------------------------------
 
@@ -205,11 +221,33 @@ class Server:
             self.loop.call_soon(self.flush_pending)
 
     def flush_pending(self) -> None:
+        """End of the round: the AOF write (and fsync) first, then the replies."""
         self._flush_scheduled = False
         queue, self._flush_queue = self._flush_queue, []
+        if self.defer_replies and not self._write_aof():
+            for conn in queue:
+                conn.flush_scheduled = False
+            return
         for conn in queue:
             conn.flush_scheduled = False
-            conn.flush()
+            conn.write_out()
+
+    def _write_aof(self) -> bool:
+        """Writes the round's log; False when replies must not go out (a failed
+        write with appendfsync always: nothing unsynced may be acknowledged)."""
+        try:
+            self.durability.before_reply()
+            return True
+        except OSError as exc:
+            if self.durability.appendfsync == "always":
+                self.log.warning("Can't recover from AOF write error when the AOF fsync "
+                                 "policy is 'always'. Exiting... (%s)", exc.strerror)
+                self.exit_code = 1
+                self.defer_replies = False
+                self.request_shutdown()
+                return False
+            self.log.warning("Error writing to the AOF file: %s", exc.strerror)
+            return True
 
     # listening -----------------------------------------------------------------------
 
@@ -334,6 +372,8 @@ class Server:
             self.now = time.monotonic()
             self._active_expire()
             self.stats.sample_ops()
+            if self.durability is not None:
+                self.durability.cron()
             if self.now - self._last_clients_cron >= CLIENTS_CRON_PERIOD:
                 self._last_clients_cron = self.now
                 self._clients_cron()
@@ -389,7 +429,7 @@ class Server:
         cfg.add_listener("loglevel", lambda name, old, new: set_log_level(new))
         cfg.add_listener("dir", self._on_dir)
         cfg.add_listener(["port", "bind"], self._on_listen_change)
-        cfg.add_listener("appendonly", self._on_appendonly)
+        cfg.add_listener(list(PERSISTENCE_DIRECTIVES), self._on_persistence_config)
 
     def _on_node_limits(self, name, old, new) -> None:
         engine = self.engine
@@ -427,10 +467,22 @@ class Server:
         except OSError as exc:
             raise ConfigApplyError(os.strerror(exc.errno or errno.EIO)) from None
 
-    def _on_appendonly(self, name, old, new) -> None:
-        if new:
-            self.log.warning("appendonly yes: the append-only file is not implemented yet; "
-                             "data lives in memory only")
+    def _on_persistence_config(self, name, old, new) -> None:
+        durability = self.durability
+        if durability is None:
+            return
+        if name == "appendonly":
+            try:
+                durability.set_appendonly(new)
+            except OSError as exc:
+                raise ConfigApplyError(exc.strerror or str(exc)) from None
+            self._update_defer_replies()
+        elif name == "appendfsync":
+            durability.set_appendfsync(new)
+        elif name == "dir":
+            durability.dir = os.path.abspath(new)
+        else:
+            setattr(durability, PERSISTENCE_DIRECTIVES[name], new)
 
     def _on_listen_change(self, name, old, new) -> None:
         if self.loop is None:
@@ -474,7 +526,7 @@ class Server:
                 self.log.exception("shutdown hook %r failed", hook)
                 self.exit_code = 1
         for conn in list(self.clients.values()):
-            conn.flush()
+            conn.write_out()
             conn.abort()
         for srv, _ in self._listeners:
             try:
@@ -493,6 +545,28 @@ class Server:
 
     async def wait_closed(self) -> None:
         await self._stopped
+
+
+# CONFIG SET directives that persistence follows -> Durability attribute.
+PERSISTENCE_DIRECTIVES = {
+    "appendonly": "appendonly", "appendfsync": "appendfsync", "dir": "dir",
+    "save": "save_points", "dbfilename": "dbfilename",
+    "aof-use-rdb-preamble": "aof_use_rdb_preamble",
+    "aof-load-truncated": "aof_load_truncated",
+    "auto-aof-rewrite-percentage": "auto_aof_rewrite_percentage",
+    "auto-aof-rewrite-min-size": "auto_aof_rewrite_min_size",
+}
+
+
+def persistence_options(cfg: ServerConfig) -> dict:
+    """Engine keyword arguments that make it persistent in the configured dir."""
+    return dict(dir=cfg.dir, appendonly=cfg.appendonly, appendfsync=cfg.appendfsync,
+                dbfilename=cfg.dbfilename, appenddirname=cfg.appenddirname,
+                appendfilename=cfg.appendfilename,
+                aof_use_rdb_preamble=cfg.aof_use_rdb_preamble,
+                aof_load_truncated=cfg.aof_load_truncated, save=list(cfg.save),
+                auto_aof_rewrite_percentage=cfg.auto_aof_rewrite_percentage,
+                auto_aof_rewrite_min_size=cfg.auto_aof_rewrite_min_size, embedded=False)
 
 
 LEVELS = {"debug": logging.DEBUG, "verbose": 15, "notice": logging.INFO,

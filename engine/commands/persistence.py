@@ -1,0 +1,51 @@
+"""SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE: they hand over to the engine's persistence
+(persist.durability); the command layer itself never writes files."""
+from engine.commands.table import command
+from engine.errors import SYNTAX, ResponseError
+from engine.reply import OK, Status
+
+NOT_PERSISTENT = "ERR persistence is off: this engine was created without a data directory"
+
+
+def _durability(ctx):
+    durability = ctx.engine.durability
+    if durability is None:
+        raise ResponseError(NOT_PERSISTENT)
+    return durability
+
+
+def _run(action):
+    from persist.errors import PersistError
+    try:
+        return action()
+    except PersistError as exc:
+        raise ResponseError(f"ERR {exc}") from None
+    except OSError as exc:
+        raise ResponseError(f"ERR {exc.strerror or exc}") from None
+
+
+@command("save", 1, "admin noscript", 0, 0, 0)
+def save(ctx, argv):
+    _run(_durability(ctx).save)
+    return OK
+
+
+@command("bgsave", -1, "admin noscript", 0, 0, 0)
+def bgsave(ctx, argv):
+    schedule = False
+    if len(argv) > 1:
+        if len(argv) > 2 or argv[1].lower() != b"schedule":
+            raise ResponseError(SYNTAX)
+        schedule = True
+    durability = _durability(ctx)
+    return Status(_run(lambda: durability.bgsave(schedule)).encode())
+
+
+@command("bgrewriteaof", 1, "admin noscript", 0, 0, 0)
+def bgrewriteaof(ctx, argv):
+    return Status(_run(_durability(ctx).bgrewriteaof).encode())
+
+
+@command("lastsave", 1, "random fast", 0, 0, 0)
+def lastsave(ctx, argv):
+    return _durability(ctx).lastsave

@@ -1,0 +1,338 @@
+"""The multi-part append-only file: effects in, RESP commands on disk.
+
+    appendonlydir/
+        appendonly.aof.manifest         which files, in which order (persist/manifest.py)
+        appendonly.aof.3.base.snap      the state at the last rewrite: a snapshot, or
+        appendonly.aof.3.base.aof       RESP commands with `aof-use-rdb-preamble no`
+        appendonly.aof.3.incr.aof       effects since then, as RESP commands
+        appendonly.aof.4.incr.aof       (a rewrite starts a new incremental file)
+
+Writing. `feed` (an effect listener) only encodes into a buffer; `flush` writes the
+buffer to the open incremental file. Who calls `flush` decides the grouping: the
+server once per event-loop round, before any reply of that round is sent (so with
+`always`, one fsync covers every client's writes of the round: group commit); the
+embedded engine after each command with `always`, else when 64 KiB are buffered and
+once a second from the sync thread. Fsync policies: `always` (fdatasync in flush),
+`everysec` (a thread fsyncs what was written, once a second), `no` (the OS decides).
+
+Rewrite (Redis 7's scheme, no rewrite buffer): `begin_rewrite` flushes, opens a new
+incremental file and lists it in the manifest; from then on effects go there. The
+base is written by `write_base` (in a forked child for BGREWRITEAOF, or inline) to a
+temporary file; `finish_rewrite` renames it to the next base name and swaps in a
+manifest naming only the new base and the files opened since; the old files become
+history and are deleted after the swap. A crash at any step leaves a manifest whose
+files are all present and together hold every acknowledged write.
+"""
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from persist.errors import PersistError
+from persist.manifest import AofFile, Manifest, fsync_dir, write_atomically
+from persist.resp_log import LogBuffer
+
+log = logging.getLogger("sluice")
+
+POLICIES = ("always", "everysec", "no")
+EMBEDDED_WRITE_AT = 64 * 1024        # buffered bytes that make the embedded engine write
+TEMP_BASE_PREFIX = "temp-rewriteaof-"
+
+
+@dataclass
+class RewriteJob:
+    """A rewrite in progress: the base being written and the first incremental file
+    that the new base does not cover."""
+    temp_path: str
+    first_incr: AofFile
+    started: float
+    pid: int = 0                     # forked child writing the base (0: inline)
+
+
+class AppendOnlyLog:
+    """See the module docstring. Not thread-safe beyond its own sync thread."""
+
+    def __init__(self, directory: str, *, dirname: str = "appendonlydir",
+                 filename: str = "appendonly.aof", fsync: str = "everysec",
+                 snapshot_base: bool = True) -> None:
+        if fsync not in POLICIES:
+            raise ValueError(f"appendfsync must be one of {POLICIES}")
+        self.dir = os.path.join(directory, dirname)
+        self.filename = filename
+        self.fsync = fsync
+        self.snapshot_base = snapshot_base
+        self.buf = LogBuffer()
+        self.manifest: Optional[Manifest] = None
+        self.fd = -1
+        self.lock = threading.Lock()      # one writer at a time (caller vs sync thread)
+        self.unsynced = False             # written since the last fsync
+        self.unwritten = b""              # taken from buf, not yet written (write error)
+        self.write_error: Optional[OSError] = None
+        self.base_size = 0                # base + incr bytes right after the last rewrite
+        self.size = 0                     # base + incr bytes now
+        self.rewrite: Optional[RewriteJob] = None
+        self._base_seq = 0                # highest base seq of an earlier log (see open)
+        self.rewrites = 0
+        self.last_rewrite_ok = True
+        self.last_rewrite_seconds = -1
+        self.last_fsync = time.monotonic()
+        self.delayed_fsyncs = 0
+        self._thread: Optional[threading.Thread] = None
+        self._stop = threading.Event()
+
+    @property
+    def manifest_path(self) -> str:
+        return os.path.join(self.dir, self.filename + ".manifest")
+
+    def path_of(self, f: AofFile) -> str:
+        return os.path.join(self.dir, f.name)
+
+    # -- opening -----------------------------------------------------------------------
+
+    def read_manifest(self) -> Optional[Manifest]:
+        """The manifest on disk, or None when there is no AOF yet."""
+        try:
+            with open(self.manifest_path, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            return None
+        return Manifest.parse(data, self.manifest_path)
+
+    def open(self, manifest: Optional[Manifest], write_base: Callable) -> None:
+        """Starts appending. `manifest` is what recovery loaded (None: no AOF yet, so
+        a base is written from the current state first, as Redis does on start);
+        `write_base(fileobj)` writes the engine's state in the base format."""
+        os.makedirs(self.dir, exist_ok=True)
+        self._remove_temp_files()
+        if manifest is None:
+            # Files of an earlier log (AOF turned off and on again) become history:
+            # sequence numbers go on from theirs, and they go once the new base is in.
+            try:
+                stale = self.read_manifest()
+            except PersistError:
+                stale = None
+            self.manifest = Manifest()
+            if stale is not None:
+                self.manifest.history = [AofFile(f.name, f.seq, "h")
+                                         for f in stale.files() + stale.history]
+                self.manifest.base = None
+                self._base_seq = max([f.seq for f in stale.files() + stale.history] + [0])
+            job = self.begin_rewrite()
+            with open(job.temp_path, "wb") as fh:
+                write_base(fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            self.finish_rewrite(ok=True)
+        else:
+            self.manifest = manifest
+            self._delete_history()
+            if not manifest.incrs:
+                self._open_new_incr()
+            else:
+                self.fd = os.open(self.path_of(manifest.incrs[-1]),
+                                  os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self.size = self._files_size()
+            self.base_size = self.size
+        if self.fsync == "everysec":
+            self._start_sync_thread()
+
+    def _files_size(self) -> int:
+        total = 0
+        for f in self.manifest.files():
+            try:
+                total += os.path.getsize(self.path_of(f))
+            except OSError:
+                pass
+        return total
+
+    def _open_new_incr(self) -> AofFile:
+        """Creates the next incremental file, lists it in the manifest, makes it the
+        one appended to. The manifest is persisted before anything goes there."""
+        seq = max([self.manifest.last_incr_seq, self._base_seq]
+                  + [f.seq for f in self.manifest.history]) + 1
+        incr = AofFile(f"{self.filename}.{seq}.incr.aof", seq, "i")
+        fd = os.open(self.path_of(incr), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC,
+                     0o644)
+        os.fsync(fd)
+        self.manifest.incrs.append(incr)
+        write_atomically(self.manifest_path, self.manifest.render())
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.fd = fd
+        self.buf.db = -1                  # the new file starts with a SELECT
+        return incr
+
+    # -- writing -----------------------------------------------------------------------
+
+    def feed(self, db: int, effects: list) -> None:
+        """Effect listener: encodes a command's effects (nothing is written yet)."""
+        self.buf.append_effects(db, effects)
+
+    def pending(self) -> int:
+        return len(self.buf) + len(self.unwritten)
+
+    def flush(self, sync: Optional[bool] = None) -> None:
+        """Writes what is buffered; fsyncs too with `always` (or sync=True).
+        Raises OSError when the write fails (the data stays buffered for a retry)."""
+        if sync is None:
+            sync = self.fsync == "always"
+        with self.lock:
+            self._write_locked()
+            if sync and self.unsynced:
+                os.fdatasync(self.fd)
+                self.unsynced = False
+                self.last_fsync = time.monotonic()
+
+    def _write_locked(self) -> None:
+        data = self.unwritten + self.buf.take() if self.unwritten else self.buf.take()
+        self.unwritten = b""
+        if not data:
+            return
+        view = memoryview(data)
+        try:
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
+                self.size += n
+        except OSError as exc:
+            self.unwritten = bytes(view)
+            self.write_error = exc
+            raise
+        finally:
+            self.unsynced = True
+        self.write_error = None
+
+    def _start_sync_thread(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._sync_loop, name="aof-fsync", daemon=True)
+        self._thread.start()
+
+    def _sync_loop(self) -> None:
+        """Once a second: write what is buffered (the embedded engine may sit idle
+        with data in the buffer) and fsync it. The fsync runs outside the lock, so
+        the event loop's writes do not wait for the disk."""
+        while not self._stop.wait(1.0):
+            try:
+                with self.lock:
+                    self._write_locked()
+                    fd, due = self.fd, self.unsynced
+                    self.unsynced = False
+                if due and fd >= 0:
+                    started = time.monotonic()
+                    os.fdatasync(fd)
+                    self.last_fsync = started
+            except OSError as exc:
+                log.warning("Error writing the AOF: %s", exc.strerror)
+
+    def set_policy(self, policy: str) -> None:
+        """Switches the fsync policy; what was written so far is fsynced first."""
+        if policy not in POLICIES:
+            raise ValueError(f"appendfsync must be one of {POLICIES}")
+        self._stop_sync_thread()
+        self.flush(sync=True)
+        self.fsync = policy
+        if policy == "everysec":
+            self._start_sync_thread()
+
+    def _stop_sync_thread(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+
+    def close(self) -> None:
+        """Final write and fsync; stops the sync thread."""
+        self._stop_sync_thread()
+        if self.fd >= 0:
+            try:
+                self.flush(sync=True)
+            finally:
+                os.close(self.fd)
+                self.fd = -1
+
+    # -- rewrite -----------------------------------------------------------------------
+
+    def begin_rewrite(self) -> RewriteJob:
+        """Flushes, starts a new incremental file; the caller writes the base (from
+        the state as of now) to job.temp_path, then calls finish_rewrite."""
+        if self.rewrite is not None:
+            raise RuntimeError("a rewrite is already in progress")
+        if self.fd >= 0:
+            self.flush(sync=True)
+        incr = self._open_new_incr()
+        temp = os.path.join(self.dir, f"{TEMP_BASE_PREFIX}{os.getpid()}-{incr.seq}.tmp")
+        self.rewrite = RewriteJob(temp, incr, time.monotonic())
+        return self.rewrite
+
+    def finish_rewrite(self, ok: bool) -> None:
+        """Installs the new base (ok) or drops it. The manifest swap is the commit."""
+        job, self.rewrite = self.rewrite, None
+        if job is None:
+            return
+        self.last_rewrite_seconds = int(time.monotonic() - job.started)
+        if not ok:
+            self.last_rewrite_ok = False
+            _unlink(job.temp_path)
+            return
+        m = self.manifest
+        seq = max(m.base.seq if m.base else 0, self._base_seq) + 1
+        ext = "snap" if self.snapshot_base else "aof"
+        base = AofFile(f"{self.filename}.{seq}.base.{ext}", seq, "b")
+        os.replace(job.temp_path, self.path_of(base))
+        fsync_dir(self.dir)
+        keep = m.incrs.index(job.first_incr)
+        old = ([m.base] if m.base else []) + m.incrs[:keep]
+        new = Manifest(base=base, incrs=m.incrs[keep:],
+                       history=m.history + [AofFile(f.name, f.seq, "h") for f in old])
+        write_atomically(self.manifest_path, new.render())
+        self.manifest = new
+        self._delete_history()
+        self.rewrites += 1
+        self.last_rewrite_ok = True
+        self.size = self._files_size()
+        self.base_size = self.size
+
+    def _delete_history(self) -> None:
+        """Removes files the manifest marks as history, then drops them from it."""
+        m = self.manifest
+        if not m.history:
+            return
+        for f in m.history:
+            _unlink(self.path_of(f))
+        m.history = []
+        write_atomically(self.manifest_path, m.render())
+
+    def _remove_temp_files(self) -> None:
+        """Leftovers of a rewrite that a crash interrupted."""
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            return
+        for name in names:
+            if name.startswith(TEMP_BASE_PREFIX) or name.startswith("temp-"):
+                _unlink(os.path.join(self.dir, name))
+
+    def rewrite_due(self, percentage: int, min_size: int) -> bool:
+        """auto-aof-rewrite-percentage / -min-size say a rewrite should start."""
+        if not percentage or self.rewrite is not None or self.size < min_size:
+            return False
+        base = self.base_size or 1
+        return (self.size - base) * 100 // base >= percentage
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            log.warning("Could not remove %s: %s", path, exc.strerror)
+
+
+__all__ = ["AppendOnlyLog", "RewriteJob", "POLICIES"]

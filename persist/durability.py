@@ -1,0 +1,389 @@
+"""Persistence for one Engine: load the data directory on start, log effects to the
+AOF, snapshots (SAVE, BGSAVE, `save` points), AOF rewrites (BGREWRITEAOF, automatic),
+and the final write at close.
+
+`Engine(dir=..., appendonly=True, appendfsync=...)` creates one. Embedded, it writes
+by itself: after each command with `always` (the command returns once its effects
+are on disk), else when 64 KiB are buffered and once a second. Under the server
+(`embedded=False`) the event loop calls `before_reply` once per round (group commit)
+and `cron` on its timer, and background work runs in forked children, as in Redis:
+the child writes the snapshot or the AOF base from its copy-on-write view of memory
+while the parent keeps serving.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+import traceback
+from typing import Callable, Optional
+
+from persist import recovery, resp_base, snapshot
+from persist.aof import EMBEDDED_WRITE_AT, AppendOnlyLog
+from persist.errors import PersistError
+
+log = logging.getLogger("sluice")
+
+DEFAULT_SAVE_POINTS = ((3600, 1), (300, 100), (60, 10000))
+MB = 1024 * 1024
+
+
+class BackgroundJob:
+    """A forked child writing a snapshot ("rdb") or an AOF base ("aof")."""
+
+    __slots__ = ("kind", "pid", "started", "dirty_at_start", "path")
+
+    def __init__(self, kind: str, pid: int, dirty: int, path: str) -> None:
+        self.kind = kind
+        self.pid = pid
+        self.started = time.monotonic()
+        self.dirty_at_start = dirty
+        self.path = path
+
+
+class Durability:
+    """See the module docstring."""
+
+    def __init__(self, engine, directory: str, *, appendonly: bool = False,
+                 appendfsync: str = "everysec", dbfilename: str = "dump.rdb",
+                 appenddirname: str = "appendonlydir", appendfilename: str = "appendonly.aof",
+                 aof_use_rdb_preamble: bool = True, aof_load_truncated: bool = True,
+                 save: Optional[list] = None, auto_aof_rewrite_percentage: int = 100,
+                 auto_aof_rewrite_min_size: int = 64 * MB, embedded: bool = True) -> None:
+        self.engine = engine
+        self.dir = os.path.abspath(directory)
+        self.appendonly = appendonly
+        self.appendfsync = appendfsync
+        self.dbfilename = dbfilename
+        self.appenddirname = appenddirname
+        self.appendfilename = appendfilename
+        self.aof_use_rdb_preamble = aof_use_rdb_preamble
+        self.aof_load_truncated = aof_load_truncated
+        self.save_points = list(DEFAULT_SAVE_POINTS if save is None and not embedded
+                                else save or ())
+        self.auto_aof_rewrite_percentage = auto_aof_rewrite_percentage
+        self.auto_aof_rewrite_min_size = auto_aof_rewrite_min_size
+        self.embedded = embedded
+        self.aof: Optional[AppendOnlyLog] = None
+        self.dirty = 0
+        self.lastsave = int(time.time())
+        self.last_save_attempt = 0.0
+        self.rdb_saves = 0
+        self.rdb_last_bgsave_ok = True
+        self.rdb_last_bgsave_seconds = -1
+        self.rewrite_scheduled = False
+        self.child: Optional[BackgroundJob] = None
+        self.load_report: Optional[recovery.LoadReport] = None
+        self.loaded_from = ""
+        os.makedirs(self.dir, exist_ok=True)
+
+    # -- start -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Loads the directory, then starts logging (the engine's listener)."""
+        self.load()
+        if self.appendonly:
+            self._open_aof(self.loaded_manifest)
+        self.engine.add_effect_listener(self.on_effects)
+
+    def load(self) -> None:
+        """AOF when appendonly is on and one exists, else the snapshot if present."""
+        self.loaded_manifest = None
+        started = time.monotonic()
+        if self.appendonly:
+            aof = self._new_aof()
+            manifest = aof.read_manifest()
+            if manifest is not None:
+                self.load_report = recovery.load_aof(
+                    self.engine, aof, manifest, load_truncated=self.aof_load_truncated)
+                self.loaded_manifest = manifest
+                self.loaded_from = "aof"
+                log.info("DB loaded from append only file: %.3f seconds",
+                         time.monotonic() - started)
+                return
+        path = self.snapshot_path
+        if os.path.exists(path):
+            info = snapshot.load_snapshot(self.engine, path)
+            self.loaded_from = "snapshot"
+            log.info("Done loading snapshot, keys loaded: %d", info.get("keys", 0))
+            log.info("DB loaded from disk: %.3f seconds", time.monotonic() - started)
+
+    @property
+    def snapshot_path(self) -> str:
+        return os.path.join(self.dir, self.dbfilename)
+
+    def _new_aof(self) -> AppendOnlyLog:
+        return AppendOnlyLog(self.dir, dirname=self.appenddirname, filename=self.appendfilename,
+                             fsync=self.appendfsync, snapshot_base=self.aof_use_rdb_preamble)
+
+    def _open_aof(self, manifest) -> None:
+        aof = self._new_aof()
+        if manifest is None:
+            log.info("Creating AOF base file %s.1.base on server start", self.appendfilename)
+        aof.open(manifest, self.write_base)
+        self.aof = aof
+
+    def write_base(self, fileobj) -> None:
+        """The engine's state in the AOF base format chosen by aof-use-rdb-preamble."""
+        if self.aof_use_rdb_preamble:
+            snapshot.write_snapshot_file(self.engine, fileobj)
+        else:
+            resp_base.write_resp_base(self.engine, fileobj)
+
+    # -- logging -----------------------------------------------------------------------
+
+    def on_effects(self, db: int, effects: list) -> None:
+        """Effect listener: count the change, log it; embedded, write per policy."""
+        self.dirty += len(effects)
+        aof = self.aof
+        if aof is None:
+            return
+        aof.feed(db, effects)
+        if self.embedded and (aof.fsync == "always" or len(aof.buf) >= EMBEDDED_WRITE_AT):
+            aof.flush()
+
+    def before_reply(self) -> None:
+        """Server, once per event-loop round, before replies go out: write (and with
+        `always` fsync) what this round logged. Raises OSError on a failed write."""
+        aof = self.aof
+        if aof is not None and aof.pending():
+            aof.flush()
+
+    # -- snapshots ---------------------------------------------------------------------
+
+    def save(self) -> None:
+        """SAVE: a snapshot written in the foreground."""
+        if self.child is not None and self.child.kind == "rdb":
+            raise PersistError("Background save already in progress")
+        snapshot.write_snapshot(self.engine, self.snapshot_path)
+        self._saved(self.dirty)
+
+    def _saved(self, dirty_at_start: int) -> None:
+        self.dirty -= dirty_at_start
+        self.lastsave = int(time.time())
+        self.rdb_saves += 1
+        self.rdb_last_bgsave_ok = True
+
+    def bgsave(self, schedule: bool = False) -> str:
+        """BGSAVE: the reply's status text; PersistError with Redis's error text."""
+        if self.child is not None and self.child.kind == "rdb":
+            raise PersistError("Background save already in progress")
+        if self.child is not None:
+            if schedule:
+                self.bgsave_scheduled = True
+                return "Background saving scheduled"
+            raise PersistError("Another child process is active (AOF?): can't BGSAVE right "
+                               "now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE "
+                               "whenever possible.")
+        self._start_bgsave()
+        return "Background saving started"
+
+    bgsave_scheduled = False
+
+    def _start_bgsave(self) -> None:
+        self.last_save_attempt = time.monotonic()
+        dirty = self.dirty
+        if self.embedded:
+            started = time.monotonic()
+            try:
+                snapshot.write_snapshot(self.engine, self.snapshot_path)
+            except OSError:
+                self.rdb_last_bgsave_ok = False
+                raise
+            self.rdb_last_bgsave_seconds = int(time.monotonic() - started)
+            self._saved(dirty)
+            return
+        path = self.snapshot_path
+        pid = _fork(lambda: snapshot.write_snapshot(self.engine, path))
+        self.child = BackgroundJob("rdb", pid, dirty, path)
+        log.info("Background saving started by pid %d", pid)
+
+    # -- AOF rewrite -------------------------------------------------------------------
+
+    def bgrewriteaof(self) -> str:
+        """BGREWRITEAOF: the reply's status text; PersistError on refusal."""
+        if self.child is not None and self.child.kind == "aof":
+            raise PersistError("Background append only file rewriting already in progress")
+        if self.child is not None:
+            self.rewrite_scheduled = True
+            return "Background append only file rewriting scheduled"
+        self._start_rewrite()
+        return "Background append only file rewriting started"
+
+    def _start_rewrite(self) -> None:
+        self.rewrite_scheduled = False
+        if self.aof is None:
+            # AOF off: write a fresh directory (base + empty incremental) and close it.
+            aof = self._new_aof()
+            aof.fsync = "no"
+            aof.open(None, self.write_base)
+            aof.close()
+            return
+        job = self.aof.begin_rewrite()
+        if self.embedded:
+            ok = False
+            try:
+                with open(job.temp_path, "wb") as fh:
+                    self.write_base(fh)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                ok = True
+            finally:
+                self.aof.finish_rewrite(ok)
+            return
+        path = job.temp_path
+
+        def child() -> None:
+            with open(path, "wb") as fh:
+                self.write_base(fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+        job.pid = _fork(child)
+        self.child = BackgroundJob("aof", job.pid, self.dirty, path)
+        log.info("Background append only file rewriting started by pid %d", job.pid)
+
+    # -- the server's timer ------------------------------------------------------------
+
+    def cron(self) -> None:
+        """Reaps a finished child; starts scheduled or due background work."""
+        if self.child is not None:
+            self._reap()
+        if self.child is not None:
+            return
+        if self.rewrite_scheduled:
+            self._start_rewrite()
+        elif self.bgsave_scheduled:
+            self.bgsave_scheduled = False
+            self._start_bgsave()
+        elif self._save_point_due():
+            self._start_bgsave()
+        elif self.aof is not None and self.aof.rewrite_due(self.auto_aof_rewrite_percentage,
+                                                         self.auto_aof_rewrite_min_size):
+            log.info("Starting automatic rewriting of AOF on %d%% growth",
+                     self.auto_aof_rewrite_percentage)
+            self._start_rewrite()
+
+    def _save_point_due(self) -> bool:
+        now = time.time()
+        # After a failed save, wait 5 s before trying again (as Redis does).
+        if not self.rdb_last_bgsave_ok and time.monotonic() - self.last_save_attempt < 5:
+            return False
+        return any(self.dirty >= changes and now - self.lastsave > seconds
+                   for seconds, changes in self.save_points)
+
+    def _reap(self) -> None:
+        job = self.child
+        try:
+            pid, status = os.waitpid(job.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = job.pid, 1 << 8
+        if pid == 0:
+            return
+        self.child = None
+        ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        seconds = int(time.monotonic() - job.started)
+        if job.kind == "rdb":
+            self.rdb_last_bgsave_seconds = seconds
+            if ok:
+                self._saved(job.dirty_at_start)
+                log.info("Background saving terminated with success")
+            else:
+                self.rdb_last_bgsave_ok = False
+                log.warning("Background saving error")
+        else:
+            self.aof.finish_rewrite(ok)
+            if ok:
+                log.info("Background AOF rewrite terminated with success")
+            else:
+                log.warning("Background AOF rewrite terminated with error")
+
+    # -- shutdown and configuration ----------------------------------------------------
+
+    def close(self, save: Optional[bool] = None) -> None:
+        """Stops a running child, writes a last snapshot when `save` (None: when save
+        points are configured, as Redis's SHUTDOWN), fsyncs and closes the AOF."""
+        if self.child is not None:
+            try:
+                os.kill(self.child.pid, signal.SIGUSR1)
+                os.waitpid(self.child.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            if self.child.kind == "aof":
+                self.aof.finish_rewrite(False)
+            self.child = None
+        if save is None:
+            save = bool(self.save_points)
+        if save:
+            self.save()
+        if self.aof is not None:
+            self.aof.close()
+            self.aof = None
+
+    def set_appendonly(self, on: bool) -> None:
+        """CONFIG SET appendonly: on writes a base of the current state first."""
+        if on and self.aof is None:
+            self.appendonly = True
+            self._open_aof(None)
+        elif not on and self.aof is not None:
+            self.appendonly = False
+            self.aof.close()
+            self.aof = None
+
+    def set_appendfsync(self, policy: str) -> None:
+        """CONFIG SET appendfsync: the sync thread runs only under everysec."""
+        self.appendfsync = policy
+        aof = self.aof
+        if aof is not None and aof.fsync != policy:
+            aof.set_policy(policy)
+
+    def info(self) -> dict:
+        """INFO persistence fields."""
+        aof = self.aof
+        child = self.child
+        now = time.monotonic()
+        return {
+            "rdb_changes_since_last_save": self.dirty,
+            "rdb_bgsave_in_progress": int(child is not None and child.kind == "rdb"),
+            "rdb_last_save_time": self.lastsave,
+            "rdb_last_bgsave_status": "ok" if self.rdb_last_bgsave_ok else "err",
+            "rdb_last_bgsave_time_sec": self.rdb_last_bgsave_seconds,
+            "rdb_current_bgsave_time_sec": int(now - child.started)
+            if child is not None and child.kind == "rdb" else -1,
+            "rdb_saves": self.rdb_saves,
+            "aof_enabled": int(aof is not None),
+            "aof_rewrite_in_progress": int(child is not None and child.kind == "aof"),
+            "aof_rewrite_scheduled": int(self.rewrite_scheduled),
+            "aof_last_rewrite_time_sec": aof.last_rewrite_seconds if aof else -1,
+            "aof_current_rewrite_time_sec": int(now - child.started)
+            if child is not None and child.kind == "aof" else -1,
+            "aof_last_bgrewrite_status": "ok" if aof is None or aof.last_rewrite_ok else "err",
+            "aof_rewrites": aof.rewrites if aof else 0,
+            "aof_last_write_status": "ok" if aof is None or aof.write_error is None else "err",
+            **({"aof_current_size": aof.size, "aof_base_size": aof.base_size,
+                "aof_pending_rewrite": int(self.rewrite_scheduled),
+                "aof_buffer_length": aof.pending(),
+                "aof_pending_bio_fsync": 0,
+                "aof_delayed_fsync": aof.delayed_fsyncs} if aof else {}),
+        }
+
+
+def _fork(work: Callable[[], None]) -> int:
+    """Runs `work` in a forked child that exits with 0 on success, 1 on error."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        work()
+        code = 0
+    except BaseException:  # noqa: BLE001 - reported, then the child exits
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+__all__ = ["Durability", "DEFAULT_SAVE_POINTS"]

@@ -1,0 +1,181 @@
+"""Redis 7's multi-part AOF manifest: which base and incremental files make up the
+log, in order.
+
+One line per file, `file <name> seq <n> type <b|i|h>` (base, incremental, history:
+waiting to be deleted), names quoted when they hold spaces or odd bytes, `#` lines
+ignored. Files are named `<appendfilename>.<seq>.base.<ext>` and
+`<appendfilename>.<seq>.incr.aof`. The manifest is replaced atomically (temporary
+file, fsync, rename, directory fsync), so a crash leaves either the old or the new
+list, and every file the surviving one names is still on disk.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from persist.errors import CorruptFileError
+
+MAX_LINE = 1024
+KINDS = ("b", "i", "h")
+
+
+@dataclass
+class AofFile:
+    name: str
+    seq: int
+    kind: str          # "b" base, "i" incremental, "h" history
+
+
+@dataclass
+class Manifest:
+    base: Optional[AofFile] = None
+    incrs: list = field(default_factory=list)
+    history: list = field(default_factory=list)
+
+    @property
+    def last_incr_seq(self) -> int:
+        return self.incrs[-1].seq if self.incrs else 0
+
+    def files(self) -> list:
+        """Base first, then the incremental files in order: the replay order."""
+        return ([self.base] if self.base else []) + list(self.incrs)
+
+    # -- text form ---------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, data: bytes, path: str = "") -> "Manifest":
+        """Reads a manifest; CorruptFileError (with the line's offset) if malformed."""
+        manifest = cls()
+        offset = 0
+        for raw in data.splitlines(keepends=True):
+            start, offset = offset, offset + len(raw)
+            line = raw.rstrip(b"\r\n")
+            if len(raw) > MAX_LINE:
+                raise CorruptFileError(path, start, "manifest line too long")
+            if not line.strip() or line.startswith(b"#"):
+                continue
+            try:
+                words = split_words(line)
+            except ValueError:
+                raise CorruptFileError(path, start, "invalid manifest line") from None
+            if len(words) % 2:
+                raise CorruptFileError(path, start, "invalid manifest line")
+            fields = dict(zip(words[::2], words[1::2]))
+            try:
+                name = fields[b"file"].decode("utf-8", "surrogateescape")
+                seq = int(fields[b"seq"])
+                kind = fields[b"type"].decode()
+            except (KeyError, ValueError):
+                raise CorruptFileError(path, start, "invalid manifest line") from None
+            if kind not in KINDS or seq < 0 or "/" in name or name in ("", ".", ".."):
+                raise CorruptFileError(path, start, "invalid manifest line")
+            entry = AofFile(name, seq, kind)
+            if kind == "b":
+                if manifest.base is not None:
+                    raise CorruptFileError(path, start, "manifest names two base files")
+                manifest.base = entry
+            elif kind == "i":
+                if manifest.incrs and seq <= manifest.incrs[-1].seq:
+                    raise CorruptFileError(path, start,
+                                           "manifest sequence numbers not increasing")
+                manifest.incrs.append(entry)
+            else:
+                manifest.history.append(entry)
+        if not data.endswith(b"\n") and data:
+            raise CorruptFileError(path, offset, "manifest does not end with a newline")
+        return manifest
+
+    def render(self) -> bytes:
+        lines = [b"file %s seq %d type %s\n" % (quote(f.name), f.seq, f.kind.encode())
+                 for f in ([self.base] if self.base else []) + self.history + self.incrs]
+        return b"".join(lines)
+
+
+def split_words(line: bytes) -> list:
+    """Splits a manifest line into words; double-quoted words may hold spaces and
+    \\xHH / \\n-style escapes (what `quote` writes)."""
+    words = []
+    i, n = 0, len(line)
+    while True:
+        while i < n and line[i] in b" \t":
+            i += 1
+        if i >= n:
+            return words
+        if line[i] != 0x22:                      # a bare word
+            j = i
+            while j < n and line[j] not in b" \t":
+                if line[j] == 0x22:
+                    raise ValueError("quote inside a bare word")
+                j += 1
+            words.append(line[i:j])
+            i = j
+            continue
+        out = bytearray()
+        i += 1
+        while True:
+            if i >= n:
+                raise ValueError("unterminated quotes")
+            c = line[i]
+            if c == 0x22:
+                if i + 1 < n and line[i + 1] not in b" \t":
+                    raise ValueError("closing quote must be followed by a space")
+                i += 1
+                break
+            if c == 0x5C and i + 1 < n:              # backslash escapes
+                e = line[i + 1]
+                if e == 0x78 and i + 3 < n:          # \xHH
+                    out.append(int(line[i + 2:i + 4], 16))
+                    i += 4
+                    continue
+                out.append({0x6E: 10, 0x72: 13, 0x74: 9, 0x62: 8, 0x61: 7}.get(e, e))
+                i += 2
+                continue
+            out.append(c)
+            i += 1
+        words.append(bytes(out))
+
+
+def quote(name: str) -> bytes:
+    """The name as a manifest word: bare when plain, else quoted with escapes."""
+    raw = name.encode("utf-8", "surrogateescape")
+    if raw and all(0x21 <= b <= 0x7E and b not in b'"\\' for b in raw):
+        return raw
+    out = bytearray(b'"')
+    for b in raw:
+        if b in b'"\\':
+            out += b"\\" + bytes([b])
+        elif 0x20 <= b <= 0x7E:
+            out.append(b)
+        else:
+            out += b"\\x%02x" % b
+    out += b'"'
+    return bytes(out)
+
+
+def fsync_dir(path: str) -> None:
+    """Makes a rename or a new file in `path` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Replaces `path` with `data`: temp file, fsync, rename, directory fsync."""
+    directory = os.path.dirname(path) or "."
+    tmp = os.path.join(directory, "temp-" + os.path.basename(path))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(directory)
+
+
+__all__ = ["AofFile", "Manifest", "write_atomically", "fsync_dir", "split_words", "quote"]

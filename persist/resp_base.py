@@ -1,0 +1,41 @@
+"""The engine's state as RESP commands: the AOF base file when
+`aof-use-rdb-preamble no`, and the way data moves between Sluice and redis-server.
+
+Follows what Redis 7's own AOF rewrite emits (rewriteAppendOnlyFileRio), so that
+redis-server 7.0 and Sluice replay the file into the same state: SELECT before each
+non-empty database; `SET key value [PXAT ms]` for strings; for streams the commands
+of RespWriter.stream (snapshot_codec.pyx), then `PEXPIREAT` when the stream has a
+TTL. Expiry times are absolute, so a replay does not depend on when it runs.
+Consumers' seen/active times are not carried (Redis's rewrite does not either).
+"""
+from __future__ import annotations
+
+from typing import BinaryIO
+
+from persist.snapshot_codec import RespWriter
+
+__all__ = ["write_resp_base"]
+
+
+def write_resp_base(engine, fileobj: BinaryIO) -> int:
+    """Writes every database of `engine` as RESP commands onto `fileobj`; returns
+    the number of bytes written. The engine must not change meanwhile."""
+    out = RespWriter(fileobj)
+    for db in engine.databases:
+        if not db.data:
+            continue
+        out.command(b"SELECT", db.index)
+        expires = db.expires
+        for key, value in db.data.items():
+            when = expires.get(key)
+            if type(value) is bytes:
+                if when is None:
+                    out.command(b"SET", key, value)
+                else:
+                    out.command(b"SET", key, value, b"PXAT", when)
+                continue
+            out.stream(key, value)
+            if when is not None:
+                out.command(b"PEXPIREAT", key, when)
+    out.flush()
+    return out.written

@@ -1,0 +1,1067 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""The engine's state as snapshot records and back, and as RESP commands.
+
+Walks streams and groups at C level: stream entries are copied from the nodes
+without Python objects, pending entries straight from the group's PEL tree.
+
+Records (msgpack arrays; snapshot.py frames them into checksummed lz4 blocks):
+
+    [DB, index]                           the database the keys that follow are in
+    [STRING, key, value, expire]          expire: absolute ms, or None
+    [STREAM, key, expire, length, last_ms, last_seq, first_ms, first_seq,
+     max_deleted_ms, max_deleted_seq, entries_added, groups]
+    [ENTRIES, count, chunk]               the stream's next `count` entries
+    [GROUP, name, last_ms, last_seq, entries_read, consumers, pending]
+                                          consumers: [[name, seen_time, active_time]...]
+    [PENDING, count, chunk]               the group's next `count` PEL entries
+    [END, keys, streams, entries, groups, pending]     totals, last record of a file
+
+A stream's ENTRIES records follow its STREAM record, then each group's GROUP record
+is followed by its PENDING records, all in ID order. Chunks are sequences of LEB128
+varints and strings (a varint length, then the bytes); each chunk stands alone:
+
+    id       ms_delta, seq_field relative to the chunk's previous ID (0-0 before the
+             first): ms = prev.ms + ms_delta; seq = prev.seq + 1 + seq_field when
+             ms_delta is 0, else seq_field. IDs strictly increase by construction.
+    entry    id, kind, strings: kind n >= 1 is n field names then n values; kind 0
+             is values only, with the field names of the chunk's previous entry.
+    pending  id, delivery time (zigzag delta from the chunk's previous one, 0 before
+             the first), delivery count (zigzag), owner (index into the consumers).
+
+Loading (StateLoader) builds fresh Database objects, checking every record, and
+moves them into the engine only once the END record has been seen.
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy
+
+from engine.streamid cimport StreamID, id_cmp, id_decode
+from engine.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
+                            stream_iter_stop, stream_iter_raw)
+from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
+                            ENTRIES_READ_UNKNOWN)
+from engine.keyspace cimport Database
+from engine.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST
+
+cdef enum:
+    REC_DB = 1
+    REC_STRING = 2
+    REC_STREAM = 3
+    REC_ENTRIES = 4
+    REC_GROUP = 5
+    REC_PENDING = 6
+    REC_END = 7
+
+DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END = (
+    REC_DB, REC_STRING, REC_STREAM, REC_ENTRIES, REC_GROUP, REC_PENDING, REC_END)
+
+# Raw bytes per ENTRIES / PENDING chunk (a chunk ends after the entry crossing it).
+CHUNK_BYTES = 128 * 1024
+
+cdef uint64_t U64_MAX = 0xffffffffffffffff
+cdef uint64_t TIME_LIMIT = <uint64_t>1 << 48        # delivery times are 48-bit
+cdef int64_t COUNT_MAX = (<int64_t>1 << 47) - 1     # delivery counts are signed 48-bit
+cdef int64_t INT64_MIN = -0x7fffffffffffffff - 1
+
+
+class RecordError(ValueError):
+    """A record that passed its checksum but does not describe a valid state."""
+
+
+# ---------------------------------------------------------------------------------
+# Growable byte buffer and varints
+
+cdef struct Buf:
+    uint8_t* data
+    size_t len
+    size_t cap
+
+
+cdef int buf_grow(Buf* b, size_t extra) except -1:
+    cdef size_t cap = b.cap if b.cap else 4096
+    cdef uint8_t* p
+    while cap < b.len + extra:
+        cap *= 2
+    p = <uint8_t*>realloc(b.data, cap)
+    if p == NULL:
+        raise MemoryError()
+    b.data = p
+    b.cap = cap
+    return 0
+
+
+cdef inline int buf_put(Buf* b, const void* src, size_t n) except -1:
+    if b.len + n > b.cap:
+        buf_grow(b, n)
+    memcpy(b.data + b.len, src, n)
+    b.len += n
+    return 0
+
+
+cdef inline int buf_varint(Buf* b, uint64_t v) except -1:
+    cdef uint8_t* p
+    if b.len + 10 > b.cap:
+        buf_grow(b, 10)
+    p = b.data + b.len
+    while v >= 0x80:
+        p[0] = <uint8_t>(v | 0x80)
+        v >>= 7
+        p += 1
+    p[0] = <uint8_t>v
+    b.len = <size_t>(p + 1 - b.data)
+    return 0
+
+
+cdef inline bytes buf_take(Buf* b):
+    cdef bytes out = PyBytes_FromStringAndSize(<char*>b.data, <Py_ssize_t>b.len)
+    b.len = 0
+    return out
+
+
+cdef inline uint64_t zigzag(int64_t v) noexcept nogil:
+    return (<uint64_t>v << 1) ^ <uint64_t>(v >> 63)
+
+
+cdef inline int64_t unzigzag(uint64_t z) noexcept nogil:
+    return <int64_t>((z >> 1) ^ (0 - (z & 1)))
+
+
+cdef inline const uint8_t* get_varint(const uint8_t* p, const uint8_t* end,
+                                      uint64_t* out) noexcept nogil:
+    """Reads a varint; NULL when it runs past `end` or beyond 64 bits."""
+    cdef uint64_t v = 0, b
+    cdef unsigned int shift = 0
+    while p < end:
+        b = p[0]
+        p += 1
+        if shift == 63 and b > 1:
+            return NULL
+        v |= (b & 0x7f) << shift
+        if not (b & 0x80):
+            out[0] = v
+            return p
+        shift += 7
+    return NULL
+
+
+cdef inline const uint8_t* skip_string(const uint8_t* p) noexcept nogil:
+    """Past one trusted string (engine memory)."""
+    cdef uint64_t n = p[0] & 0x7f
+    cdef unsigned int shift = 7
+    while p[0] & 0x80:
+        p += 1
+        n |= <uint64_t>(p[0] & 0x7f) << shift
+        shift += 7
+    return p + 1 + n
+
+
+cdef inline int put_id(Buf* b, StreamID* prev, const StreamID* id) except -1:
+    if id_cmp(id, prev) <= 0:
+        raise ValueError("IDs out of order in a stream or PEL")
+    if id.ms == prev.ms:
+        buf_varint(b, 0)
+        buf_varint(b, id.seq - prev.seq - 1)
+    else:
+        buf_varint(b, id.ms - prev.ms)
+        buf_varint(b, id.seq)
+    prev[0] = id[0]
+    return 0
+
+
+cdef inline const uint8_t* get_id(const uint8_t* p, const uint8_t* end,
+                                  StreamID* prev) noexcept nogil:
+    """The chunk's next ID into *prev; NULL when malformed or out of range."""
+    cdef uint64_t msd, sf
+    p = get_varint(p, end, &msd)
+    if p == NULL:
+        return NULL
+    p = get_varint(p, end, &sf)
+    if p == NULL:
+        return NULL
+    if msd == 0:
+        if sf >= U64_MAX - prev.seq:
+            return NULL
+        prev.seq += sf + 1
+    else:
+        if msd > U64_MAX - prev.ms:
+            return NULL
+        prev.ms += msd
+        prev.seq = sf
+    return p
+
+
+cdef inline const uint8_t* get_span(const uint8_t* p, const uint8_t* end,
+                                    uint64_t* n) noexcept nogil:
+    """Start of the string at p (*n bytes long); NULL when it runs past `end`."""
+    p = get_varint(p, end, n)
+    if p == NULL or n[0] > <uint64_t>(end - p):
+        return NULL
+    return p
+
+
+cdef inline bytes span_bytes(const uint8_t* s, uint64_t n):
+    return PyBytes_FromStringAndSize(<const char*>s, <Py_ssize_t>n)
+
+
+# ---------------------------------------------------------------------------------
+# Writing: the engine's state as records
+
+cdef class EntryChunks:
+    """Cuts a stream's live entries into ENTRIES chunks."""
+    cdef Stream stream
+    cdef StreamIter it
+    cdef Buf buf
+    cdef readonly uint64_t count     # entries in the last chunk
+
+    def __cinit__(self, Stream stream):
+        cdef StreamID lo, hi
+        lo.ms = lo.seq = 0
+        hi.ms = hi.seq = U64_MAX
+        self.stream = stream
+        stream_iter_start(&self.it, stream, &lo, &hi, 0)
+
+    def __dealloc__(self):
+        free(self.buf.data)
+
+    cdef object next_chunk(self, size_t target):
+        """The next chunk as bytes (self.count entries), or None after the last."""
+        cdef StreamID prev, id
+        cdef const uint8_t* names
+        cdef const uint8_t* prev_names = NULL
+        cdef const uint8_t* values
+        cdef const uint8_t* values_end
+        cdef uint64_t npairs
+        prev.ms = prev.seq = 0
+        self.count = 0
+        while self.buf.len < target and stream_iter_next(&self.it, &id):
+            npairs = stream_iter_raw(&self.it, &names, &values, &values_end)
+            put_id(&self.buf, &prev, &id)
+            if names == NULL:               # field, value, ...: names first here
+                prev_names = NULL
+                buf_varint(&self.buf, npairs)
+                put_alternate(&self.buf, values, npairs, 0)
+                put_alternate(&self.buf, values, npairs, 1)
+            else:
+                if names == prev_names:
+                    buf_varint(&self.buf, 0)
+                else:
+                    buf_varint(&self.buf, npairs)
+                    put_strings(&self.buf, names, npairs)
+                    prev_names = names
+                buf_put(&self.buf, values, <size_t>(values_end - values))
+            self.count += 1
+        if self.count == 0:
+            stream_iter_stop(&self.it)
+            return None
+        return buf_take(&self.buf)
+
+
+cdef int put_strings(Buf* b, const uint8_t* p, uint64_t n) except -1:
+    cdef const uint8_t* start = p
+    while n:
+        p = skip_string(p)
+        n -= 1
+    return buf_put(b, start, <size_t>(p - start))
+
+
+cdef int put_alternate(Buf* b, const uint8_t* p, uint64_t npairs, int odd) except -1:
+    """Copies strings 0, 2, 4... (odd: 1, 3, 5...) of 2*npairs strings."""
+    cdef const uint8_t* q
+    cdef uint64_t i
+    for i in range(npairs):
+        if odd:
+            p = skip_string(p)
+        q = skip_string(p)
+        buf_put(b, p, <size_t>(q - p))
+        p = q if odd else skip_string(q)
+    return 0
+
+
+cdef class PendingChunks:
+    """Cuts a group's PEL into PENDING chunks; owners as indexes into `consumers`."""
+    cdef ConsumerGroup group
+    cdef RadixIter it
+    cdef int more
+    cdef uint32_t* index_of          # consumer id -> position in `consumers`
+    cdef Buf buf
+    cdef readonly uint64_t count
+
+    def __cinit__(self, ConsumerGroup group, list consumers):
+        cdef Py_ssize_t i
+        self.group = group
+        self.index_of = <uint32_t*>malloc((len(group.consumer_by_id) + 1) * sizeof(uint32_t))
+        if self.index_of == NULL:
+            raise MemoryError()
+        for i in range(len(consumers)):
+            self.index_of[(<Consumer>consumers[i]).id] = <uint32_t>i
+        radix_iter_init(&self.it, group.pel)
+        self.more = radix_seek(&self.it, RADIX_FIRST, NULL)
+
+    def __dealloc__(self):
+        free(self.index_of)
+        free(self.buf.data)
+
+    cdef object next_chunk(self, size_t target):
+        cdef StreamID prev, id
+        cdef PendingEntry* pe
+        cdef int64_t prev_time = 0, t
+        prev.ms = prev.seq = 0
+        self.count = 0
+        while self.more and self.buf.len < target:
+            id_decode(self.it.key, &id)
+            pe = <PendingEntry*>self.it.value
+            put_id(&self.buf, &prev, &id)
+            t = <int64_t>pe_time(pe)
+            buf_varint(&self.buf, zigzag(t - prev_time))
+            prev_time = t
+            buf_varint(&self.buf, zigzag(pe_count(pe)))
+            buf_varint(&self.buf, self.index_of[pe.consumer_id])
+            self.count += 1
+            self.more = radix_next(&self.it)
+        if self.count == 0:
+            return None
+        return buf_take(&self.buf)
+
+
+def state_records(engine, size_t chunk_bytes=CHUNK_BYTES):
+    """Yields the engine's whole state as records (module docstring), END last.
+    The engine must not change while this runs (SAVE, or a forked child)."""
+    cdef Database db
+    cdef uint64_t keys = 0, streams = 0, entries = 0, groups = 0, pending = 0
+    for db in engine.databases:
+        if not db.data:
+            continue
+        yield [REC_DB, db.index]
+        for key, value in db.data.items():
+            keys += 1
+            if type(value) is bytes:
+                yield [REC_STRING, key, value, db.expires.get(key)]
+                continue
+            if type(value) is not Stream:
+                raise TypeError(f"cannot save a {type(value).__name__} value")
+            streams += 1
+            yield stream_header(key, <Stream>value, db.expires.get(key))
+            chunks = EntryChunks(value)
+            while True:
+                chunk = chunks.next_chunk(chunk_bytes)
+                if chunk is None:
+                    break
+                entries += chunks.count
+                yield [REC_ENTRIES, chunks.count, chunk]
+            for group in (<Stream>value).groups.values():
+                groups += 1
+                consumers = list((<ConsumerGroup>group).consumers.values())
+                yield group_header(group, consumers)
+                pel = PendingChunks(group, consumers)
+                while True:
+                    chunk = pel.next_chunk(chunk_bytes)
+                    if chunk is None:
+                        break
+                    pending += pel.count
+                    yield [REC_PENDING, pel.count, chunk]
+    yield [REC_END, keys, streams, entries, groups, pending]
+
+
+cdef list stream_header(bytes key, Stream s, object expire):
+    return [REC_STREAM, key, expire, s.length, s.last_id.ms, s.last_id.seq,
+            s.first_id.ms, s.first_id.seq, s.max_deleted_id.ms, s.max_deleted_id.seq,
+            s.entries_added, len(s.groups)]
+
+
+cdef list group_header(ConsumerGroup g, list consumers):
+    return [REC_GROUP, g.name, g.last_id.ms, g.last_id.seq, g.entries_read,
+            [[(<Consumer>c).name, (<Consumer>c).seen_time, (<Consumer>c).active_time]
+             for c in consumers],
+            g.pending_count()]
+
+
+# ---------------------------------------------------------------------------------
+# Loading: records into fresh databases
+
+cdef inline void expect(list record, Py_ssize_t n, str what) except *:
+    if len(record) != n:
+        raise RecordError(f"{what} record has {len(record)} fields, not {n}")
+
+
+cdef inline uint64_t as_u64(object v, str what) except? 0xffffffffffffffff:
+    if type(v) is not int or v < 0 or v > U64_MAX:
+        raise RecordError(f"{what} is not an unsigned 64-bit integer")
+    return v
+
+
+cdef inline int64_t as_i64(object v, str what) except? -1:
+    if type(v) is not int or v < INT64_MIN or v > 0x7fffffffffffffff:
+        raise RecordError(f"{what} is not a 64-bit integer")
+    return v
+
+
+cdef inline bytes as_bytes(object v, str what):
+    if type(v) is not bytes:
+        raise RecordError(f"{what} is not a byte string")
+    return v
+
+
+cdef inline StreamID as_id(object ms, object seq, str what) except *:
+    cdef StreamID sid
+    sid.ms = as_u64(ms, what)
+    sid.seq = as_u64(seq, what)
+    return sid
+
+
+cdef class StateLoader:
+    """Rebuilds databases from records fed in file order (module docstring),
+    checking each; `install` moves them into an engine after the END record.
+    With keep=False (verification) each key is dropped once checked."""
+    cdef dict dbs                   # index -> fresh Database
+    cdef Py_ssize_t databases       # indexes allowed: [0, databases)
+    cdef bint keep
+    cdef set seen                   # keys of the current database (keep=False)
+    cdef Database db
+    cdef Py_ssize_t db_index
+    cdef bytes key
+    cdef Stream stream
+    cdef uint64_t entries_left
+    cdef uint64_t groups_left
+    cdef StreamID last_entry
+    cdef ConsumerGroup group
+    cdef list consumers
+    cdef uint64_t pending_left
+    cdef StreamID last_pending
+    cdef list fields                # reused field/value list for Stream.append
+    cdef uint64_t node_max_bytes, node_max_entries
+    cdef readonly uint64_t keys, streams, entries, groups, pending
+    cdef readonly bint ended
+
+    def __init__(self, Py_ssize_t databases, uint64_t node_max_bytes,
+                 uint64_t node_max_entries, bint keep=True):
+        self.dbs = {}
+        self.databases = databases
+        self.keep = keep
+        self.db_index = -1
+        self.fields = []
+        self.node_max_bytes = node_max_bytes
+        self.node_max_entries = node_max_entries
+
+    def feed(self, object record) -> None:
+        """Applies one record; RecordError when it is malformed or out of place."""
+        cdef list rec
+        if type(record) is not list or not record:
+            raise RecordError("a record is not a non-empty array")
+        if self.ended:
+            raise RecordError("records follow the end record")
+        rec = record
+        kind = rec[0]
+        if type(kind) is not int:
+            raise RecordError("record type is not an integer")
+        if kind == REC_ENTRIES:
+            self.load_entries(rec)
+        elif kind == REC_PENDING:
+            self.load_pending(rec)
+        elif kind == REC_GROUP:
+            self.load_group(rec)
+        else:
+            self.close_key()
+            if kind == REC_STRING:
+                self.load_string(rec)
+            elif kind == REC_STREAM:
+                self.load_stream(rec)
+            elif kind == REC_DB:
+                self.load_db(rec)
+            elif kind == REC_END:
+                self.load_end(rec)
+            else:
+                raise RecordError(f"unknown record type {kind}")
+
+    def install(self, engine) -> None:
+        """Replaces the content of every database of `engine` with what was loaded
+        (the Database objects stay: sessions hold them)."""
+        cdef Database dst, src
+        if not self.ended:
+            raise RecordError("no end record")
+        for dst in engine.databases:
+            src = self.dbs.get(dst.index)
+            if src is None:
+                src = Database(dst.index)
+            dst.data = src.data
+            dst.expires = src.expires
+            dst.deadlines = src.deadlines
+            dst.expired = []
+            dst.object_bytes = src.object_bytes
+            dst.order = src.order
+
+    # -- keys ----------------------------------------------------------------------
+
+    cdef int load_db(self, list rec) except -1:
+        expect(rec, 2, "database")
+        index = as_i64(rec[1], "database index")
+        if index <= self.db_index:
+            raise RecordError(f"database {index} is out of order")
+        if index >= self.databases:
+            raise RecordError(f"database {index} is out of range (there are "
+                              f"{self.databases})")
+        self.db_index = index
+        self.db = Database(index)
+        self.dbs[index] = self.db
+        self.seen = set()
+        return 0
+
+    cdef int new_key(self, object key, object expire) except -1:
+        if self.db is None:
+            raise RecordError("a key before any database record")
+        self.key = as_bytes(key, "key")
+        if self.key in self.db.data or self.key in self.seen:
+            raise RecordError(f"key {self.key!r} appears twice")
+        if expire is not None:
+            as_i64(expire, "expiry")
+        self.keys += 1
+        return 0
+
+    cdef int store(self, object value, object expire) except -1:
+        self.db.store(self.key, value)
+        if expire is not None:
+            self.db.set_expire(self.key, expire)
+        return 0
+
+    cdef int close_key(self) except -1:
+        """Checks that the current stream got everything it announced."""
+        if self.stream is not None:
+            if self.entries_left or self.groups_left or self.pending_left:
+                raise RecordError(f"stream {self.key!r} ends early")
+            self.stream = None
+            self.group = None
+            self.consumers = None
+        if self.key is not None and not self.keep:
+            self.seen.add(self.key)
+            self.db.remove(self.key)
+        self.key = None
+        return 0
+
+    cdef int load_string(self, list rec) except -1:
+        expect(rec, 4, "string")
+        self.new_key(rec[1], rec[3])
+        self.store(as_bytes(rec[2], "string value"), rec[3])
+        return 0
+
+    cdef int load_stream(self, list rec) except -1:
+        cdef Stream s = Stream()
+        expect(rec, 12, "stream")
+        self.new_key(rec[1], rec[2])
+        self.entries_left = as_u64(rec[3], "stream length")
+        s.last_id = as_id(rec[4], rec[5], "last ID")
+        s.first_id = as_id(rec[6], rec[7], "first ID")
+        s.max_deleted_id = as_id(rec[8], rec[9], "max deleted ID")
+        s.entries_added = as_u64(rec[10], "entries added")
+        self.groups_left = as_u64(rec[11], "group count")
+        if s.entries_added < self.entries_left:
+            raise RecordError("entries added is below the stream's length")
+        if id_cmp(&s.max_deleted_id, &s.last_id) > 0:
+            raise RecordError("max deleted ID is above the last ID")
+        self.last_entry.ms = self.last_entry.seq = 0
+        self.stream = s
+        self.streams += 1
+        self.store(s, rec[2])
+        return 0
+
+    # -- entries -------------------------------------------------------------------
+
+    cdef int load_entries(self, list rec) except -1:
+        cdef uint64_t count
+        cdef bytes chunk
+        expect(rec, 3, "entries")
+        count = as_u64(rec[1], "entry count")
+        chunk = as_bytes(rec[2], "entries chunk")
+        if self.stream is None or self.group is not None:
+            raise RecordError("entries outside a stream, or after its groups")
+        if count == 0 or count > self.entries_left:
+            raise RecordError(f"stream {self.key!r} gets more entries than it announced")
+        try:
+            self.append_chunk(<const uint8_t*>PyBytes_AS_STRING(chunk),
+                              PyBytes_GET_SIZE(chunk), count)
+        except ValueError as e:     # Stream.append: an entry too large
+            raise RecordError(f"stream {self.key!r}: {e}") from None
+        self.entries_left -= count
+        self.entries += count
+        if self.entries_left == 0 and id_cmp(&self.last_entry, &self.stream.last_id) > 0:
+            raise RecordError(f"stream {self.key!r} has entries above its last ID")
+        return 0
+
+    cdef int append_chunk(self, const uint8_t* p, Py_ssize_t size, uint64_t count) except -1:
+        cdef const uint8_t* end = p + size
+        cdef Stream s = self.stream
+        cdef list fields = self.fields
+        cdef StreamID id
+        cdef const uint8_t* q
+        cdef uint64_t i, j, kind, slen, npairs = 0
+        id.ms = id.seq = 0
+        for i in range(count):
+            p = get_id(p, end, &id)
+            if p == NULL:
+                raise RecordError("bad entry ID")
+            if id_cmp(&id, &self.last_entry) <= 0:
+                raise RecordError("entry IDs do not increase")
+            p = get_varint(p, end, &kind)
+            if p == NULL:
+                raise RecordError("bad entry")
+            if kind == 0:
+                if npairs == 0:
+                    raise RecordError("an entry reuses field names before any")
+            else:
+                if kind > <uint64_t>(end - p) // 2:
+                    raise RecordError("entry field count beyond the chunk")
+                npairs = kind
+                if <uint64_t>len(fields) != 2 * npairs:
+                    fields = self.fields = [None] * <Py_ssize_t>(2 * npairs)
+                for j in range(npairs):
+                    q = get_span(p, end, &slen)
+                    if q == NULL:
+                        raise RecordError("bad field name")
+                    fields[2 * j] = span_bytes(q, slen)
+                    p = q + slen
+            for j in range(npairs):
+                q = get_span(p, end, &slen)
+                if q == NULL:
+                    raise RecordError("bad field value")
+                fields[2 * j + 1] = span_bytes(q, slen)
+                p = q + slen
+            if s.length == 0 and id_cmp(&id, &s.first_id) != 0:
+                raise RecordError("the first ID is not the first entry's")
+            s.append(&id, fields, 0, <Py_ssize_t>npairs, self.node_max_bytes,
+                     self.node_max_entries)
+            self.last_entry = id
+        if p != end:
+            raise RecordError("entries chunk has trailing bytes")
+        return 0
+
+    # -- groups --------------------------------------------------------------------
+
+    cdef int load_group(self, list rec) except -1:
+        cdef ConsumerGroup g
+        cdef Consumer c
+        cdef StreamID last
+        cdef int64_t entries_read
+        expect(rec, 7, "group")
+        if self.stream is None or self.entries_left or self.pending_left:
+            raise RecordError("a group outside a stream or before its entries")
+        if self.groups_left == 0:
+            raise RecordError(f"stream {self.key!r} gets more groups than it announced")
+        name = as_bytes(rec[1], "group name")
+        if name in self.stream.groups:
+            raise RecordError(f"group {name!r} appears twice")
+        last = as_id(rec[2], rec[3], "group last ID")
+        entries_read = as_i64(rec[4], "entries read")
+        if entries_read < ENTRIES_READ_UNKNOWN:
+            raise RecordError("entries read is negative")
+        if type(rec[5]) is not list:
+            raise RecordError("consumers are not an array")
+        g = ConsumerGroup(name, last.ms, last.seq, entries_read)
+        self.consumers = []
+        for item in rec[5]:
+            if type(item) is not list or len(item) != 3:
+                raise RecordError("a consumer is not [name, seen, active]")
+            cname = as_bytes(item[0], "consumer name")
+            if g.lookup_consumer(cname) is not None:
+                raise RecordError(f"consumer {cname!r} appears twice")
+            c = g.create_consumer(cname, as_i64(item[1], "seen time"))
+            c.active_time = as_i64(item[2], "active time")
+            self.consumers.append(c)
+        self.pending_left = as_u64(rec[6], "pending count")
+        self.last_pending.ms = self.last_pending.seq = 0
+        self.stream.groups[name] = g
+        self.group = g
+        self.groups_left -= 1
+        self.groups += 1
+        return 0
+
+    cdef int load_pending(self, list rec) except -1:
+        cdef uint64_t count
+        cdef bytes chunk
+        expect(rec, 3, "pending")
+        count = as_u64(rec[1], "pending count")
+        chunk = as_bytes(rec[2], "pending chunk")
+        if self.group is None:
+            raise RecordError("pending entries outside a group")
+        if count == 0 or count > self.pending_left:
+            raise RecordError(f"group {self.group.name!r} gets more pending entries "
+                              "than it announced")
+        self.add_chunk(<const uint8_t*>PyBytes_AS_STRING(chunk), PyBytes_GET_SIZE(chunk),
+                       count)
+        self.pending_left -= count
+        self.pending += count
+        return 0
+
+    cdef int add_chunk(self, const uint8_t* p, Py_ssize_t size, uint64_t count) except -1:
+        cdef const uint8_t* end = p + size
+        cdef ConsumerGroup g = self.group
+        cdef list consumers = self.consumers
+        cdef uint64_t nconsumers = len(consumers)
+        cdef StreamID id
+        cdef uint64_t i, tz, cz, owner
+        cdef int64_t t = 0, delta, delivered
+        id.ms = id.seq = 0
+        for i in range(count):
+            p = get_id(p, end, &id)
+            if p == NULL:
+                raise RecordError("bad pending entry ID")
+            if id_cmp(&id, &self.last_pending) <= 0:
+                raise RecordError("pending entry IDs do not increase")
+            p = get_varint(p, end, &tz)
+            if p != NULL:
+                p = get_varint(p, end, &cz)
+            if p != NULL:
+                p = get_varint(p, end, &owner)
+            if p == NULL:
+                raise RecordError("bad pending entry")
+            delta = unzigzag(tz)
+            if delta > <int64_t>TIME_LIMIT - 1 - t or t + delta < 0:
+                raise RecordError("delivery time out of range")
+            t += delta
+            delivered = unzigzag(cz)
+            if delivered > COUNT_MAX or delivered < -COUNT_MAX - 1:
+                raise RecordError("delivery count out of range")
+            if owner >= nconsumers:
+                raise RecordError("pending entry owned by an unknown consumer")
+            g.add_pending(&id, <Consumer>consumers[owner], <uint64_t>t, delivered)
+            self.last_pending = id
+        if p != end:
+            raise RecordError("pending chunk has trailing bytes")
+        return 0
+
+    cdef int load_end(self, list rec) except -1:
+        expect(rec, 6, "end")
+        totals = (self.keys, self.streams, self.entries, self.groups, self.pending)
+        if tuple(rec[1:]) != totals:
+            raise RecordError(f"end record totals {rec[1:]} differ from the file's "
+                              f"{list(totals)}")
+        self.ended = True
+        return 0
+
+
+# ---------------------------------------------------------------------------------
+# Decoding chunks for tools (dump)
+
+def decode_entries(bytes chunk, uint64_t count) -> list:
+    """[(ms, seq, [field, value, ...]), ...] of an ENTRIES chunk."""
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(chunk)
+    cdef const uint8_t* end = p + PyBytes_GET_SIZE(chunk)
+    cdef const uint8_t* q
+    cdef StreamID id
+    cdef uint64_t i, j, kind, slen
+    cdef list names = None, fields, out = []
+    id.ms = id.seq = 0
+    for i in range(count):
+        p = get_id(p, end, &id)
+        if p != NULL:
+            p = get_varint(p, end, &kind)
+        if p == NULL or (kind == 0 and names is None) or kind > <uint64_t>(end - p):
+            raise RecordError("bad entry")
+        if kind:
+            names = []
+            for j in range(kind):
+                q = get_span(p, end, &slen)
+                if q == NULL:
+                    raise RecordError("bad field name")
+                names.append(span_bytes(q, slen))
+                p = q + slen
+        fields = []
+        for j in range(len(names)):
+            q = get_span(p, end, &slen)
+            if q == NULL:
+                raise RecordError("bad field value")
+            fields += (names[j], span_bytes(q, slen))
+            p = q + slen
+        out.append((id.ms, id.seq, fields))
+    if p != end:
+        raise RecordError("entries chunk has trailing bytes")
+    return out
+
+
+def decode_pending(bytes chunk, uint64_t count) -> list:
+    """[(ms, seq, delivery_time, delivery_count, owner_index), ...] of a PENDING chunk."""
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(chunk)
+    cdef const uint8_t* end = p + PyBytes_GET_SIZE(chunk)
+    cdef StreamID id
+    cdef uint64_t i, tz, cz, owner
+    cdef int64_t t = 0
+    cdef list out = []
+    id.ms = id.seq = 0
+    for i in range(count):
+        p = get_id(p, end, &id)
+        if p != NULL:
+            p = get_varint(p, end, &tz)
+        if p != NULL:
+            p = get_varint(p, end, &cz)
+        if p != NULL:
+            p = get_varint(p, end, &owner)
+        if p == NULL:
+            raise RecordError("bad pending entry")
+        t = <int64_t>(<uint64_t>t + <uint64_t>unzigzag(tz))
+        out.append((id.ms, id.seq, t, unzigzag(cz), owner))
+    if p != end:
+        raise RecordError("pending chunk has trailing bytes")
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# RESP: the state as commands that Sluice and redis-server 7.0 both replay
+# (resp_base.py drives it; streams follow Redis's own AOF rewrite)
+
+cdef enum:
+    RESP_FLUSH_BYTES = 1 << 20
+
+cdef inline const uint8_t* read_string(const uint8_t* p, const uint8_t** s,
+                                       uint64_t* n) noexcept nogil:
+    """One trusted string (engine memory): its bytes and length; returns what follows."""
+    cdef uint64_t v = p[0] & 0x7f
+    cdef unsigned int shift = 7
+    while p[0] & 0x80:
+        p += 1
+        v |= <uint64_t>(p[0] & 0x7f) << shift
+        shift += 7
+    s[0] = p + 1
+    n[0] = v
+    return p + 1 + v
+
+
+cdef inline size_t format_u64(uint64_t v, char* out) noexcept nogil:
+    """Decimal digits of v at out (up to 20); returns their count."""
+    cdef char tmp[20]
+    cdef size_t n = 0, i
+    while True:
+        tmp[n] = <char>(48 + v % 10)
+        n += 1
+        v //= 10
+        if v == 0:
+            break
+    for i in range(n):
+        out[i] = tmp[n - 1 - i]
+    return n
+
+
+cdef class RespWriter:
+    """RESP commands (arrays of bulk strings) onto a binary file, through a buffer."""
+    cdef Buf buf
+    cdef object sink
+    cdef readonly uint64_t written
+
+    def __cinit__(self, fileobj):
+        self.sink = fileobj.write
+
+    def __dealloc__(self):
+        free(self.buf.data)
+
+    def command(self, *args) -> None:
+        """One command; arguments are bytes, str (UTF-8) or int."""
+        self.header(len(args))
+        for arg in args:
+            if type(arg) is int:
+                arg = b"%d" % arg
+            elif type(arg) is str:
+                arg = (<str>arg).encode()
+            self.bulk(<const uint8_t*>PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg))
+        self.maybe_flush()
+
+    def flush(self) -> None:
+        if self.buf.len:
+            self.sink(buf_take(&self.buf))
+
+    cdef int maybe_flush(self) except -1:
+        if self.buf.len >= RESP_FLUSH_BYTES:
+            self.flush()
+        return 0
+
+    cdef int prefixed(self, char kind, uint64_t n) except -1:
+        cdef char line[24]
+        cdef size_t k
+        line[0] = kind
+        k = 1 + format_u64(n, line + 1)
+        line[k] = 13
+        line[k + 1] = 10
+        buf_put(&self.buf, line, k + 2)
+        self.written += k + 2
+        return 0
+
+    cdef int header(self, uint64_t n) except -1:
+        return self.prefixed(42, n)        # '*'
+
+    cdef int bulk(self, const void* p, size_t n) except -1:
+        self.prefixed(36, n)               # '$'
+        buf_put(&self.buf, p, n)
+        buf_put(&self.buf, b"\r\n", 2)
+        self.written += n + 2
+        return 0
+
+    cdef int bulk_obj(self, bytes b) except -1:
+        return self.bulk(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
+
+    cdef int bulk_i64(self, int64_t v) except -1:
+        cdef char text[21]
+        if v < 0:
+            text[0] = 45                   # '-'
+            return self.bulk(text, 1 + format_u64(<uint64_t>0 - <uint64_t>v, text + 1))
+        return self.bulk(text, format_u64(<uint64_t>v, text))
+
+    cdef int bulk_id(self, const StreamID* id) except -1:
+        cdef char text[41]
+        cdef size_t n = format_u64(id.ms, text)
+        text[n] = 45                       # '-'
+        n += 1
+        n += format_u64(id.seq, text + n)
+        return self.bulk(text, n)
+
+    def stream(self, bytes key, Stream s) -> None:
+        """The commands that rebuild stream `s` at `key` (its TTL aside), as Redis's
+        rewriteStreamObject emits them: XADDs with explicit IDs (an empty stream
+        through XADD MAXLEN 0), XSETID with entries-added and max-deleted-ID, then
+        per group XGROUP CREATE (ENTRIESREAD when known), one XCLAIM ... JUSTID FORCE
+        per pending entry and XGROUP CREATECONSUMER for consumers without any.
+        Unlike Redis, pending entries whose stream entry is gone are kept: XCLAIM
+        ignores missing entries, so placeholders are added for them and removed
+        afterwards (XTRIM for those below the first entry, which trimming removed,
+        XDEL for the rest), then XSETID restores the counters."""
+        cdef list dangling = dangling_ids(s)
+        cdef ConsumerGroup g
+        if s.length == 0 and not dangling:
+            self.command(b"XADD", key, b"MAXLEN", b"0", b"0-1", b"x", b"y")
+        else:
+            self.xadds(key, s, dangling)
+        self.xsetid(key, s, max(s.entries_added, s.length + len(dangling)))
+        for g in s.groups.values():
+            self.header(7 if g.entries_read != ENTRIES_READ_UNKNOWN else 5)
+            self.bulk(b"XGROUP", 6)
+            self.bulk(b"CREATE", 6)
+            self.bulk_obj(key)
+            self.bulk_obj(g.name)
+            self.bulk_id(&g.last_id)
+            if g.entries_read != ENTRIES_READ_UNKNOWN:
+                self.bulk(b"ENTRIESREAD", 11)
+                self.bulk_i64(g.entries_read)
+            self.xclaims(key, g)
+            for c in g.consumers.values():
+                if (<Consumer>c).pending_count() == 0:
+                    self.command(b"XGROUP", b"CREATECONSUMER", key, g.name,
+                                 (<Consumer>c).name)
+        if dangling:
+            self.drop_placeholders(key, s, dangling)
+            self.xsetid(key, s, s.entries_added)
+
+    cdef int xsetid(self, bytes key, Stream s, uint64_t entries_added) except -1:
+        self.header(7)
+        self.bulk(b"XSETID", 6)
+        self.bulk_obj(key)
+        self.bulk_id(&s.last_id)
+        self.bulk(b"ENTRIESADDED", 12)
+        self.bulk_i64(<int64_t>entries_added)
+        self.bulk(b"MAXDELETEDID", 12)
+        self.bulk_id(&s.max_deleted_id)
+        return 0
+
+    cdef int xadds(self, bytes key, Stream s, list extra) except -1:
+        """XADD key id field value... per live entry, and XADD key id x y for each
+        ID of `extra` (sorted (ms, seq) tuples), merged in ID order."""
+        cdef StreamIter it
+        cdef StreamID lo, hi, id, other
+        cdef const uint8_t* names
+        cdef const uint8_t* values
+        cdef const uint8_t* values_end
+        cdef const uint8_t* str_
+        cdef uint64_t npairs, i, slen
+        cdef Py_ssize_t k = 0, nextra = len(extra)
+        cdef bint more
+        lo.ms = lo.seq = 0
+        hi.ms = hi.seq = U64_MAX
+        stream_iter_start(&it, s, &lo, &hi, 0)
+        more = stream_iter_next(&it, &id)
+        while more or k < nextra:
+            if k < nextra:
+                other.ms, other.seq = extra[k]
+                if not more or id_cmp(&other, &id) < 0:
+                    self.header(5)
+                    self.bulk(b"XADD", 4)
+                    self.bulk_obj(key)
+                    self.bulk_id(&other)
+                    self.bulk(b"x", 1)
+                    self.bulk(b"y", 1)
+                    k += 1
+                    continue
+            npairs = stream_iter_raw(&it, &names, &values, &values_end)
+            self.header(3 + 2 * npairs)
+            self.bulk(b"XADD", 4)
+            self.bulk_obj(key)
+            self.bulk_id(&id)
+            for i in range(npairs if names != NULL else 2 * npairs):
+                if names != NULL:
+                    names = read_string(names, &str_, &slen)
+                    self.bulk(str_, slen)
+                values = read_string(values, &str_, &slen)
+                self.bulk(str_, slen)
+            self.maybe_flush()
+            more = stream_iter_next(&it, &id)
+        stream_iter_stop(&it)
+        return 0
+
+    cdef int xclaims(self, bytes key, ConsumerGroup g) except -1:
+        """XCLAIM key group owner 0 id TIME t RETRYCOUNT n JUSTID FORCE per PEL entry."""
+        cdef RadixIter it
+        cdef StreamID id
+        cdef PendingEntry* pe
+        radix_iter_init(&it, g.pel)
+        cdef int more = radix_seek(&it, RADIX_FIRST, NULL)
+        while more:
+            id_decode(it.key, &id)
+            pe = <PendingEntry*>it.value
+            self.header(12)
+            self.bulk(b"XCLAIM", 6)
+            self.bulk_obj(key)
+            self.bulk_obj(g.name)
+            self.bulk_obj(g.owner_of(pe).name)
+            self.bulk(b"0", 1)
+            self.bulk_id(&id)
+            self.bulk(b"TIME", 4)
+            self.bulk_i64(<int64_t>pe_time(pe))
+            self.bulk(b"RETRYCOUNT", 10)
+            self.bulk_i64(pe_count(pe))
+            self.bulk(b"JUSTID", 6)
+            self.bulk(b"FORCE", 5)
+            self.maybe_flush()
+            more = radix_next(&it)
+        return 0
+
+    cdef int drop_placeholders(self, bytes key, Stream s, list dangling) except -1:
+        """Removes the placeholder entries: those below the first live entry by an
+        exact trim (which leaves max-deleted-ID alone, as the trim that removed the
+        originals did), the others by XDEL (XDEL removed those, so max-deleted-ID is
+        not 0-0 and the final XSETID restores it)."""
+        cdef StreamID id
+        cdef list deleted = []
+        if s.length == 0:
+            self.command(b"XTRIM", key, b"MAXLEN", b"0")
+            return 0
+        for ms, seq in dangling:
+            id.ms = ms
+            id.seq = seq
+            if id_cmp(&id, &s.first_id) > 0:
+                deleted.append(b"%d-%d" % (ms, seq))
+        if len(deleted) < len(dangling):
+            self.command(b"XTRIM", key, b"MINID", b"%d-%d" % (s.first_id.ms, s.first_id.seq))
+        for i in range(0, len(deleted), 1000):
+            self.command(b"XDEL", key, *deleted[i:i + 1000])
+        return 0
+
+
+cdef list dangling_ids(Stream s):
+    """Sorted (ms, seq) of the IDs pending in some group whose entry is gone."""
+    cdef RadixIter it
+    cdef StreamID id
+    cdef ConsumerGroup g
+    cdef set gone = set()
+    cdef int more
+    for g in s.groups.values():
+        radix_iter_init(&it, g.pel)
+        more = radix_seek(&it, RADIX_FIRST, NULL)
+        while more:
+            id_decode(it.key, &id)
+            if not s.contains(&id):
+                gone.add((id.ms, id.seq))
+            more = radix_next(&it)
+    return sorted(gone)
