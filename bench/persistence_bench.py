@@ -125,6 +125,9 @@ def measure_data_set(side: str, entries: int, pending: int) -> dict:
     try:
         server.start()
         fill(server.port, entries, pending)
+        r = redis.Redis(port=server.port)
+        held = (r.xlen("s"), r.xpending("s", "g")["pending"])   # -P may overshoot -n a bit
+        r.close()
         time.sleep(1.2)
         out = {"aof_mb": aof_bytes(workdir) / 2 ** 20}
         server.stop(timeout=120) if side == "sluice" else server.stop()
@@ -136,7 +139,7 @@ def measure_data_set(side: str, entries: int, pending: int) -> dict:
         server.start()
         out["base_load_s"] = last_load_seconds(server.log_text())
         r = redis.Redis(port=server.port)
-        assert r.xlen("s") == entries and r.xpending("s", "g")["pending"] == pending
+        assert (r.xlen("s"), r.xpending("s", "g")["pending"]) == held, "data lost"
         r.close()
         return out
     finally:

@@ -76,14 +76,27 @@ def bench_xadd(servers: dict, args) -> dict:
             for name, (port, client) in order:
                 client.flushall()
                 rate = redis_benchmark_rps(port, args.requests, pipeline)
+                if client.xlen("s") != args.requests:        # every XADD succeeded
+                    raise RuntimeError("%s: XLEN s = %d after %d XADDs"
+                                       % (name, client.xlen("s"), args.requests))
                 rates.setdefault((name, pipeline), []).append(rate)
     return rates
 
 
 # -- the claim benchmark over RESP ---------------------------------------------------
 
+def server_usec_per_call(raw, command: str):
+    """usec_per_call of `command` from the server's INFO commandstats, or None."""
+    for line in raw("INFO", "commandstats").decode().splitlines():
+        if line.startswith("cmdstat_%s:" % command):
+            fields = dict(kv.split("=") for kv in line.split(":", 1)[1].split(","))
+            return float(fields["usec_per_call"])
+    return None
+
+
 def bench_claim(servers: dict, args) -> tuple:
-    """({server: [seconds per call]}, {server: [entries returned]})."""
+    """({server: [seconds per call]}, {server: [entries returned]}, {server: the
+    server's own usec per call})."""
     calls = {
         "sluice": ("XREADGROUP", "GROUP", "g", "c2", "COUNT", CLAIM_COUNT, "CLAIM", MIN_IDLE,
                    "STREAMS", "s", ">"),
@@ -97,6 +110,8 @@ def bench_claim(servers: dict, args) -> tuple:
     for name, (_, client) in servers.items():
         raws[name] = C.RawConnection(client)
         ids[name] = fill_redis(raws[name], args.claim_entries)
+    for raw in raws.values():
+        raw("CONFIG", "RESETSTAT")
     rng = random.Random(args.seed)
     times = {name: [] for name in servers}
     returned = {name: [] for name in servers}
@@ -118,9 +133,11 @@ def bench_claim(servers: dict, args) -> tuple:
             times[name].append(t1 - t0)
             returned[name].append(count_returned[name](rep))
     gc.unfreeze()
+    server_usec = {name: server_usec_per_call(raws[name], calls[name][0].lower())
+                   for name in servers}
     for raw in raws.values():
         raw.close()
-    return times, returned
+    return times, returned, server_usec
 
 
 # -- a pipelined consumer loop -------------------------------------------------------
@@ -175,22 +192,25 @@ def bench_consume(servers: dict, args) -> dict:
 
 # -- the report ------------------------------------------------------------------------
 
-def ratios(ours: list, theirs: list, invert: bool = False) -> float:
-    """Median of the per-round ratios (ours/theirs, or theirs/ours for times)."""
-    return C.median((t / o) if invert else (o / t) for o, t in zip(ours, theirs))
+def ratios(ours: list, theirs: list) -> float:
+    """Median of the per-round ratios ours/theirs."""
+    return C.median(o / t for o, t in zip(ours, theirs))
 
 
 def report(xadd: dict, claim: tuple, consume: dict, args, version: str) -> None:
-    times, returned = claim
+    times, returned, server_usec = claim
     rows = []
-    for name, label in (("sluice", "sluice-server"), ("redis", "redis-server %s" % version)):
+    for name, label in (("sluice", "sluice-server CLAIM"),
+                        ("redis", "redis-server %s XAUTOCLAIM" % version)):
         s = C.summary(times[name])
+        usec = server_usec[name]
         rows.append([label, "%.0f" % (sum(returned[name]) / len(returned[name])),
                      C.fmt_ms(s["avg"]), C.fmt_ms(s["median"]), C.fmt_ms(s["p95"]),
-                     C.fmt_ms(s["min"])])
-    C.print_table("claim: %s-entry PEL, %d iterations (ms per call, over RESP)"
+                     C.fmt_ms(s["min"]), C.fmt_ms(None if usec is None else usec / 1e6)])
+    C.print_table("claim: %s-entry PEL, %d iterations (ms per call over RESP; last column: "
+                  "the server's own time, INFO commandstats)"
                   % ("{:,}".format(args.claim_entries), args.claim_iterations),
-                  ["server", "returned", "avg", "median", "p95", "min"], rows)
+                  ["server", "returned", "avg", "median", "p95", "min", "server avg"], rows)
 
     rows = []
 
@@ -218,9 +238,9 @@ def report(xadd: dict, claim: tuple, consume: dict, args, version: str) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="~30 s run")
+    ap.add_argument("--quick", action="store_true", help="~15 s run")
     ap.add_argument("--rounds", type=int, default=None,
-                    help="XADD and consume rounds (default 3, quick 1)")
+                    help="XADD and consume rounds (default 5, quick 1)")
     ap.add_argument("--requests", type=int, default=None,
                     help="redis-benchmark -n (default 200000, quick 100000)")
     ap.add_argument("--claim-entries", type=int, default=20_000)
@@ -230,7 +250,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     if args.rounds is None:
-        args.rounds = 1 if args.quick else 3
+        args.rounds = 1 if args.quick else 5
     if args.requests is None:
         args.requests = 100_000 if args.quick else 200_000
     if args.claim_iterations is None:
@@ -240,7 +260,9 @@ def main(argv=None) -> int:
         print("redis-server / redis-benchmark not installed: nothing to compare against "
               "(`make oracle` installs them)")
         return 0
-    with C.redis_server() as redis_srv, ServerProcess(loglevel="warning") as sluice:
+    no_persistence = ["--save", "", "--appendonly", "no"]      # as the redis-server
+    with C.redis_server() as redis_srv, \
+            ServerProcess(no_persistence, loglevel="warning") as sluice:
         servers = {
             "sluice": (sluice.port, redis.Redis(host="127.0.0.1", port=sluice.port,
                                                 protocol=2)),

@@ -115,6 +115,11 @@ cdef class Engine:
         if ctx.events:
             ctx.events = []
 
+    @property
+    def in_transaction(self) -> bool:
+        """Inside EXEC (persistence defers rewrites and saves until it is over)."""
+        return self._tx_depth > 0
+
     def transaction_begin(self) -> None:
         """EXEC starts: the effects of the commands until transaction_end reach the
         listeners bracketed by MULTI ... EXEC, so a log replays them all or none."""

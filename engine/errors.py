@@ -40,6 +40,12 @@ def unknown_command(argv: list) -> ResponseError:
                          f"with: {shown.decode('utf-8', 'surrogateescape')}")
 
 
+def subcommand_syntax(container: bytes, sub: bytes) -> ResponseError:
+    """A known subcommand with the wrong arguments, in Redis's words."""
+    return ResponseError(f"ERR unknown subcommand or wrong number of arguments for "
+                         f"'{arg_text(sub, 128)}'. Try {container.decode().upper()} HELP.")
+
+
 def unknown_subcommand(container: bytes, sub: bytes) -> ResponseError:
     return ResponseError(f"ERR unknown subcommand '{arg_text(sub, 128)}'. "
                          f"Try {container.decode().upper()} HELP.")

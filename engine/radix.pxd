@@ -121,6 +121,33 @@ cdef struct RadixHint:
 # nothing.
 cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
                             uint32_t first_remove, RadixHint* hints) noexcept
+
+# The same in steps, for a caller that works on something else between them (so that
+# each step finds the lines it reads loaded): radix_locate_begin, then
+# radix_locate_step until it returns 0; then the hints are set. The caller may change
+# the trees between steps (a descent whose tree changed shape starts again). At most
+# RADIX_LOCATE_MAX keys; the arrays must stay valid until the last step. Callers
+# treat the fields as private.
+cdef enum:
+    RADIX_LOCATE_MAX = 64
+
+cdef struct RadixLocate:
+    RadixTree** trees
+    const uint8_t* keys
+    RadixHint* hints
+    uint32_t n
+    uint32_t first_remove
+    bint finished
+    void* node[RADIX_LOCATE_MAX]        # where each descent is
+    uint64_t shape[RADIX_LOCATE_MAX]    # its tree's shape when it started
+    RadixInner* par[RADIX_LOCATE_MAX]
+    uint32_t idx[RADIX_LOCATE_MAX]
+    uint8_t inner[RADIX_LOCATE_MAX]
+    uint8_t rightmost[RADIX_LOCATE_MAX]
+
+cdef void radix_locate_begin(RadixLocate* L, RadixTree** trees, const uint8_t* keys,
+                             uint32_t n, uint32_t first_remove, RadixHint* hints) noexcept
+cdef bint radix_locate_step(RadixLocate* L) noexcept
 # radix_find / radix_remove for a key located by radix_locate_many into `hint`: they
 # skip the descent while the hint is valid.
 cdef void* radix_find_at(const RadixTree* tree, const uint8_t* key,

@@ -1396,78 +1396,109 @@ cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) exce
 
 # ---- batched lookups ----
 #
-# A caller with many lookups to make (a claim of 1,000 entries) first locates them all
-# with radix_locate_many: the descents advance one level at a time side by side, so that
-# in a tree bigger than the CPU caches their misses overlap (each level's lines are
-# prefetched for every key before any is read), and each key's bucket is remembered as
+# A caller with many lookups to make (a claim of 1,000 entries) first locates them in
+# batches (RadixLocate): the descents advance one level per step side by side, each
+# step prefetching the nodes the next one reads, and each key's bucket is remembered as
 # a RadixHint: a finger (see "Fingers") stamped with the tree's shape counter.
 # radix_find_at and radix_remove_at then start from the hint instead of descending
 # again, as long as the shape has not changed since; otherwise they descend.
+#
+# In a tree bigger than the CPU caches the misses of a level then overlap; a caller
+# with other work at hand can do some of it between steps (radix_locate_step), so that
+# each step finds its lines loaded instead of waiting for them.
 
-cdef enum:
-    LOCATE_GROUP = 32               # descents advanced side by side
+cdef inline bint _worth_prefetching(const RadixTree* t) noexcept:
+    """For a batch: trees of a few dozen KiB may have left the caches already when the
+    batch comes (a caller working between its steps touches other memory)."""
+    return t.bytes >= INTERP_MIN_BYTES or _all_big
+
+
+cdef inline void _locate_restart(RadixLocate* L, uint32_t j) noexcept:
+    cdef const RadixTree* t = L.trees[j]
+    L.node[j] = t.root
+    L.inner[j] = t.root_is_inner
+    L.rightmost[j] = 1
+    L.par[j] = NULL
+    L.idx[j] = 0
+    L.shape[j] = t.shape
+
+
+cdef void radix_locate_begin(RadixLocate* L, RadixTree** trees, const uint8_t* keys,
+                             uint32_t n, uint32_t first_remove, RadixHint* hints) noexcept:
+    cdef uint32_t j
+    L.trees = trees
+    L.keys = keys
+    L.hints = hints
+    L.n = n
+    L.first_remove = first_remove
+    L.finished = 0
+    for j in range(n):
+        _locate_restart(L, j)
+
+
+cdef bint radix_locate_step(RadixLocate* L) noexcept:
+    """Moves every unfinished descent one level down, prefetching the node it reaches
+    (a descent whose tree changed shape since it started, its nodes maybe freed or
+    moved, starts again from the root); once all have reached their buckets, fills the
+    hints and prefetches the buckets' lines, placed by their headers (asked for by the
+    level before)."""
+    cdef uint32_t j, i
+    cdef bint moved = 0
+    cdef RadixInner* nd
+    cdef RadixChild* c
+    cdef const RadixTree* t
+    cdef RadixHint* h
+    if L.finished:
+        return 0
+    for j in range(L.n):
+        t = L.trees[j]
+        if L.shape[j] != t.shape:
+            _locate_restart(L, j)
+            moved = 1
+        if not L.inner[j]:
+            continue
+        nd = <RadixInner*>L.node[j]
+        i = _slot(nd, L.keys[<size_t>j * t.key_len + nd.depth])
+        c = &_children(nd)[i]
+        if _worth_prefetching(t):
+            radix_prefetch(c.ptr)
+            if c.is_inner:
+                radix_prefetch(<uint8_t*>c.ptr + 64)    # see _prefetch_child
+        L.rightmost[j] = L.rightmost[j] and i + 1 == nd.n
+        L.par[j] = nd
+        L.idx[j] = i
+        L.node[j] = c.ptr
+        L.inner[j] = c.is_inner
+        moved = 1
+    if moved:
+        return 1
+    for j in range(L.n):
+        t = L.trees[j]
+        h = &L.hints[j]
+        h.finger.bucket = <RadixBucket*>L.node[j]
+        h.finger.parent = L.par[j]
+        h.finger.idx = <uint16_t>L.idx[j]
+        h.finger.rightmost = L.rightmost[j]
+        h.shape = L.shape[j]
+        if L.node[j] != NULL and _worth_prefetching(t):
+            _prefetch_bucket_read(t, <RadixBucket*>L.node[j], L.par[j], L.idx[j],
+                                  L.keys + <size_t>j * t.key_len,
+                                  FOR_REMOVE if j >= L.first_remove else FOR_FIND)
+    L.finished = 1
+    return 0
 
 
 cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
                             uint32_t first_remove, RadixHint* hints) noexcept:
-    """Sets hints[j] to where key j (keys packed back to back, all of one length) lies
-    in trees[j], for j < n, starting to load the lines that finding it (removing it, for
-    j >= first_remove) will read; in trees small enough to be cached, nothing is
-    prefetched. Last, each bucket's lines are placed by its header, which the descent
-    asked for first. Changes nothing."""
-    cdef void* node[LOCATE_GROUP]
-    cdef bint inner[LOCATE_GROUP]
-    cdef bint rightmost[LOCATE_GROUP]
-    cdef RadixInner* par[LOCATE_GROUP]
-    cdef uint32_t idx[LOCATE_GROUP]
-    cdef uint32_t base = 0, m, j, i
-    cdef bint more
-    cdef RadixInner* nd
-    cdef RadixChild* c
-    cdef const RadixTree* t
-    cdef const uint8_t* key
-    cdef RadixHint* h
+    cdef RadixLocate L
+    cdef uint32_t base = 0, m
     while base < n:
-        m = n - base if n - base < LOCATE_GROUP else LOCATE_GROUP
-        for j in range(m):
-            t = trees[base + j]
-            node[j] = t.root
-            inner[j] = t.root_is_inner
-            rightmost[j] = 1
-            par[j] = NULL
-            idx[j] = 0
-        more = 1
-        while more:
-            more = 0
-            for j in range(m):
-                if not inner[j]:
-                    continue
-                t = trees[base + j]
-                key = keys + <size_t>(base + j) * t.key_len
-                nd = <RadixInner*>node[j]
-                i = _slot(nd, key[nd.depth])
-                c = &_children(nd)[i]
-                if _big(t):
-                    radix_prefetch(c.ptr)
-                    _prefetch_child(t, c)
-                rightmost[j] = rightmost[j] and i + 1 == nd.n
-                par[j] = nd
-                idx[j] = i
-                node[j] = c.ptr
-                inner[j] = c.is_inner
-                more = 1
-        for j in range(m):
-            t = trees[base + j]
-            h = &hints[base + j]
-            h.finger.bucket = <RadixBucket*>node[j]
-            h.finger.parent = par[j]
-            h.finger.idx = <uint16_t>idx[j]
-            h.finger.rightmost = rightmost[j]
-            h.shape = t.shape
-            if node[j] != NULL and _big(t):
-                _prefetch_bucket_read(t, <RadixBucket*>node[j], par[j], idx[j],
-                                      keys + <size_t>(base + j) * t.key_len,
-                                      FOR_REMOVE if base + j >= first_remove else FOR_FIND)
+        m = n - base if n - base < RADIX_LOCATE_MAX else RADIX_LOCATE_MAX
+        radix_locate_begin(&L, trees + base, keys + <size_t>base * trees[0].key_len, m,
+                           first_remove - base if first_remove > base else 0,
+                           hints + base)
+        while radix_locate_step(&L):
+            pass
         base += m
 
 

@@ -7,6 +7,20 @@ ctypedef struct StreamID:
     uint64_t ms
     uint64_t seq
 
+cdef inline Py_ssize_t u64_write(char* out, uint64_t v) noexcept nogil:
+    """Decimal digits of v at out (at most 20); returns how many."""
+    cdef char tmp[20]
+    cdef Py_ssize_t n = 0, i
+    while True:
+        tmp[n] = <char>(48 + v % 10)
+        n += 1
+        v //= 10
+        if v == 0:
+            break
+    for i in range(n):
+        out[i] = tmp[n - 1 - i]
+    return n
+
 cdef inline int id_cmp(const StreamID* a, const StreamID* b) noexcept nogil:
     if a.ms != b.ms:
         return -1 if a.ms < b.ms else 1

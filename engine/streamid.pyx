@@ -2,26 +2,11 @@
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr
 
-cdef inline Py_ssize_t _write_u64(char* out, uint64_t v) noexcept:
-    """Decimal digits of v at out; returns how many."""
-    cdef char tmp[20]
-    cdef Py_ssize_t n = 0, i
-    while True:
-        tmp[n] = <char>(48 + v % 10)
-        n += 1
-        v //= 10
-        if v == 0:
-            break
-    for i in range(n):
-        out[i] = tmp[n - 1 - i]
-    return n
-
-
 cdef bytes id_format(const StreamID* sid):
     cdef char buf[48]
-    cdef Py_ssize_t n = _write_u64(buf, sid.ms)
+    cdef Py_ssize_t n = u64_write(buf, sid.ms)
     buf[n] = 45  # '-'
-    n += 1 + _write_u64(buf + n + 1, sid.seq)
+    n += 1 + u64_write(buf + n + 1, sid.seq)
     return buf[:n]
 
 

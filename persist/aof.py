@@ -128,6 +128,7 @@ class AppendOnlyLog:
                 fh.flush()
                 os.fsync(fh.fileno())
             self.finish_rewrite(ok=True)
+            self.rewrites = 0              # the initial base is not a rewrite (INFO)
         else:
             self.manifest = manifest
             self._delete_history()

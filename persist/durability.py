@@ -73,6 +73,7 @@ class Durability:
         self.rdb_last_bgsave_ok = True
         self.rdb_last_bgsave_seconds = -1
         self.rewrite_scheduled = False
+        self.bgsave_scheduled = False
         self.child: Optional[BackgroundJob] = None
         self.load_report: Optional[recovery.LoadReport] = None
         self.loaded_from = ""
@@ -137,11 +138,19 @@ class Durability:
         """Effect listener: count the change, log it; embedded, write per policy."""
         self.dirty += len(effects)
         aof = self.aof
-        if aof is None:
+        if aof is not None:
+            aof.feed(db, effects)
+        if not self.embedded:
             return
-        aof.feed(db, effects)
-        if self.embedded and (aof.fsync == "always" or len(aof.buf) >= EMBEDDED_WRITE_AT):
+        if aof is not None and (aof.fsync == "always" or len(aof.buf) >= EMBEDDED_WRITE_AT):
             aof.flush()
+        if not self.engine.in_transaction:
+            if self.rewrite_scheduled or aof is not None and aof.rewrite_due(
+                    self.auto_aof_rewrite_percentage, self.auto_aof_rewrite_min_size):
+                self._start_rewrite()
+            elif self.bgsave_scheduled:
+                self.bgsave_scheduled = False
+                self._start_bgsave()
 
     def before_reply(self) -> None:
         """Server, once per event-loop round, before replies go out: write (and with
@@ -169,8 +178,8 @@ class Durability:
         """BGSAVE: the reply's status text; PersistError with Redis's error text."""
         if self.child is not None and self.child.kind == "rdb":
             raise PersistError("Background save already in progress")
-        if self.child is not None:
-            if schedule:
+        if self.child is not None or self.engine.in_transaction:
+            if schedule or self.engine.in_transaction:
                 self.bgsave_scheduled = True
                 return "Background saving scheduled"
             raise PersistError("Another child process is active (AOF?): can't BGSAVE right "
@@ -178,8 +187,6 @@ class Durability:
                                "whenever possible.")
         self._start_bgsave()
         return "Background saving started"
-
-    bgsave_scheduled = False
 
     def _start_bgsave(self) -> None:
         self.last_save_attempt = time.monotonic()
@@ -205,7 +212,7 @@ class Durability:
         """BGREWRITEAOF: the reply's status text; PersistError on refusal."""
         if self.child is not None and self.child.kind == "aof":
             raise PersistError("Background append only file rewriting already in progress")
-        if self.child is not None:
+        if self.child is not None or self.engine.in_transaction:
             self.rewrite_scheduled = True
             return "Background append only file rewriting scheduled"
         self._start_rewrite()

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
+from engine.server.config import repr_arg, split_args
 from persist.errors import CorruptFileError
 
 MAX_LINE = 1024
@@ -55,11 +56,8 @@ class Manifest:
                 raise CorruptFileError(path, start, "manifest line too long")
             if not line.strip() or line.startswith(b"#"):
                 continue
-            try:
-                words = split_words(line)
-            except ValueError:
-                raise CorruptFileError(path, start, "invalid manifest line") from None
-            if len(words) % 2:
+            words = split_args(line)
+            if words is None or len(words) % 2:
                 raise CorruptFileError(path, start, "invalid manifest line")
             fields = dict(zip(words[::2], words[1::2]))
             try:
@@ -92,65 +90,12 @@ class Manifest:
         return b"".join(lines)
 
 
-def split_words(line: bytes) -> list:
-    """Splits a manifest line into words; double-quoted words may hold spaces and
-    \\xHH / \\n-style escapes (what `quote` writes)."""
-    words = []
-    i, n = 0, len(line)
-    while True:
-        while i < n and line[i] in b" \t":
-            i += 1
-        if i >= n:
-            return words
-        if line[i] != 0x22:                      # a bare word
-            j = i
-            while j < n and line[j] not in b" \t":
-                if line[j] == 0x22:
-                    raise ValueError("quote inside a bare word")
-                j += 1
-            words.append(line[i:j])
-            i = j
-            continue
-        out = bytearray()
-        i += 1
-        while True:
-            if i >= n:
-                raise ValueError("unterminated quotes")
-            c = line[i]
-            if c == 0x22:
-                if i + 1 < n and line[i + 1] not in b" \t":
-                    raise ValueError("closing quote must be followed by a space")
-                i += 1
-                break
-            if c == 0x5C and i + 1 < n:              # backslash escapes
-                e = line[i + 1]
-                if e == 0x78 and i + 3 < n:          # \xHH
-                    out.append(int(line[i + 2:i + 4], 16))
-                    i += 4
-                    continue
-                out.append({0x6E: 10, 0x72: 13, 0x74: 9, 0x62: 8, 0x61: 7}.get(e, e))
-                i += 2
-                continue
-            out.append(c)
-            i += 1
-        words.append(bytes(out))
-
-
 def quote(name: str) -> bytes:
-    """The name as a manifest word: bare when plain, else quoted with escapes."""
+    """The name as a manifest word: bare when plain, else sdscatrepr-quoted."""
     raw = name.encode("utf-8", "surrogateescape")
-    if raw and all(0x21 <= b <= 0x7E and b not in b'"\\' for b in raw):
+    if raw and all(0x21 <= b <= 0x7E and b not in b'"\\\'' for b in raw):
         return raw
-    out = bytearray(b'"')
-    for b in raw:
-        if b in b'"\\':
-            out += b"\\" + bytes([b])
-        elif 0x20 <= b <= 0x7E:
-            out.append(b)
-        else:
-            out += b"\\x%02x" % b
-    out += b'"'
-    return bytes(out)
+    return repr_arg(raw)
 
 
 def fsync_dir(path: str) -> None:
@@ -178,4 +123,4 @@ def write_atomically(path: str, data: bytes) -> None:
     fsync_dir(directory)
 
 
-__all__ = ["AofFile", "Manifest", "write_atomically", "fsync_dir", "split_words", "quote"]
+__all__ = ["AofFile", "Manifest", "write_atomically", "fsync_dir", "quote"]

@@ -13,7 +13,8 @@ tells a cut-off tail (TruncatedFileError: the data ends inside a command) from d
 last whole command ends, so recovery can truncate there and tools can report it.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+from engine.streamid cimport u64_write
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memchr
 
@@ -62,22 +63,9 @@ cdef class LogBuffer:
         return 0
 
     cdef inline void _number(self, char kind, Py_ssize_t n) noexcept:
-        cdef char tmp[24]
-        cdef int i = 0
         cdef char* p = self.data + self.size
         p[0] = kind
-        p += 1
-        if n == 0:
-            tmp[0] = 48
-            i = 1
-        while n > 0:
-            tmp[i] = 48 + n % 10
-            n //= 10
-            i += 1
-        while i > 0:
-            i -= 1
-            p[0] = tmp[i]
-            p += 1
+        p += 1 + u64_write(p + 1, <uint64_t>n)
         p[0] = 13
         p[1] = 10
         self.size = p + 2 - self.data

@@ -32,11 +32,11 @@ Loading (StateLoader) builds fresh Database objects, checking every record, and
 moves them into the engine only once the END record has been seen.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, INT64_MIN
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 
-from engine.streamid cimport StreamID, id_cmp, id_decode
+from engine.streamid cimport StreamID, id_cmp, id_decode, u64_write
 from engine.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
                             stream_iter_stop, stream_iter_raw)
 from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
@@ -62,7 +62,6 @@ CHUNK_BYTES = 128 * 1024
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 cdef uint64_t TIME_LIMIT = <uint64_t>1 << 48        # delivery times are 48-bit
 cdef int64_t COUNT_MAX = (<int64_t>1 << 47) - 1     # delivery counts are signed 48-bit
-cdef int64_t INT64_MIN = -0x7fffffffffffffff - 1
 
 
 class RecordError(ValueError):
@@ -823,21 +822,6 @@ cdef inline const uint8_t* read_string(const uint8_t* p, const uint8_t** s,
     return p + 1 + v
 
 
-cdef inline size_t format_u64(uint64_t v, char* out) noexcept nogil:
-    """Decimal digits of v at out (up to 20); returns their count."""
-    cdef char tmp[20]
-    cdef size_t n = 0, i
-    while True:
-        tmp[n] = <char>(48 + v % 10)
-        n += 1
-        v //= 10
-        if v == 0:
-            break
-    for i in range(n):
-        out[i] = tmp[n - 1 - i]
-    return n
-
-
 cdef class RespWriter:
     """RESP commands (arrays of bulk strings) onto a binary file, through a buffer."""
     cdef Buf buf
@@ -874,7 +858,7 @@ cdef class RespWriter:
         cdef char line[24]
         cdef size_t k
         line[0] = kind
-        k = 1 + format_u64(n, line + 1)
+        k = 1 + <size_t>u64_write(line + 1, n)
         line[k] = 13
         line[k + 1] = 10
         buf_put(&self.buf, line, k + 2)
@@ -898,15 +882,15 @@ cdef class RespWriter:
         cdef char text[21]
         if v < 0:
             text[0] = 45                   # '-'
-            return self.bulk(text, 1 + format_u64(<uint64_t>0 - <uint64_t>v, text + 1))
-        return self.bulk(text, format_u64(<uint64_t>v, text))
+            return self.bulk(text, 1 + <size_t>u64_write(text + 1, <uint64_t>0 - <uint64_t>v))
+        return self.bulk(text, <size_t>u64_write(text, <uint64_t>v))
 
     cdef int bulk_id(self, const StreamID* id) except -1:
         cdef char text[41]
-        cdef size_t n = format_u64(id.ms, text)
+        cdef size_t n = <size_t>u64_write(text, id.ms)
         text[n] = 45                       # '-'
         n += 1
-        n += format_u64(id.seq, text + n)
+        n += <size_t>u64_write(text + n, id.seq)
         return self.bulk(text, n)
 
     def stream(self, bytes key, Stream s) -> None:

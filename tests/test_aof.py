@@ -377,3 +377,43 @@ def test_persistence_commands_without_a_directory():
         Engine().execute("BGSAVE", "NOW")
     with pytest.raises(TypeError):
         Engine(appendonly=True)
+
+
+def test_rewrite_and_save_inside_exec_wait_for_its_end(tmp_path):
+    """A rewrite starting mid-transaction would split MULTI ... EXEC across files."""
+    clock = ManualClock(T0)
+    engine = reopen(tmp_path, clock, appendfsync="always")
+    client = EmbeddedRedis(engine=engine)
+    client.set_response_callback("BGREWRITEAOF", lambda r, **kw: r)
+    client.set_response_callback("BGSAVE", lambda r, **kw: r)
+    before = manifest_of(tmp_path).base.seq
+    pipe = client.pipeline(transaction=True)
+    pipe.set("a", "1")
+    pipe.execute_command("BGREWRITEAOF")
+    pipe.execute_command("BGSAVE")
+    pipe.set("b", "2")
+    replies = pipe.execute()
+    assert replies[1] == b"Background append only file rewriting scheduled"
+    assert replies[2] == b"Background saving scheduled"
+    assert manifest_of(tmp_path).base.seq == before + 1     # right after EXEC
+    assert not os.path.exists(tmp_path / "dump.rdb")
+    client.set("c", "3")                       # the next write runs the scheduled save
+    assert os.path.exists(tmp_path / "dump.rdb")
+    engine.close(save=False)
+    again = reopen(tmp_path, clock)
+    assert again.execute("MGET", "a", "b", "c") == [b"1", b"2", b"3"]
+    again.close()
+
+
+def test_automatic_rewrite_in_the_embedded_engine(tmp_path):
+    clock = ManualClock(T0)
+    engine = reopen(tmp_path, clock, appendfsync="always", auto_aof_rewrite_percentage=100,
+                    auto_aof_rewrite_min_size=4096)
+    for i in range(400):
+        engine.execute("SET", "k", "x" * 50)
+    assert manifest_of(tmp_path).base.seq > 1
+    assert engine.durability.aof.size < 4096 * 3
+    engine.close()
+    again = reopen(tmp_path, clock)
+    assert again.execute("GET", "k") == b"x" * 50
+    again.close()

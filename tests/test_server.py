@@ -739,7 +739,7 @@ def test_command_list_matches_redis_for_stream_commands(r, redis_server):
 
 def test_connection_commands(sluice, protocol):
     """CLIENT SETINFO / INFO / SETNAME, SELECT with DBSIZE, RESET and QUIT on one
-    connection."""
+    connection; TIME."""
     import hiredis
     s = raw_socket(sluice.port)
     s.sendall(b"HELLO %d\r\nCLIENT SETINFO LIB-NAME mylib\r\nCLIENT SETINFO LIB-VER 1.2\r\n"
@@ -756,6 +756,11 @@ def test_connection_commands(sluice, protocol):
     assert (fields[b"name"], fields[b"db"], fields[b"lib-name"], fields[b"lib-ver"],
             fields[b"resp"]) == (b"me", b"3", b"mylib", b"1.2", str(protocol).encode())
     assert replies[9:] == [b"RESET", 0, None, b"OK"]
+    client = redis.Redis(port=sluice.port, protocol=protocol)
+    times = [client.time() for _ in range(5)]
+    assert any(usec % 1000 for _, usec in times)            # microseconds, as Redis
+    assert abs(times[0][0] + times[0][1] / 1e6 - time.time()) < 5 and times == sorted(times)
+    client.close()
 
 
 # -- security and limits ----------------------------------------------------------------
@@ -872,7 +877,13 @@ def test_maxclients():
         keep[0].sendall(b"INFO stats\r\n")
         time.sleep(0.1)
         assert b"rejected_connections:1\r\n" in keep[0].recv(65536)
-        for s in keep + [extra]:
+        keep[0].sendall(b"CONFIG SET maxclients 3\r\n")          # applies to the next ones
+        assert keep[0].recv(100) == b"+OK\r\n"
+        third = raw_socket(srv.port)
+        third.sendall(b"PING\r\n")
+        assert third.recv(100) == b"+PONG\r\n"
+        assert read_until_closed(raw_socket(srv.port)) == b"-ERR max number of clients reached\r\n"
+        for s in keep + [extra, third]:
             s.close()
 
 

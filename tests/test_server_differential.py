@@ -122,7 +122,8 @@ RAW_CASES = {
         "CLIENT LIST TYPE foo", "CLIENT LIST ID 99999 99998", "CLIENT LIST ID x",
         "CLIENT FOO", "CLIENT", "CLIENT SETNAME", "CLIENT SETNAME a", "CLIENT GETNAME",
         "CLIENT UNBLOCK 99999", "CLIENT UNBLOCK x", "CLIENT UNBLOCK 5 FOO",
-        "CLIENT GETNAME x"),
+        "CLIENT GETNAME x", "CLIENT LIST TYPE normal ID 1", "CLIENT LIST TYPE normal x",
+        "CLIENT UNBLOCK 1 2 3", "CLIENT LIST ID", "CLIENT KILL MAXAGE x", "CLIENT SETNAME a\tb"),
     "connection": script(
         "AUTH x", "AUTH a b", "AUTH default x", "AUTH a b c", "HELLO 3 AUTH default x",
         "HELLO 2 AUTH foo bar", "HELLO 2 SETNAME a", "CLIENT GETNAME", "HELLO 2 FOO",
@@ -136,7 +137,9 @@ RAW_CASES = {
         "COMMAND COUNT x", "COMMAND GETKEYS", "COMMAND GETKEYS get a", "COMMAND GETKEYS get",
         "COMMAND GETKEYS foo bar", "COMMAND GETKEYS xread streams a b 0 0",
         "COMMAND GETKEYS del a b c", "COMMAND GETKEYS xgroup create s g $",
-        "COMMAND INFO nosuch", "INFO nosuchsection", "QUIT"),
+        "COMMAND INFO nosuch", "INFO nosuchsection", "PUBSUB CHANNELS a b", "PUBLISH a b c",
+        "COMMAND LIST FILTERBY", "COMMAND LIST FILTERBY pattern", "COMMAND HELP x",
+        "COMMAND GETKEYS ping", "COMMAND GETKEYS xadd s", "QUIT"),
     # client-supplied names in error texts: raw bytes (not UTF-8) echoed as they are,
     # cut at a NUL byte and at 128 bytes where Redis's C formats cut them
     "non_utf8_names": b"".join(resp(*args) for args in (

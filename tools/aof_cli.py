@@ -216,9 +216,8 @@ def replay_to_server(target: Target, args) -> int:
     """Sends every command to a running server, pipelined in batches."""
     import redis
     host, _, port = args.to_server.rpartition(":")
-    client = redis.Redis(host=host or "127.0.0.1", port=int(port), password=args.password,
-                         protocol=2)
-    conn = client.connection_pool.get_connection("replay")
+    conn = redis.Connection(host=host or "127.0.0.1", port=int(port), password=args.password)
+    conn.connect()
     total = sum(os.path.getsize(p) for p, _ in target.files)
     sent = errors = 0
     batch = LogBuffer()
@@ -226,7 +225,7 @@ def replay_to_server(target: Target, args) -> int:
 
     def send() -> int:
         nonlocal pending
-        conn.send_packed_command(batch.take(), check_health=False)
+        conn.send_packed_command([batch.take()], check_health=False)
         bad = 0
         for _ in range(pending):
             try:
@@ -252,7 +251,7 @@ def replay_to_server(target: Target, args) -> int:
                     errors += send()
             if pending:
                 errors += send()
-    client.connection_pool.release(conn)
+    conn.disconnect()
     print(f"Replayed {sent} commands, {errors} error replies")
     return EXIT_OK if errors == 0 else EXIT_DAMAGED
 

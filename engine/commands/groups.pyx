@@ -21,7 +21,7 @@ from engine.reply_lists cimport leaf_list
 from engine.commands.stream_args cimport parse_id, parse_bound
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command, container
-from engine.errors import ResponseError, SYNTAX, arg_text
+from engine.errors import ResponseError, SYNTAX, arg_text, subcommand_syntax
 from engine.reply import OK
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
@@ -81,12 +81,6 @@ NOGROUP_KEY_OR_GROUP = "NOGROUP No such key '{key}' or consumer group '{group}'"
 container("xgroup")
 
 
-cdef object subcommand_syntax(list argv):
-    return ResponseError(
-        "ERR unknown subcommand or wrong number of arguments for '%s'. Try XGROUP HELP."
-        % arg_text(argv[1], 128))
-
-
 cdef int64_t parse_entries_read(bytes arg) except? -3:
     cdef int64_t n = parse_int(arg, NULL)
     if n < 0 and n != ENTRIES_READ_UNKNOWN:
@@ -134,11 +128,11 @@ def xgroup_create(CommandContext ctx, list argv):
             entries_read = parse_entries_read(argv[i + 1])
             i += 2
         else:
-            raise subcommand_syntax(argv)
+            raise subcommand_syntax(b"xgroup", argv[1])
     cdef bytes key = argv[2], name = argv[3]
     cdef Stream s = xgroup_stream(ctx, argv, mkstream)
     if len(argv) > 8:
-        raise subcommand_syntax(argv)
+        raise subcommand_syntax(b"xgroup", argv[1])
     cdef StreamID start
     if argv[4] == b"$":
         if s is not None:
@@ -166,7 +160,7 @@ def xgroup_setid(CommandContext ctx, list argv):
     cdef Stream s = ctx.db.lookup_stream(argv[2], ctx.now)
     cdef int64_t entries_read = ENTRIES_READ_UNKNOWN
     if len(argv) != 5 and len(argv) != 7:
-        raise subcommand_syntax(argv)
+        raise subcommand_syntax(b"xgroup", argv[1])
     cdef StreamID start
     if argv[4] == b"$":
         start = s.last_id
@@ -174,7 +168,7 @@ def xgroup_setid(CommandContext ctx, list argv):
         parse_id(argv[4], &start, 0, False)
     if len(argv) == 7:
         if (<bytes>argv[5]).lower() != b"entriesread":
-            raise subcommand_syntax(argv)
+            raise subcommand_syntax(b"xgroup", argv[1])
         entries_read = parse_entries_read(argv[6])
     g.last_id = start
     g.entries_read = cap_entries_read(s, entries_read)

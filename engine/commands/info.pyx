@@ -13,7 +13,7 @@ from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, R
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command, container
-from engine.errors import ResponseError, NO_SUCH_KEY, arg_text
+from engine.errors import ResponseError, NO_SUCH_KEY, arg_text, subcommand_syntax
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 
@@ -31,12 +31,6 @@ cdef Stream stream_or_error(CommandContext ctx, bytes key):
     if s is None:
         raise ResponseError(NO_SUCH_KEY)
     return s
-
-
-cdef object subcommand_syntax(list argv):
-    return ResponseError(
-        "ERR unknown subcommand or wrong number of arguments for '%s'. Try XINFO HELP."
-        % arg_text(argv[1], 128))
 
 
 cdef object entries_read_reply(ConsumerGroup g):
@@ -83,11 +77,11 @@ def xinfo_stream(CommandContext ctx, list argv):
     cdef int64_t count = 10
     if len(argv) > 3:
         if (<bytes>argv[3]).lower() != b"full":
-            raise subcommand_syntax(argv)
+            raise subcommand_syntax(b"xinfo", argv[1])
         full = True
         if len(argv) > 4:
             if len(argv) != 6 or (<bytes>argv[4]).lower() != b"count":
-                raise subcommand_syntax(argv)
+                raise subcommand_syntax(b"xinfo", argv[1])
             count = parse_int(argv[5], NULL)
             if count < 0:
                 count = 10

@@ -21,7 +21,7 @@ from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_c
 from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
                            RADIX_FIRST)
 from engine.commands.context cimport CommandContext
-from engine.reply_lists cimport leaf_list
+from engine.reply_lists cimport leaf_list, gc_pause, gc_resume
 from engine.commands.stream_args cimport parse_id
 from engine.commands.streams cimport stream_edge_id
 from engine.commands.groups cimport (propagate_delivery, propagate_group_position,
@@ -218,25 +218,30 @@ def xreadgroup(CommandContext ctx, list argv):
     cdef ConsumerGroup grp
     cdef Consumer c
     cdef list entries
-    for i in range(a.nstreams):
-        key = argv[a.streams_at + i]
-        s = ctx.db.lookup_stream(key, ctx.now)
-        grp = groups[i]
-        c = consumer_for(ctx, key, grp, consumer_name)
-        arg = argv[a.streams_at + a.nstreams + i]
-        if arg == b">":
-            entries = []
-            if a.claim >= 0:
-                claim_idle(ctx, key, s, grp, c, a.claim, a.count, entries)
-            if a.count == 0 or <int64_t>len(entries) < a.count:
-                deliver_new(ctx, key, s, grp, c, a.count - len(entries) if a.count else 0,
-                            a.noack, a.claim >= 0, entries)
-            if entries:
-                c.active_time = ctx.now
-                served.append([key, entries])
-        else:
-            parse_id(arg, &after, 0, True)
-            served.append([key, history(ctx, key, s, grp, c, &after, a.count)])
+    cdef bint gc_was_enabled = gc_pause()      # see engine/reply_lists.pxd
+    try:
+        for i in range(a.nstreams):
+            key = argv[a.streams_at + i]
+            s = ctx.db.lookup_stream(key, ctx.now)
+            grp = groups[i]
+            c = consumer_for(ctx, key, grp, consumer_name)
+            arg = argv[a.streams_at + a.nstreams + i]
+            if arg == b">":
+                entries = []
+                if a.claim >= 0:
+                    claim_idle(ctx, key, s, grp, c, a.claim, a.count, entries)
+                if a.count == 0 or <int64_t>len(entries) < a.count:
+                    deliver_new(ctx, key, s, grp, c,
+                                a.count - len(entries) if a.count else 0,
+                                a.noack, a.claim >= 0, entries)
+                if entries:
+                    c.active_time = ctx.now
+                    served.append([key, entries])
+            else:
+                parse_id(arg, &after, 0, True)
+                served.append([key, history(ctx, key, s, grp, c, &after, a.count)])
+    finally:
+        gc_resume(gc_was_enabled)
     return finish(ctx, served, &a, argv)
 
 

@@ -131,6 +131,7 @@ SERVER_FLAGS = {
     "exec": "noscript loading stale skip_slowlog", "discard": "noscript loading stale fast allow_busy",
     "watch": "noscript loading stale fast allow_busy", "unwatch": "noscript loading stale fast allow_busy",
     "flushall": "write", "info": "loading stale", "config": "", "command": "loading stale",
+    "time": "loading stale fast",
     "shutdown": "admin noscript loading stale no_multi no_async_loading allow_busy",
     "subscribe": "pubsub noscript loading stale", "unsubscribe": "pubsub noscript loading stale",
     "psubscribe": "pubsub noscript loading stale", "punsubscribe": "pubsub noscript loading stale",

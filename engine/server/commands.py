@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from engine.errors import ResponseError, arg_text
+from engine.errors import ResponseError, arg_text, subcommand_syntax
 from engine.reply import NULL_ARRAY, OK
 from engine.server.blocking import ServerBlockedRead
 from engine.server.command_info import build_table, command_command
@@ -86,6 +86,11 @@ class ServerSession(Session):
     def cmd_command(self, argv):
         return command_command(self.server.command_table, argv, self.ctx.resp3)
 
+    def cmd_time(self, argv):
+        """TIME in microseconds, as Redis (the engine's clock counts milliseconds)."""
+        us = time.time_ns() // 1000
+        return [b"%d" % (us // 1_000_000), b"%d" % (us % 1_000_000)]
+
     def cmd_shutdown(self, argv):
         save = None
         for arg in argv[1:]:
@@ -105,32 +110,28 @@ class ServerSession(Session):
     # CLIENT subcommands of a server ---------------------------------------------
 
     def client_list(self, argv):
+        """CLIENT LIST [TYPE type | ID id...]: one filter, as in Redis."""
         server = self.server
         conns = list(server.clients.values())
-        i = 2
-        while i < len(argv):
-            opt = argv[i].lower()
-            if opt == b"type" and i + 1 < len(argv):
-                kind = argv[i + 1].lower()
-                if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                    raise ResponseError("ERR Unknown client type '%s'" % arg_text(argv[i + 1]))
-                conns = [c for c in conns if c.client_type() == kind.decode()]
-                i += 2
-            elif opt == b"id" and i + 1 < len(argv):
-                ids = []
-                for raw in argv[i + 1:]:
-                    try:
-                        cid = int(raw)
-                    except ValueError:
-                        raise ResponseError("ERR Invalid client ID")
-                    if cid <= 0:
-                        raise ResponseError("ERR Invalid client ID")
-                    ids.append(cid)
-                conns = [server.clients[cid] for cid in dict.fromkeys(ids)
-                         if cid in server.clients]
-                break
-            else:
-                raise ResponseError("ERR syntax error")
+        opt = argv[2].lower() if len(argv) > 2 else None
+        if opt == b"type" and len(argv) == 4:
+            kind = argv[3].lower()
+            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+                raise ResponseError("ERR Unknown client type '%s'" % arg_text(argv[3]))
+            conns = [c for c in conns if c.client_type() == kind.decode()]
+        elif opt == b"id" and len(argv) > 3:
+            ids = []
+            for raw in argv[3:]:
+                try:
+                    cid = int(raw)
+                except ValueError:
+                    raise ResponseError("ERR Invalid client ID")
+                if cid <= 0:                 # Redis >= 7.2 (7.0 lists nothing)
+                    raise ResponseError("ERR Invalid client ID")
+                ids.append(cid)
+            conns = [server.clients[cid] for cid in dict.fromkeys(ids) if cid in server.clients]
+        elif opt is not None:
+            raise ResponseError("ERR syntax error")
         return Verbatim(b"".join(c.client_line() + b"\n" for c in conns))
 
     def client_kill(self, argv):
@@ -205,7 +206,7 @@ class ServerSession(Session):
             elif how != b"timeout":
                 raise ResponseError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
         elif len(argv) > 4:
-            raise ResponseError("ERR syntax error")
+            raise subcommand_syntax(argv[0], argv[1])
         conn = self.server.clients.get(cid)
         if conn is None or conn.blocked_read is None:
             return 0
@@ -268,7 +269,7 @@ class ServerSession(Session):
         sub = argv[1].lower()
         if sub == b"channels":
             if len(argv) > 3:
-                raise ResponseError("ERR wrong number of arguments for 'pubsub|channels' command")
+                raise subcommand_syntax(argv[0], argv[1])
             return pubsub.matching_channels(argv[2] if len(argv) == 3 else None)
         if sub == b"numsub":
             out = []
@@ -335,6 +336,7 @@ SERVER_COMMANDS = {
     b"info": SessionCommand("info", S.cmd_info, -1),
     b"config": SessionCommand("config", S.cmd_config, -2, "", CONFIG_ARITY),
     b"command": SessionCommand("command", S.cmd_command, -1, "", COMMAND_ARITY, base_ok=True),
+    b"time": SessionCommand("time", S.cmd_time, 1),
     b"shutdown": SessionCommand("shutdown", S.cmd_shutdown, -1, "nomulti"),
     b"subscribe": SessionCommand("subscribe", S.cmd_subscribe, -2, "pubsub"),
     b"unsubscribe": SessionCommand("unsubscribe", S.cmd_unsubscribe, -1, "pubsub"),

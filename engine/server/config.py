@@ -570,6 +570,9 @@ class Save(Kind):
     def _pairs(self, args: list[bytes]) -> list[tuple[int, int]]:
         if len(args) == 1 and _cstr(args[0]) == b"":
             args = []
+        elif len(args) == 1:
+            args = args[0].split(b" ")     # `--save "3600 1"`: one argument, as Redis
+            args = [a for a in args if a]
         if len(args) % 2:
             raise ConfigValueError("Invalid save parameters")
         values = []
