@@ -417,3 +417,39 @@ def test_automatic_rewrite_in_the_embedded_engine(tmp_path):
     again = reopen(tmp_path, clock)
     assert again.execute("GET", "k") == b"x" * 50
     again.close()
+
+
+def test_every_cut_in_the_last_commands_loads_the_prefix_before_it(tmp_path):
+    """A crash can stop a write at any byte: each cut within the last commands loads
+    exactly the commands before it (and truncates the file there)."""
+    import shutil
+    clock = ManualClock(T0)
+    src = tmp_path / "src"
+    engine = reopen(src, clock, appendfsync="always")
+    workload(engine, clock, random.Random(9), 120)
+    engine.close()
+    path = last_incr(src)
+    data = open(path, "rb").read()
+    reader = CommandReader(data, path)
+    ends = [0]
+    while reader.next() is not None:
+        ends.append(reader.offset)
+    later = ManualClock(clock.now_ms() + HOUR)
+    prefix_state = {}
+    for i, end in enumerate(ends[-5:-1]):
+        copy = tmp_path / f"prefix{i}"
+        shutil.copytree(src, copy)
+        os.truncate(last_incr(copy), end)
+        probe = reopen(copy, later)
+        prefix_state[end] = state_of(probe)
+        probe.close(save=False)
+    for cut in range(ends[-4], len(data)):
+        copy = tmp_path / "cut"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(src, copy)
+        os.truncate(last_incr(copy), cut)
+        probe = reopen(copy, later)
+        whole = max(e for e in ends if e <= cut)
+        assert state_of(probe) == prefix_state[whole], cut
+        probe.close(save=False)
+        assert os.path.getsize(last_incr(copy)) == whole
