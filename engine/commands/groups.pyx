@@ -29,6 +29,32 @@ cdef uint64_t U64_MAX = 0xffffffffffffffff
 
 # -- propagation -------------------------------------------------------------------
 
+# One claim call logs hundreds of XCLAIMs with the same delivery time and LASTID and
+# small counts: their text is made once and reused.
+cdef tuple SMALL_COUNTS = tuple(str(i).encode() for i in range(256))
+cdef uint64_t memo_time = 0
+cdef bytes memo_time_text = b"0"
+cdef StreamID memo_last_id
+cdef bytes memo_last_id_text = b"0-0"
+
+
+cdef inline bytes time_text(uint64_t t):
+    global memo_time, memo_time_text
+    if t != memo_time:
+        memo_time = t
+        memo_time_text = str(t).encode()
+    return memo_time_text
+
+
+cdef inline bytes last_id_text(const StreamID* last):
+    global memo_last_id_text
+    if last.ms != memo_last_id.ms or last.seq != memo_last_id.seq:
+        memo_last_id.ms = last.ms
+        memo_last_id.seq = last.seq
+        memo_last_id_text = id_format(last)
+    return memo_last_id_text
+
+
 cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,
                              const StreamID* id) except *:
     """Logs the current state of the pending entry `id` as an idempotent XCLAIM."""
@@ -36,10 +62,11 @@ cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,
         return
     cdef PendingEntry* pe = g.find_pending(id)
     cdef Consumer owner = g.owner_of(pe)
+    cdef int64_t count = pe_count(pe)
     ctx.propagate([b"XCLAIM", key, g.name, owner.name, b"0", id_format(id),
-                   b"TIME", str(pe_time(pe)).encode(),
-                   b"RETRYCOUNT", str(pe_count(pe)).encode(),
-                   b"FORCE", b"JUSTID", b"LASTID", id_format(&g.last_id)])
+                   b"TIME", time_text(pe_time(pe)), b"RETRYCOUNT",
+                   <bytes>SMALL_COUNTS[count] if 0 <= count < 256 else str(count).encode(),
+                   b"FORCE", b"JUSTID", b"LASTID", last_id_text(&g.last_id)])
 
 
 cdef void propagate_group_position(CommandContext ctx, bytes key, ConsumerGroup g) except *:
