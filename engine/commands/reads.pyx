@@ -28,7 +28,7 @@ from engine.commands.groups cimport (propagate_delivery, propagate_group_positio
                                      consumer_for, drop_vanished)
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command
-from engine.errors import ResponseError, SYNTAX
+from engine.errors import arg_text, ResponseError, SYNTAX
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 
@@ -199,8 +199,7 @@ def xreadgroup(CommandContext ctx, list argv):
         if g is None:
             raise ResponseError(
                 "NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP "
-                "option" % (key.decode("utf-8", "replace"),
-                            group_name.decode("utf-8", "replace")))
+                "option" % (arg_text(key), arg_text(group_name)))
         groups.append(g)
         arg = argv[a.streams_at + a.nstreams + i]
         if arg == b"$":

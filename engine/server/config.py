@@ -73,7 +73,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from engine.errors import SYNTAX, ResponseError, unknown_subcommand, wrong_arity
+from engine.errors import SYNTAX, ResponseError, arg_text, unknown_subcommand, wrong_arity
 from engine.glob import match as _glob_match
 from engine.reply import OK, Status
 from engine.server.resp import split_inline
@@ -180,7 +180,7 @@ def _show(b: Optional[bytes]) -> str:
 
 def _err_text(b: bytes) -> str:
     """An argument shown inside an error reply: Redis turns CR/LF into spaces there."""
-    return b.decode("utf-8", "replace").replace("\r", " ").replace("\n", " ")
+    return arg_text(b).replace("\r", " ").replace("\n", " ")
 
 
 # ------------------------------------------------------------------------------------------
