@@ -119,7 +119,8 @@ def rewrite_seconds(port: int) -> float:
 
 def measure_data_set(side: str, entries: int, pending: int) -> dict:
     workdir = tempfile.mkdtemp(prefix=f"pbench-{side}-")
-    args = ["--appendonly", "yes", "--appendfsync", "everysec"]
+    args = ["--appendonly", "yes", "--appendfsync", "everysec",
+            "--auto-aof-rewrite-percentage", "0"]     # the log as written, not rewritten
     server = ServerProcess(args + ["--save", ""], workdir=workdir, loglevel="notice") \
         if side == "sluice" else RedisProcess(workdir, args)
     try:
