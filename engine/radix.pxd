@@ -91,6 +91,11 @@ cdef struct RadixIter:
     RadixFrame path[RADIX_MAX_KEY]  # inner nodes from the root down to the bucket
 
 cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL
+# A tree whose full buckets take bucket_bytes (header included; radix_new: 4088, one
+# 4 KiB malloc chunk; at most that). A removal moves up to half a bucket, so trees
+# whose removals are scattered (consumer PELs) are cheaper with smaller ones.
+cdef RadixTree* radix_new_sized(uint32_t key_len, uint32_t value_len,
+                                uint32_t bucket_bytes) except NULL
 cdef void radix_free(RadixTree* tree) noexcept
 cdef uint64_t radix_count(const RadixTree* tree) noexcept
 # Inner nodes plus buckets (a walk: O(nodes); for statistics such as XINFO).
@@ -113,6 +118,7 @@ cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) exce
 cdef struct RadixHint:
     RadixFinger finger
     uint64_t shape
+    uint32_t pos            # radix_floor's cursor: the entry it returned last
 
 # Sets hints[j] to where key j lies in trees[j], for j < n, with the descents side by
 # side so that their cache misses overlap in trees too big for the CPU caches (whose
@@ -122,32 +128,6 @@ cdef struct RadixHint:
 cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
                             uint32_t first_remove, RadixHint* hints) noexcept
 
-# The same in steps, for a caller that works on something else between them (so that
-# each step finds the lines it reads loaded): radix_locate_begin, then
-# radix_locate_step until it returns 0; then the hints are set. The caller may change
-# the trees between steps (a descent whose tree changed shape starts again). At most
-# RADIX_LOCATE_MAX keys; the arrays must stay valid until the last step. Callers
-# treat the fields as private.
-cdef enum:
-    RADIX_LOCATE_MAX = 64
-
-cdef struct RadixLocate:
-    RadixTree** trees
-    const uint8_t* keys
-    RadixHint* hints
-    uint32_t n
-    uint32_t first_remove
-    bint finished
-    void* node[RADIX_LOCATE_MAX]        # where each descent is
-    uint64_t shape[RADIX_LOCATE_MAX]    # its tree's shape when it started
-    RadixInner* par[RADIX_LOCATE_MAX]
-    uint32_t idx[RADIX_LOCATE_MAX]
-    uint8_t inner[RADIX_LOCATE_MAX]
-    uint8_t rightmost[RADIX_LOCATE_MAX]
-
-cdef void radix_locate_begin(RadixLocate* L, RadixTree** trees, const uint8_t* keys,
-                             uint32_t n, uint32_t first_remove, RadixHint* hints) noexcept
-cdef bint radix_locate_step(RadixLocate* L) noexcept
 # radix_find / radix_remove for a key located by radix_locate_many into `hint`: they
 # skip the descent while the hint is valid.
 cdef void* radix_find_at(const RadixTree* tree, const uint8_t* key,

@@ -42,10 +42,11 @@
 #
 # Shrinking. A bucket is trimmed when 1/4 of it is unused (the rightmost one, where
 # appends land, only beyond the 1/3 a grow leaves): well beyond what its last grow left
-# unused, so that a bucket taking as many scattered inserts as removals (entries moving
-# between consumers) does not realloc on every one of them. It is freed when empty (a neighbour takes
-# its range), merged with an adjacent sibling bucket when both fit in 3/4 of a full
-# one, and an inner node left with a single child is replaced by that child. Removing
+# unused, so that a bucket taking scattered inserts and removals in turn (entries
+# moving between consumers) does not realloc at every one of them. It is freed when
+# empty (a neighbour takes its range), merged with an adjacent sibling bucket when both
+# fit in 3/4 of a full one, and an inner node left with a single child is replaced by
+# that child. Removing
 # a bucket's first entries (acks in order) moves nothing: the bucket keeps a gap at its
 # head, given back when it is trimmed or filled when the tail runs out of room.
 #
@@ -68,7 +69,8 @@
 #     bucket instead of the ~7 of a binary search over 4 KiB, and still O(log n)
 #     compares when the keys are uneven;
 #   - a child is picked without a search where possible (_slot): a full node is
-#     indexed by the byte, a small one counted through branch-free;
+#     indexed by the byte, a small one counted through branch-free, a big one
+#     binary-searched with conditional moves;
 #   - descents in trees of 1 MiB or more prefetch (_prefetch_child, _prefetch_bucket):
 #     an inner node's second line together with its first, and, as soon as a bucket's
 #     address is known, the lines its search will read (the last key of a full bucket,
@@ -77,8 +79,8 @@
 #     parallel with the bucket's header instead of one after another; a wrong guess
 #     costs only bandwidth;
 #   - what remains is about one miss per level below the top of the tree and one per
-#     bucket, per lookup. radix_prefetch_many lets a caller with a batch of lookups
-#     overlap those of different keys.
+#     bucket, per lookup. radix_locate_many lets a caller with a batch of lookups
+#     overlap those of different keys (see "Batched lookups").
 
 from libc.string cimport memcmp, memcpy, memmove, memset
 
@@ -924,8 +926,16 @@ cdef RadixBucket* _finger_trim(RadixTree* t, uint32_t i, RadixBucket* b) noexcep
 # ---- tree ----
 
 cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL:
+    return radix_new_sized(key_len, value_len, BUCKET_BYTES)
+
+
+cdef RadixTree* radix_new_sized(uint32_t key_len, uint32_t value_len,
+                                uint32_t bucket_bytes) except NULL:
     if key_len < 1 or key_len > RADIX_MAX_KEY or value_len > RADIX_MAX_VALUE:
         raise ValueError(f"radix: bad key/value length {key_len}/{value_len}")
+    if (bucket_bytes > BUCKET_BYTES or bucket_bytes < HDR
+            or (bucket_bytes - HDR) // (key_len + value_len) < 4):
+        raise ValueError(f"radix: bad bucket size {bucket_bytes}")
     cdef RadixTree* t = <RadixTree*>mem_alloc(sizeof(RadixTree))
     t.root = NULL
     t.root_is_inner = 0
@@ -935,7 +945,7 @@ cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL:
     t.key_len = key_len
     t.value_len = value_len
     t.entry_len = key_len + value_len
-    t.bucket_max = (BUCKET_BYTES - HDR) // t.entry_len
+    t.bucket_max = (bucket_bytes - HDR) // t.entry_len
     memset(t.finger, 0, sizeof(t.finger))
     t.bytes = malloc_usable_size(t)
     return t
@@ -1396,109 +1406,85 @@ cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) exce
 
 # ---- batched lookups ----
 #
-# A caller with many lookups to make (a claim of 1,000 entries) first locates them in
-# batches (RadixLocate): the descents advance one level per step side by side, each
-# step prefetching the nodes the next one reads, and each key's bucket is remembered as
-# a RadixHint: a finger (see "Fingers") stamped with the tree's shape counter.
-# radix_find_at and radix_remove_at then start from the hint instead of descending
-# again, as long as the shape has not changed since; otherwise they descend.
-#
-# In a tree bigger than the CPU caches the misses of a level then overlap; a caller
-# with other work at hand can do some of it between steps (radix_locate_step), so that
-# each step finds its lines loaded instead of waiting for them.
+# A caller with many lookups to make (a claim of 1,000 entries) first locates them in a
+# batch with radix_locate_many: the descents advance one level at a time side by side,
+# each level's nodes prefetched for every key before any is read, so that in a tree
+# bigger than the CPU caches their misses overlap instead of following one another.
+# Each key's bucket is remembered as a RadixHint: a finger (see "Fingers") stamped with
+# the tree's shape counter. radix_find_at and radix_remove_at then start from the hint
+# instead of descending again, as long as the shape has not changed since; otherwise
+# they descend.
+
+cdef enum:
+    LOCATE_GROUP = 32               # descents advanced side by side
+
 
 cdef inline bint _worth_prefetching(const RadixTree* t) noexcept:
-    """For a batch: trees of a few dozen KiB may have left the caches already when the
-    batch comes (a caller working between its steps touches other memory)."""
+    """For a batch: a tree of a few dozen KiB may have left the caches by the time a
+    batch comes (the program ran in between), and issuing the prefetches costs little
+    next to the descents themselves."""
     return t.bytes >= INTERP_MIN_BYTES or _all_big
-
-
-cdef inline void _locate_restart(RadixLocate* L, uint32_t j) noexcept:
-    cdef const RadixTree* t = L.trees[j]
-    L.node[j] = t.root
-    L.inner[j] = t.root_is_inner
-    L.rightmost[j] = 1
-    L.par[j] = NULL
-    L.idx[j] = 0
-    L.shape[j] = t.shape
-
-
-cdef void radix_locate_begin(RadixLocate* L, RadixTree** trees, const uint8_t* keys,
-                             uint32_t n, uint32_t first_remove, RadixHint* hints) noexcept:
-    cdef uint32_t j
-    L.trees = trees
-    L.keys = keys
-    L.hints = hints
-    L.n = n
-    L.first_remove = first_remove
-    L.finished = 0
-    for j in range(n):
-        _locate_restart(L, j)
-
-
-cdef bint radix_locate_step(RadixLocate* L) noexcept:
-    """Moves every unfinished descent one level down, prefetching the node it reaches
-    (a descent whose tree changed shape since it started, its nodes maybe freed or
-    moved, starts again from the root); once all have reached their buckets, fills the
-    hints and prefetches the buckets' lines, placed by their headers (asked for by the
-    level before)."""
-    cdef uint32_t j, i
-    cdef bint moved = 0
-    cdef RadixInner* nd
-    cdef RadixChild* c
-    cdef const RadixTree* t
-    cdef RadixHint* h
-    if L.finished:
-        return 0
-    for j in range(L.n):
-        t = L.trees[j]
-        if L.shape[j] != t.shape:
-            _locate_restart(L, j)
-            moved = 1
-        if not L.inner[j]:
-            continue
-        nd = <RadixInner*>L.node[j]
-        i = _slot(nd, L.keys[<size_t>j * t.key_len + nd.depth])
-        c = &_children(nd)[i]
-        if _worth_prefetching(t):
-            radix_prefetch(c.ptr)
-            if c.is_inner:
-                radix_prefetch(<uint8_t*>c.ptr + 64)    # see _prefetch_child
-        L.rightmost[j] = L.rightmost[j] and i + 1 == nd.n
-        L.par[j] = nd
-        L.idx[j] = i
-        L.node[j] = c.ptr
-        L.inner[j] = c.is_inner
-        moved = 1
-    if moved:
-        return 1
-    for j in range(L.n):
-        t = L.trees[j]
-        h = &L.hints[j]
-        h.finger.bucket = <RadixBucket*>L.node[j]
-        h.finger.parent = L.par[j]
-        h.finger.idx = <uint16_t>L.idx[j]
-        h.finger.rightmost = L.rightmost[j]
-        h.shape = L.shape[j]
-        if L.node[j] != NULL and _worth_prefetching(t):
-            _prefetch_bucket_read(t, <RadixBucket*>L.node[j], L.par[j], L.idx[j],
-                                  L.keys + <size_t>j * t.key_len,
-                                  FOR_REMOVE if j >= L.first_remove else FOR_FIND)
-    L.finished = 1
-    return 0
 
 
 cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
                             uint32_t first_remove, RadixHint* hints) noexcept:
-    cdef RadixLocate L
-    cdef uint32_t base = 0, m
+    """Level by level for up to LOCATE_GROUP keys at a time (see "Batched lookups");
+    at the buckets, the lines to prefetch are placed by each bucket's header, which
+    the last level asked for."""
+    cdef void* node[LOCATE_GROUP]
+    cdef bint inner[LOCATE_GROUP]
+    cdef bint rightmost[LOCATE_GROUP]
+    cdef RadixInner* par[LOCATE_GROUP]
+    cdef uint32_t idx[LOCATE_GROUP]
+    cdef uint32_t base = 0, m, j, i
+    cdef bint more
+    cdef RadixInner* nd
+    cdef RadixChild* c
+    cdef const RadixTree* t
+    cdef const uint8_t* key
+    cdef RadixHint* h
     while base < n:
-        m = n - base if n - base < RADIX_LOCATE_MAX else RADIX_LOCATE_MAX
-        radix_locate_begin(&L, trees + base, keys + <size_t>base * trees[0].key_len, m,
-                           first_remove - base if first_remove > base else 0,
-                           hints + base)
-        while radix_locate_step(&L):
-            pass
+        m = n - base if n - base < LOCATE_GROUP else LOCATE_GROUP
+        for j in range(m):
+            t = trees[base + j]
+            node[j] = t.root
+            inner[j] = t.root_is_inner
+            rightmost[j] = 1
+            par[j] = NULL
+            idx[j] = 0
+        more = 1
+        while more:
+            more = 0
+            for j in range(m):
+                if not inner[j]:
+                    continue
+                t = trees[base + j]
+                key = keys + <size_t>(base + j) * t.key_len
+                nd = <RadixInner*>node[j]
+                i = _slot(nd, key[nd.depth])
+                c = &_children(nd)[i]
+                if _worth_prefetching(t):
+                    radix_prefetch(c.ptr)
+                    if c.is_inner:
+                        radix_prefetch(<uint8_t*>c.ptr + 64)    # see _prefetch_child
+                rightmost[j] = rightmost[j] and i + 1 == nd.n
+                par[j] = nd
+                idx[j] = i
+                node[j] = c.ptr
+                inner[j] = c.is_inner
+                more = 1
+        for j in range(m):
+            t = trees[base + j]
+            h = &hints[base + j]
+            h.finger.bucket = <RadixBucket*>node[j]
+            h.finger.parent = par[j]
+            h.finger.idx = <uint16_t>idx[j]
+            h.finger.rightmost = rightmost[j]
+            h.shape = t.shape
+            if node[j] != NULL and _worth_prefetching(t):
+                _prefetch_bucket_read(t, <RadixBucket*>node[j], par[j], idx[j],
+                                      keys + <size_t>(base + j) * t.key_len,
+                                      FOR_REMOVE if base + j >= first_remove else FOR_FIND)
         base += m
 
 
@@ -1525,13 +1511,31 @@ cdef int radix_remove_at(RadixTree* tree, const uint8_t* key, void* value_out,
     return radix_remove(tree, key, value_out)
 
 
+cdef inline uint32_t _gallop_floor(const RadixTree* t, RadixBucket* b, uint32_t lo,
+                                   const uint8_t* key) noexcept:
+    """The last entry <= key of b, knowing that entry lo is: steps 1, 2, 4, ... from lo,
+    then a binary search (cheap when the key is near, as in a series of keys in order)."""
+    cdef uint32_t n = b.count, step = 1, hi = lo + 1, mid
+    while hi < n and _kcmp(t, _entry(t, b, hi), key) <= 0:
+        lo = hi
+        step <<= 1
+        hi = lo + step if n - lo > step else n
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if _kcmp(t, _entry(t, b, mid), key) <= 0:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 cdef const uint8_t* radix_floor(const RadixTree* tree, const uint8_t* key,
                                 const uint8_t** next, RadixHint* cursor) noexcept:
-    """The cursor's bucket when key lies within its keys, else a descent by key bytes
-    and a bucket search. Either answer is exact when key lies within the bucket's keys
-    (buckets hold disjoint, ordered runs); otherwise (the floor may be in another
-    bucket, and a descent by bytes alone ignores prefixes) the iterator's seek
-    settles it."""
+    """From the cursor's entry when key lies in its bucket at or after it (a gallop
+    forward), else a descent by key bytes and a bucket search. Either answer is exact
+    when key lies within the bucket's keys (buckets hold disjoint, ordered runs);
+    otherwise (the floor may be in another bucket, and a descent by bytes alone ignores
+    prefixes) the iterator's seek settles it."""
     cdef RadixFrame path[RADIX_MAX_KEY]
     cdef uint32_t h, pos
     cdef RadixBucket* b
@@ -1539,25 +1543,32 @@ cdef const uint8_t* radix_floor(const RadixTree* tree, const uint8_t* key,
     cdef bint found
     if tree.root == NULL:
         return NULL
-    if (cursor != NULL and _hint_valid(tree, cursor)
-            and _finger_hit(tree, &cursor.finger, key, FOR_FIND, &pos, &found)):
-        b = cursor.finger.bucket
+    b = cursor.finger.bucket if cursor != NULL and _hint_valid(tree, cursor) else NULL
+    if (b != NULL and cursor.pos < b.count
+            and _kcmp(tree, _entry(tree, b, cursor.pos), key) <= 0
+            and (cursor.finger.rightmost
+                 or _kcmp(tree, key, _entry(tree, b, b.count - 1)) <= 0)):
+        pos = _gallop_floor(tree, b, cursor.pos, key)
     else:
-        b = _descend(tree, key, path, &h)
+        b = _descend(tree, key, NULL if cursor == NULL else path, &h)
         pos = _bucket_find(tree, b, key, &found)
         if cursor != NULL:
             _finger_to(&cursor.finger, b, path, h)
             cursor.shape = tree.shape
-    if not found:
-        if pos == 0 or (pos == b.count and not (cursor != NULL and b == cursor.finger.bucket
-                                                 and cursor.finger.rightmost)):
-            radix_iter_init(&it, <RadixTree*>tree)
-            if not _seek(&it, RADIX_LE, key):
-                return NULL
-            b = it.bucket
-            pos = it.idx
-        else:
-            pos -= 1
+        if not found:
+            if pos == 0 or (pos == b.count and not (cursor != NULL
+                                                     and cursor.finger.rightmost)):
+                radix_iter_init(&it, <RadixTree*>tree)
+                if not _seek(&it, RADIX_LE, key):
+                    return NULL
+                b = it.bucket
+                pos = it.idx
+                if cursor != NULL:
+                    cursor.finger.bucket = NULL     # not where the descent went
+            else:
+                pos -= 1
+    if cursor != NULL:
+        cursor.pos = pos
     if next != NULL:
         next[0] = _entry(tree, b, pos + 1) if pos + 1 < b.count else NULL
     return _entry(tree, b, pos)
@@ -1942,6 +1953,20 @@ cdef class RadixTestTree:
         finally:
             mem_free(hints)
             mem_free(trees)
+
+    def floor_many(self, keys):
+        """radix_floor of each key in turn, with one cursor carried from key to key:
+        (floor key or None, next key in its bucket or None) pairs."""
+        cdef RadixHint cursor
+        cdef const uint8_t* nxt
+        cdef const uint8_t* e
+        cdef list out = []
+        cursor.finger.bucket = NULL
+        for key in keys:
+            e = radix_floor(self.t, self._key(key), &nxt, &cursor)
+            out.append((None if e == NULL else (<char*>e)[:self.t.key_len],
+                        None if e == NULL or nxt == NULL else (<char*>nxt)[:self.t.key_len]))
+        return out
 
     def iterator(self):
         return RadixTestIter(self)

@@ -44,6 +44,7 @@ from cpython.ref cimport Py_INCREF
 from engine.reply_lists cimport leaf_list
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t, uintptr_t
 from libc.string cimport memcmp, memcpy, memmove
+from libc.stdlib cimport malloc, free
 
 from engine.memory cimport mem_alloc, mem_realloc, mem_free
 from engine.radix cimport (RadixIter, RADIX_FIRST, RADIX_LAST, RADIX_LE, radix_new,
@@ -68,9 +69,10 @@ cdef enum:
     CP_EVERY = 8
     CP_NARROW_MAX = 0xFFFF   # nodes with `used` up to this keep 2-byte checkpoints
 
-# Stream.fields_many looks up this many IDs side by side.
+# Stream.fields_many finds the node of an ID 2 * LOOKAHEAD IDs before looking it up,
+# and prefetches the node's lines LOOKAHEAD IDs before.
 cdef enum:
-    LOOKUP_GROUP = 32
+    LOOKAHEAD = 8
 
 
 # ---------------------------------------------------------------------------------
@@ -873,52 +875,58 @@ cdef class Stream:
         return None
 
     cdef int fields_many(self, const StreamID* ids, Py_ssize_t n, list out) except -1:
-        """fields_of for a batch, LOOKUP_GROUP IDs at a time in three passes: where
-        each one's node is, the nodes' lines (prefetched together), then the entries.
-        In a cold stream a group then waits for memory a few times instead of a few
-        times per ID. An ID inside the node found for the one before it skips the node
-        index (IDs in order often share a node), and such IDs share the node's field
-        names too."""
-        cdef StreamNode* nodes[LOOKUP_GROUP]
+        """fields_of for a batch, as a pipeline: while ID i is looked up in its node,
+        the node of ID i + LOOKAHEAD has its lines prefetched (its header, prefetched
+        when its node was found, is read for that) and the node of ID i + 2 * LOOKAHEAD
+        is found. In a cold stream the lines then arrive while other IDs are served
+        instead of being waited for. An ID inside the node found for the one before it
+        skips the node index (IDs in order often share a node), and such IDs share the
+        node's field names too."""
+        cdef StreamNode** nodes = <StreamNode**>malloc((n or 1) * sizeof(StreamNode*))
         cdef uint64_t key[2]
         cdef StreamID lo, hi            # `node` holds the IDs in [lo, hi) (`bounded`)
         cdef bint bounded = 0           # or in [lo, ...)
         cdef RadixHint cursor           # the node index's bucket found last
-        cursor.finger.bucket = NULL
         cdef StreamNode* node = NULL
         cdef StreamNode* master_node = NULL
         cdef list master = None
         cdef const StreamID* id
         cdef Entry e
-        cdef Py_ssize_t base = 0
-        cdef uint32_t m, j
-        while base < n:
-            m = <uint32_t>(n - base if n - base < LOOKUP_GROUP else LOOKUP_GROUP)
-            for j in range(m):
-                id = &ids[base + j]
-                if not (node != NULL and bounded and id_cmp(&lo, id) <= 0
-                        and id_cmp(id, &hi) < 0):
-                    sluice_id_key(id.ms, id.seq, key)
-                    node = _node_for(self, key, &lo, &hi, &bounded, &cursor)
-                    if node != NULL:
-                        __builtin_prefetch(node)
-                nodes[j] = node
-            for j in range(m):
-                if nodes[j] != NULL and (j == 0 or nodes[j] != nodes[j - 1]):
-                    _prefetch_node(nodes[j])
-            for j in range(m):
-                if (nodes[j] == NULL or not _find_in(nodes[j], &ids[base + j], &e)
+        cdef Py_ssize_t i, k
+        if nodes == NULL:
+            raise MemoryError()
+        cursor.finger.bucket = NULL
+        try:
+            for k in range(-2 * LOOKAHEAD, n):
+                i = k + 2 * LOOKAHEAD       # find the node of ID i
+                if i < n:
+                    id = &ids[i]
+                    if not (node != NULL and bounded and id_cmp(&lo, id) <= 0
+                            and id_cmp(id, &hi) < 0):
+                        sluice_id_key(id.ms, id.seq, key)
+                        node = _node_for(self, key, &lo, &hi, &bounded, &cursor)
+                        if node != NULL:
+                            __builtin_prefetch(node)
+                    nodes[i] = node
+                i = k + LOOKAHEAD           # prefetch the lines of ID i's node
+                if (0 <= i < n and nodes[i] != NULL
+                        and (i == 0 or nodes[i] != nodes[i - 1])):
+                    _prefetch_node(nodes[i])
+                if k < 0:
+                    continue
+                if (nodes[k] == NULL or not _find_in(nodes[k], &ids[k], &e)
                         or e.flags & FLAG_DELETED):
                     out.append(None)
                     continue
-                if (e.flags & FLAG_SAMEFIELDS and master_node != nodes[j]
-                        and j + 1 < m and nodes[j + 1] == nodes[j]):
+                if (e.flags & FLAG_SAMEFIELDS and master_node != nodes[k]
+                        and k + 1 < n and nodes[k + 1] == nodes[k]):
                     # Decoded once for the IDs of this node that follow.
-                    master = _master_fields(nodes[j])
-                    master_node = nodes[j]
-                out.append(_entry_fields(nodes[j], e.off,
-                                         master if master_node == nodes[j] else None))
-            base += m
+                    master = _master_fields(nodes[k])
+                    master_node = nodes[k]
+                out.append(_entry_fields(nodes[k], e.off,
+                                         master if master_node == nodes[k] else None))
+        finally:
+            free(nodes)
         return 0
 
     cdef bint delete(self, const StreamID* id) except -1:

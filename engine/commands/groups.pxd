@@ -1,4 +1,4 @@
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 from engine.streamid cimport StreamID
 from engine.stream cimport Stream
 from engine.groups cimport ConsumerGroup, Consumer
@@ -6,6 +6,10 @@ from engine.commands.context cimport CommandContext
 
 cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,
                              const StreamID* id) except *
+# The same for a caller that knows the entry's state (`id_text`: its ID formatted),
+# when ctx.logging is set.
+cdef void propagate_pending(CommandContext ctx, bytes key, ConsumerGroup g, bytes id_text,
+                            Consumer owner, uint64_t time, int64_t count) except *
 cdef void propagate_group_position(CommandContext ctx, bytes key, ConsumerGroup g) except *
 cdef void propagate_consumer(CommandContext ctx, bytes key, ConsumerGroup g,
                              Consumer c) except *

@@ -61,12 +61,18 @@ cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,
     if not ctx.logging:
         return
     cdef PendingEntry* pe = g.find_pending(id)
-    cdef Consumer owner = g.owner_of(pe)
-    cdef int64_t count = pe_count(pe)
-    ctx.propagate([b"XCLAIM", key, g.name, owner.name, b"0", id_format(id),
-                   b"TIME", time_text(pe_time(pe)), b"RETRYCOUNT",
-                   <bytes>SMALL_COUNTS[count] if 0 <= count < 256 else str(count).encode(),
-                   b"FORCE", b"JUSTID", b"LASTID", last_id_text(&g.last_id)])
+    propagate_pending(ctx, key, g, id_format(id), g.owner_of(pe), pe_time(pe), pe_count(pe))
+
+
+cdef void propagate_pending(CommandContext ctx, bytes key, ConsumerGroup g, bytes id_text,
+                            Consumer owner, uint64_t time, int64_t count) except *:
+    # Only bytes inside: kept out of the cycle collector like reply lists (a claim
+    # logs one per entry).
+    ctx.propagate(leaf_list([b"XCLAIM", key, g.name, owner.name, b"0", id_text,
+                             b"TIME", time_text(time), b"RETRYCOUNT",
+                             <bytes>SMALL_COUNTS[count] if 0 <= count < 256
+                             else str(count).encode(),
+                             b"FORCE", b"JUSTID", b"LASTID", last_id_text(&g.last_id)]))
 
 
 cdef void propagate_group_position(CommandContext ctx, bytes key, ConsumerGroup g) except *:

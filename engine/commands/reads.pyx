@@ -17,15 +17,16 @@ from engine.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_d
 from engine.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
                             stream_iter_fields, stream_iter_stop)
 from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
-                            advance_last_delivered, time_key_split)
+                            pe_set_count, advance_last_delivered, time_key_split)
 from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
                            RADIX_FIRST)
 from engine.commands.context cimport CommandContext
 from engine.reply_lists cimport leaf_list, gc_pause, gc_resume
 from engine.commands.stream_args cimport parse_id
 from engine.commands.streams cimport stream_edge_id
-from engine.commands.groups cimport (propagate_delivery, propagate_group_position,
-                                     consumer_for, drop_vanished)
+from engine.commands.groups cimport (propagate_delivery, propagate_pending,
+                                     propagate_group_position, consumer_for,
+                                     drop_vanished)
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command
 from engine.errors import arg_text, ResponseError, SYNTAX
@@ -140,6 +141,7 @@ def xread(CommandContext ctx, list argv):
     cdef bytes arg
     cdef list served = []
     cdef StreamID start, top, hi
+    cdef bint gc_was_enabled
     try:
         for i in range(a.nstreams):
             s = ctx.db.lookup_stream(argv[a.streams_at + i], ctx.now)
@@ -173,7 +175,11 @@ def xread(CommandContext ctx, list argv):
             count = a.count if a.count else -1
             if argv[a.streams_at + a.nstreams + i] == b"+":
                 count = 1
-            served.append([argv[a.streams_at + i], s.range(&start, &hi, count, False)])
+            gc_was_enabled = gc_pause()        # see engine/reply_lists.pxd
+            try:
+                served.append([argv[a.streams_at + i], s.range(&start, &hi, count, False)])
+            finally:
+                gc_resume(gc_was_enabled)
     finally:
         free(after)
     return finish(ctx, served, &a, argv)
@@ -261,18 +267,22 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
         return
     cdef StreamID* ids = <StreamID*>malloc(limit * sizeof(StreamID))
     cdef PendingEntry* previous = NULL
-    if ids == NULL:
-        raise MemoryError()
+    cdef PendingEntry delivered
     cdef RadixIter it
     cdef Py_ssize_t n = 0, first, m, k
     cdef list fields = [], found = []
     cdef bint more
+    cdef int64_t idle = -1              # idle times are >= 0
+    cdef object idle_obj = None
+    cdef bytes id_text
+    if ids == NULL:
+        raise MemoryError()
     try:
         radix_iter_init(&it, g.pel_by_time)
         more = radix_seek(&it, RADIX_FIRST, NULL)
         while more and n < limit:
-            # The next candidates go after the accepted ones, which they join
-            # unless their entry is gone.
+            # The next candidates (up to what is left of the limit) go after the
+            # accepted ones, which they join unless their stream entry is gone.
             m = 0
             while more and n + m < limit:
                 if time_key_split(it.key, &ids[n + m]) > deadline:
@@ -298,10 +308,15 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
             raise MemoryError()
         g.redeliver_many(ids, n, c, ctx.now, previous)
         for k in range(n):
-            out.append(leaf_list([id_format(&ids[k]), fields[k],
-                                  ctx.now - <int64_t>pe_time(&previous[k]),
-                                  pe_count(&previous[k])]))
-            propagate_delivery(ctx, key, g, &ids[k])
+            id_text = id_format(&ids[k])
+            if ctx.now - <int64_t>pe_time(&previous[k]) != idle:
+                idle = ctx.now - <int64_t>pe_time(&previous[k])
+                idle_obj = idle         # entries claimed together often share it
+            out.append(leaf_list([id_text, fields[k], idle_obj, pe_count(&previous[k])]))
+            if ctx.logging:
+                delivered = previous[k]             # as redeliver_many left it
+                pe_set_count(&delivered, pe_count(&delivered) + 1)
+                propagate_pending(ctx, key, g, id_text, c, ctx.now, pe_count(&delivered))
     finally:
         free(ids)
         free(previous)
