@@ -978,3 +978,27 @@ def test_rejects_bad_lengths():
         tree.insert(b"short", bytes(8))
     with pytest.raises(ValueError):
         tree.insert(bytes(16), b"")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(SHAPES), st.sampled_from([0, 2, 3, 5]), st.sampled_from(PATTERNS),
+       st.data())
+def test_floor_with_a_carried_cursor_matches_a_sorted_list(tree_paths, shape, bucket_max,
+                                                          pattern, data):
+    """radix_floor (the claim path's batched lookup) over ascending probes, including
+    probes below, between and above the stored keys: the largest key <= the probe, and
+    the key after it when that one shares its bucket."""
+    key_len, value_len = shape
+    stored = sorted(set(data.draw(st.lists(pattern(key_len), min_size=0, max_size=200))))
+    probes = sorted(data.draw(st.lists(pattern(key_len), min_size=1, max_size=60))
+                    + data.draw(st.lists(st.sampled_from(stored), max_size=20)
+                                if stored else st.just([])))
+    tree = RadixTestTree(key_len, value_len, bucket_max)
+    for k in stored:
+        tree.insert(k, bytes(value_len))
+    for probe, (floor, after) in zip(probes, tree.floor_many(probes)):
+        below = [k for k in stored if k <= probe]
+        assert floor == (below[-1] if below else None)
+        if after is not None:
+            i = stored.index(floor)
+            assert i + 1 < len(stored) and after == stored[i + 1]
