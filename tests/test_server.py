@@ -25,7 +25,7 @@ from redis.exceptions import ResponseError
 from redis.retry import Retry
 
 from engine.server.info import parse_info
-from engine.server.testing import ServerProcess
+from engine.server.testing import ServerProcess, raw_socket, read_until_closed
 
 # The redis-py scenarios of the embedded client, run against the server here (they use
 # the `pair`, `pairs2` and `options` fixtures defined below).
@@ -115,25 +115,6 @@ def info(client, section=None) -> dict:
     """INFO as {field: str} (redis-py's info() converts the values)."""
     text = raw_call(client, "INFO", *([section] if section else []))
     return parse_info(text if isinstance(text, bytes) else text.encode())
-
-
-def raw_socket(port: int) -> socket.socket:
-    s = socket.create_connection(("127.0.0.1", port))
-    s.settimeout(5)
-    return s
-
-
-def read_until_closed(s: socket.socket, limit: float = 5.0) -> bytes:
-    s.settimeout(limit)
-    out = b""
-    try:
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                return out
-            out += chunk
-    except (ConnectionResetError, socket.timeout):
-        return out
 
 
 def entries(reply, key):

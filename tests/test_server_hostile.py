@@ -15,31 +15,12 @@ import time
 import redis
 
 from engine.server.info import parse_info
-from engine.server.testing import ServerProcess
+from engine.server.testing import ServerProcess, raw_socket, read_until_closed
 
 PIPELINED = 1_000_000
 PING = b"*1\r\n$4\r\nPING\r\n"
 PONG = b"+PONG\r\n"
 CUT_FRAME = b"*5\r\n$4\r\nXADD\r\n$3\r\ncut\r\n$1\r\n*\r\n$1\r\nf\r\n$3\r\nval\r\n"
-
-
-def connect(port: int, timeout: float = 10.0) -> socket.socket:
-    s = socket.create_connection(("127.0.0.1", port))
-    s.settimeout(timeout)
-    return s
-
-
-def read_until_closed(s: socket.socket, limit: float = 10.0) -> bytes:
-    s.settimeout(limit)
-    out = b""
-    try:
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                return out
-            out += chunk
-    except (ConnectionResetError, socket.timeout):
-        return out
 
 
 def info(client: redis.Redis, section: str) -> dict:
@@ -79,9 +60,9 @@ def garbage(port: int, stop: threading.Event) -> int:
     rng = random.Random(7)
     rounds = 0
     while not stop.is_set() and rounds < 50:
-        s = connect(port)
+        s = raw_socket(port, 10.0)
         s.sendall(bytes(rng.randrange(256) for _ in range(70_000)))
-        out = read_until_closed(s)
+        out = read_until_closed(s, 10.0)
         s.close()
         assert out.endswith(b"\r\n") and b"Protocol error" in out, out[-200:]
         assert all(line.startswith(b"-ERR") for line in out.split(b"\r\n") if line), out[:200]
@@ -94,7 +75,7 @@ def truncated_frames(port: int, stop: threading.Event) -> int:
     the test is over they send the rest and must get the right reply."""
     socks = []
     for cut in range(1, len(CUT_FRAME)):
-        s = connect(port)
+        s = raw_socket(port, 10.0)
         s.sendall(CUT_FRAME[:cut])
         socks.append((s, cut))
     stop.wait()
@@ -110,13 +91,13 @@ def huge_bulks(port: int) -> int:
     """A 4 GB declared bulk is refused at once; a 400 MB one (under
     proto-max-bulk-len) is accepted and waits for data that never comes; its client
     then goes away, which frees it."""
-    s = connect(port)
+    s = raw_socket(port, 10.0)
     s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4294967296\r\n")
-    assert read_until_closed(s) == b"-ERR Protocol error: invalid bulk length\r\n"
+    assert read_until_closed(s, 10.0) == b"-ERR Protocol error: invalid bulk length\r\n"
     s.close()
     waiting = []
     for _ in range(4):
-        s = connect(port)
+        s = raw_socket(port, 10.0)
         s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$400000000\r\n" + b"x" * 100_000)
         waiting.append(s)
     time.sleep(1.0)
@@ -127,7 +108,7 @@ def huge_bulks(port: int) -> int:
 
 def million_pipelined(port: int) -> int:
     """10^6 PINGs written while the replies are read by another thread."""
-    s = connect(port, timeout=60)
+    s = raw_socket(port, timeout=60)
     got = [0]
 
     def reader():

@@ -138,3 +138,24 @@ class ServerProcess:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def raw_socket(port: int, timeout: float = 5.0) -> socket.socket:
+    """A plain TCP connection to a local server, for tests that speak raw bytes."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(timeout)
+    return s
+
+
+def read_until_closed(s: socket.socket, limit: float = 5.0) -> bytes:
+    """Everything the server sends until it closes the connection (or `limit` s)."""
+    s.settimeout(limit)
+    out = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return out
+            out += chunk
+    except (ConnectionResetError, socket.timeout):
+        return out
