@@ -28,7 +28,7 @@ def _redis_server_binary() -> str:
     if os.environ.get("CI") == "true":
         pytest.fail("CI=true but redis-server is not installed: the differential oracle is required "
                     "in CI (install it with `make oracle` or apt-get install redis-server)", pytrace=False)
-    pytest.skip(REDIS_MISSING_REASON)
+    pytest.skip(reason=REDIS_MISSING_REASON)
 
 
 def _free_port() -> int:

@@ -60,7 +60,7 @@ def _redis_binary() -> str:
         return binary
     if os.environ.get("CI") == "true":
         pytest.fail("CI=true but redis-server (the oracle) is missing", pytrace=False)
-    pytest.skip("redis-server (the differential oracle) is not installed")
+    pytest.skip(reason="redis-server (the differential oracle) is not installed")
 
 
 def _free_port() -> int:
@@ -733,7 +733,7 @@ def test_rewrite_error_text(tmp_path: Path) -> None:
     os.chmod(ro, 0o500)
     try:
         if os.access(ro, os.W_OK):
-            pytest.skip("running as root: directory permissions are not enforced")
+            pytest.skip(reason="running as root: directory permissions are not enforced")
         assert _run(cfg, "CONFIG", "REWRITE") == Err("ERR Rewriting config file: Permission denied")
     finally:
         os.chmod(ro, 0o700)

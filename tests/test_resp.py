@@ -76,7 +76,7 @@ def _spawn_redis(tmp_path_factory, *extra: str):
     if binary is None:
         if os.environ.get("CI") == "true":
             pytest.fail("redis-server is required in CI", pytrace=False)
-        pytest.skip("redis-server is not installed")
+        pytest.skip(reason="redis-server is not installed")
     workdir = tmp_path_factory.mktemp("resp-redis")
     for _ in range(3):
         port = _free_port()

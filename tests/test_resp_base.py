@@ -119,7 +119,7 @@ MARGIN_MS = 120_000     # keys expiring this close to "now" may differ by replay
 def feed_redis(port: int, data: bytes) -> None:
     cli = shutil.which("redis-cli")
     if cli is None:
-        pytest.skip("redis-cli is not installed")
+        pytest.skip(reason="redis-cli is not installed")
     done = subprocess.run([cli, "-p", str(port), "--pipe"], input=data, capture_output=True,
                           timeout=60, check=True)
     assert b"errors: 0," in done.stdout, done.stdout + done.stderr

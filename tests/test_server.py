@@ -781,7 +781,7 @@ def test_protected_mode_refuses_a_non_loopback_client(tmp_path):
     AUTH; a wrong password is WRONGPASS)."""
     ip = non_loopback_ipv4()
     if ip is None:
-        pytest.skip("no non-loopback IPv4 address on this machine")
+        pytest.skip(reason="no non-loopback IPv4 address on this machine")
     from engine.server.testing import free_port
     redis_port = free_port()
     oracle = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1",

@@ -454,7 +454,7 @@ def server():
     if exe is None:
         if os.environ.get("CI") == "true":
             pytest.fail("redis-server is required when CI=true")
-        pytest.skip("redis-server is not installed (the differential oracle)")
+        pytest.skip(reason="redis-server is not installed (the differential oracle)")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -211,6 +211,7 @@ def split_args(line: bytes) -> Optional[list[bytes]]:
     function would see of the line (everything before a NUL byte)."""
     return split_inline(_cstr(line))
 
+
 def repr_arg(value: bytes) -> bytes:
     """sdscatrepr: a double-quoted form that split_args turns back into ``value``."""
     out = bytearray(b'"')
