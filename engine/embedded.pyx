@@ -25,6 +25,7 @@ cdef class Engine:
     cdef public uint64_t stream_node_max_bytes
     cdef public uint64_t stream_node_max_entries
     cdef readonly list effect_listeners
+    cdef readonly long long dirty       # changes so far (save points count them)
     cdef readonly object durability     # persist.durability.Durability, or None
     cdef int _tx_depth                  # inside EXEC: effects are bracketed by MULTI/EXEC
     cdef bint _tx_logged                # MULTI already handed to the listeners
@@ -46,6 +47,7 @@ cdef class Engine:
         self.stream_node_max_bytes = stream_node_max_bytes
         self.stream_node_max_entries = stream_node_max_entries
         self.effect_listeners = []
+        self.dirty = 0
         self._contexts = weakref.WeakSet()
         self._ctx = self.new_context()
         self.durability = None
@@ -83,8 +85,18 @@ cdef class Engine:
         """listener(db_index, effects) runs after every command that changed
         something. Effects are only built while someone listens (the AOF, tests)."""
         self.effect_listeners.append(listener)
+        self._set_logging()
+
+    def remove_effect_listener(self, listener) -> None:
+        """Stops handing effects to listener; with no listener left, commands stop
+        building them."""
+        self.effect_listeners.remove(listener)
+        self._set_logging()
+
+    cdef _set_logging(self):
+        cdef bint on = bool(self.effect_listeners)
         for ctx in self._contexts:
-            (<CommandContext>ctx).logging = True
+            (<CommandContext>ctx).logging = on
 
     def execute(self, *args):
         """Runs one command; returns its reply or raises ResponseError."""
@@ -102,6 +114,8 @@ cdef class Engine:
 
     cdef void flush(self, CommandContext ctx) except *:
         """Hands the command's effects to the listeners and resets the context."""
+        self.dirty += ctx.dirty
+        ctx.dirty = 0
         if ctx.effects:
             effects = ctx.effects
             ctx.effects = []

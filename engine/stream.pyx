@@ -69,7 +69,7 @@ cdef enum:
     CP_EVERY = 8
     CP_NARROW_MAX = 0xFFFF   # nodes with `used` up to this keep 2-byte checkpoints
 
-# Stream.fields_many finds the node of an ID 2 * LOOKAHEAD IDs before looking it up,
+# Stream.locate_many finds the node of an ID 2 * LOOKAHEAD IDs before looking it up,
 # and prefetches the node's lines LOOKAHEAD IDs before.
 cdef enum:
     LOOKAHEAD = 8
@@ -383,7 +383,7 @@ cdef uint32_t _cp_seek(StreamNode* n, const StreamID* id, uint32_t* after) noexc
     return _cp_get(end, width, base - 1) if base else n.entries_off
 
 
-cdef list _master_fields(StreamNode* n):
+cdef list _master_names(StreamNode* n):
     cdef const uint8_t* p = _data(n)
     cdef uint64_t k, slen, i
     cdef list out = []
@@ -435,6 +435,23 @@ cdef list _entry_fields(StreamNode* n, uint32_t off, list master):
             Py_INCREF(s)
             PyList_SET_ITEM(out, <Py_ssize_t>i, s)
     return leaf_list(out)
+
+
+cdef class EntryFields:
+    """Builds the [field, value, ...] lists of entries for replies. Consecutive
+    entries of one node that use its master field names share those bytes objects
+    (decoded once per node, when a second such entry comes)."""
+
+    cdef list at(self, StreamNode* n, uint32_t off):
+        if n != self.node:
+            self.node = n
+            self.names = None
+            self.uses = 0
+        if self.names is None and _data(n)[off] & FLAG_SAMEFIELDS:
+            self.uses += 1
+            if self.uses > 1:
+                self.names = _master_names(n)
+        return _entry_fields(n, off, self.names)
 
 
 # ---------------------------------------------------------------------------------
@@ -874,59 +891,44 @@ cdef class Stream:
             return _entry_fields(n, e.off, None)
         return None
 
-    cdef int fields_many(self, const StreamID* ids, Py_ssize_t n, list out) except -1:
-        """fields_of for a batch, as a pipeline: while ID i is looked up in its node,
+    cdef int locate_many(self, const StreamID* ids, Py_ssize_t n, EntryPos* out) except -1:
+        """Finds a batch of entries, as a pipeline: while ID i is looked up in its node,
         the node of ID i + LOOKAHEAD has its lines prefetched (its header, prefetched
         when its node was found, is read for that) and the node of ID i + 2 * LOOKAHEAD
         is found. In a cold stream the lines then arrive while other IDs are served
         instead of being waited for. An ID inside the node found for the one before it
-        skips the node index (IDs in order often share a node), and such IDs share the
-        node's field names too."""
-        cdef StreamNode** nodes = <StreamNode**>malloc((n or 1) * sizeof(StreamNode*))
+        skips the node index (IDs in order often share a node)."""
         cdef uint64_t key[2]
         cdef StreamID lo, hi            # `node` holds the IDs in [lo, hi) (`bounded`)
         cdef bint bounded = 0           # or in [lo, ...)
         cdef RadixHint cursor           # the node index's bucket found last
         cdef StreamNode* node = NULL
-        cdef StreamNode* master_node = NULL
-        cdef list master = None
         cdef const StreamID* id
         cdef Entry e
         cdef Py_ssize_t i, k
-        if nodes == NULL:
-            raise MemoryError()
         cursor.finger.bucket = NULL
-        try:
-            for k in range(-2 * LOOKAHEAD, n):
-                i = k + 2 * LOOKAHEAD       # find the node of ID i
-                if i < n:
-                    id = &ids[i]
-                    if not (node != NULL and bounded and id_cmp(&lo, id) <= 0
-                            and id_cmp(id, &hi) < 0):
-                        sluice_id_key(id.ms, id.seq, key)
-                        node = _node_for(self, key, &lo, &hi, &bounded, &cursor)
-                        if node != NULL:
-                            __builtin_prefetch(node)
-                    nodes[i] = node
-                i = k + LOOKAHEAD           # prefetch the lines of ID i's node
-                if (0 <= i < n and nodes[i] != NULL
-                        and (i == 0 or nodes[i] != nodes[i - 1])):
-                    _prefetch_node(nodes[i])
-                if k < 0:
-                    continue
-                if (nodes[k] == NULL or not _find_in(nodes[k], &ids[k], &e)
-                        or e.flags & FLAG_DELETED):
-                    out.append(None)
-                    continue
-                if (e.flags & FLAG_SAMEFIELDS and master_node != nodes[k]
-                        and k + 1 < n and nodes[k + 1] == nodes[k]):
-                    # Decoded once for the IDs of this node that follow.
-                    master = _master_fields(nodes[k])
-                    master_node = nodes[k]
-                out.append(_entry_fields(nodes[k], e.off,
-                                         master if master_node == nodes[k] else None))
-        finally:
-            free(nodes)
+        for k in range(-2 * LOOKAHEAD, n):
+            i = k + 2 * LOOKAHEAD       # find the node of ID i
+            if i < n:
+                id = &ids[i]
+                if not (node != NULL and bounded and id_cmp(&lo, id) <= 0
+                        and id_cmp(id, &hi) < 0):
+                    sluice_id_key(id.ms, id.seq, key)
+                    node = _node_for(self, key, &lo, &hi, &bounded, &cursor)
+                    if node != NULL:
+                        __builtin_prefetch(node)
+                out[i].node = node
+            i = k + LOOKAHEAD           # prefetch the lines of ID i's node
+            if (0 <= i < n and out[i].node != NULL
+                    and (i == 0 or out[i].node != out[i - 1].node)):
+                _prefetch_node(out[i].node)
+            if k < 0:
+                continue
+            if (out[k].node == NULL or not _find_in(out[k].node, &ids[k], &e)
+                    or e.flags & FLAG_DELETED):
+                out[k].node = NULL
+            else:
+                out[k].off = e.off
         return 0
 
     cdef bint delete(self, const StreamID* id) except -1:
@@ -1006,8 +1008,7 @@ cdef class Stream:
     cdef list range(self, const StreamID* start, const StreamID* end,
                     int64_t count, bint rev):
         cdef list out = []
-        cdef list master = None
-        cdef StreamNode* master_node = NULL
+        cdef EntryFields fields = EntryFields()
         cdef StreamIter it
         cdef StreamID id
         cdef int64_t emitted = 0
@@ -1015,10 +1016,7 @@ cdef class Stream:
             return out
         stream_iter_start(&it, self, start, end, rev)
         while stream_iter_next(&it, &id):
-            if _data(it.node)[it.cur] & FLAG_SAMEFIELDS and master_node != it.node:
-                master = _master_fields(it.node)
-                master_node = it.node
-            out.append(leaf_list([id_format(&id), _entry_fields(it.node, it.cur, master)]))
+            out.append(leaf_list([id_format(&id), fields.at(it.node, it.cur)]))
             emitted += 1
             if emitted == count:
                 break
@@ -1116,6 +1114,10 @@ cdef bint stream_iter_next(StreamIter* it, StreamID* id) except -1:
 
 cdef list stream_iter_fields(StreamIter* it):
     return _entry_fields(it.node, it.cur, None)
+
+
+cdef list stream_entry_fields(StreamNode* n, uint32_t off):
+    return _entry_fields(n, off, None)
 
 
 cdef void stream_iter_stop(StreamIter* it) noexcept:
@@ -1255,14 +1257,13 @@ cdef class StreamTestView:
 # ---------------------------------------------------------------------------------
 # Raw access for serializers (the snapshot and the RESP AOF base)
 
-cdef uint64_t stream_iter_raw(StreamIter* it, const uint8_t** names,
+cdef uint64_t stream_entry_raw(StreamNode* n, uint32_t off, const uint8_t** names,
                               const uint8_t** values, const uint8_t** values_end) noexcept:
-    cdef StreamNode* n = it.node
     cdef const uint8_t* base = _data(n)
     cdef const uint8_t* p
     cdef uint64_t npairs, strings, slen
     cdef Entry e
-    _entry_head(n, it.cur, &e)
+    _entry_head(n, off, &e)
     p = base + e.body
     if e.flags & FLAG_SAMEFIELDS:
         names[0] = _varint_get(base, &npairs)

@@ -21,6 +21,12 @@ cdef inline Py_ssize_t u64_write(char* out, uint64_t v) noexcept nogil:
         out[i] = tmp[n - 1 - i]
     return n
 
+cdef inline Py_ssize_t id_write(char* out, const StreamID* sid) noexcept nogil:
+    """<ms>-<seq> at out (at most 41 bytes); returns the length."""
+    cdef Py_ssize_t n = u64_write(out, sid.ms)
+    out[n] = 45  # '-'
+    return n + 1 + u64_write(out + n + 1, sid.seq)
+
 cdef inline int id_cmp(const StreamID* a, const StreamID* b) noexcept nogil:
     if a.ms != b.ms:
         return -1 if a.ms < b.ms else 1

@@ -4,10 +4,7 @@ from libc.string cimport memchr
 
 cdef bytes id_format(const StreamID* sid):
     cdef char buf[48]
-    cdef Py_ssize_t n = u64_write(buf, sid.ms)
-    buf[n] = 45  # '-'
-    n += 1 + u64_write(buf + n + 1, sid.seq)
-    return buf[:n]
+    return buf[:id_write(buf, sid)]
 
 
 cdef inline bint _isspace(unsigned char c) noexcept:

@@ -66,7 +66,7 @@ class Durability:
         self.auto_aof_rewrite_min_size = auto_aof_rewrite_min_size
         self.embedded = embedded
         self.aof: Optional[AppendOnlyLog] = None
-        self.dirty = 0
+        self._dirty_at_save = 0              # engine.dirty when the last save began
         self.lastsave = int(time.time())
         self.last_save_attempt = 0.0
         self.rdb_saves = 0
@@ -84,9 +84,25 @@ class Durability:
     def start(self) -> None:
         """Loads the directory, then starts logging (the engine's listener)."""
         self.load()
+        self._dirty_at_save = self.engine.dirty     # what loading did is on disk
         if self.appendonly:
             self._open_aof(self.loaded_manifest)
-        self.engine.add_effect_listener(self.on_effects)
+        self._listen()
+
+    def _listen(self) -> None:
+        """Effects are needed for the AOF, and embedded for work deferred past EXEC;
+        without a listener commands skip building them."""
+        wanted = self.aof is not None or self.embedded
+        listening = self.on_effects in self.engine.effect_listeners
+        if wanted and not listening:
+            self.engine.add_effect_listener(self.on_effects)
+        elif listening and not wanted:
+            self.engine.remove_effect_listener(self.on_effects)
+
+    @property
+    def dirty(self) -> int:
+        """Changes since the last successful save began (save points, INFO)."""
+        return self.engine.dirty - self._dirty_at_save
 
     def load(self) -> None:
         """AOF when appendonly is on and one exists, else the snapshot if present."""
@@ -135,8 +151,7 @@ class Durability:
     # -- logging -----------------------------------------------------------------------
 
     def on_effects(self, db: int, effects: list) -> None:
-        """Effect listener: count the change, log it; embedded, write per policy."""
-        self.dirty += len(effects)
+        """Effect listener: log the change; embedded, write per policy."""
         aof = self.aof
         if aof is not None:
             aof.feed(db, effects)
@@ -166,10 +181,10 @@ class Durability:
         if self.child is not None and self.child.kind == "rdb":
             raise PersistError("Background save already in progress")
         snapshot.write_snapshot(self.engine, self.snapshot_path)
-        self._saved(self.dirty)
+        self._saved(self.engine.dirty)
 
     def _saved(self, dirty_at_start: int) -> None:
-        self.dirty -= dirty_at_start
+        self._dirty_at_save = dirty_at_start
         self.lastsave = int(time.time())
         self.rdb_saves += 1
         self.rdb_last_bgsave_ok = True
@@ -190,7 +205,7 @@ class Durability:
 
     def _start_bgsave(self) -> None:
         self.last_save_attempt = time.monotonic()
-        dirty = self.dirty
+        dirty = self.engine.dirty
         if self.embedded:
             started = time.monotonic()
             try:
@@ -247,7 +262,7 @@ class Durability:
                 fh.flush()
                 os.fsync(fh.fileno())
         job.pid = _fork(child)
-        self.child = BackgroundJob("aof", job.pid, self.dirty, path)
+        self.child = BackgroundJob("aof", job.pid, self.engine.dirty, path)
         log.info("Background append only file rewriting started by pid %d", job.pid)
 
     # -- the server's timer ------------------------------------------------------------
@@ -332,10 +347,12 @@ class Durability:
         if on and self.aof is None:
             self.appendonly = True
             self._open_aof(None)
+            self._listen()
         elif not on and self.aof is not None:
             self.appendonly = False
             self.aof.close()
             self.aof = None
+            self._listen()
 
     def set_appendfsync(self, policy: str) -> None:
         """CONFIG SET appendfsync: the sync thread runs only under everysec."""

@@ -13,92 +13,59 @@ tells a cut-off tail (TruncatedFileError: the data ends inside a command) from d
 last whole command ends, so recovery can truncate there and tools can report it.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from libc.stdint cimport int64_t, uint8_t, uint64_t
-from engine.streamid cimport u64_write
-from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy, memchr
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free
+from libc.string cimport memchr
 
+from engine.resp_writer cimport WBuf, wb_reserve, ll_text, put_hdr, put_bulk
 from persist.errors import CorruptFileError, TruncatedFileError
 
 cdef enum:
     MAX_BULK = 512 * 1024 * 1024        # proto-max-bulk-len's default, as Redis's loader
     MAX_ARGC = 1024 * 1024 * 1024
+    START_BYTES = 64 * 1024
 
 
 cdef class LogBuffer:
     """Effects encoded as RESP commands, waiting to be written."""
 
-    cdef char* data
-    cdef Py_ssize_t size
-    cdef Py_ssize_t cap
+    cdef WBuf b
     cdef public int db                  # database of the last command appended (-1: none)
 
     def __cinit__(self):
-        self.cap = 64 * 1024
-        self.data = <char*>malloc(self.cap)
-        if self.data == NULL:
-            raise MemoryError()
-        self.size = 0
+        wb_reserve(&self.b, START_BYTES)
         self.db = -1
 
     def __dealloc__(self):
-        free(self.data)
+        free(self.b.data)
 
     def __len__(self):
-        return self.size
-
-    cdef int _reserve(self, Py_ssize_t extra) except -1:
-        cdef Py_ssize_t need = self.size + extra
-        cdef Py_ssize_t cap = self.cap
-        cdef char* grown
-        if need <= cap:
-            return 0
-        while cap < need:
-            cap *= 2
-        grown = <char*>realloc(self.data, cap)
-        if grown == NULL:
-            raise MemoryError()
-        self.data = grown
-        self.cap = cap
-        return 0
-
-    cdef inline void _number(self, char kind, Py_ssize_t n) noexcept:
-        cdef char* p = self.data + self.size
-        p[0] = kind
-        p += 1 + u64_write(p + 1, <uint64_t>n)
-        p[0] = 13
-        p[1] = 10
-        self.size = p + 2 - self.data
+        return self.b.len
 
     cpdef void append_command(self, list argv) except *:
         """One command (a list of bytes) as a RESP array."""
-        cdef Py_ssize_t n = len(argv), i, length, need = 16
         cdef bytes arg
-        for i in range(n):
-            need += PyBytes_GET_SIZE(<bytes>argv[i]) + 32
-        self._reserve(need)
-        self._number(b'*', n)
-        for i in range(n):
-            arg = <bytes>argv[i]
-            length = PyBytes_GET_SIZE(arg)
-            self._number(b'$', length)
-            memcpy(self.data + self.size, PyBytes_AS_STRING(arg), length)
-            self.data[self.size + length] = 13
-            self.data[self.size + length + 1] = 10
-            self.size += length + 2
+        put_hdr(&self.b, b'*', len(argv))
+        for arg in argv:
+            put_bulk(&self.b, PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg))
 
     cpdef void append_effects(self, int db, list effects) except *:
         """A command's effects, preceded by SELECT when the database changes."""
+        cdef char digits[24]
+        cdef int at
         if db != self.db:
-            self.append_command([b"SELECT", str(db).encode()])
+            at = ll_text(digits, db)
+            put_hdr(&self.b, b'*', 2)
+            put_bulk(&self.b, b"SELECT", 6)
+            put_bulk(&self.b, digits + at, 24 - at)
             self.db = db
         for argv in effects:
             self.append_command(<list>argv)
 
     def take(self) -> bytes:
         """Everything buffered; the buffer is left empty."""
-        cdef bytes out = PyBytes_FromStringAndSize(self.data, self.size)
-        self.size = 0
+        cdef bytes out = PyBytes_FromStringAndSize(self.b.data, self.b.len)
+        self.b.len = 0
         return out
 
 

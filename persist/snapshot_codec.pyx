@@ -33,10 +33,10 @@ moves them into the engine only once the END record has been seen.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, INT64_MIN
-from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy
+from libc.stdlib cimport malloc, free
 
-from engine.streamid cimport StreamID, id_cmp, id_decode, u64_write
+from engine.resp_writer cimport WBuf, wb_reserve, ll_text, put_lit, put_hdr, put_bulk
+from engine.streamid cimport StreamID, id_cmp, id_decode, id_write
 from engine.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
                             stream_iter_stop, stream_iter_raw)
 from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
@@ -69,51 +69,23 @@ class RecordError(ValueError):
 
 
 # ---------------------------------------------------------------------------------
-# Growable byte buffer and varints
+# Varints and chunks, in a WBuf (engine/resp_writer.pxd: the one growable byte buffer)
 
-cdef struct Buf:
-    uint8_t* data
-    size_t len
-    size_t cap
-
-
-cdef int buf_grow(Buf* b, size_t extra) except -1:
-    cdef size_t cap = b.cap if b.cap else 4096
+cdef inline int buf_varint(WBuf* b, uint64_t v) except -1:
     cdef uint8_t* p
-    while cap < b.len + extra:
-        cap *= 2
-    p = <uint8_t*>realloc(b.data, cap)
-    if p == NULL:
-        raise MemoryError()
-    b.data = p
-    b.cap = cap
-    return 0
-
-
-cdef inline int buf_put(Buf* b, const void* src, size_t n) except -1:
-    if b.len + n > b.cap:
-        buf_grow(b, n)
-    memcpy(b.data + b.len, src, n)
-    b.len += n
-    return 0
-
-
-cdef inline int buf_varint(Buf* b, uint64_t v) except -1:
-    cdef uint8_t* p
-    if b.len + 10 > b.cap:
-        buf_grow(b, 10)
-    p = b.data + b.len
+    wb_reserve(b, 10)
+    p = <uint8_t*>b.data + b.len
     while v >= 0x80:
         p[0] = <uint8_t>(v | 0x80)
         v >>= 7
         p += 1
     p[0] = <uint8_t>v
-    b.len = <size_t>(p + 1 - b.data)
+    b.len = <char*>(p + 1) - b.data
     return 0
 
 
-cdef inline bytes buf_take(Buf* b):
-    cdef bytes out = PyBytes_FromStringAndSize(<char*>b.data, <Py_ssize_t>b.len)
+cdef inline bytes buf_take(WBuf* b):
+    cdef bytes out = PyBytes_FromStringAndSize(b.data, b.len)
     b.len = 0
     return out
 
@@ -155,7 +127,7 @@ cdef inline const uint8_t* skip_string(const uint8_t* p) noexcept nogil:
     return p + 1 + n
 
 
-cdef inline int put_id(Buf* b, StreamID* prev, const StreamID* id) except -1:
+cdef inline int put_id(WBuf* b, StreamID* prev, const StreamID* id) except -1:
     if id_cmp(id, prev) <= 0:
         raise ValueError("IDs out of order in a stream or PEL")
     if id.ms == prev.ms:
@@ -210,7 +182,7 @@ cdef class EntryChunks:
     """Cuts a stream's live entries into ENTRIES chunks."""
     cdef Stream stream
     cdef StreamIter it
-    cdef Buf buf
+    cdef WBuf buf
     cdef readonly uint64_t count     # entries in the last chunk
 
     def __cinit__(self, Stream stream):
@@ -233,7 +205,7 @@ cdef class EntryChunks:
         cdef uint64_t npairs
         prev.ms = prev.seq = 0
         self.count = 0
-        while self.buf.len < target and stream_iter_next(&self.it, &id):
+        while <size_t>self.buf.len < target and stream_iter_next(&self.it, &id):
             npairs = stream_iter_raw(&self.it, &names, &values, &values_end)
             put_id(&self.buf, &prev, &id)
             if names == NULL:               # field, value, ...: names first here
@@ -248,7 +220,7 @@ cdef class EntryChunks:
                     buf_varint(&self.buf, npairs)
                     put_strings(&self.buf, names, npairs)
                     prev_names = names
-                buf_put(&self.buf, values, <size_t>(values_end - values))
+                put_lit(&self.buf, <const char*>values, values_end - values)
             self.count += 1
         if self.count == 0:
             stream_iter_stop(&self.it)
@@ -256,15 +228,15 @@ cdef class EntryChunks:
         return buf_take(&self.buf)
 
 
-cdef int put_strings(Buf* b, const uint8_t* p, uint64_t n) except -1:
+cdef int put_strings(WBuf* b, const uint8_t* p, uint64_t n) except -1:
     cdef const uint8_t* start = p
     while n:
         p = skip_string(p)
         n -= 1
-    return buf_put(b, start, <size_t>(p - start))
+    return put_lit(b, <const char*>start, p - start)
 
 
-cdef int put_alternate(Buf* b, const uint8_t* p, uint64_t npairs, int odd) except -1:
+cdef int put_alternate(WBuf* b, const uint8_t* p, uint64_t npairs, int odd) except -1:
     """Copies strings 0, 2, 4... (odd: 1, 3, 5...) of 2*npairs strings."""
     cdef const uint8_t* q
     cdef uint64_t i
@@ -272,7 +244,7 @@ cdef int put_alternate(Buf* b, const uint8_t* p, uint64_t npairs, int odd) excep
         if odd:
             p = skip_string(p)
         q = skip_string(p)
-        buf_put(b, p, <size_t>(q - p))
+        put_lit(b, <const char*>p, q - p)
         p = q if odd else skip_string(q)
     return 0
 
@@ -283,7 +255,7 @@ cdef class PendingChunks:
     cdef RadixIter it
     cdef int more
     cdef uint32_t* index_of          # consumer id -> position in `consumers`
-    cdef Buf buf
+    cdef WBuf buf
     cdef readonly uint64_t count
 
     def __cinit__(self, ConsumerGroup group, list consumers):
@@ -307,7 +279,7 @@ cdef class PendingChunks:
         cdef int64_t prev_time = 0, t
         prev.ms = prev.seq = 0
         self.count = 0
-        while self.more and self.buf.len < target:
+        while self.more and <size_t>self.buf.len < target:
             id_decode(self.it.key, &id)
             pe = <PendingEntry*>self.it.value
             put_id(&self.buf, &prev, &id)
@@ -822,11 +794,26 @@ cdef inline const uint8_t* read_string(const uint8_t* p, const uint8_t** s,
     return p + 1 + v
 
 
+cdef inline int put_bulk_bytes(WBuf* b, bytes s) except -1:
+    return put_bulk(b, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
+
+
+cdef inline int put_bulk_i64(WBuf* b, int64_t v) except -1:
+    cdef char text[24]
+    cdef int at = ll_text(text, v)
+    return put_bulk(b, text + at, 24 - at)
+
+
+cdef inline int put_bulk_id(WBuf* b, const StreamID* id) except -1:
+    cdef char text[41]
+    return put_bulk(b, text, id_write(text, id))
+
+
 cdef class RespWriter:
     """RESP commands (arrays of bulk strings) onto a binary file, through a buffer."""
-    cdef Buf buf
+    cdef WBuf buf
     cdef object sink
-    cdef readonly uint64_t written
+    cdef uint64_t flushed            # bytes handed to the file so far
 
     def __cinit__(self, fileobj):
         self.sink = fileobj.write
@@ -834,64 +821,31 @@ cdef class RespWriter:
     def __dealloc__(self):
         free(self.buf.data)
 
+    @property
+    def written(self) -> int:
+        """Bytes of RESP produced so far (flushed or still buffered)."""
+        return self.flushed + <uint64_t>self.buf.len
+
     def command(self, *args) -> None:
         """One command; arguments are bytes, str (UTF-8) or int."""
-        self.header(len(args))
+        put_hdr(&self.buf, b'*', len(args))
         for arg in args:
             if type(arg) is int:
                 arg = b"%d" % arg
             elif type(arg) is str:
                 arg = (<str>arg).encode()
-            self.bulk(<const uint8_t*>PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg))
+            put_bulk(&self.buf, PyBytes_AS_STRING(arg), PyBytes_GET_SIZE(arg))
         self.maybe_flush()
 
     def flush(self) -> None:
         if self.buf.len:
+            self.flushed += <uint64_t>self.buf.len
             self.sink(buf_take(&self.buf))
 
     cdef int maybe_flush(self) except -1:
         if self.buf.len >= RESP_FLUSH_BYTES:
             self.flush()
         return 0
-
-    cdef int prefixed(self, char kind, uint64_t n) except -1:
-        cdef char line[24]
-        cdef size_t k
-        line[0] = kind
-        k = 1 + <size_t>u64_write(line + 1, n)
-        line[k] = 13
-        line[k + 1] = 10
-        buf_put(&self.buf, line, k + 2)
-        self.written += k + 2
-        return 0
-
-    cdef int header(self, uint64_t n) except -1:
-        return self.prefixed(42, n)        # '*'
-
-    cdef int bulk(self, const void* p, size_t n) except -1:
-        self.prefixed(36, n)               # '$'
-        buf_put(&self.buf, p, n)
-        buf_put(&self.buf, b"\r\n", 2)
-        self.written += n + 2
-        return 0
-
-    cdef int bulk_obj(self, bytes b) except -1:
-        return self.bulk(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
-
-    cdef int bulk_i64(self, int64_t v) except -1:
-        cdef char text[21]
-        if v < 0:
-            text[0] = 45                   # '-'
-            return self.bulk(text, 1 + <size_t>u64_write(text + 1, <uint64_t>0 - <uint64_t>v))
-        return self.bulk(text, <size_t>u64_write(text, <uint64_t>v))
-
-    cdef int bulk_id(self, const StreamID* id) except -1:
-        cdef char text[41]
-        cdef size_t n = <size_t>u64_write(text, id.ms)
-        text[n] = 45                       # '-'
-        n += 1
-        n += <size_t>u64_write(text + n, id.seq)
-        return self.bulk(text, n)
 
     def stream(self, bytes key, Stream s) -> None:
         """The commands that rebuild stream `s` at `key` (its TTL aside), as Redis's
@@ -905,21 +859,22 @@ cdef class RespWriter:
         XDEL for the rest), then XSETID restores the counters."""
         cdef list dangling = dangling_ids(s)
         cdef ConsumerGroup g
+        cdef WBuf* b = &self.buf
         if s.length == 0 and not dangling:
             self.command(b"XADD", key, b"MAXLEN", b"0", b"0-1", b"x", b"y")
         else:
             self.xadds(key, s, dangling)
         self.xsetid(key, s, max(s.entries_added, s.length + len(dangling)))
         for g in s.groups.values():
-            self.header(7 if g.entries_read != ENTRIES_READ_UNKNOWN else 5)
-            self.bulk(b"XGROUP", 6)
-            self.bulk(b"CREATE", 6)
-            self.bulk_obj(key)
-            self.bulk_obj(g.name)
-            self.bulk_id(&g.last_id)
+            put_hdr(b, b'*', 7 if g.entries_read != ENTRIES_READ_UNKNOWN else 5)
+            put_bulk(b, b"XGROUP", 6)
+            put_bulk(b, b"CREATE", 6)
+            put_bulk_bytes(b, key)
+            put_bulk_bytes(b, g.name)
+            put_bulk_id(b, &g.last_id)
             if g.entries_read != ENTRIES_READ_UNKNOWN:
-                self.bulk(b"ENTRIESREAD", 11)
-                self.bulk_i64(g.entries_read)
+                put_bulk(b, b"ENTRIESREAD", 11)
+                put_bulk_i64(b, g.entries_read)
             self.xclaims(key, g)
             for c in g.consumers.values():
                 if (<Consumer>c).pending_count() == 0:
@@ -930,14 +885,15 @@ cdef class RespWriter:
             self.xsetid(key, s, s.entries_added)
 
     cdef int xsetid(self, bytes key, Stream s, uint64_t entries_added) except -1:
-        self.header(7)
-        self.bulk(b"XSETID", 6)
-        self.bulk_obj(key)
-        self.bulk_id(&s.last_id)
-        self.bulk(b"ENTRIESADDED", 12)
-        self.bulk_i64(<int64_t>entries_added)
-        self.bulk(b"MAXDELETEDID", 12)
-        self.bulk_id(&s.max_deleted_id)
+        cdef WBuf* b = &self.buf
+        put_hdr(b, b'*', 7)
+        put_bulk(b, b"XSETID", 6)
+        put_bulk_bytes(b, key)
+        put_bulk_id(b, &s.last_id)
+        put_bulk(b, b"ENTRIESADDED", 12)
+        put_bulk_i64(b, <int64_t>entries_added)
+        put_bulk(b, b"MAXDELETEDID", 12)
+        put_bulk_id(b, &s.max_deleted_id)
         return 0
 
     cdef int xadds(self, bytes key, Stream s, list extra) except -1:
@@ -952,6 +908,7 @@ cdef class RespWriter:
         cdef uint64_t npairs, i, slen
         cdef Py_ssize_t k = 0, nextra = len(extra)
         cdef bint more
+        cdef WBuf* b = &self.buf
         lo.ms = lo.seq = 0
         hi.ms = hi.seq = U64_MAX
         stream_iter_start(&it, s, &lo, &hi, 0)
@@ -960,25 +917,25 @@ cdef class RespWriter:
             if k < nextra:
                 other.ms, other.seq = extra[k]
                 if not more or id_cmp(&other, &id) < 0:
-                    self.header(5)
-                    self.bulk(b"XADD", 4)
-                    self.bulk_obj(key)
-                    self.bulk_id(&other)
-                    self.bulk(b"x", 1)
-                    self.bulk(b"y", 1)
+                    put_hdr(b, b'*', 5)
+                    put_bulk(b, b"XADD", 4)
+                    put_bulk_bytes(b, key)
+                    put_bulk_id(b, &other)
+                    put_bulk(b, b"x", 1)
+                    put_bulk(b, b"y", 1)
                     k += 1
                     continue
             npairs = stream_iter_raw(&it, &names, &values, &values_end)
-            self.header(3 + 2 * npairs)
-            self.bulk(b"XADD", 4)
-            self.bulk_obj(key)
-            self.bulk_id(&id)
+            put_hdr(b, b'*', 3 + 2 * npairs)
+            put_bulk(b, b"XADD", 4)
+            put_bulk_bytes(b, key)
+            put_bulk_id(b, &id)
             for i in range(npairs if names != NULL else 2 * npairs):
                 if names != NULL:
                     names = read_string(names, &str_, &slen)
-                    self.bulk(str_, slen)
+                    put_bulk(b, <const char*>str_, slen)
                 values = read_string(values, &str_, &slen)
-                self.bulk(str_, slen)
+                put_bulk(b, <const char*>str_, slen)
             self.maybe_flush()
             more = stream_iter_next(&it, &id)
         stream_iter_stop(&it)
@@ -989,24 +946,25 @@ cdef class RespWriter:
         cdef RadixIter it
         cdef StreamID id
         cdef PendingEntry* pe
+        cdef WBuf* b = &self.buf
         radix_iter_init(&it, g.pel)
         cdef int more = radix_seek(&it, RADIX_FIRST, NULL)
         while more:
             id_decode(it.key, &id)
             pe = <PendingEntry*>it.value
-            self.header(12)
-            self.bulk(b"XCLAIM", 6)
-            self.bulk_obj(key)
-            self.bulk_obj(g.name)
-            self.bulk_obj(g.owner_of(pe).name)
-            self.bulk(b"0", 1)
-            self.bulk_id(&id)
-            self.bulk(b"TIME", 4)
-            self.bulk_i64(<int64_t>pe_time(pe))
-            self.bulk(b"RETRYCOUNT", 10)
-            self.bulk_i64(pe_count(pe))
-            self.bulk(b"JUSTID", 6)
-            self.bulk(b"FORCE", 5)
+            put_hdr(b, b'*', 12)
+            put_bulk(b, b"XCLAIM", 6)
+            put_bulk_bytes(b, key)
+            put_bulk_bytes(b, g.name)
+            put_bulk_bytes(b, g.owner_of(pe).name)
+            put_bulk(b, b"0", 1)
+            put_bulk_id(b, &id)
+            put_bulk(b, b"TIME", 4)
+            put_bulk_i64(b, <int64_t>pe_time(pe))
+            put_bulk(b, b"RETRYCOUNT", 10)
+            put_bulk_i64(b, pe_count(pe))
+            put_bulk(b, b"JUSTID", 6)
+            put_bulk(b, b"FORCE", 5)
             self.maybe_flush()
             more = radix_next(&it)
         return 0

@@ -37,3 +37,38 @@ def test_replay_reproduces_state(seed):
     # Replay "later": the log must not depend on the clock it is replayed under.
     again = replay(log, ManualClock(clock.now_ms() + 3_600_000))
     assert state_of(again) == before
+
+
+def test_changes_are_counted_with_or_without_a_listener():
+    """engine.dirty (save points, rdb_changes_since_last_save) counts one change per
+    effect whether or not anyone consumes effects; without a listener none is built."""
+    runs = []
+    for listening in (True, False):
+        clock = ManualClock(T0)
+        engine = Engine(clock=clock)
+        log = []
+
+        def listener(db, effects):
+            log.extend(effects)
+        engine.add_effect_listener(listener)
+        if not listening:
+            engine.remove_effect_listener(listener)
+        workload(engine, clock, random.Random(7), 800)
+        runs.append((engine.dirty, len(log)))
+    (dirty_listening, logged), (dirty_silent, logged_silent) = runs
+    assert dirty_listening == logged > 0
+    assert dirty_silent == dirty_listening
+    assert logged_silent == 0
+
+
+def test_contexts_follow_the_listeners():
+    engine = Engine()
+    ctx = engine.new_context()
+    assert not ctx.logging
+
+    def listener(db, effects):
+        pass
+    engine.add_effect_listener(listener)
+    assert ctx.logging and engine.new_context().logging
+    engine.remove_effect_listener(listener)
+    assert not ctx.logging

@@ -16,7 +16,9 @@ cdef class CommandContext:
     cdef public bint null_array       # a None reply is a null array, not a null bulk
     cdef public object nil_array      # what a null array inside a reply is: None, or
                                       # engine.reply.NULL_ARRAY for exact RESP (server)
+    cdef public bint encode_replies   # big replies as EncodedReply RESP (the server)
     cdef public bint logging          # someone consumes effects (else they are skipped)
+    cdef public long long dirty       # changes made (counted with or without logging)
     cdef public bint tracking         # someone consumes touched keys and events
     cdef public list effects          # argv lists that replay this command's changes
     cdef public list touched          # keys whose value changed
@@ -26,8 +28,16 @@ cdef class CommandContext:
     cdef public uint64_t node_max_entries
 
     cdef inline void propagate(self, list argv):
+        """One change, logged as argv when someone consumes effects."""
+        self.dirty += 1
         if self.logging:
             self.effects.append(argv)
+
+    cdef inline bint logs(self, long long changes=1):
+        """Counts `changes`; true when the caller must append their effects (so an
+        effect that is costly to build is built only for a listener)."""
+        self.dirty += changes
+        return self.logging
 
     cdef inline void touch(self, bytes key, str cls, bytes event):
         """key's value changed (wakes blocked readers, aborts WATCH) and event fires."""

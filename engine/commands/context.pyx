@@ -8,11 +8,13 @@ cdef class CommandContext:
         self.clock = engine.clock
         self.resp3 = False
         self.logging = False
+        self.dirty = 0
         self.tracking = False
         self.effects = []
         self.touched = []
         self.events = []
         self.block = None
         self.nil_array = None
+        self.encode_replies = False
         self.node_max_bytes = 4096
         self.node_max_entries = 100

@@ -6,8 +6,8 @@ from engine.commands.context cimport CommandContext
 
 cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,
                              const StreamID* id) except *
-# The same for a caller that knows the entry's state (`id_text`: its ID formatted),
-# when ctx.logging is set.
+# The same for a caller that knows the entry's state (`id_text`: its ID formatted)
+# and has counted the change with ctx.logs(), which said to log it.
 cdef void propagate_pending(CommandContext ctx, bytes key, ConsumerGroup g, bytes id_text,
                             Consumer owner, uint64_t time, int64_t count) except *
 cdef void propagate_group_position(CommandContext ctx, bytes key, ConsumerGroup g) except *

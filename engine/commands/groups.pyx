@@ -58,7 +58,7 @@ cdef inline bytes last_id_text(const StreamID* last):
 cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,
                              const StreamID* id) except *:
     """Logs the current state of the pending entry `id` as an idempotent XCLAIM."""
-    if not ctx.logging:
+    if not ctx.logs():
         return
     cdef PendingEntry* pe = g.find_pending(id)
     propagate_pending(ctx, key, g, id_format(id), g.owner_of(pe), pe_time(pe), pe_count(pe))
@@ -68,7 +68,7 @@ cdef void propagate_pending(CommandContext ctx, bytes key, ConsumerGroup g, byte
                             Consumer owner, uint64_t time, int64_t count) except *:
     # Only bytes inside: kept out of the cycle collector like reply lists (a claim
     # logs one per entry).
-    ctx.propagate(leaf_list([b"XCLAIM", key, g.name, owner.name, b"0", id_text,
+    ctx.effects.append(leaf_list([b"XCLAIM", key, g.name, owner.name, b"0", id_text,
                              b"TIME", time_text(time), b"RETRYCOUNT",
                              <bytes>SMALL_COUNTS[count] if 0 <= count < 256
                              else str(count).encode(),
@@ -76,9 +76,9 @@ cdef void propagate_pending(CommandContext ctx, bytes key, ConsumerGroup g, byte
 
 
 cdef void propagate_group_position(CommandContext ctx, bytes key, ConsumerGroup g) except *:
-    if not ctx.logging:
+    if not ctx.logs():
         return
-    ctx.propagate([b"XGROUP", b"SETID", key, g.name, id_format(&g.last_id),
+    ctx.effects.append([b"XGROUP", b"SETID", key, g.name, id_format(&g.last_id),
                    b"ENTRIESREAD", str(g.entries_read).encode()])
 
 

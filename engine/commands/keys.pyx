@@ -66,8 +66,8 @@ cdef list remove_keys(CommandContext ctx, list argv):
         if db.lookup(key, ctx.now) is not None and db.remove(key):
             removed.append(key)
             ctx.touch(key, "g", b"del")
-    if removed and ctx.logging:
-        ctx.propagate([b"DEL"] + removed)
+    if removed and ctx.logs():
+        ctx.effects.append([b"DEL"] + removed)
     return removed
 
 
@@ -304,8 +304,8 @@ cdef object expire_generic(CommandContext ctx, list argv, int64_t basetime,
     else:
         db.set_expire(key, when)
         ctx.touch(key, "g", b"expire")
-        if ctx.logging:
-            ctx.propagate([b"PEXPIREAT", key, str(when).encode()])
+        if ctx.logs():
+            ctx.effects.append([b"PEXPIREAT", key, str(when).encode()])
     return 1
 
 

@@ -14,14 +14,15 @@ from libc.stdint cimport uint8_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 
 from engine.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_decode, id_encode
-from engine.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
-                            stream_iter_fields, stream_iter_stop)
+from engine.stream cimport (Stream, StreamIter, EntryPos, stream_iter_start,
+                            stream_iter_next, stream_iter_stop)
 from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             pe_set_count, advance_last_delivered, time_key_split)
 from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
                            RADIX_FIRST)
 from engine.commands.context cimport CommandContext
-from engine.reply_lists cimport leaf_list, gc_pause, gc_resume
+from engine.reply_lists cimport gc_pause, gc_resume
+from engine.commands.entry_reply cimport EntryReply, entry_reply
 from engine.commands.stream_args cimport parse_id
 from engine.commands.streams cimport stream_edge_id
 from engine.commands.groups cimport (propagate_delivery, propagate_pending,
@@ -116,11 +117,10 @@ cdef int parse_read_args(list argv, ReadArgs* a, bint group_mode, list group_out
     return 0
 
 
-cdef object finish(CommandContext ctx, list served, ReadArgs* a, list argv):
+cdef object finish(CommandContext ctx, EntryReply reply, ReadArgs* a, list argv):
     """The reply: served streams, or nil (and a BlockRequest when BLOCK was given)."""
-    if served:
-        if ctx.resp3:
-            return {k: v for k, v in served}
+    cdef object served = reply.end_streams()
+    if served is not None:
         return served
     if a.timeout >= 0:
         ctx.block = BlockRequest(argv[a.streams_at:a.streams_at + a.nstreams], a.timeout,
@@ -139,7 +139,7 @@ def xread(CommandContext ctx, list argv):
     cdef StreamID* after = <StreamID*>malloc((a.nstreams or 1) * sizeof(StreamID))
     cdef Stream s
     cdef bytes arg
-    cdef list served = []
+    cdef EntryReply reply = entry_reply(ctx)
     cdef StreamID start, top, hi
     cdef bint gc_was_enabled
     try:
@@ -163,6 +163,7 @@ def xread(CommandContext ctx, list argv):
             else:
                 parse_id(arg, &after[i], 0, True)
         hi.ms = hi.seq = U64_MAX
+        reply.begin_streams()
         for i in range(a.nstreams):
             s = ctx.db.lookup_stream(argv[a.streams_at + i], ctx.now)
             if s is None or s.length == 0:
@@ -177,12 +178,14 @@ def xread(CommandContext ctx, list argv):
                 count = 1
             gc_was_enabled = gc_pause()        # see engine/reply_lists.pxd
             try:
-                served.append([argv[a.streams_at + i], s.range(&start, &hi, count, False)])
+                reply.begin_stream(argv[a.streams_at + i])
+                reply.entry_range(s, &start, &hi, count, False)
+                reply.end_stream(False)
             finally:
                 gc_resume(gc_was_enabled)
     finally:
         free(after)
-    return finish(ctx, served, &a, argv)
+    return finish(ctx, reply, &a, argv)
 
 
 # -- XREADGROUP ----------------------------------------------------------------------
@@ -196,7 +199,7 @@ def xreadgroup(CommandContext ctx, list argv):
     cdef Py_ssize_t i
     cdef Stream s
     cdef list groups = []
-    cdef list served = []
+    cdef EntryReply reply = entry_reply(ctx)
     cdef StreamID after
     for i in range(a.nstreams):
         key = argv[a.streams_at + i]
@@ -222,36 +225,37 @@ def xreadgroup(CommandContext ctx, list argv):
             parse_id(arg, &after, 0, True)
     cdef ConsumerGroup grp
     cdef Consumer c
-    cdef list entries
     cdef bint gc_was_enabled = gc_pause()      # see engine/reply_lists.pxd
     try:
+        reply.begin_streams()
         for i in range(a.nstreams):
             key = argv[a.streams_at + i]
             s = ctx.db.lookup_stream(key, ctx.now)
             grp = groups[i]
             c = consumer_for(ctx, key, grp, consumer_name)
             arg = argv[a.streams_at + a.nstreams + i]
+            reply.begin_stream(key)
             if arg == b">":
-                entries = []
                 if a.claim >= 0:
-                    claim_idle(ctx, key, s, grp, c, a.claim, a.count, entries)
-                if a.count == 0 or <int64_t>len(entries) < a.count:
+                    claim_idle(ctx, key, s, grp, c, a.claim, a.count, reply)
+                if a.count == 0 or reply.nentries < a.count:
                     deliver_new(ctx, key, s, grp, c,
-                                a.count - len(entries) if a.count else 0,
-                                a.noack, a.claim >= 0, entries)
-                if entries:
+                                a.count - reply.nentries if a.count else 0,
+                                a.noack, a.claim >= 0, reply)
+                if reply.nentries:
                     c.active_time = ctx.now
-                    served.append([key, entries])
+                reply.end_stream(False)
             else:
                 parse_id(arg, &after, 0, True)
-                served.append([key, history(ctx, key, s, grp, c, &after, a.count)])
+                history(ctx, key, s, grp, c, &after, a.count, reply)
+                reply.end_stream(True)
     finally:
         gc_resume(gc_was_enabled)
-    return finish(ctx, served, &a, argv)
+    return finish(ctx, reply, &a, argv)
 
 
 cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
-                     int64_t min_idle, int64_t count, list out) except *:
+                     int64_t min_idle, int64_t count, EntryReply reply) except *:
     """Phase one of CLAIM: take over entries idle >= min_idle, oldest delivery first.
 
     One ordered scan of pel_by_time up to the idle deadline: O(log n + k). Entries
@@ -266,16 +270,15 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
     if limit == 0:
         return
     cdef StreamID* ids = <StreamID*>malloc(limit * sizeof(StreamID))
+    cdef EntryPos* where = <EntryPos*>malloc(limit * sizeof(EntryPos))
     cdef PendingEntry* previous = NULL
     cdef PendingEntry delivered
     cdef RadixIter it
     cdef Py_ssize_t n = 0, first, m, k
-    cdef list fields = [], found = []
-    cdef bint more
-    cdef int64_t idle = -1              # idle times are >= 0
-    cdef object idle_obj = None
-    cdef bytes id_text
-    if ids == NULL:
+    cdef bint more, logging
+    if ids == NULL or where == NULL:
+        free(ids)
+        free(where)
         raise MemoryError()
     try:
         radix_iter_init(&it, g.pel_by_time)
@@ -290,16 +293,14 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
                     break
                 m += 1
                 more = radix_next(&it)
-            del found[:]
-            s.fields_many(&ids[n], m, found)
+            s.locate_many(&ids[n], m, &where[n])
             first = n
-            for k in range(m):
-                entry = found[k]
-                if entry is None:
-                    drop_vanished(ctx, key, g, &ids[first + k])
+            for k in range(first, first + m):
+                if where[k].node == NULL:
+                    drop_vanished(ctx, key, g, &ids[k])
                 else:
-                    ids[n] = ids[first + k]
-                    fields.append(entry)
+                    ids[n] = ids[k]
+                    where[n] = where[k]
                     n += 1
         if n == 0:
             return
@@ -307,23 +308,23 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
         if previous == NULL:
             raise MemoryError()
         g.redeliver_many(ids, n, c, ctx.now, previous)
+        logging = ctx.logs(n)
         for k in range(n):
-            id_text = id_format(&ids[k])
-            if ctx.now - <int64_t>pe_time(&previous[k]) != idle:
-                idle = ctx.now - <int64_t>pe_time(&previous[k])
-                idle_obj = idle         # entries claimed together often share it
-            out.append(leaf_list([id_text, fields[k], idle_obj, pe_count(&previous[k])]))
-            if ctx.logging:
+            reply.entry_meta(&ids[k], where[k].node, where[k].off,
+                             ctx.now - <int64_t>pe_time(&previous[k]), pe_count(&previous[k]))
+            if logging:
                 delivered = previous[k]             # as redeliver_many left it
                 pe_set_count(&delivered, pe_count(&delivered) + 1)
-                propagate_pending(ctx, key, g, id_text, c, ctx.now, pe_count(&delivered))
+                propagate_pending(ctx, key, g, id_format(&ids[k]), c, ctx.now,
+                                  pe_count(&delivered))
     finally:
         free(ids)
+        free(where)
         free(previous)
 
 
 cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
-                      int64_t count, bint noack, bint with_meta, list out) except *:
+                      int64_t count, bint noack, bint with_meta, EntryReply reply) except *:
     """Entries after the group's last-delivered ID, added to the PEL unless NOACK."""
     cdef StreamIter it
     cdef StreamID sid, start = g.last_id, hi
@@ -336,7 +337,6 @@ cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, 
     stream_iter_start(&it, s, &start, &hi, False)
     try:
         while (count == 0 or n < count) and stream_iter_next(&it, &sid):
-            fields = stream_iter_fields(&it)
             advance_last_delivered(s, g, &sid)
             advanced = True
             if not noack:
@@ -345,9 +345,9 @@ cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, 
                     g.update_pending(&sid, c, ctx.now, 1)
                 propagate_delivery(ctx, key, g, &sid)
             if with_meta:
-                out.append(leaf_list([id_format(&sid), fields, 0, 0]))
+                reply.entry_meta(&sid, it.node, it.cur, 0, 0)
             else:
-                out.append(leaf_list([id_format(&sid), fields]))
+                reply.entry(&sid, it.node, it.cur)
             n += 1
     finally:
         stream_iter_stop(&it)
@@ -355,31 +355,50 @@ cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, 
         propagate_group_position(ctx, key, g)
 
 
-cdef list history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
-                  const StreamID* after, int64_t count):
+cdef void history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
+                  const StreamID* after, int64_t count, EntryReply reply) except *:
     """The consumer's own pending entries after `after`; each counts as re-delivered."""
-    cdef StreamID start = after[0], sid
+    cdef StreamID start = after[0]
     cdef RadixIter it
     cdef uint8_t kbuf[16]
-    cdef list out = [], ids = []
     cdef PendingEntry previous
+    cdef Py_ssize_t n = 0, cap = 0, k
+    cdef StreamID* ids = NULL
+    cdef EntryPos* where = NULL
     if not id_incr(&start):
-        return out
+        return
     id_encode(&start, kbuf)
     radix_iter_init(&it, c.pel)
     cdef int ok = radix_seek(&it, RADIX_GE, kbuf)
-    while ok and (count == 0 or <int64_t>len(ids) < count):
-        id_decode(it.key, &sid)
-        ids.append((sid.ms, sid.seq))
-        ok = radix_next(&it)
-    for ms, seq in ids:
-        sid.ms = ms
-        sid.seq = seq
-        fields = s.fields_of(&sid)
-        if fields is None:
-            out.append([id_format(&sid), ctx.nil_array])
-            continue
-        g.redeliver(&sid, c, ctx.now, &previous)
-        propagate_delivery(ctx, key, g, &sid)
-        out.append(leaf_list([id_format(&sid), fields]))
-    return out
+    try:
+        while ok and (count == 0 or n < count):
+            if n == cap:
+                cap = 2 * cap if cap else 64
+                ids = <StreamID*>realloc_or_free(ids, cap * sizeof(StreamID))
+            id_decode(it.key, &ids[n])
+            n += 1
+            ok = radix_next(&it)
+        if n == 0:
+            return
+        where = <EntryPos*>malloc(n * sizeof(EntryPos))
+        if where == NULL:
+            raise MemoryError()
+        s.locate_many(ids, n, where)
+        for k in range(n):
+            if where[k].node == NULL:
+                reply.entry_missing(&ids[k])
+                continue
+            g.redeliver(&ids[k], c, ctx.now, &previous)
+            propagate_delivery(ctx, key, g, &ids[k])
+            reply.entry(&ids[k], where[k].node, where[k].off)
+    finally:
+        free(ids)
+        free(where)
+
+
+cdef void* realloc_or_free(void* p, size_t size) except NULL:
+    cdef void* q = realloc(p, size)
+    if q == NULL:
+        free(p)
+        raise MemoryError()
+    return q

@@ -7,6 +7,8 @@ from engine.stream cimport (Stream, StreamIter, TRIM_NONE, stream_iter_start,
                             stream_iter_next, stream_iter_stop)
 from engine.keyspace cimport Database
 from engine.commands.context cimport CommandContext
+from engine.commands.entry_reply cimport EntryReply, entry_reply
+from engine.reply_lists cimport gc_pause, gc_resume
 from engine.commands.stream_args cimport (TrimArgs, parse_trim_args, parse_id,
                                           parse_bound)
 from engine.commands.parsing cimport parse_int
@@ -49,8 +51,8 @@ cdef int64_t apply_trim(CommandContext ctx, bytes key, Stream s, TrimArgs* args)
     cdef int64_t deleted = s.trim(args.strategy, args.maxlen, &args.minid, args.approx,
                                   args.limit)
     if deleted:
-        if ctx.logging:
-            ctx.propagate([b"XTRIM", key, b"MAXLEN", b"=", str(s.length).encode()])
+        if ctx.logs():
+            ctx.effects.append([b"XTRIM", key, b"MAXLEN", b"=", str(s.length).encode()])
         ctx.touch(key, "t", b"xtrim")
     return deleted
 
@@ -102,8 +104,8 @@ def xadd(CommandContext ctx, list argv):
     if s.length == 1:
         s.first_id = new_id
     cdef bytes reply = id_format(&new_id)
-    if ctx.logging:
-        ctx.propagate([b"XADD", key, reply] + argv[field_pos:])
+    if ctx.logs():
+        ctx.effects.append([b"XADD", key, reply] + argv[field_pos:])
     ctx.touch(key, "t", b"xadd")
     if args.strategy != TRIM_NONE:
         apply_trim(ctx, key, s, &args)
@@ -144,7 +146,14 @@ cdef object range_command(CommandContext ctx, list argv, bint rev):
         return None
     if id_cmp(&start, &end) > 0:
         return []
-    return s.range(&start, &end, count, rev)
+    cdef EntryReply reply = entry_reply(ctx)
+    cdef bint gc_was_enabled = gc_pause()      # see engine/reply_lists.pxd
+    try:
+        reply.begin_entries()
+        reply.entry_range(s, &start, &end, count, rev)
+        return reply.end_entries()
+    finally:
+        gc_resume(gc_was_enabled)
 
 
 @command("xrange", -4, "readonly", 1, 1, 1)

@@ -123,13 +123,13 @@ def set_(CommandContext ctx, list argv):
         db.set_expire(key, when)
         if ctx.tracking:
             ctx.events.append(("g", b"expire", key))
-    if ctx.logging:
+    if ctx.logs():
         if expire is not None:
-            ctx.propagate([b"SET", key, value, b"PXAT", str(when).encode()])
+            ctx.effects.append([b"SET", key, value, b"PXAT", str(when).encode()])
         elif flags & SET_KEEPTTL:
-            ctx.propagate([b"SET", key, value, b"KEEPTTL"])
+            ctx.effects.append([b"SET", key, value, b"KEEPTTL"])
         else:
-            ctx.propagate([b"SET", key, value])
+            ctx.effects.append([b"SET", key, value])
     if flags & SET_GET:
         return old
     return OK
@@ -192,8 +192,8 @@ cdef object incr_by(CommandContext ctx, bytes key, int64_t incr):
     cdef int64_t new = old + incr
     ctx.db.store(key, str(new).encode())   # keeps the key's TTL, as Redis does
     ctx.touch(key, "$", b"incrby")
-    if ctx.logging:
-        ctx.propagate([b"INCRBY", key, str(incr).encode()])
+    if ctx.logs():
+        ctx.effects.append([b"INCRBY", key, str(incr).encode()])
     return new
 
 

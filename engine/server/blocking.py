@@ -78,6 +78,9 @@ class ServerHub(Hub):
         else:
             br.timer = None
         if br.claim_min_idle >= 0:
+            if not self.claim_keys:
+                # PEL changes reach CLAIM readers through the effects of commands.
+                self.server.engine.add_effect_listener(self.on_effects)
             for where in br.where:
                 self.claim_keys[where] = self.claim_keys.get(where, 0) + 1
             self.schedule_claim(br)
@@ -110,6 +113,8 @@ class ServerHub(Hub):
                     self.claim_keys[where] = left
                 else:
                     self.claim_keys.pop(where, None)
+            if not self.claim_keys:
+                self.server.engine.remove_effect_listener(self.on_effects)
             self._arm_claim_timer()
 
     def answer(self, br: ServerBlockedRead, reply, null_array: bool = False) -> None:
@@ -166,8 +171,6 @@ class ServerHub(Hub):
         """Effects of a command: a change to the PEL of a key with CLAIM readers
         moves their due time."""
         claim_keys = self.claim_keys
-        if not claim_keys:
-            return
         seen = set()
         for effect in effects:
             for key in effect[1:3]:

@@ -40,6 +40,7 @@ class ServerSession(Session):
     def __init__(self, hub, conn: "ClientConnection") -> None:
         ctx = hub.engine.new_context(0, False)
         ctx.nil_array = NULL_ARRAY          # nested nulls as Redis writes them
+        ctx.encode_replies = True           # entry lists as RESP, not Python objects
         ctx.tracking = True
         super().__init__(hub, ctx)
         self.conn = conn

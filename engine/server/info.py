@@ -216,7 +216,7 @@ def _memory(s: "Server") -> list:
 def _persistence(s: "Server") -> list:
     fields = [("loading", 0), ("async_loading", 0)]
     if s.durability is None:
-        return fields + [("rdb_changes_since_last_save", s.dirty), ("rdb_bgsave_in_progress", 0),
+        return fields + [("rdb_changes_since_last_save", s.engine.dirty), ("rdb_bgsave_in_progress", 0),
                          ("rdb_saves", 0), ("aof_enabled", 0), ("aof_rewrite_in_progress", 0),
                          ("aof_rewrite_scheduled", 0), ("aof_rewrites", 0)]
     return fields + list(s.durability.info().items())

@@ -2,10 +2,7 @@
 # buffer keep their state in C fields and expose cpdef methods that Cython callers
 # reach without a Python call.
 
-cdef struct WBuf:
-    char* data
-    Py_ssize_t len
-    Py_ssize_t cap
+from engine.resp_writer cimport WBuf
 
 
 cdef class RequestParser:

@@ -51,6 +51,9 @@ dict                   ``*2n`` flat array (as      ``%n`` map
 set / frozenset        ``*n`` array                ``~n`` set
 exception instance     ``-text`` error (str(exc),  same
 (ResponseError)        CR/LF made safe)
+engine.resp_writer.    copied as is (the command   same
+EncodedReply           encoded it for the
+                       context's protocol)
 =====================  ==========================  ===========================
 
 `NULL_ARRAY` is the way to ask for a null array *inside* an array (every other
@@ -79,6 +82,8 @@ from libc.string cimport memcpy, memmove
 
 from engine.reply import Status
 from engine.commands.parsing cimport string2ll
+from engine.resp_writer cimport (EncodedReply, wb_reserve, put_ll, put_hdr, put_lit,
+                                 put_bulk, put_simple)
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
@@ -617,96 +622,6 @@ cdef class RequestParser:
 # ---------------------------------------------------------------------------
 # Reply encoder: a growable C buffer and C-level writers
 
-cdef int wb_grow(WBuf* b, Py_ssize_t need) except -1:
-    cdef Py_ssize_t newcap = b.cap * 2 if b.cap else 256
-    cdef char* p
-    while newcap < b.len + need:
-        newcap *= 2
-    p = <char*>realloc(b.data, newcap)
-    if p == NULL:
-        raise MemoryError()
-    b.data = p
-    b.cap = newcap
-    return 0
-
-
-cdef inline int wb_reserve(WBuf* b, Py_ssize_t need) except -1:
-    if b.len + need > b.cap:
-        return wb_grow(b, need)
-    return 0
-
-
-cdef inline void put_ll(WBuf* b, long long v) noexcept:
-    """Decimal v; the caller reserved 21 bytes."""
-    cdef char tmp[24]
-    cdef int i = 24
-    cdef unsigned long long u
-    if v < 0:
-        u = <unsigned long long>(-(v + 1)) + 1
-    else:
-        u = <unsigned long long>v
-    while True:
-        i -= 1
-        tmp[i] = <char>(c'0' + <int>(u % 10))
-        u //= 10
-        if u == 0:
-            break
-    if v < 0:
-        i -= 1
-        tmp[i] = c'-'
-    memcpy(b.data + b.len, tmp + i, 24 - i)
-    b.len += 24 - i
-
-
-cdef inline int put_hdr(WBuf* b, char t, long long n) except -1:
-    """<t><n>\\r\\n"""
-    cdef char* d
-    wb_reserve(b, 24)
-    b.data[b.len] = t
-    b.len += 1
-    put_ll(b, n)
-    d = b.data + b.len
-    d[0] = c'\r'
-    d[1] = c'\n'
-    b.len += 2
-    return 0
-
-
-cdef inline int put_lit(WBuf* b, const char* s, Py_ssize_t n) except -1:
-    wb_reserve(b, n)
-    memcpy(b.data + b.len, s, n)
-    b.len += n
-    return 0
-
-
-cdef inline int put_bulk(WBuf* b, const char* s, Py_ssize_t n) except -1:
-    cdef char* d
-    wb_reserve(b, n + 26)
-    b.data[b.len] = c'$'
-    b.len += 1
-    put_ll(b, n)
-    d = b.data + b.len
-    d[0] = c'\r'
-    d[1] = c'\n'
-    memcpy(d + 2, s, n)
-    d[n + 2] = c'\r'
-    d[n + 3] = c'\n'
-    b.len += n + 4
-    return 0
-
-
-cdef inline int put_simple(WBuf* b, char t, const char* s, Py_ssize_t n) except -1:
-    cdef char* d
-    wb_reserve(b, n + 3)
-    d = b.data + b.len
-    d[0] = t
-    memcpy(d + 1, s, n)
-    d[n + 1] = c'\r'
-    d[n + 2] = c'\n'
-    b.len += n + 3
-    return 0
-
-
 cdef bytes _text_bytes(object text):
     if isinstance(text, bytes):
         return <bytes>text
@@ -786,6 +701,8 @@ cdef int put_obj(WBuf* b, object o, bint resp3, int depth) except -1:
     cdef bytes enc
     if t is bytes:
         return put_bulk(b, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
+    if t is EncodedReply:
+        return put_lit(b, (<EncodedReply>o).b.data, (<EncodedReply>o).b.len)
     if t is list or t is tuple:
         if depth >= MAX_DEPTH:
             raise ValueError("reply nested too deeply")

@@ -111,7 +111,6 @@ class Server:
         self.limits = Limits(cfg)
         self.obuf_limits = cfg.client_output_buffer_limit
         self.timeout = cfg.timeout
-        self.dirty = 0                      # changes since the last save (from effects)
         self.peak_memory = 0
         self.run_id = os.urandom(20).hex()
         self.start_time = time.time()
@@ -128,7 +127,6 @@ class Server:
         self._flush_scheduled = False
         self._stopped: Optional[asyncio.Future] = None
         self._shutting_down = False
-        self.engine.add_effect_listener(self._on_effects)
         cfg.add_resetstat_hook(self.stats.reset)
         self._register_config_listeners()
         if self.durability is not None:
@@ -158,11 +156,6 @@ class Server:
             return resolve(argv).full_name
         except Exception:  # noqa: BLE001 - not a valid engine command
             return None
-
-    def _on_effects(self, db: int, effects: list) -> None:
-        self.dirty += len(effects)
-        if self.hub.claim_keys:
-            self.hub.on_effects(db, effects)
 
     def on_events(self, db: int, events: list) -> None:
         """A command's keyspace events: count expirations, notify subscribers."""
