@@ -100,20 +100,23 @@ cdef inline Py_ssize_t wb_mark(WBuf* b) noexcept:
     return b.len
 
 
-cdef inline int put_hdr_at(WBuf* b, Py_ssize_t at, char t, long long n) except -1:
-    """Inserts the header <t><n>\\r\\n at offset `at` (from wb_mark), before what
-    was written since."""
-    cdef char tmp[24]
-    cdef int i = ll_text(tmp, n)
-    cdef Py_ssize_t size = 24 - i + 3
-    wb_reserve(b, size)
-    memmove(b.data + at + size, b.data + at, b.len - at)
-    b.data[at] = t
-    memcpy(b.data + at + 1, tmp + i, 24 - i)
-    b.data[at + size - 2] = c'\r'
-    b.data[at + size - 1] = c'\n'
-    b.len += size
+cdef inline int wb_insert(WBuf* b, Py_ssize_t at, const char* s, Py_ssize_t n) except -1:
+    """Inserts s[:n] at offset `at` (from wb_mark), before what was written since."""
+    wb_reserve(b, n)
+    memmove(b.data + at + n, b.data + at, b.len - at)
+    memcpy(b.data + at, s, n)
+    b.len += n
     return 0
+
+
+cdef inline int put_hdr_at(WBuf* b, Py_ssize_t at, char t, long long n) except -1:
+    """Inserts the header <t><n>\\r\\n at offset `at` (from wb_mark)."""
+    cdef char tmp[27]
+    cdef int i = ll_text(tmp, n)
+    tmp[i - 1] = t
+    tmp[24] = c'\r'
+    tmp[25] = c'\n'
+    return wb_insert(b, at, tmp + i - 1, 24 - i + 3)
 
 
 cdef inline int put_lit(WBuf* b, const char* s, Py_ssize_t n) except -1:

@@ -65,6 +65,8 @@ cdef class Stream:
                     uint64_t node_max_entries) except -1
     # 1 if a live entry with this ID exists.
     cdef bint contains(self, const StreamID* id) except -1
+    # The same, setting *out to where it is (out.node NULL when it is not).
+    cdef bint locate(self, const StreamID* id, EntryPos* out) except -1
     # [field, value, ...] of a live entry, or None.
     cdef object fields_of(self, const StreamID* id)
     # out[j] = where the live entry ids[j] is, for j < n: lookups batched and
@@ -124,10 +126,8 @@ cdef inline const uint8_t* stored_string(const uint8_t* p, const char** s,
     n[0] = <Py_ssize_t>v
     return p + 1 + v
 
-# [field, value, ...] of the entry at a position, as a new list of bytes.
-cdef list stream_entry_fields(StreamNode* n, uint32_t off)
-
-# The same for many entries in a row, sharing field-name bytes within a node.
+# [field, value, ...] lists of entries for replies, sharing the field-name bytes of
+# a node between its entries.
 cdef class EntryFields:
     cdef StreamNode* node
     cdef list names

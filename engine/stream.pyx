@@ -880,9 +880,16 @@ cdef class Stream:
         return 0
 
     cdef bint contains(self, const StreamID* id) except -1:
-        cdef StreamNode* n
+        cdef EntryPos where
+        return self.locate(id, &where)
+
+    cdef bint locate(self, const StreamID* id, EntryPos* out) except -1:
         cdef Entry e
-        return _find(self, id, &n, &e) and not (e.flags & FLAG_DELETED)
+        if _find(self, id, &out.node, &e) and not (e.flags & FLAG_DELETED):
+            out.off = e.off
+            return 1
+        out.node = NULL
+        return 0
 
     cdef object fields_of(self, const StreamID* id):
         cdef StreamNode* n
@@ -1114,10 +1121,6 @@ cdef bint stream_iter_next(StreamIter* it, StreamID* id) except -1:
 
 cdef list stream_iter_fields(StreamIter* it):
     return _entry_fields(it.node, it.cur, None)
-
-
-cdef list stream_entry_fields(StreamNode* n, uint32_t off):
-    return _entry_fields(n, off, None)
 
 
 cdef void stream_iter_stop(StreamIter* it) noexcept:

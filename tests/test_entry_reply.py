@@ -1,7 +1,8 @@
 """Replies of entry lists encoded straight to RESP (the server's contexts) are the
 bytes the Python values of the embedded API encode to, for every shape: XRANGE and
 XREVRANGE, XREAD over several streams, XREADGROUP with new entries, CLAIM, history
-reads with deleted entries, in RESP2 and RESP3.
+reads with deleted entries, XCLAIM and XAUTOCLAIM (JUSTID, deleted IDs), in RESP2
+and RESP3.
 
 Two engines run the same random operations in lockstep, each on its own manual
 clock; one answers with Python values, the other with EncodedReply."""
@@ -30,6 +31,11 @@ ops = st.one_of(
     st.tuples(st.just("history"), st.sampled_from([b"c1", b"c2"]), st.integers(0, 8),
               count),
     st.tuples(st.just("xack"), key, st.integers(1, 40)),
+    st.tuples(st.just("xclaim"), key, st.sampled_from([b"c1", b"c3"]), st.integers(0, 50),
+              st.lists(st.integers(1, 15), min_size=1, max_size=5), st.booleans(),
+              st.booleans()),
+    st.tuples(st.just("xautoclaim"), key, st.sampled_from([b"c1", b"c3"]),
+              st.integers(0, 50), st.integers(0, 10), st.integers(1, 6), st.booleans()),
     st.tuples(st.just("tick"), st.integers(1, 60)),
 )
 
@@ -85,6 +91,12 @@ def command(op, seq: int):
             ["STREAMS", b"s1", b"s2", "%d-0" % op[2], "0"]
     if kind == "xack":
         return ["XACK", op[1], "g", "%d-1" % op[2]]
+    if kind == "xclaim":
+        return ["XCLAIM", op[1], "g", op[2], op[3]] + ["%d-1" % i for i in op[4]] + \
+            (["JUSTID"] if op[5] else []) + (["FORCE"] if op[6] else [])
+    if kind == "xautoclaim":
+        return ["XAUTOCLAIM", op[1], "g", op[2], op[3], "%d-0" % op[4], "COUNT", op[5]] + \
+            (["JUSTID"] if op[6] else [])
     raise AssertionError(kind)
 
 
@@ -136,3 +148,21 @@ def test_history_with_deleted_entries():
             expected = plain.run(argv)[1]
             assert encoded.run(argv)[1] == expected
         assert (b"$3\r\n1-1\r\n" + (b"_\r\n" if resp3 else b"*-1\r\n")) in expected
+
+
+def test_autoclaim_with_deleted_entries():
+    for resp3 in (False, True):
+        for justid in ([], ["JUSTID"]):
+            plain, encoded = Side(False, resp3), Side(True, resp3)
+            for argv in (["XADD", "s1", "1-1", "f", "v"], ["XADD", "s1", "2-1", "f", "w"],
+                         ["XADD", "s1", "3-1", "a", "b", "c", "d"],
+                         ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s1", ">"],
+                         ["XDEL", "s1", "2-1"],
+                         ["XAUTOCLAIM", "s1", "g", "c2", "0", "0", "COUNT", "2"] + justid,
+                         ["XAUTOCLAIM", "s1", "g", "c2", "0", "0"] + justid):
+                expected = plain.run(argv)[1]
+                assert encoded.run(argv)[1] == expected
+                if argv[-1] == "2" or argv[-2:] == ["2", "JUSTID"]:
+                    assert expected.endswith(b"*1\r\n$3\r\n2-1\r\n")   # deleted IDs
+            first = plain.run(["XAUTOCLAIM", "s1", "g", "c3", "0", "0"])[1]
+            assert first.startswith(b"*3\r\n$3\r\n0-0\r\n*2\r\n")

@@ -36,10 +36,14 @@ cdef class EntryReply:
                         int64_t idle, int64_t delivered) except -1
     # [id, nil]: a pending entry whose stream entry is gone.
     cdef int entry_missing(self, const StreamID* id) except -1
+    # The ID alone (XCLAIM/XAUTOCLAIM JUSTID).
+    cdef int entry_id(self, const StreamID* id) except -1
     # The live entries of [start, end] in either direction, at most count (< 0: all).
     cdef int entry_range(self, Stream s, const StreamID* start, const StreamID* end,
                          int64_t count, bint rev) except -1
     cdef object end_entries(self)
+    # XAUTOCLAIM's [cursor, entries, deleted IDs] around the entries just added.
+    cdef object end_autoclaim(self, const StreamID* cursor, list deleted)
 
     # XREAD's streams: [[key, entries], ...] (a map in RESP3). end_stream drops a
     # stream without entries unless keep_empty; end_streams gives None when no

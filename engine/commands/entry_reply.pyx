@@ -16,8 +16,9 @@ from engine.streamid cimport StreamID, id_write, id_format
 from engine.stream cimport (Stream, StreamNode, StreamIter, EntryFields, stream_iter_start,
                             stream_iter_next, stream_iter_stop, stream_entry_raw,
                             stored_string)
-from engine.resp_writer cimport (EncodedReply, WBuf, wb_mark, put_hdr, put_hdr_at, put_bulk,
-                                 put_lit)
+from libc.stdlib cimport free
+from engine.resp_writer cimport (EncodedReply, WBuf, wb_mark, wb_insert, put_hdr, put_hdr_at,
+                                 put_bulk, put_lit)
 from engine.reply_lists cimport leaf_list
 from engine.commands.context cimport CommandContext
 
@@ -110,6 +111,13 @@ cdef class EntryReply:
             return put_lit(self.b, "_\r\n", 3)
         return put_lit(self.b, "*-1\r\n", 5)
 
+    cdef int entry_id(self, const StreamID* id) except -1:
+        self.nentries += 1
+        if not self.encoded:
+            self.entries.append(id_format(id))
+            return 0
+        return put_id(self.b, id)
+
     cdef int entry_range(self, Stream s, const StreamID* start, const StreamID* end,
                          int64_t count, bint rev) except -1:
         cdef StreamIter it
@@ -132,6 +140,25 @@ cdef class EntryReply:
         if not self.encoded:
             return self.entries
         put_hdr_at(self.b, self.entries_at, c'*', self.nentries)
+        return self.out
+
+    cdef object end_autoclaim(self, const StreamID* cursor, list deleted):
+        cdef WBuf head
+        cdef bytes id_text
+        if not self.encoded:
+            return [id_format(cursor), self.entries, deleted]
+        head.data = NULL
+        head.len = head.cap = 0
+        try:
+            put_lit(&head, "*3\r\n", 4)
+            put_id(&head, cursor)
+            put_hdr(&head, c'*', self.nentries)
+            wb_insert(self.b, self.entries_at, head.data, head.len)
+        finally:
+            free(head.data)
+        put_hdr(self.b, c'*', len(deleted))
+        for id_text in deleted:
+            put_bulk(self.b, id_text, len(id_text))
         return self.out
 
     cdef int begin_streams(self) except -1:

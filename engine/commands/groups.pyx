@@ -11,12 +11,13 @@ from libc.stdlib cimport malloc, free
 
 from engine.streamid cimport (StreamID, id_cmp, id_incr, id_decr, id_format, id_decode,
                               id_encode)
-from engine.stream cimport Stream
+from engine.stream cimport Stream, EntryPos
 from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN)
 from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
                            RADIX_FIRST, RADIX_LAST)
 from engine.commands.context cimport CommandContext
+from engine.commands.entry_reply cimport EntryReply, entry_reply
 from engine.reply_lists cimport leaf_list
 from engine.commands.stream_args cimport parse_id, parse_bound
 from engine.commands.parsing cimport parse_int
@@ -379,13 +380,6 @@ cdef list pending_range(CommandContext ctx, ConsumerGroup g, Consumer only,
 
 # -- XCLAIM / XAUTOCLAIM -------------------------------------------------------------
 
-cdef object claimed_reply(Stream s, const StreamID* id, bint justid):
-    """What XCLAIM/XAUTOCLAIM return for one claimed entry."""
-    if justid:
-        return id_format(id)
-    return leaf_list([id_format(id), s.fields_of(id)])
-
-
 cdef void drop_vanished(CommandContext ctx, bytes key, ConsumerGroup g,
                         const StreamID* id) except *:
     """A pending entry whose stream entry is gone leaves the PEL (logged as XACK)."""
@@ -453,12 +447,14 @@ def xclaim(CommandContext ctx, list argv):
     cdef Consumer c = consumer_for(ctx, key, g, argv[3])
     cdef PendingEntry* pe
     cdef int64_t count
-    cdef list out = []
+    cdef EntryPos where
+    cdef EntryReply reply = entry_reply(ctx)
+    reply.begin_entries()
     for ms, seq in ids:
         one.ms = ms
         one.seq = seq
         pe = g.find_pending(&one)
-        if not s.contains(&one):
+        if not s.locate(&one, &where):
             if pe != NULL:
                 drop_vanished(ctx, key, g, &one)
             continue
@@ -475,12 +471,20 @@ def xclaim(CommandContext ctx, list argv):
         elif not justid:
             count += 1
         claim_one(ctx, g, c, &one, delivery_time, count)
-        out.append(claimed_reply(s, &one, justid))
+        claimed(reply, &one, &where, justid)
         propagate_delivery(ctx, key, g, &one)
         moved_last_id = False
     if moved_last_id:
         propagate_group_position(ctx, key, g)
-    return out
+    return reply.end_entries()
+
+
+cdef inline int claimed(EntryReply reply, const StreamID* id, const EntryPos* where,
+                        bint justid) except -1:
+    """What XCLAIM/XAUTOCLAIM return for one claimed entry."""
+    if justid:
+        return reply.entry_id(id)
+    return reply.entry(id, where.node, where.off)
 
 
 @command("xautoclaim", -6, "write fast", 1, 1, 1)
@@ -514,8 +518,8 @@ def xautoclaim(CommandContext ctx, list argv):
     return autoclaim(ctx, key, s, g, argv[3], min_idle, &start, count, justid)
 
 
-cdef list autoclaim(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, bytes name,
-                    int64_t min_idle, const StreamID* start, int64_t count, bint justid):
+cdef object autoclaim(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, bytes name,
+                      int64_t min_idle, const StreamID* start, int64_t count, bint justid):
     """Scans the PEL from `start` in ID order: at most count*10 entries examined,
     at most `count` claimed or found deleted. Returns [cursor, claimed, deleted]."""
     cdef int64_t attempts = count * 10
@@ -524,7 +528,10 @@ cdef list autoclaim(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, by
     cdef StreamID sid, cursor
     cdef PendingEntry* pe
     cdef Consumer c = consumer_for(ctx, key, g, name)
-    cdef list claimed = [], deleted = []
+    cdef list deleted = []
+    cdef EntryPos where
+    cdef EntryReply reply = entry_reply(ctx)
+    reply.begin_entries()
     id_encode(start, key_buf)
     radix_iter_init(&it, g.pel)
     cdef int ok = radix_seek(&it, RADIX_GE, key_buf)
@@ -532,13 +539,13 @@ cdef list autoclaim(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, by
         attempts -= 1
         id_decode(it.key, &sid)
         pe = <PendingEntry*>it.value
-        if not s.contains(&sid):
+        if not s.locate(&sid, &where):
             drop_vanished(ctx, key, g, &sid)
             deleted.append(id_format(&sid))
             count -= 1
         elif not min_idle or ctx.now - <int64_t>pe_time(pe) >= min_idle:
             claim_one(ctx, g, c, &sid, ctx.now, pe_count(pe) + (0 if justid else 1))
-            claimed.append(claimed_reply(s, &sid, justid))
+            claimed(reply, &sid, &where, justid)
             propagate_delivery(ctx, key, g, &sid)
             count -= 1
         ok = radix_next(&it)
@@ -546,4 +553,4 @@ cdef list autoclaim(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, by
         id_decode(it.key, &cursor)
     else:
         cursor.ms = cursor.seq = 0
-    return [id_format(&cursor), claimed, deleted]
+    return reply.end_autoclaim(&cursor, deleted)
