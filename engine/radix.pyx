@@ -32,7 +32,8 @@
 #   - if its keys (with the new one) differ at the parent's byte, the parent's child
 #     range is split at a byte boundary: near the middle, or, when the new key is the
 #     bucket's largest (appends), so the left bucket keeps all it can; the left bucket
-#     is trimmed to fit since appends will not come back to it;
+#     is trimmed to fit since appends will not come back to it, and at the tree's end
+#     the right one starts at half the full size, as the appends go on there;
 #   - otherwise (or for a root bucket) it becomes a new inner node at the first byte
 #     where its keys differ, split the same way.
 # A key that disagrees with an inner node's prefix gets a new bucket: beside the node in
@@ -1132,7 +1133,10 @@ cdef int _burst(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b, uint
     else:
         mid_node = _inner_new(t, first, d)
     try:
-        r = _bucket_new(t, n - m)
+        # Appends past the tree's end keep coming to r: give it room for them now
+        # rather than a grow by half at every few.
+        r = _bucket_new(t, n - m if pos != n - 1 or not _rightmost(path, h)
+                        else max(n - m, t.bucket_max >> 1))
     except BaseException:
         if mid_node != NULL:
             _free(t, mid_node)

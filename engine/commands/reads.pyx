@@ -254,69 +254,75 @@ def xreadgroup(CommandContext ctx, list argv):
     return finish(ctx, reply, &a, argv)
 
 
+cdef enum:
+    CLAIM_CHUNK = 64        # entries claimed and answered together (see claim_idle)
+
+
 cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
                      int64_t min_idle, int64_t count, EntryReply reply) except *:
     """Phase one of CLAIM: take over entries idle >= min_idle, oldest delivery first.
 
     One ordered scan of pel_by_time up to the idle deadline: O(log n + k). Entries
-    whose stream entry is gone leave the PEL on the way and do not count. The scan
-    collects before anything is claimed (claiming moves entries to "now" in
-    pel_by_time, where a scan with min_idle 0 would meet them again); stream
-    lookups and redeliveries then go in batches, which overlap their cache misses."""
+    whose stream entry is gone leave the PEL on the way and do not count. Candidates
+    go in chunks: their stream entries are looked up, they are redelivered and
+    answered, in batches that overlap cache misses and while the lines they need
+    are still cached. Claiming moves entries to "now" in pel_by_time, where a scan
+    with min_idle 0 would meet them again: then the first chunk takes every
+    candidate up to the limit, and a scan for more (after deleted entries) stops
+    before "now"."""
     if ctx.now < min_idle:
         return
     cdef uint64_t deadline = ctx.now - min_idle
     cdef Py_ssize_t limit = count if count else g.pending_count()
     if limit == 0:
         return
-    cdef StreamID* ids = <StreamID*>malloc(limit * sizeof(StreamID))
-    cdef EntryPos* where = <EntryPos*>malloc(limit * sizeof(EntryPos))
-    cdef PendingEntry* previous = NULL
+    cdef bint chunked = deadline < <uint64_t>ctx.now
+    cdef Py_ssize_t size = CLAIM_CHUNK if chunked and limit > CLAIM_CHUNK else limit
+    cdef StreamID* ids = <StreamID*>malloc(size * sizeof(StreamID))
+    cdef EntryPos* where = <EntryPos*>malloc(size * sizeof(EntryPos))
+    cdef PendingEntry* previous = <PendingEntry*>malloc(size * sizeof(PendingEntry))
     cdef PendingEntry delivered
     cdef RadixIter it
-    cdef Py_ssize_t n = 0, first, m, k
+    cdef Py_ssize_t n = 0, m, k, kept
     cdef bint more, logging
-    if ids == NULL or where == NULL:
-        free(ids)
-        free(where)
-        raise MemoryError()
     try:
+        if ids == NULL or where == NULL or previous == NULL:
+            raise MemoryError()
         radix_iter_init(&it, g.pel_by_time)
         more = radix_seek(&it, RADIX_FIRST, NULL)
         while more and n < limit:
-            # The next candidates (up to what is left of the limit) go after the
-            # accepted ones, which they join unless their stream entry is gone.
             m = 0
-            while more and n + m < limit:
-                if time_key_split(it.key, &ids[n + m]) > deadline:
+            while more and m < size and n + m < limit:
+                if time_key_split(it.key, &ids[m]) > deadline:
                     more = False
                     break
                 m += 1
                 more = radix_next(&it)
-            s.locate_many(&ids[n], m, &where[n])
-            first = n
-            for k in range(first, first + m):
+            if not chunked:
+                deadline = ctx.now - 1
+            s.locate_many(ids, m, where)
+            kept = 0
+            for k in range(m):
                 if where[k].node == NULL:
                     drop_vanished(ctx, key, g, &ids[k])
                 else:
-                    ids[n] = ids[k]
-                    where[n] = where[k]
-                    n += 1
-        if n == 0:
-            return
-        previous = <PendingEntry*>malloc(n * sizeof(PendingEntry))
-        if previous == NULL:
-            raise MemoryError()
-        g.redeliver_many(ids, n, c, ctx.now, previous)
-        logging = ctx.logs(n)
-        for k in range(n):
-            reply.entry_meta(&ids[k], where[k].node, where[k].off,
-                             ctx.now - <int64_t>pe_time(&previous[k]), pe_count(&previous[k]))
-            if logging:
-                delivered = previous[k]             # as redeliver_many left it
-                pe_set_count(&delivered, pe_count(&delivered) + 1)
-                propagate_pending(ctx, key, g, id_format(&ids[k]), c, ctx.now,
-                                  pe_count(&delivered))
+                    ids[kept] = ids[k]
+                    where[kept] = where[k]
+                    kept += 1
+            if kept == 0:
+                continue
+            g.redeliver_many(ids, kept, c, ctx.now, previous)
+            logging = ctx.logs(kept)
+            for k in range(kept):
+                reply.entry_meta(&ids[k], where[k].node, where[k].off,
+                                 ctx.now - <int64_t>pe_time(&previous[k]),
+                                 pe_count(&previous[k]))
+                if logging:
+                    delivered = previous[k]             # as redeliver_many left it
+                    pe_set_count(&delivered, pe_count(&delivered) + 1)
+                    propagate_pending(ctx, key, g, id_format(&ids[k]), c, ctx.now,
+                                      pe_count(&delivered))
+            n += kept
     finally:
         free(ids)
         free(where)
