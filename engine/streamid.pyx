@@ -31,6 +31,13 @@ cdef bint _parse_u64(const unsigned char* s, Py_ssize_t n, uint64_t* out) noexce
         i += 1
     if i == n:
         return 0
+    if n - i <= 19:                 # cannot overflow
+        while i < n:
+            d = s[i] - 48
+            if d > 9:
+                return 0
+            v = v * 10 + d
+            i += 1
     while i < n:
         d = s[i] - 48
         if d > 9:

@@ -61,3 +61,22 @@ def test_resp3_maps(e):
     assert reply == {b"s": [[b"3-0", [b"f", b"v3"]]]}
     info = e.execute_in(ctx, [b"XINFO", b"GROUPS", b"s"])
     assert info[0][b"name"] == b"g" and info[0][b"lag"] == 0
+
+
+def test_ids_round_trip_through_text_at_every_digit_count():
+    """IDs are written two digits at a time from a digit count: every length from 1
+    to 20 digits, the powers of ten around each, and random values read back as
+    they were added."""
+    import random
+    from engine import Engine
+    rng = random.Random(5)
+    values = sorted({0, 2**64 - 1, 2**63} | {10**k + d for k in range(20) for d in (-1, 0, 1)}
+                    | {rng.getrandbits(rng.randint(1, 64)) for _ in range(2000)})
+    e = Engine()
+    for v in values:
+        if not 0 <= v < 2**64:
+            continue
+        ms = max(v, 1)
+        e.execute("DEL", "x")
+        assert e.execute("XADD", "x", "%d-%d" % (ms, v), "f", "v") == b"%d-%d" % (ms, v)
+        assert e.execute("XRANGE", "x", "-", "+")[0][0] == b"%d-%d" % (ms, v)
