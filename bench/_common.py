@@ -126,6 +126,46 @@ class RawConnection:
         self.pool.release(self.conn)
 
 
+# -- a server that does no work ------------------------------------------------------
+
+_CANNED_SERVER = """
+import socket, sys
+reply = open(sys.argv[1], "rb").read()
+command = sys.argv[2].encode()
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(1)
+print(srv.getsockname()[1], flush=True)
+while True:
+    conn, _ = srv.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while True:
+        data = conn.recv(65536)
+        if not data:
+            break
+        conn.sendall(reply if command in data else b"+OK\\r\\n")
+    conn.close()
+"""
+
+
+@contextlib.contextmanager
+def canned_server(command: str, reply: bytes, workdir: str):
+    """Yields the port of a process that answers each read from a client (one at a
+    time) holding `command` with `reply` (RESP bytes), anything else (a client's
+    handshake) with +OK: what a call costs a client when the server spends no time
+    at all, the floor for any server returning that reply."""
+    path = os.path.join(workdir, "canned-reply.resp")
+    with open(path, "wb") as fh:
+        fh.write(reply)
+    proc = subprocess.Popen([sys.executable, "-c", _CANNED_SERVER, path, command],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        yield int(proc.stdout.readline())
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 # -- statistics -----------------------------------------------------------------------
 
 def percentile(sorted_values: Sequence[float], p: float) -> float:

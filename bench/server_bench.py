@@ -15,6 +15,10 @@ machine hits both sides of a ratio alike.
               untimed), then one timed call over a raw redis-py connection (hiredis):
               sluice `XREADGROUP GROUP g c2 COUNT 1000 CLAIM 1000 STREAMS s >` and
               redis-server `XAUTOCLAIM s g c2 1000 0-0 COUNT 1000` (ms per call).
+              Beside them, the floor: the same call to a process that answers at once
+              with the bytes of sluice's first CLAIM reply (bench/_common.py
+              canned_server), i.e. the round trip and redis-py's decoding of 1,000
+              entries; no server can answer in less.
   consume     a redis-py consumer (hiredis, response callbacks on) drains 100,000
               entries: XREADGROUP COUNT 100, the XACK of the previous batch pipelined
               with the next read (entries/s).
@@ -25,12 +29,14 @@ Targets: XADD >= 0.8x redis-server unpipelined and >= 0.5x with -P 16; claim med
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import redis
@@ -40,6 +46,7 @@ import _common as C  # noqa: E402  (also makes the checkout's `engine` importabl
 from claim_bench import COUNT as CLAIM_COUNT  # noqa: E402
 from claim_bench import HOT, MIN_IDLE, fill_redis, set_idles  # noqa: E402
 
+from engine.server.resp import encode_reply  # noqa: E402
 from engine.server.testing import ServerProcess  # noqa: E402
 
 BENCH_CLIENTS = 50
@@ -94,9 +101,9 @@ def server_usec_per_call(raw, command: str):
     return None
 
 
-def bench_claim(servers: dict, args) -> tuple:
+def bench_claim(servers: dict, args, workdir: str) -> tuple:
     """({server: [seconds per call]}, {server: [entries returned]}, {server: the
-    server's own usec per call})."""
+    server's own usec per call}); times also has "floor" (see the docstring)."""
     calls = {
         "sluice": ("XREADGROUP", "GROUP", "g", "c2", "COUNT", CLAIM_COUNT, "CLAIM", MIN_IDLE,
                    "STREAMS", "s", ">"),
@@ -113,25 +120,38 @@ def bench_claim(servers: dict, args) -> tuple:
     for raw in raws.values():
         raw("CONFIG", "RESETSTAT")
     rng = random.Random(args.seed)
-    times = {name: [] for name in servers}
+    times = {name: [] for name in list(servers) + ["floor"]}
     returned = {name: [] for name in servers}
     n = args.claim_entries
     clock = time.perf_counter
+    floor = None
     gc.collect()
     gc.freeze()
-    for it in range(args.claim_iterations):
-        hot = sorted(rng.sample(range(n), HOT))
-        hot_set = set(hot)
-        cold = [i for i in range(n) if i not in hot_set]
-        order = list(servers) if it % 2 == 0 else list(reversed(servers))
-        for name in order:
-            raw = raws[name]
-            set_idles(raw, ids[name], hot, cold)
-            t0 = clock()
-            rep = raw(*calls[name])
-            t1 = clock()
-            times[name].append(t1 - t0)
-            returned[name].append(count_returned[name](rep))
+    with contextlib.ExitStack() as stack:
+        for it in range(args.claim_iterations):
+            hot = sorted(rng.sample(range(n), HOT))
+            hot_set = set(hot)
+            cold = [i for i in range(n) if i not in hot_set]
+            order = list(servers) if it % 2 == 0 else list(reversed(servers))
+            for name in order:
+                raw = raws[name]
+                set_idles(raw, ids[name], hot, cold)
+                t0 = clock()
+                rep = raw(*calls[name])
+                t1 = clock()
+                times[name].append(t1 - t0)
+                returned[name].append(count_returned[name](rep))
+                if name != "sluice":
+                    continue
+                if floor is None:
+                    port = stack.enter_context(
+                        C.canned_server(calls[name][0], encode_reply(rep), workdir))
+                    floor = C.RawConnection(redis.Redis(host="127.0.0.1", port=port,
+                                                        protocol=2))
+                    stack.callback(floor.close)
+                t0 = clock()
+                floor(*calls[name])
+                times["floor"].append(clock() - t0)
     gc.unfreeze()
     server_usec = {name: server_usec_per_call(raws[name], calls[name][0].lower())
                    for name in servers}
@@ -207,6 +227,9 @@ def report(xadd: dict, claim: tuple, consume: dict, args, version: str) -> None:
         rows.append([label, "%.0f" % (sum(returned[name]) / len(returned[name])),
                      C.fmt_ms(s["avg"]), C.fmt_ms(s["median"]), C.fmt_ms(s["p95"]),
                      C.fmt_ms(s["min"]), C.fmt_ms(None if usec is None else usec / 1e6)])
+    s = C.summary(times["floor"])
+    rows.append(["floor: canned CLAIM reply, no server work", "1000", C.fmt_ms(s["avg"]),
+                 C.fmt_ms(s["median"]), C.fmt_ms(s["p95"]), C.fmt_ms(s["min"]), "0"])
     C.print_table("claim: %s-entry PEL, %d iterations (ms per call over RESP; last column: "
                   "the server's own time, INFO commandstats)"
                   % ("{:,}".format(args.claim_entries), args.claim_iterations),
@@ -227,6 +250,10 @@ def report(xadd: dict, claim: tuple, consume: dict, args, version: str) -> None:
     add("claim: CLAIM vs XAUTOCLAIM, median (ms/call)",
         [t * 1e3 for t in times["sluice"]], [t * 1e3 for t in times["redis"]],
         C.median(times["redis"]) / C.median(times["sluice"]), 22.5, "%.3f")
+    best = C.median(times["redis"]) / C.median(times["floor"])
+    rows.append(["(info) claim: XAUTOCLAIM vs the floor, the best any server gets here",
+                 "%.3f" % (C.median(times["floor"]) * 1e3),
+                 "%.3f" % (C.median(times["redis"]) * 1e3), C.fmt_ratio(best), "", ""])
     add("consume: XREADGROUP COUNT 100 + XACK, pipelined (entries/s)",
         consume["sluice"], consume["redis"], ratios(consume["sluice"], consume["redis"]),
         1.0, "%.0f")
@@ -269,7 +296,8 @@ def main(argv=None) -> int:
             "redis": (redis_srv.port, redis_srv.client(protocol=2)),
         }
         xadd = bench_xadd(servers, args)
-        claim = bench_claim(servers, args)
+        with tempfile.TemporaryDirectory() as workdir:
+            claim = bench_claim(servers, args, workdir)
         consume = bench_consume(servers, args)
         for _, client in servers.values():
             client.close()
