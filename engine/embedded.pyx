@@ -126,6 +126,8 @@ cdef class Engine:
                 listener(ctx.db.index, effects)
         if ctx.touched:
             ctx.touched = []
+        if ctx.woken:
+            ctx.woken = []
         if ctx.events:
             ctx.events = []
 

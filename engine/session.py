@@ -193,6 +193,10 @@ class Hub:
                 if sessions:
                     for session in sessions:
                         session.watch_dirty = True
+        self.wake(db, keys)
+
+    def wake(self, db: int, keys: list) -> None:
+        """Keys whose consumer groups changed: wake their blocked readers only."""
         if self.blocked:
             blocked = self.blocked
             for key in keys:
@@ -484,12 +488,15 @@ class Session:
         ctx = self.ctx
         # the engine hands these lists over and starts new ones after each command
         touched = ctx.touched
+        woken = ctx.woken
         events = ctx.events
         try:
             return self.execute_in(ctx, argv)
         finally:
             if touched:
                 self.hub.touched(ctx.db.index, touched)
+            if woken:
+                self.hub.wake(ctx.db.index, woken)
             if events:
                 self.hub.events(ctx.db.index, events)
 

@@ -228,3 +228,58 @@ def test_unauthenticated_limits_match_redis(tmp_path, redis_server) -> None:
     finally:
         redis_proc.terminate()
         redis_proc.wait(timeout=10)
+
+
+# -- which writes count as a change of the key for WATCH -------------------------------
+
+_BASE = [("XADD", "s", "1-1", "f", "v")]
+_GROUP = _BASE + [("XGROUP", "CREATE", "s", "g", "0")]
+_READ = _GROUP + [("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")]
+WATCH_CASES = [
+    (_BASE, ("XADD", "s", "2-1", "f", "v")),
+    (_BASE, ("XGROUP", "CREATE", "s", "g", "0")),
+    ([], ("XGROUP", "CREATE", "s", "g", "0", "MKSTREAM")),
+    (_GROUP, ("XGROUP", "SETID", "s", "g", "0")),
+    (_GROUP, ("XGROUP", "DESTROY", "s", "g")),
+    (_GROUP, ("XGROUP", "CREATECONSUMER", "s", "g", "c")),
+    (_READ, ("XGROUP", "DELCONSUMER", "s", "g", "c")),
+    (_BASE, ("XSETID", "s", "5-5")),
+    (_GROUP, ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")),
+    (_READ, ("XACK", "s", "g", "1-1")),
+    (_READ, ("XCLAIM", "s", "g", "d", "0", "1-1")),
+    (_READ, ("XAUTOCLAIM", "s", "g", "d", "0", "0")),
+    (_BASE, ("XDEL", "s", "1-1")),
+    (_BASE, ("XTRIM", "s", "MAXLEN", "0")),
+]
+
+
+def _watch_aborted(port: int, setup: list, cmd: tuple) -> bool:
+    """WATCH s; another client runs cmd; MULTI/EXEC: True if EXEC was aborted."""
+    import redis
+    a, b = redis.Redis(port=port), redis.Redis(port=port)
+    try:
+        a.flushall()
+        for c in setup:
+            a.execute_command(*c)
+        pipe = a.pipeline(transaction=True)
+        pipe.watch("s")
+        b.execute_command(*cmd)
+        pipe.multi()
+        pipe.ping()
+        try:
+            pipe.execute()
+        except redis.WatchError:
+            return True
+        return False
+    finally:
+        a.close()
+        b.close()
+
+
+@pytest.mark.parametrize("setup,cmd", WATCH_CASES, ids=[" ".join(c[1][:2]) + str(i)
+                                                       for i, c in enumerate(WATCH_CASES)])
+def test_watch_sees_the_changes_redis_sees(setup, cmd, sluice, redis_server) -> None:
+    """Entries count as changes; consumer-group state does not, except a stream
+    made by MKSTREAM (Redis keeps groups out of what WATCH sees)."""
+    assert _watch_aborted(sluice.port, setup, cmd) == _watch_aborted(redis_server[1], setup,
+                                                                     cmd)

@@ -22,6 +22,8 @@ cdef class CommandContext:
     cdef public bint tracking         # someone consumes touched keys and events
     cdef public list effects          # argv lists that replay this command's changes
     cdef public list touched          # keys whose value changed
+    cdef public list woken            # keys whose blocked readers must look again
+                                      # though their value did not change
     cdef public list events           # (class, event, key) keyspace notifications
     cdef public object block          # set by a blocking read that must wait
     cdef public uint64_t node_max_bytes
@@ -43,6 +45,13 @@ cdef class CommandContext:
         """key's value changed (wakes blocked readers, aborts WATCH) and event fires."""
         if self.tracking:
             self.touched.append(key)
+            self.events.append((cls, event, key))
+
+    cdef inline void wake(self, bytes key, str cls, bytes event):
+        """A consumer-group change: blocked readers look again, but (as in Redis) it
+        does not count as a change of the key for WATCH."""
+        if self.tracking:
+            self.woken.append(key)
             self.events.append((cls, event, key))
 
     cdef inline void notify(self, bytes key, str cls, bytes event):

@@ -12,6 +12,7 @@ cdef class CommandContext:
         self.tracking = False
         self.effects = []
         self.touched = []
+        self.woken = []
         self.events = []
         self.block = None
         self.nil_array = None

@@ -165,6 +165,7 @@ def xgroup_create(CommandContext ctx, list argv):
             raise subcommand_syntax(b"xgroup", argv[1])
     cdef bytes key = argv[2], name = argv[3]
     cdef Stream s = xgroup_stream(ctx, argv, mkstream)
+    cdef bint created = s is None
     if len(argv) > 8:
         raise subcommand_syntax(b"xgroup", argv[1])
     cdef StreamID start
@@ -184,7 +185,10 @@ def xgroup_create(CommandContext ctx, list argv):
     s.groups[name] = ConsumerGroup(name, start.ms, start.seq, entries_read)
     ctx.propagate([b"XGROUP", b"CREATE", key, name, id_format(&start), b"MKSTREAM",
                    b"ENTRIESREAD", str(entries_read).encode()])
-    ctx.touch(key, "t", b"xgroup-create")
+    if created:
+        ctx.touch(key, "t", b"xgroup-create")     # MKSTREAM made a new key
+    else:
+        ctx.notify(key, "t", b"xgroup-create")
     return OK
 
 
@@ -207,7 +211,7 @@ def xgroup_setid(CommandContext ctx, list argv):
     g.last_id = start
     g.entries_read = cap_entries_read(s, entries_read)
     propagate_group_position(ctx, argv[2], g)
-    ctx.touch(argv[2], "t", b"xgroup-setid")
+    ctx.wake(argv[2], "t", b"xgroup-setid")
     return OK
 
 
@@ -217,7 +221,7 @@ def xgroup_destroy(CommandContext ctx, list argv):
     if s.groups.pop(argv[3], None) is None:
         return 0
     ctx.propagate(argv)
-    ctx.touch(argv[2], "t", b"xgroup-destroy")
+    ctx.wake(argv[2], "t", b"xgroup-destroy")    # its readers get NOGROUP
     return 1
 
 
@@ -238,7 +242,7 @@ def xgroup_delconsumer(CommandContext ctx, list argv):
         return 0
     cdef uint64_t pending = g.delete_consumer(c)
     ctx.propagate(argv)
-    ctx.touch(argv[2], "t", b"xgroup-delconsumer")
+    ctx.notify(argv[2], "t", b"xgroup-delconsumer")
     return pending
 
 

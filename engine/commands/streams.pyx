@@ -253,5 +253,5 @@ def xsetid(CommandContext ctx, list argv):
     if not id_is_zero(&max_deleted):
         s.max_deleted_id = max_deleted
     ctx.propagate(argv)
-    ctx.touch(key, "t", b"xsetid")
+    ctx.notify(key, "t", b"xsetid")     # not a change for WATCH, as in Redis
     return OK

@@ -149,7 +149,7 @@ def run_batch(object conn, list cmds):
     cdef dict stat_cache = server.stat_cache
     cdef object pubsub = server.pubsub
     cdef Py_ssize_t n = 0
-    cdef list argv, touched, events
+    cdef list argv, touched, woken, events
     cdef bytes name
     cdef object last = None
     cdef object stat_obj, reply
@@ -164,6 +164,7 @@ def run_batch(object conn, list cmds):
                 if fast and engine_command(name, commands):
                     stat_obj = stat_cache.get(name)
                     touched = ctx.touched
+                    woken = ctx.woken
                     events = ctx.events
                     start = now_ns()
                     try:
@@ -178,6 +179,8 @@ def run_batch(object conn, list cmds):
                         ok = True
                     if touched and (hub.watchers or hub.blocked):
                         hub.touched(ctx.db.index, touched)
+                    if woken and hub.blocked:
+                        hub.wake(ctx.db.index, woken)
                     if events and (pubsub.notify_flags
                                    or events[len(events) - 1][1] == EXPIRED):
                         server.on_events(ctx.db.index, events)
