@@ -86,14 +86,16 @@ class SessionCommand:
     flags: "noauth" (allowed before AUTH), "pubsub" (allowed in a RESP2 subscribed
     context), "immediate" (runs at once inside MULTI instead of being queued),
     "nomulti" (refused inside MULTI), "exec" (a rejected call aborts the transaction
-    with the reason: EXEC).
+    with the reason: EXEC), "write" (changes data: refused while the hub has a
+    write_refusal), "stopwrites" (refused then too though not a write: PING, so that
+    health checks notice).
     subcommands: name -> arity for container commands (CLIENT, CONFIG...): unknown
     subcommands and wrong arities are refused before the handler runs (also at
     queue time, like Redis); `base_ok` lets the container run without one (COMMAND).
     """
 
     __slots__ = ("name", "handler", "arity", "flags", "subcommands", "base_ok",
-                 "noauth", "pubsub", "immediate", "nomulti")
+                 "noauth", "pubsub", "immediate", "nomulti", "write", "refusable")
 
     def __init__(self, name: str, handler: Callable, arity: int, flags: str = "",
                  subcommands: Optional[dict] = None, base_ok: bool = False) -> None:
@@ -107,6 +109,8 @@ class SessionCommand:
         self.pubsub = "pubsub" in self.flags
         self.immediate = "immediate" in self.flags
         self.nomulti = "nomulti" in self.flags
+        self.write = "write" in self.flags
+        self.refusable = self.write or "stopwrites" in self.flags
 
     def check(self, argv: list) -> str:
         """The full name ('client|setname') after Redis's lookup and arity checks
@@ -158,6 +162,9 @@ class Hub:
         self.blocked: dict = {}         # (db, key) -> readers blocked on it (side-specific)
         self.password: Optional[bytes] = None   # requirepass; None: no password
         self.accept_any_auth = False    # AUTH always succeeds (the embedded client)
+        # The error write commands get instead of running while persistence fails
+        # (Redis's MISCONF); None normally. Its owner (the server) keeps it current.
+        self.write_refusal: Optional[str] = None
         # Whether contexts collect touched keys (costs every write a little): always
         # for the server; for the embedded client from the first WATCH/blocked read.
         self.tracking = track
@@ -426,9 +433,10 @@ class Session:
         self.rejected = False
         self.cmd_name = None
         cmd = self.lookup(argv[0])
+        refusal = self.hub.write_refusal
         if cmd is None:
             if self.multi is None and self.authenticated and not self.channels \
-                    and not self.patterns:
+                    and not self.patterns and refusal is None:
                 return self.run_command(argv)
             try:
                 spec = resolve(argv)
@@ -439,6 +447,9 @@ class Session:
             if self.auth_required():
                 self._reject(None)
                 raise ResponseError(NOAUTH)
+            if refusal is not None and "write" in spec.flags:
+                self._reject(None)
+                raise ResponseError(refusal)
             if (self.channels or self.patterns) and not self.ctx.resp3:
                 self._reject(None)
                 raise ResponseError(PUBSUB_CONTEXT % spec.full_name)
@@ -454,6 +465,11 @@ class Session:
         if not cmd.noauth and self.auth_required():
             self._reject(cmd, ResponseError(NOAUTH))
             raise ResponseError(NOAUTH)
+        if refusal is not None and (cmd.refusable or ("exec" in cmd.flags
+                                                      and self._queued_write())):
+            error = ResponseError(refusal)
+            self._reject(cmd, error)
+            raise error
         if (self.channels or self.patterns) and not cmd.pubsub and not self.ctx.resp3:
             error = ResponseError(PUBSUB_CONTEXT % self.cmd_name)
             self._reject(cmd, error)
@@ -481,6 +497,13 @@ class Session:
             if text.startswith("ERR "):
                 text = text[4:]
             raise ResponseError("EXECABORT Transaction discarded because of: " + text)
+
+    def _queued_write(self) -> bool:
+        """Whether the MULTI queue holds a write command (EXEC then counts as one)."""
+        for argv, cmd in self.multi or ():
+            if cmd.write if cmd is not None else "write" in resolve(argv).flags:
+                return True
+        return False
 
     def run(self, argv: list) -> Any:
         """Runs an engine command now (no checks), telling the hub what it touched
@@ -801,7 +824,7 @@ Session.client_subcommands = {b"id": S.client_id, b"setname": S.client_setname,
                               b"getname": S.client_getname, b"setinfo": S.client_setinfo,
                               b"info": S.client_info, b"help": S.client_help}
 BASE_COMMANDS = {
-    b"ping": SessionCommand("ping", S.cmd_ping, -1, "pubsub"),
+    b"ping": SessionCommand("ping", S.cmd_ping, -1, "pubsub stopwrites"),
     b"hello": SessionCommand("hello", S.cmd_hello, -1, "noauth"),
     b"auth": SessionCommand("auth", S.cmd_auth, -2, "noauth"),
     b"client": SessionCommand("client", S.cmd_client, -2, "", CLIENT_ARITY),
@@ -812,7 +835,7 @@ BASE_COMMANDS = {
     b"unwatch": SessionCommand("unwatch", S.cmd_unwatch, 1),
     b"reset": SessionCommand("reset", S.cmd_reset, 1, "noauth pubsub immediate"),
     b"quit": SessionCommand("quit", S.cmd_quit, -1, "noauth pubsub immediate"),
-    b"flushall": SessionCommand("flushall", S.cmd_flushall, -1),
+    b"flushall": SessionCommand("flushall", S.cmd_flushall, -1, "write"),
 }
 Session.commands = command_table(BASE_COMMANDS)
 del S

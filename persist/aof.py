@@ -15,6 +15,12 @@ embedded engine after each command with `always`, else when 64 KiB are buffered 
 once a second from the sync thread. Fsync policies: `always` (fdatasync in flush),
 `everysec` (a thread fsyncs what was written, once a second), `no` (the OS decides).
 
+A failed write (disk full, file size limit...) keeps the data buffered for the next
+try and is remembered in `write_errno` until a later write gets everything out (the
+owner refuses write commands meanwhile: Redis's MISCONF). A short write is cut off
+again with ftruncate, so the file never ends inside a command; only if that fails
+too does the partial write stay, and the rest follows it on the next try.
+
 Rewrite (Redis 7's scheme, no rewrite buffer): `begin_rewrite` flushes, opens a new
 incremental file and lists it in the manifest; from then on effects go there. The
 base is written by `write_base` (in a forked child for BGREWRITEAOF, or inline) to a
@@ -41,6 +47,7 @@ log = logging.getLogger("sluice")
 
 POLICIES = ("always", "everysec", "no")
 EMBEDDED_WRITE_AT = 64 * 1024        # buffered bytes that make the embedded engine write
+WRITE_ERROR_REPORT_EVERY = 30.0      # seconds between two log reports of failing writes
 TEMP_BASE_PREFIX = "temp-rewriteaof-"
 
 
@@ -72,7 +79,8 @@ class AppendOnlyLog:
         self.lock = threading.Lock()      # one writer at a time (caller vs sync thread)
         self.unsynced = False             # written since the last fsync
         self.unwritten = b""              # taken from buf, not yet written (write error)
-        self.write_error: Optional[OSError] = None
+        self.write_errno = 0              # why the last write failed; 0: it succeeded
+        self._error_reported = -WRITE_ERROR_REPORT_EVERY
         self.base_size = 0                # base + incr bytes right after the last rewrite
         self.size = 0                     # base + incr bytes now
         self.rewrite: Optional[RewriteJob] = None
@@ -195,18 +203,48 @@ class AppendOnlyLog:
         if not data:
             return
         view = memoryview(data)
+        written = 0
         try:
-            while view:
-                n = os.write(self.fd, view)
-                view = view[n:]
-                self.size += n
+            while written < len(data):
+                written += os.write(self.fd, view[written:])
         except OSError as exc:
-            self.unwritten = bytes(view)
-            self.write_error = exc
-            raise
+            code = self._write_failed(data, written, exc)
+            raise OSError(code, os.strerror(code)) from exc
         finally:
             self.unsynced = True
-        self.write_error = None
+        self.size += written
+        if self.write_errno:
+            self.write_errno = 0
+            log.warning("AOF write error looks solved, Redis can write again.")
+
+    def _write_failed(self, data: bytes, written: int, exc: OSError) -> int:
+        """Keeps what did not reach the file for the next try; returns the errno to
+        report (a short write counts as a full disk, as Redis reports it)."""
+        now = time.monotonic()
+        report = now - self._error_reported > WRITE_ERROR_REPORT_EVERY
+        if report:
+            self._error_reported = now
+        if not written:
+            if report:
+                log.warning("Error writing to the AOF file: %s", exc.strerror)
+            self.unwritten = data
+            self.write_errno = exc.errno or errno.EIO
+            return self.write_errno
+        if report:
+            log.warning("Short write while writing to the AOF file: (nwritten=%d, "
+                        "expected=%d)", written, len(data))
+        try:
+            os.ftruncate(self.fd, os.fstat(self.fd).st_size - written)
+            self.unwritten = data
+        except OSError as trunc:
+            if report:
+                log.warning("Could not remove short write from the append-only file. The "
+                            "AOF may not load the next time the server starts. "
+                            "ftruncate: %s", trunc.strerror)
+            self.size += written
+            self.unwritten = data[written:]
+        self.write_errno = errno.ENOSPC
+        return self.write_errno
 
     def _start_sync_thread(self) -> None:
         self._stop.clear()
@@ -215,27 +253,34 @@ class AppendOnlyLog:
 
     def _sync_loop(self) -> None:
         """Once a second: write what is buffered (the embedded engine may sit idle
-        with data in the buffer) and fsync it. The fsync runs outside the lock, so
-        the event loop's writes do not wait for the disk."""
+        with data in the buffer) and fsync what was written. The fsync runs outside
+        the lock, so the event loop's writes do not wait for the disk."""
         while not self._stop.wait(1.0):
-            try:
-                with self.lock:
+            with self.lock:
+                try:
                     self._write_locked()
-                    fd, due = self.fd, self.unsynced
-                    self.unsynced = False
-                if due and fd >= 0:
-                    started = time.monotonic()
+                except OSError:
+                    pass                  # reported; the data waits for the next try
+                fd, due = self.fd, self.unsynced
+                self.unsynced = False
+            if due and fd >= 0:
+                started = time.monotonic()
+                try:
                     os.fdatasync(fd)
-                    self.last_fsync = started
-            except OSError as exc:
-                log.warning("Error writing the AOF: %s", exc.strerror)
+                except OSError as exc:
+                    log.warning("Fail to fsync the AOF file: %s", exc.strerror)
+                    continue
+                self.last_fsync = started
 
     def set_policy(self, policy: str) -> None:
         """Switches the fsync policy; what was written so far is fsynced first."""
         if policy not in POLICIES:
             raise ValueError(f"appendfsync must be one of {POLICIES}")
         self._stop_sync_thread()
-        self.flush(sync=True)
+        try:
+            self.flush(sync=True)
+        except OSError:
+            pass                          # a failing write stays buffered for the next try
         self.fsync = policy
         if policy == "everysec":
             self._start_sync_thread()

@@ -9,6 +9,12 @@ are on disk), else when 64 KiB are buffered and once a second. Under the server
 and `cron` on its timer, and background work runs in forked children, as in Redis:
 the child writes the snapshot or the AOF base from its copy-on-write view of memory
 while the parent keeps serving.
+
+When persisting fails, `refusal` holds the error that write commands get instead of
+running (Redis's MISCONF): after a failed background save while save points are set
+and `stop_writes_on_bgsave_error` is on, or while writes to the AOF fail (everysec
+and no; with `always` the server exits instead). It goes back to None once a save
+succeeds or the buffered AOF data is written; `on_refusal` hears every change.
 """
 from __future__ import annotations
 
@@ -27,6 +33,13 @@ log = logging.getLogger("sluice")
 
 DEFAULT_SAVE_POINTS = ((3600, 1), (300, 100), (60, 10000))
 MB = 1024 * 1024
+SNAPSHOT_FAILED = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
+    "to disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error.")
+AOF_WRITE_FAILED = "MISCONF Errors writing to the AOF file: %s"
 
 
 class BackgroundJob:
@@ -50,7 +63,8 @@ class Durability:
                  appenddirname: str = "appendonlydir", appendfilename: str = "appendonly.aof",
                  aof_use_rdb_preamble: bool = True, aof_load_truncated: bool = True,
                  save: Optional[list] = None, auto_aof_rewrite_percentage: int = 100,
-                 auto_aof_rewrite_min_size: int = 64 * MB, embedded: bool = True) -> None:
+                 auto_aof_rewrite_min_size: int = 64 * MB,
+                 stop_writes_on_bgsave_error: bool = True, embedded: bool = True) -> None:
         self.engine = engine
         self.dir = os.path.abspath(directory)
         self.appendonly = appendonly
@@ -64,6 +78,7 @@ class Durability:
                                 else save or ())
         self.auto_aof_rewrite_percentage = auto_aof_rewrite_percentage
         self.auto_aof_rewrite_min_size = auto_aof_rewrite_min_size
+        self.stop_writes_on_bgsave_error = stop_writes_on_bgsave_error
         self.embedded = embedded
         self.aof: Optional[AppendOnlyLog] = None
         self._dirty_at_save = 0              # engine.dirty when the last save began
@@ -77,6 +92,8 @@ class Durability:
         self.child: Optional[BackgroundJob] = None
         self.load_report: Optional[recovery.LoadReport] = None
         self.loaded_from = ""
+        self.refusal: Optional[str] = None
+        self.on_refusal: Optional[Callable[[Optional[str]], None]] = None
         os.makedirs(self.dir, exist_ok=True)
 
     # -- start -------------------------------------------------------------------------
@@ -169,10 +186,31 @@ class Durability:
 
     def before_reply(self) -> None:
         """Server, once per event-loop round, before replies go out: write (and with
-        `always` fsync) what this round logged. Raises OSError on a failed write."""
+        `always` fsync) what this round logged, or what an earlier failed write left
+        behind. Raises OSError on a failed write (the data stays buffered)."""
         aof = self.aof
         if aof is not None and aof.pending():
-            aof.flush()
+            try:
+                aof.flush()
+            finally:
+                if aof.write_errno or self.refusal is not None:
+                    self.update_refusal()
+
+    def update_refusal(self) -> None:
+        """Recomputes `refusal` from the persistence state (the snapshot's error
+        first, as Redis checks it first) and tells `on_refusal` when it changed."""
+        aof = self.aof
+        if (self.stop_writes_on_bgsave_error and self.save_points
+                and not self.rdb_last_bgsave_ok):
+            text = SNAPSHOT_FAILED
+        elif aof is not None and aof.write_errno:
+            text = AOF_WRITE_FAILED % os.strerror(aof.write_errno)
+        else:
+            text = None
+        if text != self.refusal:
+            self.refusal = text
+            if self.on_refusal is not None:
+                self.on_refusal(text)
 
     # -- snapshots ---------------------------------------------------------------------
 
@@ -188,6 +226,11 @@ class Durability:
         self.lastsave = int(time.time())
         self.rdb_saves += 1
         self.rdb_last_bgsave_ok = True
+        self.update_refusal()
+
+    def _bgsave_failed(self) -> None:
+        self.rdb_last_bgsave_ok = False
+        self.update_refusal()
 
     def bgsave(self, schedule: bool = False) -> str:
         """BGSAVE: the reply's status text; PersistError with Redis's error text."""
@@ -211,7 +254,7 @@ class Durability:
             try:
                 snapshot.write_snapshot(self.engine, self.snapshot_path)
             except OSError:
-                self.rdb_last_bgsave_ok = False
+                self._bgsave_failed()
                 raise
             self.rdb_last_bgsave_seconds = int(time.monotonic() - started)
             self._saved(dirty)
@@ -268,20 +311,25 @@ class Durability:
     # -- the server's timer ------------------------------------------------------------
 
     def cron(self) -> None:
-        """Reaps a finished child; starts scheduled or due background work."""
+        """Reaps a finished child; starts scheduled or due background work. A new
+        AOF file is not started while writes to the current one fail (the data
+        waiting for it predates the rewrite)."""
         if self.child is not None:
             self._reap()
+        self.update_refusal()                # the sync thread may have written
         if self.child is not None:
             return
-        if self.rewrite_scheduled:
+        aof = self.aof
+        writable = aof is None or not aof.write_errno
+        if self.rewrite_scheduled and writable:
             self._start_rewrite()
         elif self.bgsave_scheduled:
             self.bgsave_scheduled = False
             self._start_bgsave()
         elif self._save_point_due():
             self._start_bgsave()
-        elif self.aof is not None and self.aof.rewrite_due(self.auto_aof_rewrite_percentage,
-                                                         self.auto_aof_rewrite_min_size):
+        elif aof is not None and writable and aof.rewrite_due(
+                self.auto_aof_rewrite_percentage, self.auto_aof_rewrite_min_size):
             log.info("Starting automatic rewriting of AOF on %d%% growth",
                      self.auto_aof_rewrite_percentage)
             self._start_rewrite()
@@ -310,9 +358,14 @@ class Durability:
             if ok:
                 self._saved(job.dirty_at_start)
                 log.info("Background saving terminated with success")
+            elif os.WIFSIGNALED(status):
+                log.warning("Background saving terminated by signal %d", os.WTERMSIG(status))
+                # SIGUSR1 is how a save is stopped on purpose: not a failure.
+                if os.WTERMSIG(status) != signal.SIGUSR1:
+                    self._bgsave_failed()
             else:
-                self.rdb_last_bgsave_ok = False
                 log.warning("Background saving error")
+                self._bgsave_failed()
         else:
             self.aof.finish_rewrite(ok)
             if ok:
@@ -339,19 +392,30 @@ class Durability:
         if save:
             self.save()
         if self.aof is not None:
-            self.aof.close()
-            self.aof = None
+            self._close_aof()
+
+    def _close_aof(self) -> None:
+        """The AOF's last write and fsync. If writing still fails, what was buffered
+        is lost (reported), as when Redis stops logging; no refusal is left."""
+        aof, self.aof = self.aof, None
+        lost = aof.pending()
+        try:
+            aof.close()
+        except OSError as exc:
+            log.warning("Closing the AOF with %d bytes that could not be written: %s",
+                        lost, exc.strerror)
+        self.update_refusal()
 
     def set_appendonly(self, on: bool) -> None:
-        """CONFIG SET appendonly: on writes a base of the current state first."""
+        """CONFIG SET appendonly: on writes a base of the current state first (a new
+        log: an earlier write error is forgotten)."""
         if on and self.aof is None:
             self.appendonly = True
             self._open_aof(None)
             self._listen()
         elif not on and self.aof is not None:
             self.appendonly = False
-            self.aof.close()
-            self.aof = None
+            self._close_aof()
             self._listen()
 
     def set_appendfsync(self, policy: str) -> None:
@@ -383,7 +447,7 @@ class Durability:
             if child is not None and child.kind == "aof" else -1,
             "aof_last_bgrewrite_status": "ok" if aof is None or aof.last_rewrite_ok else "err",
             "aof_rewrites": aof.rewrites if aof else 0,
-            "aof_last_write_status": "ok" if aof is None or aof.write_error is None else "err",
+            "aof_last_write_status": "ok" if aof is None or not aof.write_errno else "err",
             **({"aof_current_size": aof.size, "aof_base_size": aof.base_size,
                 "aof_pending_rewrite": int(self.rewrite_scheduled),
                 "aof_buffer_length": aof.pending(),

@@ -784,6 +784,9 @@ DIRECTIVES: tuple[Directive, ...] = (
               "Snapshot file name inside dir.", protected=True),
     Directive("save", Save(), [(3600, 1), (300, 100), (60, 10000)],
               "Snapshot after <seconds> if at least <changes> writes; \"\" disables."),
+    Directive("stop-writes-on-bgsave-error", Bool(), True,
+              "Refuse write commands while the last background save failed (when save "
+              "points are set), until a save succeeds."),
     Directive("appendonly", Bool(), False, "Log every write to the append-only file.",
               deny_loading=True),
     Directive("appendfilename",

@@ -3,10 +3,11 @@
 batch of parsed commands to `run_batch`.
 
 The common command - an engine command from a client outside MULTI, authenticated
-and not subscribed - runs right here: engine.execute_in, commandstats, touched keys
-to the hub (WATCH, blocked readers), keyspace events to Pub/Sub, the reply into the
-connection's ReplyBuffer. Everything else goes through the connection's `call_slow`
-(the session: Redis's checks, MULTI, connection and server commands).
+and not subscribed, while persistence works - runs right here: engine.execute_in,
+commandstats, touched keys to the hub (WATCH, blocked readers), keyspace events to
+Pub/Sub, the reply into the connection's ReplyBuffer. Everything else goes through
+the connection's `call_slow` (the session: Redis's checks, MULTI, connection and
+server commands, the MISCONF refusal of writes while persistence fails).
 """
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free
@@ -119,10 +120,13 @@ cdef inline int64_t now_ns() noexcept nogil:
     return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
-cdef inline bint plain_session(object session):
-    """Outside MULTI, authenticated, not subscribed: engine commands run directly."""
+cdef inline bint plain_session(object session, object hub):
+    """Outside MULTI, authenticated, not subscribed, and no write refusal in force
+    (persistence failing: the session's checks decide then): engine commands run
+    directly. The refusal changes only between rounds or through a slow-path
+    command (CONFIG SET), after which this is asked again."""
     return (session.multi is None and session.authenticated and not session.channels
-            and not session.patterns)
+            and not session.patterns and hub.write_refusal is None)
 
 
 cdef inline bint engine_command(bytes name, dict commands):
@@ -154,7 +158,7 @@ def run_batch(object conn, list cmds):
     cdef object last = None
     cdef object stat_obj, reply
     cdef int64_t start
-    cdef bint fast = plain_session(session)
+    cdef bint fast = plain_session(session, hub)
     cdef bint ok
     try:
         for argv in cmds:
@@ -196,7 +200,7 @@ def run_batch(object conn, list cmds):
                     last = None
                     if not conn.call_slow(argv):
                         return n
-                    fast = plain_session(session)
+                    fast = plain_session(session, hub)
             except Exception as exc:  # a bug must not kill the client
                 conn.internal_error(argv, exc)
             if hub.ready:

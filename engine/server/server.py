@@ -14,6 +14,12 @@ with appendfsync always fsyncs it, once for every client of the round: group
 commit), then sends the replies. The cron reaps BGSAVE/BGREWRITEAOF children and
 starts due saves and rewrites; shutdown finishes the AOF and the last snapshot
 (`shutdown_hooks` run after the listeners closed, before clients are disconnected).
+
+Persistence errors: while a background save has failed (stop-writes-on-bgsave-error)
+or AOF writes fail, `hub.write_refusal` holds Redis's MISCONF text and the sessions
+refuse write commands (and PING) with it; the round's AOF write is retried every
+round and cron tick until it succeeds. A failed AOF write under `appendfsync always`
+ends the process at once instead: nothing of that round is answered.
 """
 from __future__ import annotations
 
@@ -132,6 +138,11 @@ class Server:
         if self.durability is not None:
             self.shutdown_hooks.append(self._close_durability)
             self._update_defer_replies()
+            self.durability.on_refusal = self._on_write_refusal
+            self.durability.update_refusal()
+
+    def _on_write_refusal(self, text: Optional[str]) -> None:
+        self.hub.write_refusal = text
 
     def _update_defer_replies(self) -> None:
         self.defer_replies = self.durability is not None and self.durability.aof is not None
@@ -226,21 +237,33 @@ class Server:
             conn.write_out()
 
     def _write_aof(self) -> bool:
-        """Writes the round's log; False when replies must not go out (a failed
-        write with appendfsync always: nothing unsynced may be acknowledged)."""
+        """Writes the round's log; False when replies must not go out. A failed
+        write is retried next round (write commands are refused meanwhile), except
+        with appendfsync always: nothing unsynced may be acknowledged, so the
+        server stops as if it had crashed."""
         try:
             self.durability.before_reply()
             return True
-        except OSError as exc:
-            if self.durability.appendfsync == "always":
-                self.log.warning("Can't recover from AOF write error when the AOF fsync "
-                                 "policy is 'always'. Exiting... (%s)", exc.strerror)
-                self.exit_code = 1
-                self.defer_replies = False
-                self.request_shutdown()
-                return False
-            self.log.warning("Error writing to the AOF file: %s", exc.strerror)
-            return True
+        except OSError:
+            if self.durability.appendfsync != "always":
+                return True
+        self.log.warning("Can't recover from AOF write error when the AOF fsync policy is "
+                         "'always'. Exiting...")
+        self._exit_unanswered()
+        return False
+
+    def _exit_unanswered(self) -> None:
+        """Stops listening and drops every client with its unsent replies now, then
+        shuts down with exit code 1 and no final snapshot."""
+        self.exit_code = 1
+        self.shutdown_save = False
+        self.defer_replies = False
+        for srv, _ in self._listeners:
+            srv.close()
+        for conn in list(self.clients.values()):
+            conn.out.take()
+            conn.abort()
+        self.request_shutdown()
 
     # listening -----------------------------------------------------------------------
 
@@ -476,6 +499,7 @@ class Server:
             durability.dir = os.path.abspath(new)
         else:
             setattr(durability, PERSISTENCE_DIRECTIVES[name], new)
+            durability.update_refusal()
 
     def _on_listen_change(self, name, old, new) -> None:
         if self.loop is None:
@@ -548,6 +572,7 @@ PERSISTENCE_DIRECTIVES = {
     "aof-load-truncated": "aof_load_truncated",
     "auto-aof-rewrite-percentage": "auto_aof_rewrite_percentage",
     "auto-aof-rewrite-min-size": "auto_aof_rewrite_min_size",
+    "stop-writes-on-bgsave-error": "stop_writes_on_bgsave_error",
 }
 
 
@@ -559,7 +584,8 @@ def persistence_options(cfg: ServerConfig) -> dict:
                 aof_use_rdb_preamble=cfg.aof_use_rdb_preamble,
                 aof_load_truncated=cfg.aof_load_truncated, save=list(cfg.save),
                 auto_aof_rewrite_percentage=cfg.auto_aof_rewrite_percentage,
-                auto_aof_rewrite_min_size=cfg.auto_aof_rewrite_min_size, embedded=False)
+                auto_aof_rewrite_min_size=cfg.auto_aof_rewrite_min_size,
+                stop_writes_on_bgsave_error=cfg.stop_writes_on_bgsave_error, embedded=False)
 
 
 LEVELS = {"debug": logging.DEBUG, "verbose": 15, "notice": logging.INFO,

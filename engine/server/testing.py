@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 STARTUP_TIMEOUT_S = 15.0
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +57,9 @@ class ServerProcess:
 
     def __init__(self, args: Sequence[str] = (), *, port: Optional[int] = None,
                  workdir: Optional[str] = None, loglevel: str = "verbose",
-                 env: Optional[dict] = None) -> None:
+                 env: Optional[dict] = None,
+                 preexec_fn: Optional[Callable[[], None]] = None) -> None:
+        """preexec_fn runs in the child before the server starts (resource limits)."""
         self.args = list(args)
         self.port = port
         self._tmp = None
@@ -67,6 +69,7 @@ class ServerProcess:
         self.dir = workdir
         self.loglevel = loglevel
         self.env = env
+        self.preexec_fn = preexec_fn
         self.proc: Optional[subprocess.Popen] = None
         self.returncode: Optional[int] = None
         self.logfile = os.path.join(self.dir, "sluice.log")
@@ -87,7 +90,8 @@ class ServerProcess:
                     "--bind", "127.0.0.1", "--dir", self.dir, "--logfile", self.logfile,
                     "--loglevel", self.loglevel, *self.args]
             self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         preexec_fn=self.preexec_fn)
             deadline = time.monotonic() + STARTUP_TIMEOUT_S
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:

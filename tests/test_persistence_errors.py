@@ -1,0 +1,381 @@
+"""Persistence failures through real servers: writes to the AOF or a background save
+that really fail (a file size limit, RLIMIT_FSIZE, set before the server starts:
+write() then stops at the limit and fails with EFBIG), and what clients see - Redis's
+MISCONF refusal of write commands, reads still served, the recovery once writing
+works again (the limit lifted from outside with prlimit), and nothing acknowledged
+lost. Each scenario runs against redis-server 7.0 too, under the same limit, and the
+two transcripts must be equal."""
+from __future__ import annotations
+
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from typing import Callable, Optional
+
+import pytest
+import redis
+
+from engine.server.testing import ServerProcess, free_port, raw_socket
+
+FILE_LIMIT = 20000            # bytes: the AOF fills up after about 20 SETs of 1000 bytes
+VALUE = "x" * 1000
+SOLVED = "AOF write error looks solved, Redis can write again."
+ALWAYS_EXIT = "Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting..."
+AOF_MISCONF = "MISCONF Errors writing to the AOF file: No space left on device"
+RDB_MISCONF = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
+    "to disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error.")
+
+needs_oracle = pytest.mark.skipif(shutil.which("redis-server") is None,
+                                  reason="redis-server (the oracle) is not installed")
+
+
+def file_limit(nbytes: int) -> Callable[[], None]:
+    """A preexec_fn: files the server writes stop growing at nbytes (only the soft
+    limit, so that the test may lift it later). SIGXFSZ is ignored as Python does,
+    so write() fails with EFBIG instead of killing redis-server."""
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, hard))
+    return apply
+
+
+def lift_file_limit(pid: int) -> None:
+    _, hard = resource.prlimit(pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (hard, hard))
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+class RedisProcess:
+    """redis-server run the way ServerProcess runs ours: loopback, a free port, its
+    own temporary directory with the log file in it, stopped with SIGTERM."""
+
+    def __init__(self, args: list, *, preexec_fn: Optional[Callable[[], None]] = None) -> None:
+        self.args = list(args)
+        self.preexec_fn = preexec_fn
+        self._tmp = tempfile.TemporaryDirectory(prefix="oracle-")
+        self.dir = self._tmp.name
+        self.logfile = os.path.join(self.dir, "redis.log")
+        self.proc: Optional[subprocess.Popen] = None
+        self.port = 0
+
+    def start(self) -> "RedisProcess":
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
+             "--logfile", self.logfile, *self.args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=self.preexec_fn)
+        client = redis.Redis(port=self.port)
+
+        def answers() -> bool:
+            assert self.proc.poll() is None, self.log_text()
+            try:
+                return client.ping()
+            except redis.ConnectionError:
+                return False
+        wait_for(answers)
+        client.close()
+        return self
+
+    def stop(self, sig: int = signal.SIGTERM) -> Optional[int]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=10)
+
+    def log_text(self) -> str:
+        try:
+            with open(self.logfile, errors="replace") as fh:
+                return fh.read()
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.stop(signal.SIGKILL)
+        self._tmp.cleanup()
+
+
+def servers(args: list, preexec_fn: Callable[[], None]) -> list:
+    """(name, server not started yet): ours, then redis-server. Close them after."""
+    return [("sluice", ServerProcess(args, loglevel="notice", preexec_fn=preexec_fn)),
+            ("redis", RedisProcess(args, preexec_fn=preexec_fn))]
+
+
+def run(r: redis.Redis, *cmd):
+    """The reply, or ("error", text)."""
+    try:
+        return r.execute_command(*cmd)
+    except redis.ResponseError as err:
+        return ("error", str(err))
+
+
+def fill_until_refused(r: redis.Redis) -> tuple[list, str]:
+    """SETs of 1000 bytes until the server refuses one: (acknowledged keys, error)."""
+    acked = []
+    for i in range(1000):
+        try:
+            r.set(f"k{i}", VALUE)
+        except redis.ResponseError as err:
+            return acked, str(err)
+        acked.append(f"k{i}")
+    raise AssertionError("the file size limit was never hit")
+
+
+def ask(sock: socket.socket, *args: bytes, ending: bytes = b"\r\n") -> bytes:
+    """Sends one command over a raw connection; the reply up to `ending`."""
+    sock.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args))
+    data = b""
+    while not data.endswith(ending):
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            return data + b"<closed>"
+        data += chunk
+    return data
+
+
+def aof_failure_transcript(server) -> dict:
+    """Everything a client sees while AOF writes fail, then after the limit goes."""
+    r = redis.Redis(port=server.port, single_connection_client=True)
+    tx = redis.Redis(port=server.port, single_connection_client=True)
+    subscriber = raw_socket(server.port)
+    seen: dict = {}
+    seen["queued before"] = [run(tx, "MULTI"), run(tx, "SET", "t", "1"), run(tx, "INCR", "n")]
+    ask(subscriber, b"SUBSCRIBE", b"ch", ending=b":1\r\n")
+    acked, seen["refusal"] = fill_until_refused(r)
+    assert len(acked) > 5
+    info = r.info("persistence")
+    seen["status"] = (info["aof_last_write_status"], info["aof_last_bgrewrite_status"])
+    seen["reads"] = [r.get(acked[0]) == VALUE.encode(), run(r, "DBSIZE") == len(acked),
+                     run(r, "TYPE", acked[0]), run(r, "XINFO", "HELP")[0]]
+    seen["refused"] = [run(r, *cmd) for cmd in (
+        ("PING",), ("DEL", acked[0]), ("GETDEL", acked[0]), ("XADD", "s", "*", "f", "v"),
+        ("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"), ("FLUSHALL",), ("SET", "x"),
+        ("XGROUP", "NOPE"), ("NOPE",), ("XADD", "s"))]
+    seen["exec with a queued write"] = run(tx, "EXEC")
+    seen["transaction"] = [run(tx, "MULTI"), run(tx, "SET", "z", "1"), run(tx, "GET", "z"),
+                           run(tx, "EXEC"), run(tx, "EXEC")]
+    seen["read-only transaction"] = [run(tx, "MULTI"), run(tx, "GET", acked[0]) == b"QUEUED",
+                                     run(tx, "EXEC") == [VALUE.encode()]]
+    seen["subscribed"] = [ask(subscriber, b"PING"), ask(subscriber, b"SET", b"a", b"1"),
+                          ask(subscriber, b"GET", b"a")]
+    stats = r.info("commandstats")
+    seen["rejected"] = {c: stats[f"cmdstat_{c}"]["rejected_calls"]
+                        for c in ("set", "ping", "exec", "getdel", "flushall")}
+    seen["errors"] = r.info("errorstats")["errorstat_MISCONF"]
+    assert SOLVED not in server.log_text()
+
+    lift_file_limit(server.proc.pid)
+
+    def writable() -> bool:
+        return run(r, "SET", "after", "1") is True
+    wait_for(writable)
+    acked.append("after")
+    seen["recovered"] = (r.info("persistence")["aof_last_write_status"], run(r, "PING"),
+                         SOLVED in server.log_text())
+    for client in (r, tx):
+        client.close()
+    subscriber.close()
+    seen["acked"] = acked
+    return seen
+
+
+@needs_oracle
+def test_aof_write_errors_refuse_writes_until_written_as_redis_does():
+    seen = {}
+    for name, server in servers(["--appendonly", "yes", "--save", ""], file_limit(FILE_LIMIT)):
+        try:
+            seen[name] = aof_failure_transcript(server.start())
+            assert server.stop() == 0
+        finally:
+            server.close()
+    ours = seen["sluice"]
+    assert ours["refusal"] == AOF_MISCONF
+    assert ours["status"] == ("err", "ok")
+    assert ours["recovered"] == ("ok", True, True)
+    assert ours["refused"][0] == ("error", AOF_MISCONF)
+    for key in ("queued before", "refusal", "status", "reads", "refused",
+                "exec with a queued write", "transaction", "read-only transaction",
+                "subscribed", "rejected", "errors", "recovered"):
+        assert ours[key] == seen["redis"][key], key
+
+
+def test_every_acknowledged_write_survives_a_write_error():
+    """The write that hit the limit was acknowledged (everysec): it stays buffered,
+    goes out once writing works again, and a strict reload finds everything."""
+    server = ServerProcess(["--appendonly", "yes", "--save", ""], loglevel="notice",
+                           preexec_fn=file_limit(FILE_LIMIT))
+    with server:
+        seen = aof_failure_transcript(server)
+        server.stop()
+        server.preexec_fn = None
+        server.args += ["--aof-load-truncated", "no"]
+        server.start()
+        r = redis.Redis(port=server.port)
+        assert r.dbsize() == len(seen["acked"])
+        assert all(r.get(key) in (VALUE.encode(), b"1") for key in seen["acked"])
+        assert r.info("persistence")["aof_last_write_status"] == "ok"
+
+
+def test_a_crash_during_a_write_error_leaves_whole_commands():
+    """The short write is cut off again: killed while writes fail, the AOF loads with
+    aof-load-truncated no, holding every acknowledged write but the buffered one."""
+    server = ServerProcess(["--appendonly", "yes", "--save", ""], loglevel="notice",
+                           preexec_fn=file_limit(FILE_LIMIT))
+    with server:
+        r = redis.Redis(port=server.port)
+        acked, error = fill_until_refused(r)
+        assert error == AOF_MISCONF
+        assert "Short write while writing to the AOF file" in server.log_text()
+        r.close()
+        server.stop(signal.SIGKILL)
+        server.preexec_fn = None
+        server.args += ["--aof-load-truncated", "no"]
+        server.start()
+        r = redis.Redis(port=server.port)
+        assert sorted(r.keys(), key=lambda k: int(k[1:])) == [k.encode() for k in acked[:-1]]
+
+
+def test_sigterm_during_a_write_error_exits_cleanly():
+    """What still cannot be written is reported at shutdown, which goes on (as in
+    Redis: the buffered write is lost, the file stays whole)."""
+    server = ServerProcess(["--appendonly", "yes", "--save", ""], loglevel="notice",
+                           preexec_fn=file_limit(FILE_LIMIT))
+    with server:
+        r = redis.Redis(port=server.port)
+        fill_until_refused(r)
+        r.close()
+        assert server.stop() == 0
+        assert re.search(r"Closing the AOF with \d+ bytes that could not be written: No space "
+                         r"left on device", server.log_text())
+
+
+def always_transcript(server) -> dict:
+    """SETs over a raw connection until one is not answered."""
+    sock = raw_socket(server.port)
+    acked = 0
+    while True:
+        reply = ask(sock, b"SET", b"k%d" % acked, VALUE.encode())
+        if reply != b"+OK\r\n":
+            break
+        acked += 1
+    sock.close()
+    server.proc.wait(timeout=10)              # it ends by itself
+    code = server.stop()
+    return {"acked": acked, "last reply": reply, "exit code": code,
+            "logged": ALWAYS_EXIT in server.log_text()}
+
+
+@needs_oracle
+def test_aof_write_error_with_always_exits_without_answering():
+    seen = {}
+    for name, server in servers(["--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+                                file_limit(FILE_LIMIT)):
+        try:
+            seen[name] = always_transcript(server.start())
+            if name == "sluice":            # nothing acknowledged is missing, all whole
+                server.preexec_fn = None
+                server.args += ["--aof-load-truncated", "no"]
+                server.start()
+                assert redis.Redis(port=server.port).dbsize() == seen[name]["acked"]
+        finally:
+            server.close()
+    assert seen["sluice"] == {"acked": seen["sluice"]["acked"], "last reply": b"<closed>",
+                              "exit code": 1, "logged": True}
+    assert seen["sluice"] == seen["redis"]
+
+
+def bgsave_failure_transcript(server) -> dict:
+    r = redis.Redis(port=server.port, single_connection_client=True)
+    for i in range(30):
+        r.set(f"k{i}", os.urandom(500).hex())      # a snapshot of them exceeds the limit
+
+    def state() -> tuple:
+        info = r.info("persistence")
+        return (info["rdb_last_bgsave_status"], run(r, "SET", "w", "1"), run(r, "PING"),
+                run(r, "GET", "k0") is not None)
+
+    def saved() -> bool:
+        return r.info("persistence")["rdb_bgsave_in_progress"] == 0
+
+    seen = {"config": run(r, "CONFIG", "GET", "stop-writes-on-bgsave-error"),
+            "bgsave": run(r, "BGSAVE")}
+    wait_for(lambda: saved() and r.info("persistence")["rdb_last_bgsave_status"] == "err")
+    seen["failed"] = state()
+    seen["not stopping"] = (run(r, "CONFIG", "SET", "stop-writes-on-bgsave-error", "no"), state())
+    seen["stopping"] = (run(r, "CONFIG", "SET", "stop-writes-on-bgsave-error", "yes"), state())
+    seen["no save points"] = (run(r, "CONFIG", "SET", "save", ""), state())
+    seen["save points"] = (run(r, "CONFIG", "SET", "save", "3600 1"), state())
+    seen["transaction"] = [run(r, "MULTI"), run(r, "DEL", "k1"), run(r, "EXEC")]
+    lift_file_limit(server.proc.pid)
+    seen["bgsave again"] = run(r, "BGSAVE")
+    wait_for(lambda: saved() and r.info("persistence")["rdb_last_bgsave_status"] == "ok")
+    seen["saved"] = state()
+    r.close()
+    return seen
+
+
+@needs_oracle
+def test_failed_background_save_refuses_writes_until_a_save_succeeds():
+    seen = {}
+    for name, server in servers(["--save", "3600 1"], file_limit(FILE_LIMIT)):
+        try:
+            seen[name] = bgsave_failure_transcript(server.start())
+        finally:
+            server.close()
+    ours = seen["sluice"]
+    refused = ("error", RDB_MISCONF)
+    assert ours["failed"] == ("err", refused, refused, True)
+    assert ours["not stopping"][1] == ("err", True, True, True)
+    assert ours["saved"] == ("ok", True, True, True)
+    assert ours == seen["redis"]
+
+
+def test_no_rewrite_starts_while_aof_writes_fail():
+    """BGREWRITEAOF is refused while buffered data cannot be written: the new base
+    would already hold its effects and replaying the buffer after it would apply
+    them twice (redis-server 7.0 starts the rewrite, and a counter acknowledged at
+    N reloads as N + 1). After the recovery a rewrite runs and nothing doubles."""
+    server = ServerProcess(["--appendonly", "yes", "--save", ""], loglevel="notice",
+                           preexec_fn=file_limit(FILE_LIMIT))
+    with server:
+        r = redis.Redis(port=server.port)
+        counted = 0
+        for i in range(1000):
+            pipe = r.pipeline(transaction=False)
+            pipe.set(f"k{i}", VALUE)
+            pipe.incr("n")
+            stored, count = pipe.execute(raise_on_error=False)
+            if isinstance(stored, redis.ResponseError):
+                break
+            counted = count
+        assert run(r, "BGREWRITEAOF") == ("error", "No space left on device")
+        lift_file_limit(server.proc.pid)
+        wait_for(lambda: run(r, "SET", "after", "1") is True)
+        assert r.bgrewriteaof() is True
+        wait_for(lambda: r.info("persistence")["aof_rewrites"] == 1
+                 and not r.info("persistence")["aof_rewrite_in_progress"])
+        r.close()
+        server.stop()
+        server.preexec_fn = None
+        server.start()
+        assert redis.Redis(port=server.port).get("n") == str(counted).encode()
