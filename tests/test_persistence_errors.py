@@ -326,6 +326,7 @@ def bgsave_failure_transcript(server) -> dict:
     seen["no save points"] = (run(r, "CONFIG", "SET", "save", ""), state())
     seen["save points"] = (run(r, "CONFIG", "SET", "save", "3600 1"), state())
     seen["transaction"] = [run(r, "MULTI"), run(r, "DEL", "k1"), run(r, "EXEC")]
+    seen["save"] = (run(r, "SAVE"), state())            # fails in the foreground too
     lift_file_limit(server.proc.pid)
     seen["bgsave again"] = run(r, "BGSAVE")
     wait_for(lambda: saved() and r.info("persistence")["rdb_last_bgsave_status"] == "ok")
@@ -347,6 +348,7 @@ def test_failed_background_save_refuses_writes_until_a_save_succeeds():
     assert ours["failed"] == ("err", refused, refused, True)
     assert ours["not stopping"][1] == ("err", True, True, True)
     assert ours["saved"] == ("ok", True, True, True)
+    assert ours["save"][0] == ("error", "")     # a bare ERR (redis-py drops "ERR ")
     assert ours == seen["redis"]
 
 

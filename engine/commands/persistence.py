@@ -1,5 +1,7 @@
 """SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE: they hand over to the engine's persistence
 (persist.durability); the command layer itself never writes files."""
+import logging
+
 from engine.commands.table import command
 from engine.errors import SYNTAX, ResponseError
 from engine.reply import OK, Status
@@ -26,7 +28,15 @@ def _run(action):
 
 @command("save", 1, "admin noscript", 0, 0, 0)
 def save(ctx, argv):
-    _run(_durability(ctx).save)
+    durability = _durability(ctx)
+    try:
+        _run(durability.save)
+    except ResponseError as exc:
+        if str(exc).startswith("ERR Background save"):
+            raise
+        # Redis answers a failed SAVE with a bare ERR; the reason goes to the log.
+        logging.getLogger("sluice").warning("Error saving DB on disk: %s", str(exc)[4:])
+        raise ResponseError("ERR") from None
     return OK
 
 
