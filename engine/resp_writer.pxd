@@ -154,8 +154,13 @@ cdef inline int put_simple(WBuf* b, char t, const char* s, Py_ssize_t n) except 
     return 0
 
 
-cdef class EncodedReply:
+cdef class RespBuffer:
+    """A WBuf owned by a Python object (freed with it)."""
+    cdef WBuf b
+
+
+cdef class EncodedReply(RespBuffer):
     """A reply already in RESP (for the protocol of the context that made it): the
     server's encoder copies it out as is. Commands return one instead of Python
     values when the context asks for it (CommandContext.encode_replies)."""
-    cdef WBuf b
+    pass

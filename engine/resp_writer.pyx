@@ -4,7 +4,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdlib cimport free
 
 
-cdef class EncodedReply:
+cdef class RespBuffer:
 
     def __cinit__(self):
         self.b.data = NULL
@@ -13,9 +13,13 @@ cdef class EncodedReply:
 
     def __dealloc__(self):
         free(self.b.data)
+        self.b.data = NULL
 
     def __len__(self):
         return self.b.len
+
+
+cdef class EncodedReply(RespBuffer):
 
     def __bytes__(self):
         return PyBytes_FromStringAndSize(self.b.data, self.b.len)

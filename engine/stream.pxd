@@ -113,18 +113,25 @@ cdef inline uint64_t stream_iter_raw(StreamIter* it, const uint8_t** names,
                                      const uint8_t** values_end) noexcept:
     return stream_entry_raw(it.node, it.cur, names, values, values_end)
 
-# One stored string at p: sets *s and *n, returns the position after it.
-cdef inline const uint8_t* stored_string(const uint8_t* p, const char** s,
-                                         Py_ssize_t* n) noexcept nogil:
+# A LEB128 varint at p: sets *out, returns the position after it.
+cdef inline const uint8_t* varint_get(const uint8_t* p, uint64_t* out) noexcept nogil:
     cdef uint64_t v = p[0] & 0x7f
     cdef uint32_t shift = 7
     while p[0] & 0x80:
         p += 1
         v |= <uint64_t>(p[0] & 0x7f) << shift
         shift += 7
-    s[0] = <const char*>(p + 1)
+    out[0] = v
+    return p + 1
+
+# One stored string at p: sets *s and *n, returns the position after it.
+cdef inline const uint8_t* stored_string(const uint8_t* p, const char** s,
+                                         Py_ssize_t* n) noexcept nogil:
+    cdef uint64_t v
+    p = varint_get(p, &v)
+    s[0] = <const char*>p
     n[0] = <Py_ssize_t>v
-    return p + 1 + v
+    return p + v
 
 # [field, value, ...] lists of entries for replies, sharing the field-name bytes of
 # a node between its entries.

@@ -95,17 +95,6 @@ cdef inline uint8_t* _varint_put(uint8_t* p, uint64_t v) noexcept nogil:
     return p + 1
 
 
-cdef inline const uint8_t* _varint_get(const uint8_t* p, uint64_t* out) noexcept nogil:
-    cdef uint64_t v = p[0] & 0x7f
-    cdef uint32_t shift = 7
-    while p[0] & 0x80:
-        p += 1
-        v |= <uint64_t>(p[0] & 0x7f) << shift
-        shift += 7
-    out[0] = v
-    return p + 1
-
-
 cdef inline uint64_t _zigzag(uint64_t delta) noexcept nogil:
     """Small positive and negative deltas (as int64) -> small unsigned values."""
     return (delta << 1) ^ <uint64_t>(<int64_t>delta >> 63)
@@ -249,8 +238,8 @@ cdef inline void _entry_head(StreamNode* n, uint32_t off, Entry* e) noexcept nog
     cdef uint64_t msd, seqz
     e.off = off
     e.flags = p[0]
-    p = _varint_get(p + 1, &msd)
-    p = _varint_get(p, &seqz)
+    p = varint_get(p + 1, &msd)
+    p = varint_get(p, &seqz)
     e.id.ms = n.master.ms + msd
     e.id.seq = n.master.seq + _unzigzag(seqz)
     e.body = <uint32_t>(p - base)
@@ -262,12 +251,12 @@ cdef inline void _entry_skip(StreamNode* n, Entry* e) noexcept nogil:
     cdef const uint8_t* p = base + e.body
     cdef uint64_t k, slen
     if e.flags & FLAG_SAMEFIELDS:
-        _varint_get(base, &k)
+        varint_get(base, &k)
     else:
-        p = _varint_get(p, &k)
+        p = varint_get(p, &k)
         k *= 2
     while k:
-        p = _varint_get(p, &slen)
+        p = varint_get(p, &slen)
         p += slen
         k -= 1
     e.end = <uint32_t>(p - base) + _varint_len(<uint64_t>(p - base - e.off))
@@ -350,8 +339,8 @@ cdef inline uint32_t _id_le_at(StreamNode* n, uint32_t off, uint64_t ms,
     """1 if the ID of the entry at `off` is <= (ms, seq), else 0."""
     cdef const uint8_t* p = _data(n) + off + 1
     cdef uint64_t msd, seqz
-    p = _varint_get(p, &msd)
-    _varint_get(p, &seqz)
+    p = varint_get(p, &msd)
+    varint_get(p, &seqz)
     msd += n.master.ms
     seqz = n.master.seq + _unzigzag(seqz)
     return <uint32_t>(msd < ms) | (<uint32_t>(msd == ms) & <uint32_t>(seqz <= seq))
@@ -387,9 +376,9 @@ cdef list _master_names(StreamNode* n):
     cdef const uint8_t* p = _data(n)
     cdef uint64_t k, slen, i
     cdef list out = []
-    p = _varint_get(p, &k)
+    p = varint_get(p, &k)
     for i in range(k):
-        p = _varint_get(p, &slen)
+        p = varint_get(p, &slen)
         out.append(PyBytes_FromStringAndSize(<const char*>p, <Py_ssize_t>slen))
         p += slen
     return out
@@ -408,28 +397,28 @@ cdef list _entry_fields(StreamNode* n, uint32_t off, list master):
     _entry_head(n, off, &e)
     p = base + e.body
     if e.flags & FLAG_SAMEFIELDS:
-        mp = _varint_get(base, &k)
+        mp = varint_get(base, &k)
         out = PyList_New(<Py_ssize_t>(2 * k))
         for i in range(k):
             if master is not None:
                 s = <object>PyList_GET_ITEM(master, <Py_ssize_t>i)
             else:
-                mp = _varint_get(mp, &slen)
+                mp = varint_get(mp, &slen)
                 s = PyBytes_FromStringAndSize(<const char*>mp, <Py_ssize_t>slen)
                 mp += slen
             Py_INCREF(s)
             PyList_SET_ITEM(out, <Py_ssize_t>(2 * i), s)
-            p = _varint_get(p, &slen)
+            p = varint_get(p, &slen)
             s = PyBytes_FromStringAndSize(<const char*>p, <Py_ssize_t>slen)
             p += slen
             Py_INCREF(s)
             PyList_SET_ITEM(out, <Py_ssize_t>(2 * i + 1), s)
     else:
-        p = _varint_get(p, &k)
+        p = varint_get(p, &k)
         k *= 2
         out = PyList_New(<Py_ssize_t>k)
         for i in range(k):
-            p = _varint_get(p, &slen)
+            p = varint_get(p, &slen)
             s = PyBytes_FromStringAndSize(<const char*>p, <Py_ssize_t>slen)
             p += slen
             Py_INCREF(s)
@@ -619,11 +608,11 @@ cdef bint _same_fields(StreamNode* n, list fields, Py_ssize_t first, Py_ssize_t 
     cdef uint64_t k, slen
     cdef Py_ssize_t i
     cdef object f
-    p = _varint_get(p, &k)
+    p = varint_get(p, &k)
     if k != <uint64_t>npairs:
         return 0
     for i in range(npairs):
-        p = _varint_get(p, &slen)
+        p = varint_get(p, &slen)
         f = fields[first + 2 * i]
         if <uint64_t>PyBytes_GET_SIZE(f) != slen or not _bytes_eq(p, PyBytes_AS_STRING(f), slen):
             return 0
@@ -1269,15 +1258,15 @@ cdef uint64_t stream_entry_raw(StreamNode* n, uint32_t off, const uint8_t** name
     _entry_head(n, off, &e)
     p = base + e.body
     if e.flags & FLAG_SAMEFIELDS:
-        names[0] = _varint_get(base, &npairs)
+        names[0] = varint_get(base, &npairs)
         strings = npairs
     else:
         names[0] = NULL
-        p = _varint_get(p, &npairs)
+        p = varint_get(p, &npairs)
         strings = 2 * npairs
     values[0] = p
     while strings:
-        p = _varint_get(p, &slen)
+        p = varint_get(p, &slen)
         p += slen
         strings -= 1
     values_end[0] = p

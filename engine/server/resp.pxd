@@ -2,7 +2,7 @@
 # buffer keep their state in C fields and expose cpdef methods that Cython callers
 # reach without a Python call.
 
-from engine.resp_writer cimport WBuf
+from engine.resp_writer cimport WBuf, RespBuffer
 
 
 cdef class RequestParser:
@@ -44,8 +44,7 @@ cdef class RequestParser:
     cdef _raise_stored(self)
 
 
-cdef class ReplyBuffer:
-    cdef WBuf b
+cdef class ReplyBuffer(RespBuffer):
 
     cpdef write(self, object obj, bint resp3=*, bint null_array=*)
     cpdef write_error(self, object text)

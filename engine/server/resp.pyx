@@ -795,18 +795,6 @@ cdef class ReplyBuffer:
     A failed write (TypeError for an unencodable value) leaves the buffer as it
     was before that call."""
 
-    def __cinit__(self):
-        self.b.data = NULL
-        self.b.len = 0
-        self.b.cap = 0
-
-    def __dealloc__(self):
-        free(self.b.data)
-        self.b.data = NULL
-
-    def __len__(self):
-        return self.b.len
-
     cpdef write(self, object obj, bint resp3=False, bint null_array=False):
         """Appends a reply; a top-level None is a null array if null_array."""
         cdef Py_ssize_t mark = self.b.len
