@@ -79,13 +79,15 @@ cdef class ConsumerGroup:
                        PendingEntry* previous) except -1
     # redeliver for each of ids[0:n] (all pending, distinct), previous[j] receiving
     # entry j as it was: the same result, in fewer cache misses (batched, prefetched).
+    # oldest: ids are the n oldest deliveries, in pel_by_time order (a claim), whose
+    # time keys then leave pel_by_time in one sweep.
     cdef int redeliver_many(self, const StreamID* ids, Py_ssize_t n, Consumer owner,
-                            uint64_t time, PendingEntry* previous) except -1
+                            uint64_t time, PendingEntry* previous, bint oldest) except -1
     cdef int _deliver(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
                       Consumer owner, uint64_t time) except -1
     cdef int _deliver_at(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
                          Consumer owner, uint64_t time,
-                         const RadixHint* old_owner_hint) except -1
+                         const RadixHint* old_owner_hint, bint time_key_gone) except -1
     cdef bint remove_pending(self, const StreamID* id) except -1
     cdef uint64_t pending_count(self) noexcept
 

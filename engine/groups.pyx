@@ -8,7 +8,7 @@ from engine.radix cimport (RadixTree, RadixIter, RadixHint, radix_new, radix_new
                            radix_free, radix_count, radix_bytes, radix_insert,
                            radix_try_insert, radix_find, radix_remove, radix_iter_init,
                            radix_seek, radix_next, RADIX_FIRST, radix_locate_many,
-                           radix_find_at, radix_remove_at)
+                           radix_find_at, radix_remove_at, radix_remove_first)
 
 
 # A consumer's PEL loses entries in any order (claims take them from it), and a
@@ -136,7 +136,7 @@ cdef class ConsumerGroup:
         return 0
 
     cdef int redeliver_many(self, const StreamID* ids, Py_ssize_t n, Consumer owner,
-                            uint64_t time, PendingEntry* previous) except -1:
+                            uint64_t time, PendingEntry* previous, bint oldest) except -1:
         """redeliver for each of ids[0:n], as a pipeline over groups of CLAIM_GROUP
         entries: one radix_locate_many call locates the PEL entries of a group and the
         entries of the group before it in their owners' PELs (the PEL lookups told the
@@ -156,6 +156,8 @@ cdef class ConsumerGroup:
                 raise MemoryError()
             for k in range(n):
                 id_encode(&ids[k], keys + 16 * k)
+            if oldest:
+                radix_remove_first(self.pel_by_time, n)
             while True:
                 # Locate the PEL entries of [lo, hi), and the entries of [moving_lo,
                 # moving_hi), the group looked up last time, in their owners' PELs.
@@ -178,10 +180,11 @@ cdef class ConsumerGroup:
                     pe_set_count(pes[k], pe_count(pes[k]) + 1)
                     if previous[k].consumer_id != owner.id:
                         self._deliver_at(pes[k], keys + 16 * k, &ids[k], owner, time,
-                                         &found[j])
+                                         &found[j], oldest)
                         j += 1
                     else:
-                        self._deliver_at(pes[k], keys + 16 * k, &ids[k], owner, time, NULL)
+                        self._deliver_at(pes[k], keys + 16 * k, &ids[k], owner, time, NULL,
+                                         oldest)
                 if lo == n:
                     return 0
                 for k in range(lo, hi):
@@ -209,20 +212,22 @@ cdef class ConsumerGroup:
                       Consumer owner, uint64_t time) except -1:
         """Moves a pending entry to `owner` at `time`, keeping pel_by_time and the
         consumer PELs in step. `pe` stays valid: only the other trees change."""
-        return self._deliver_at(pe, key, id, owner, time, NULL)
+        return self._deliver_at(pe, key, id, owner, time, NULL, False)
 
     cdef int _deliver_at(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
                          Consumer owner, uint64_t time,
-                         const RadixHint* old_owner_hint) except -1:
-        """_deliver; old_owner_hint (or NULL) locates key in its current owner's PEL."""
+                         const RadixHint* old_owner_hint, bint time_key_gone) except -1:
+        """_deliver; old_owner_hint (or NULL) locates key in its current owner's PEL;
+        time_key_gone: the entry's pel_by_time key was removed already."""
         cdef uint8_t tkey[24]
         cdef uint64_t old_time = pe_time(pe)
         cdef uint32_t old_owner = pe.consumer_id
         cdef RadixTree* old_pel
-        if old_time != time:
+        if old_time != time or time_key_gone:
             pe_set_time(pe, time)
-            time_key(old_time, id, tkey)
-            radix_remove(self.pel_by_time, tkey, NULL)
+            if not time_key_gone:
+                time_key(old_time, id, tkey)
+                radix_remove(self.pel_by_time, tkey, NULL)
             time_key(time, id, tkey)
             radix_insert(self.pel_by_time, tkey, NULL)
         if old_owner != owner.id:

@@ -111,6 +111,9 @@ cdef int radix_try_insert(RadixTree* tree, const uint8_t* key, const void* value
 cdef void* radix_find(const RadixTree* tree, const uint8_t* key) noexcept
 # Returns 1 if removed (value copied to value_out unless NULL), 0 if absent.
 cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) except -1
+# Removes the n smallest keys (all when fewer): whole buckets at a time, for queues
+# consumed from the front. Returns how many were removed.
+cdef uint64_t radix_remove_first(RadixTree* tree, uint64_t n) except? 0
 
 # Batched lookups (see "Batched lookups" in radix.pyx). A hint remembers where a key
 # lies: its bucket, as a finger, and the tree's shape counter when it was taken; it is

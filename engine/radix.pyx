@@ -1408,6 +1408,29 @@ cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) exce
     return 1
 
 
+cdef uint64_t radix_remove_first(RadixTree* tree, uint64_t n) except? 0:
+    cdef RadixFrame path[RADIX_MAX_KEY]
+    cdef uint8_t smallest[RADIX_MAX_KEY]
+    cdef uint32_t h
+    cdef uint64_t done = 0, take
+    cdef RadixBucket* b
+    memset(smallest, 0, RADIX_MAX_KEY)
+    while done < n and tree.root != NULL:
+        # Key bytes of zero pick the first child at every level: the leftmost bucket.
+        b = _descend(tree, smallest, path, &h, FOR_REMOVE)
+        take = b.count if b.count < n - done else n - done
+        b.head += <uint16_t>take        # the bucket's first entries: a wider head gap
+        b.count -= <uint32_t>take
+        tree.count -= take
+        tree.version += 1
+        done += take
+        if b.count == 0:
+            _drop(tree, path, h, b)
+        else:
+            _settle(tree, path, h, b)
+    return done
+
+
 # ---- batched lookups ----
 #
 # A caller with many lookups to make (a claim of 1,000 entries) first locates them in a
@@ -1888,6 +1911,10 @@ cdef class RadixTestTree:
         if not radix_remove(self.t, self._key(key), buf):
             return None
         return (<char*>buf)[:self.t.value_len]
+
+    def remove_first(self, uint64_t n):
+        """How many of the n smallest keys were removed (radix_remove_first)."""
+        return radix_remove_first(self.t, n)
 
     def _range(self, str op, object key, int limit, bint forward):
         cdef RadixIter it

@@ -205,6 +205,13 @@ def run_ops(tree, model, pool, ops, value_len):
                 assert tree.remove(k) == model.remove(k)
             tree.check()
             changed()
+        elif kind == "pop":
+            # The n smallest keys at once (radix_remove_first: whole buckets).
+            assert tree.remove_first(op[1]) == min(op[1], len(model.keys))
+            for k in model.keys[:op[1]]:
+                model.remove(k)
+            tree.check()
+            changed()
         elif kind == "bulk":
             _, start, n, rising = op
             chunk = pool[start:start + n]
@@ -357,6 +364,7 @@ def queue_scenarios(draw):
     queue_op = st.one_of(
         st.tuples(st.just("app"), st.integers(1, 40), st.sampled_from(APPEND_STEPS)),
         st.tuples(st.just("ack"), st.integers(1, 40)),
+        st.tuples(st.just("pop"), st.integers(0, 300)),
     )
     extra = draw(st.lists(st.tuples(st.integers(0, len(ops)), queue_op), max_size=30))
     for at, op in sorted(extra, key=lambda e: e[0], reverse=True):

@@ -311,7 +311,9 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
                     kept += 1
             if kept == 0:
                 continue
-            g.redeliver_many(ids, kept, c, ctx.now, previous)
+            # The kept candidates are now the oldest deliveries (the scan took them
+            # from the front of pel_by_time and the vanished ones left it).
+            g.redeliver_many(ids, kept, c, ctx.now, previous, True)
             logging = ctx.logs(kept)
             for k in range(kept):
                 reply.entry_meta(&ids[k], where[k].node, where[k].off,
