@@ -260,7 +260,8 @@ class Durability:
             self._saved(dirty)
             return
         path = self.snapshot_path
-        pid = _fork(lambda: snapshot.write_snapshot(self.engine, path))
+        pid = _fork(lambda: snapshot.write_snapshot(self.engine, path),
+                    "Write error saving DB on disk")
         self.child = BackgroundJob("rdb", pid, dirty, path)
         log.info("Background saving started by pid %d", pid)
 
@@ -304,7 +305,7 @@ class Durability:
                 self.write_base(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
-        job.pid = _fork(child)
+        job.pid = _fork(child, "Write error writing append only file on disk")
         self.child = BackgroundJob("aof", job.pid, self.engine.dirty, path)
         log.info("Background append only file rewriting started by pid %d", job.pid)
 
@@ -456,8 +457,10 @@ class Durability:
         }
 
 
-def _fork(work: Callable[[], None]) -> int:
-    """Runs `work` in a forked child that exits with 0 on success, 1 on error."""
+def _fork(work: Callable[[], None], failure: str) -> int:
+    """Runs `work` in a forked child that exits with 0 on success, 1 on error. A
+    failed write is one log line (`failure`: the reason), as Redis logs it; anything
+    else is a bug and logs its traceback."""
     pid = os.fork()
     if pid:
         return pid
@@ -468,9 +471,12 @@ def _fork(work: Callable[[], None]) -> int:
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
         work()
         code = 0
+    except OSError as exc:
+        log.warning("%s: %s", failure, exc.strerror or exc)
     except BaseException:  # noqa: BLE001 - reported, then the child exits
-        traceback.print_exc()
+        log.error("%s:\n%s", failure, traceback.format_exc())
     finally:
+        logging.shutdown()
         os._exit(code)
 
 
