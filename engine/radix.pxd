@@ -73,6 +73,8 @@ cdef struct RadixTree:
     uint32_t bucket_max     # entries per full bucket
     uint8_t root_is_inner
     RadixFinger finger[2]   # [0]: where the last insert went, [1]: the last remove
+    RadixBucket* spare      # the root bucket of the tree when it last emptied, kept
+                            # (at most SPARE_BYTES) for its next first insert
     uint64_t shape          # bumped by every change of shape (node allocated, moved, freed)
 
 cdef struct RadixFrame:

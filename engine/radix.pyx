@@ -47,9 +47,12 @@
 # moving between consumers) does not realloc at every one of them. It is freed when
 # empty (a neighbour takes its range), merged with an adjacent sibling bucket when both
 # fit in 3/4 of a full one, and an inner node left with a single child is replaced by
-# that child. Removing
-# a bucket's first entries (acks in order) moves nothing: the bucket keeps a gap at its
-# head, given back when it is trimmed or filled when the tail runs out of room.
+# that child. Removing a bucket's first entries (acks in order) moves nothing: the
+# bucket keeps a gap at its head, given back when it is trimmed or filled when the tail
+# runs out of room. A tree of one bucket (a consumer's PEL, read into and acked in full
+# over and over) keeps that bucket's room while it drains, and when it empties keeps
+# the bucket itself, cut to SPARE_BYTES, as its `spare` for the next insert: a queue
+# refilled after draining then does not shrink and regrow its bucket every time.
 #
 # Exact lookups descend by key bytes alone and search the bucket: buckets hold full
 # keys, so a key outside some prefix is simply not found. Inserts, removes and finds
@@ -199,6 +202,7 @@ cdef enum:
     BUCKET_BYTES = 4088    # a full bucket; glibc serves it from a 4096-byte chunk
     MAX_CHILDREN = 256
     TRIM_MIN = 32          # smallest tail malloc can reuse (glibc's MINSIZE)
+    SPARE_BYTES = 1016     # the most an emptied tree keeps (its spare root bucket)
 
 
 # ---- allocation, counted per tree ----
@@ -948,6 +952,7 @@ cdef RadixTree* radix_new_sized(uint32_t key_len, uint32_t value_len,
     t.entry_len = key_len + value_len
     t.bucket_max = (bucket_bytes - HDR) // t.entry_len
     memset(t.finger, 0, sizeof(t.finger))
+    t.spare = NULL
     t.bytes = malloc_usable_size(t)
     return t
 
@@ -969,6 +974,7 @@ cdef void radix_free(RadixTree* tree) noexcept:
         return
     if tree.root != NULL:
         _free_subtree(tree, tree.root, tree.root_is_inner)
+    mem_free(tree.spare)
     mem_free(tree)
 
 
@@ -1179,7 +1185,11 @@ cdef int _insert_slow(RadixTree* t, const uint8_t* key, const void* value,
     cdef RadixChild* ch
     cdef RadixBucket* b
     if node == NULL:
-        b = _bucket_new(t, 1)
+        if t.spare != NULL:
+            b = t.spare
+            t.spare = NULL
+        else:
+            b = _bucket_new(t, 1)
         _bucket_put(t, b, 0, key, value)
         _link(t, path, 0, b, 0)
         _finger_set(t, 0, b, path, 0)
@@ -1296,11 +1306,11 @@ cdef void _settle(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) no
     cdef RadixBucket* left
     cdef RadixBucket* right
     while True:
+        if h == 0:
+            return          # a root bucket keeps its room (see _drop)
         if _wants_trim(b, _rightmost(path, h)):
             b = _bucket_trim(t, b)
             _link(t, path, h, b, 0)
-        if h == 0:
-            return
         par = path[h - 1].node
         m = _merge_with(t, par, path[h - 1].idx, b)
         if m < 0:
@@ -1332,13 +1342,15 @@ cdef void _settle(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) no
 
 
 cdef void _drop(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) noexcept:
-    """Frees the empty bucket b (at level h)."""
+    """Frees the empty bucket b (at level h); the root bucket is kept as the tree's
+    spare instead."""
     cdef RadixInner* par
     cdef RadixChild only
-    _free(t, b)
     if h == 0:
         _link(t, path, 0, NULL, 0)
+        _keep_spare(t, b)
         return
+    _free(t, b)
     par = path[h - 1].node
     _inner_delete(par, path[h - 1].idx)
     if par.n > 1:
@@ -1349,6 +1361,24 @@ cdef void _drop(RadixTree* t, RadixFrame* path, uint32_t h, RadixBucket* b) noex
     _link(t, path, h - 1, only.ptr, only.is_inner)
     if not only.is_inner:
         _settle(t, path, h - 1, <RadixBucket*>only.ptr)
+
+
+cdef void _keep_spare(RadixTree* t, RadixBucket* b) noexcept:
+    """A queue that a consumer drains and refills (a PEL acked in full, then read into
+    again) would otherwise free its last bucket and grow a new one from one entry, a
+    realloc every few inserts. Kept up to SPARE_BYTES, so an emptied tree holds little."""
+    cdef RadixBucket* small
+    b.count = 0
+    b.head = 0
+    if malloc_usable_size(b) > SPARE_BYTES:
+        small = <RadixBucket*>_try_realloc(t, b, SPARE_BYTES)
+        if small == NULL:
+            _free(t, b)
+            return
+        b = small
+        _bucket_fit_cap(t, b)
+    _forget_fingers(t)      # b is no longer in the tree
+    t.spare = b
 
 
 cdef RadixBucket* _finger_seek(RadixTree* t, uint32_t i, const uint8_t* key) noexcept:
@@ -1401,7 +1431,7 @@ cdef int radix_remove(RadixTree* tree, const uint8_t* key, void* value_out) exce
         else:
             _reshape(tree, key, b)
         return 1
-    if _wants_trim(b, f.rightmost):
+    if f.parent != NULL and _wants_trim(b, f.rightmost):    # a root keeps its room
         b = _finger_trim(tree, 1, b)
     if f.parent != NULL and _merge_with(tree, f.parent, f.idx, b) >= 0:
         _reshape(tree, key, b)
@@ -1848,6 +1878,9 @@ cdef int _stats(RadixTree* t, void* node, bint is_inner, uint32_t h, dict out) e
     return 0
 
 
+SPARE_LIMIT = SPARE_BYTES     # the most an emptied tree keeps
+
+
 def treat_all_trees_as_big(bint on):
     """For tests: search every bucket by interpolation and prefetch in every tree (not
     only in big ones), so that small trees exercise those paths. Returns the old
@@ -2008,6 +2041,9 @@ cdef class RadixTestTree:
         cdef uint8_t prev[RADIX_MAX_KEY]
         cdef bint have_prev = 0
         cdef uint64_t count = 0, nbytes = malloc_usable_size(self.t)
+        if self.t.spare != NULL:
+            _require(self.t.root == NULL, "a spare bucket beside a root")
+            nbytes += malloc_usable_size(self.t.spare)
         if self.t.root != NULL:
             _check_node(self.t, self.t.root, self.t.root_is_inner, path, 0, prev,
                         &have_prev, &count, &nbytes)
@@ -2018,6 +2054,11 @@ cdef class RadixTestTree:
                 self.t.root != NULL and _finger_in(self.t.root, self.t.root_is_inner, NULL,
                                                    0, &self.t.finger[i], 1)),
                 f"finger {i} does not match the tree")
+
+    @property
+    def spare_bytes(self):
+        """Bytes of the spare root bucket an emptied tree keeps (0 when none)."""
+        return malloc_usable_size(self.t.spare) if self.t.spare != NULL else 0
 
     def fingers(self):
         """For tests: which fingers are set, as (insert finger, remove finger) booleans."""
