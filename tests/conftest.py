@@ -98,6 +98,13 @@ def _start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
                 pytrace=False)
 
 
+@pytest.fixture
+def redis_server_binary() -> str:
+    """For tests that start redis-server their own way: its path (a failure in CI when
+    it is missing, a skip elsewhere)."""
+    return _redis_server_binary()
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     """A real redis-server (the oracle) for the whole session, as (host, port)."""

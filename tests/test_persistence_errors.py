@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import resource
-import shutil
 import signal
 import socket
 import subprocess
@@ -35,8 +34,7 @@ RDB_MISCONF = (
     "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
     "RDB error.")
 
-needs_oracle = pytest.mark.skipif(shutil.which("redis-server") is None,
-                                  reason="redis-server (the oracle) is not installed")
+needs_oracle = pytest.mark.usefixtures("redis_server_binary")   # conftest: CI fails without
 
 
 def file_limit(nbytes: int) -> Callable[[], None]:
