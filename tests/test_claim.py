@@ -174,3 +174,51 @@ def test_pel_by_time_follows_every_pel_change(e, clock):
     clock.advance(1)
     e.execute("XREADGROUP", "GROUP", "g", "c1", "CLAIM", "0", "STREAMS", "s", ">")
     assert check(e) == []
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_claims_in_chunks_match_a_model(seed):
+    """Hundreds of candidates (several chunks of 64), spread over many delivery times,
+    some deleted from the stream, min-idle 0 included: the reply is exactly the live
+    entries idle >= min-idle, oldest delivery first (ties by ID), at most COUNT, each
+    once, with its idle time and previous delivery count; the deleted ones leave the
+    PEL; pel_by_time stays exact."""
+    import random
+    rng = random.Random(seed)
+    clock = ManualClock(T0)
+    e = Engine(clock=clock)
+    n = rng.randrange(150, 600)
+    for i in range(1, n + 1):
+        e.execute("XADD", "s", f"{i}-0", "f", f"v{i}")
+    e.execute("XGROUP", "CREATE", "s", "g", "0")
+    delivered = {}                      # id -> (delivery time, delivery count)
+    for lo in range(0, n, 50):         # delivered in batches, one ms apart or more
+        clock.advance(rng.choice((0, 1, 5)))
+        rep = e.execute("XREADGROUP", "GROUP", "g", rng.choice(["c1", "c2"]), "COUNT", 50,
+                        "STREAMS", "s", ">")
+        for entry in rep[0][1]:
+            delivered[entry[0]] = (clock.now_ms(), 1)
+    gone = set(rng.sample(sorted(delivered), n // 10))
+    e.execute("XDEL", "s", *gone)
+    clock.advance(rng.choice((0, 3, 40)))
+    now = clock.now_ms()
+    min_idle = rng.choice((0, 0, 1, 10, 30))
+    count = rng.choice((1, 63, 64, 65, 200, n))
+    order = sorted(delivered, key=lambda k: (delivered[k][0], int(k.split(b"-")[0])))
+    eligible = [k for k in order if now - delivered[k][0] >= min_idle]
+    expected = [k for k in eligible if k not in gone][:count]
+    rep = e.execute("XREADGROUP", "GROUP", "g", "c3", "COUNT", count, "CLAIM", min_idle,
+                    "STREAMS", "s", ">")
+    got = rep[0][1] if rep else []
+    claimed = [entry for entry in got if entry[2] or entry[3]]      # new ones carry 0, 0
+    assert [entry[0] for entry in claimed] == expected
+    for entry in claimed:
+        assert entry[1] == [b"f", b"v" + entry[0].split(b"-")[0]]
+        assert entry[2] == now - delivered[entry[0]][0] and entry[3] == 1
+    # deleted entries scanned before the last claimed one left the PEL
+    if expected:
+        last = eligible.index(expected[-1])
+        scanned_gone = {k for k in eligible[:last] if k in gone}
+        pending = {p[0] for p in e.execute("XPENDING", "s", "g", "-", "+", n)}
+        assert not scanned_gone & pending
+    check(e)
