@@ -81,9 +81,6 @@ cdef class Stream:
     # Returns the number of entries removed; keeps first_id right.
     cdef int64_t trim(self, TrimStrategy strategy, uint64_t maxlen,
                       const StreamID* minid, bint approx, int64_t limit) except -1
-    # Reply-shaped range: [[id, [f, v, ...]], ...], at most `count` (<0 = all).
-    cdef list range(self, const StreamID* start, const StreamID* end,
-                    int64_t count, bint rev)
     # Number of nodes (XINFO's radix-tree-keys) and bytes held by this stream's
     # entries and node index.
     cdef uint64_t node_count(self) noexcept

@@ -1001,24 +1001,6 @@ cdef class Stream:
         _first_live(self, &self.first_id)
         return deleted
 
-    cdef list range(self, const StreamID* start, const StreamID* end,
-                    int64_t count, bint rev):
-        cdef list out = []
-        cdef EntryFields fields = EntryFields()
-        cdef StreamIter it
-        cdef StreamID id
-        cdef int64_t emitted = 0
-        if count == 0:
-            return out
-        stream_iter_start(&it, self, start, end, rev)
-        while stream_iter_next(&it, &id):
-            out.append(leaf_list([id_format(&id), fields.at(it.node, it.cur)]))
-            emitted += 1
-            if emitted == count:
-                break
-        stream_iter_stop(&it)
-        return out
-
     cdef uint64_t node_count(self) noexcept:
         return radix_count(self.nodes)
 
@@ -1175,8 +1157,13 @@ cdef class StreamTestView:
         return self.stream.trim(st, maxlen, &sid, approx, limit)
 
     def range(self, tuple start, tuple end, int64_t count=-1, bint rev=False):
-        cdef StreamID a = _sid(start), b = _sid(end)
-        return self.stream.range(&a, &b, count, rev)
+        """XRANGE's reply shape: [[b"ms-seq", [f, v, ...]], ...], at most count."""
+        cdef list out = []
+        for (ms, seq), fields in self.iterate(start, end, rev):
+            if len(out) == count:
+                break
+            out.append([b"%d-%d" % (ms, seq), fields])
+        return out
 
     def iterate(self, tuple start, tuple end, bint rev=False):
         """[((ms, seq), [f, v, ...]), ...] through the C iterator."""

@@ -38,7 +38,7 @@ from libc.stdlib cimport malloc, free
 from engine.resp_writer cimport WBuf, wb_reserve, ll_text, put_lit, put_hdr, put_bulk
 from engine.streamid cimport StreamID, id_cmp, id_decode, id_write
 from engine.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
-                            stream_iter_stop, stream_iter_raw)
+                            stream_iter_stop, stream_iter_raw, stored_string)
 from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN)
 from engine.keyspace cimport Database
@@ -173,6 +173,104 @@ cdef inline const uint8_t* get_span(const uint8_t* p, const uint8_t* end,
 
 cdef inline bytes span_bytes(const uint8_t* s, uint64_t n):
     return PyBytes_FromStringAndSize(<const char*>s, <Py_ssize_t>n)
+
+
+cdef struct ChunkCursor:
+    const uint8_t* p        # the next item
+    const uint8_t* end
+    StreamID id             # the item read last (IDs are deltas from it)
+    int64_t time            # PENDING: the delivery time read last (likewise)
+    uint64_t npairs         # ENTRIES: field pairs of the entry read last
+
+
+cdef struct PendingFields:
+    int64_t count
+    uint64_t owner          # index into the group's consumers
+
+
+cdef bytes chunk_record(list rec, str kind, str count_name, uint64_t* count):
+    """An ENTRIES or PENDING record: [type, count, chunk]."""
+    expect(rec, 3, kind)
+    count[0] = as_u64(rec[1], count_name)
+    return as_bytes(rec[2], kind + " chunk")
+
+
+cdef inline void chunk_start(ChunkCursor* c, bytes chunk) noexcept:
+    c.p = <const uint8_t*>PyBytes_AS_STRING(chunk)
+    c.end = c.p + PyBytes_GET_SIZE(chunk)
+    c.id.ms = c.id.seq = 0
+    c.time = 0
+    c.npairs = 0
+
+
+cdef int chunk_end(ChunkCursor* c, str what) except -1:
+    if c.p != c.end:
+        raise RecordError(f"{what} chunk has trailing bytes")
+    return 0
+
+
+cdef uint64_t next_entry(ChunkCursor* c, list fields) except? 0:
+    """The next entry of an ENTRIES chunk (the one format reader, for loading and for
+    dumps): sets c.id, fills fields[0:2*npairs] with its field/value bytes (names
+    kept from the entry before when it reuses them; fields is resized when the
+    count changes) and returns npairs."""
+    cdef const uint8_t* p = get_id(c.p, c.end, &c.id)
+    cdef const uint8_t* q
+    cdef uint64_t kind, slen, j
+    if p == NULL:
+        raise RecordError("bad entry ID")
+    p = get_varint(p, c.end, &kind)
+    if p == NULL:
+        raise RecordError("bad entry")
+    if kind == 0:
+        if c.npairs == 0:
+            raise RecordError("an entry reuses field names before any")
+    else:
+        if kind > <uint64_t>(c.end - p) // 2:
+            raise RecordError("entry field count beyond the chunk")
+        c.npairs = kind
+        if <uint64_t>len(fields) != 2 * kind:
+            fields[:] = [None] * <Py_ssize_t>(2 * kind)
+        for j in range(kind):
+            q = get_span(p, c.end, &slen)
+            if q == NULL:
+                raise RecordError("bad field name")
+            fields[2 * j] = span_bytes(q, slen)
+            p = q + slen
+    for j in range(c.npairs):
+        q = get_span(p, c.end, &slen)
+        if q == NULL:
+            raise RecordError("bad field value")
+        fields[2 * j + 1] = span_bytes(q, slen)
+        p = q + slen
+    c.p = p
+    return c.npairs
+
+
+cdef int next_pending(ChunkCursor* c, PendingFields* out) except -1:
+    """The next entry of a PENDING chunk: sets c.id and c.time (both delta-decoded)
+    and *out, with the time and count ranges checked."""
+    cdef uint64_t tz, cz
+    cdef int64_t delta
+    cdef const uint8_t* p = get_id(c.p, c.end, &c.id)
+    if p == NULL:
+        raise RecordError("bad pending entry ID")
+    p = get_varint(p, c.end, &tz)
+    if p != NULL:
+        p = get_varint(p, c.end, &cz)
+    if p != NULL:
+        p = get_varint(p, c.end, &out.owner)
+    if p == NULL:
+        raise RecordError("bad pending entry")
+    delta = unzigzag(tz)
+    if delta > <int64_t>TIME_LIMIT - 1 - c.time or c.time + delta < 0:
+        raise RecordError("delivery time out of range")
+    c.time += delta
+    out.count = unzigzag(cz)
+    if out.count > COUNT_MAX or out.count < -COUNT_MAX - 1:
+        raise RecordError("delivery count out of range")
+    c.p = p
+    return 0
 
 
 # ---------------------------------------------------------------------------------
@@ -538,17 +636,13 @@ cdef class StateLoader:
 
     cdef int load_entries(self, list rec) except -1:
         cdef uint64_t count
-        cdef bytes chunk
-        expect(rec, 3, "entries")
-        count = as_u64(rec[1], "entry count")
-        chunk = as_bytes(rec[2], "entries chunk")
+        cdef bytes chunk = chunk_record(rec, "entries", "entry count", &count)
         if self.stream is None or self.group is not None:
             raise RecordError("entries outside a stream, or after its groups")
         if count == 0 or count > self.entries_left:
             raise RecordError(f"stream {self.key!r} gets more entries than it announced")
         try:
-            self.append_chunk(<const uint8_t*>PyBytes_AS_STRING(chunk),
-                              PyBytes_GET_SIZE(chunk), count)
+            self.append_chunk(chunk, count)
         except ValueError as e:     # Stream.append: an entry too large
             raise RecordError(f"stream {self.key!r}: {e}") from None
         self.entries_left -= count
@@ -557,51 +651,21 @@ cdef class StateLoader:
             raise RecordError(f"stream {self.key!r} has entries above its last ID")
         return 0
 
-    cdef int append_chunk(self, const uint8_t* p, Py_ssize_t size, uint64_t count) except -1:
-        cdef const uint8_t* end = p + size
+    cdef int append_chunk(self, bytes chunk, uint64_t count) except -1:
         cdef Stream s = self.stream
-        cdef list fields = self.fields
-        cdef StreamID id
-        cdef const uint8_t* q
-        cdef uint64_t i, j, kind, slen, npairs = 0
-        id.ms = id.seq = 0
+        cdef ChunkCursor c
+        cdef uint64_t i, npairs
+        chunk_start(&c, chunk)
         for i in range(count):
-            p = get_id(p, end, &id)
-            if p == NULL:
-                raise RecordError("bad entry ID")
-            if id_cmp(&id, &self.last_entry) <= 0:
+            npairs = next_entry(&c, self.fields)
+            if id_cmp(&c.id, &self.last_entry) <= 0:
                 raise RecordError("entry IDs do not increase")
-            p = get_varint(p, end, &kind)
-            if p == NULL:
-                raise RecordError("bad entry")
-            if kind == 0:
-                if npairs == 0:
-                    raise RecordError("an entry reuses field names before any")
-            else:
-                if kind > <uint64_t>(end - p) // 2:
-                    raise RecordError("entry field count beyond the chunk")
-                npairs = kind
-                if <uint64_t>len(fields) != 2 * npairs:
-                    fields = self.fields = [None] * <Py_ssize_t>(2 * npairs)
-                for j in range(npairs):
-                    q = get_span(p, end, &slen)
-                    if q == NULL:
-                        raise RecordError("bad field name")
-                    fields[2 * j] = span_bytes(q, slen)
-                    p = q + slen
-            for j in range(npairs):
-                q = get_span(p, end, &slen)
-                if q == NULL:
-                    raise RecordError("bad field value")
-                fields[2 * j + 1] = span_bytes(q, slen)
-                p = q + slen
-            if s.length == 0 and id_cmp(&id, &s.first_id) != 0:
+            if s.length == 0 and id_cmp(&c.id, &s.first_id) != 0:
                 raise RecordError("the first ID is not the first entry's")
-            s.append(&id, fields, 0, <Py_ssize_t>npairs, self.node_max_bytes,
+            s.append(&c.id, self.fields, 0, <Py_ssize_t>npairs, self.node_max_bytes,
                      self.node_max_entries)
-            self.last_entry = id
-        if p != end:
-            raise RecordError("entries chunk has trailing bytes")
+            self.last_entry = c.id
+        chunk_end(&c, "entries")
         return 0
 
     # -- groups --------------------------------------------------------------------
@@ -646,56 +710,33 @@ cdef class StateLoader:
 
     cdef int load_pending(self, list rec) except -1:
         cdef uint64_t count
-        cdef bytes chunk
-        expect(rec, 3, "pending")
-        count = as_u64(rec[1], "pending count")
-        chunk = as_bytes(rec[2], "pending chunk")
+        cdef bytes chunk = chunk_record(rec, "pending", "pending count", &count)
         if self.group is None:
             raise RecordError("pending entries outside a group")
         if count == 0 or count > self.pending_left:
             raise RecordError(f"group {self.group.name!r} gets more pending entries "
                               "than it announced")
-        self.add_chunk(<const uint8_t*>PyBytes_AS_STRING(chunk), PyBytes_GET_SIZE(chunk),
-                       count)
+        self.add_chunk(chunk, count)
         self.pending_left -= count
         self.pending += count
         return 0
 
-    cdef int add_chunk(self, const uint8_t* p, Py_ssize_t size, uint64_t count) except -1:
-        cdef const uint8_t* end = p + size
+    cdef int add_chunk(self, bytes chunk, uint64_t count) except -1:
         cdef ConsumerGroup g = self.group
         cdef list consumers = self.consumers
-        cdef uint64_t nconsumers = len(consumers)
-        cdef StreamID id
-        cdef uint64_t i, tz, cz, owner
-        cdef int64_t t = 0, delta, delivered
-        id.ms = id.seq = 0
+        cdef uint64_t nconsumers = len(consumers), i
+        cdef ChunkCursor c
+        cdef PendingFields pe
+        chunk_start(&c, chunk)
         for i in range(count):
-            p = get_id(p, end, &id)
-            if p == NULL:
-                raise RecordError("bad pending entry ID")
-            if id_cmp(&id, &self.last_pending) <= 0:
+            next_pending(&c, &pe)
+            if id_cmp(&c.id, &self.last_pending) <= 0:
                 raise RecordError("pending entry IDs do not increase")
-            p = get_varint(p, end, &tz)
-            if p != NULL:
-                p = get_varint(p, end, &cz)
-            if p != NULL:
-                p = get_varint(p, end, &owner)
-            if p == NULL:
-                raise RecordError("bad pending entry")
-            delta = unzigzag(tz)
-            if delta > <int64_t>TIME_LIMIT - 1 - t or t + delta < 0:
-                raise RecordError("delivery time out of range")
-            t += delta
-            delivered = unzigzag(cz)
-            if delivered > COUNT_MAX or delivered < -COUNT_MAX - 1:
-                raise RecordError("delivery count out of range")
-            if owner >= nconsumers:
+            if pe.owner >= nconsumers:
                 raise RecordError("pending entry owned by an unknown consumer")
-            g.add_pending(&id, <Consumer>consumers[owner], <uint64_t>t, delivered)
-            self.last_pending = id
-        if p != end:
-            raise RecordError("pending chunk has trailing bytes")
+            g.add_pending(&c.id, <Consumer>consumers[pe.owner], <uint64_t>c.time, pe.count)
+            self.last_pending = c.id
+        chunk_end(&c, "pending")
         return 0
 
     cdef int load_end(self, list rec) except -1:
@@ -713,63 +754,28 @@ cdef class StateLoader:
 
 def decode_entries(bytes chunk, uint64_t count) -> list:
     """[(ms, seq, [field, value, ...]), ...] of an ENTRIES chunk."""
-    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(chunk)
-    cdef const uint8_t* end = p + PyBytes_GET_SIZE(chunk)
-    cdef const uint8_t* q
-    cdef StreamID id
-    cdef uint64_t i, j, kind, slen
-    cdef list names = None, fields, out = []
-    id.ms = id.seq = 0
+    cdef ChunkCursor c
+    cdef list fields = [], out = []
+    cdef uint64_t i, npairs
+    chunk_start(&c, chunk)
     for i in range(count):
-        p = get_id(p, end, &id)
-        if p != NULL:
-            p = get_varint(p, end, &kind)
-        if p == NULL or (kind == 0 and names is None) or kind > <uint64_t>(end - p):
-            raise RecordError("bad entry")
-        if kind:
-            names = []
-            for j in range(kind):
-                q = get_span(p, end, &slen)
-                if q == NULL:
-                    raise RecordError("bad field name")
-                names.append(span_bytes(q, slen))
-                p = q + slen
-        fields = []
-        for j in range(len(names)):
-            q = get_span(p, end, &slen)
-            if q == NULL:
-                raise RecordError("bad field value")
-            fields += (names[j], span_bytes(q, slen))
-            p = q + slen
-        out.append((id.ms, id.seq, fields))
-    if p != end:
-        raise RecordError("entries chunk has trailing bytes")
+        npairs = next_entry(&c, fields)
+        out.append((c.id.ms, c.id.seq, fields[:2 * npairs]))
+    chunk_end(&c, "entries")
     return out
 
 
 def decode_pending(bytes chunk, uint64_t count) -> list:
     """[(ms, seq, delivery_time, delivery_count, owner_index), ...] of a PENDING chunk."""
-    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(chunk)
-    cdef const uint8_t* end = p + PyBytes_GET_SIZE(chunk)
-    cdef StreamID id
-    cdef uint64_t i, tz, cz, owner
-    cdef int64_t t = 0
+    cdef ChunkCursor c
+    cdef PendingFields pe
     cdef list out = []
-    id.ms = id.seq = 0
+    cdef uint64_t i
+    chunk_start(&c, chunk)
     for i in range(count):
-        p = get_id(p, end, &id)
-        if p != NULL:
-            p = get_varint(p, end, &tz)
-        if p != NULL:
-            p = get_varint(p, end, &cz)
-        if p != NULL:
-            p = get_varint(p, end, &owner)
-        if p == NULL:
-            raise RecordError("bad pending entry")
-        t = <int64_t>(<uint64_t>t + <uint64_t>unzigzag(tz))
-        out.append((id.ms, id.seq, t, unzigzag(cz), owner))
-    if p != end:
-        raise RecordError("pending chunk has trailing bytes")
+        next_pending(&c, &pe)
+        out.append((c.id.ms, c.id.seq, c.time, pe.count, pe.owner))
+    chunk_end(&c, "pending")
     return out
 
 
@@ -779,20 +785,6 @@ def decode_pending(bytes chunk, uint64_t count) -> list:
 
 cdef enum:
     RESP_FLUSH_BYTES = 1 << 20
-
-cdef inline const uint8_t* read_string(const uint8_t* p, const uint8_t** s,
-                                       uint64_t* n) noexcept nogil:
-    """One trusted string (engine memory): its bytes and length; returns what follows."""
-    cdef uint64_t v = p[0] & 0x7f
-    cdef unsigned int shift = 7
-    while p[0] & 0x80:
-        p += 1
-        v |= <uint64_t>(p[0] & 0x7f) << shift
-        shift += 7
-    s[0] = p + 1
-    n[0] = v
-    return p + 1 + v
-
 
 cdef inline int put_bulk_bytes(WBuf* b, bytes s) except -1:
     return put_bulk(b, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
@@ -904,8 +896,9 @@ cdef class RespWriter:
         cdef const uint8_t* names
         cdef const uint8_t* values
         cdef const uint8_t* values_end
-        cdef const uint8_t* str_
-        cdef uint64_t npairs, i, slen
+        cdef const char* str_
+        cdef Py_ssize_t slen
+        cdef uint64_t npairs, i
         cdef Py_ssize_t k = 0, nextra = len(extra)
         cdef bint more
         cdef WBuf* b = &self.buf
@@ -932,10 +925,10 @@ cdef class RespWriter:
             put_bulk_id(b, &id)
             for i in range(npairs if names != NULL else 2 * npairs):
                 if names != NULL:
-                    names = read_string(names, &str_, &slen)
-                    put_bulk(b, <const char*>str_, slen)
-                values = read_string(values, &str_, &slen)
-                put_bulk(b, <const char*>str_, slen)
+                    names = stored_string(names, &str_, &slen)
+                    put_bulk(b, str_, slen)
+                values = stored_string(values, &str_, &slen)
+                put_bulk(b, str_, slen)
             self.maybe_flush()
             more = stream_iter_next(&it, &id)
         stream_iter_stop(&it)

@@ -1,4 +1,4 @@
-"""Random engine states for the persistence tests, and what must survive saving them.
+"""Engine states for the persistence and replay tests, and what must survive them.
 
 `random_engine(seed)` runs a seeded mix of stream, group and string commands through
 Engine.execute under a ManualClock (auto and explicit IDs, several field layouts,
@@ -204,12 +204,15 @@ def as_dict(flat: list) -> dict:
 LAYOUT_FIELDS = (b"radix-tree-keys", b"radix-tree-nodes")
 
 
-def stream_view(engine: Engine, key: bytes, *, consumer_times: bool = True) -> dict:
-    """XINFO STREAM FULL as nested dicts, minus the node layout (where one node ends
-    depends on deletions made before a save, not on the data)."""
+def stream_view(engine: Engine, key: bytes, *, consumer_times: bool = True,
+                layout: bool = False) -> dict:
+    """XINFO STREAM FULL as nested dicts, without the node layout unless `layout`
+    (where one node ends depends on deletions made before a save, not on the data;
+    a replay of the log reproduces it)."""
     full = as_dict(engine.execute(b"XINFO", b"STREAM", key, b"FULL", b"COUNT", 0))
-    for name in LAYOUT_FIELDS:
-        full.pop(name)
+    if not layout:
+        for name in LAYOUT_FIELDS:
+            full.pop(name)
     groups = []
     for g in full[b"groups"]:
         g = as_dict(g)
@@ -224,12 +227,15 @@ def stream_view(engine: Engine, key: bytes, *, consumer_times: bool = True) -> d
     return full
 
 
-def observe(engine: Engine, *, consumer_times: bool = True) -> dict:
+def observe(engine: Engine, *, consumer_times: bool = True, layout: bool = False,
+            expire: bool = True) -> dict:
     """Every key of every database: strings with their expiry; streams with their
     expiry, XINFO STREAM FULL (entries, IDs, counters, groups, PEL with delivery
-    times, counts and owners, consumers) and each group's pel_by_time."""
+    times, counts and owners, consumers) and each group's pel_by_time. `expire`:
+    keys whose TTL has passed are removed first."""
     state = {}
-    engine.active_expire(1 << 30)
+    if expire:
+        engine.active_expire(1 << 30)
     for db in engine.databases:
         engine.select(db.index)
         for key in sorted(db.data):
@@ -241,9 +247,79 @@ def observe(engine: Engine, *, consumer_times: bool = True) -> dict:
                     verify_group(group)
                     by_time[name] = pending_by_time(group)
                 state[db.index, key] = ("stream", expiry,
-                                        stream_view(engine, key, consumer_times=consumer_times),
+                                        stream_view(engine, key, consumer_times=consumer_times,
+                                                    layout=layout),
                                         by_time)
             else:
                 state[db.index, key] = ("string", expiry, value)
     engine.select(0)
     return state
+
+
+def logged_state(engine: Engine, layout: bool = True) -> dict:
+    """What logging and reloading must preserve: observe() as the engine is (nothing
+    expired on the way: a replay may run under a later clock), without consumer
+    seen/active times (the log does not keep them, as in Redis); `layout` keeps the
+    node boundaries (a replay reproduces them, a rewrite packs entries anew)."""
+    return observe(engine, consumer_times=False, layout=layout, expire=False)
+
+
+def mixed_workload(engine: Engine, clock: ManualClock, rng: random.Random, steps: int) -> None:
+    """A mixed run on `clock` with auto IDs, approximate trims, claims, acks and
+    expiry (the replay and AOF tests; a second run goes on with the first's keys)."""
+    keys = [b"s1", b"s2"]
+    for key in keys:
+        if not engine.execute("EXISTS", key):    # a second run goes on with the first's
+            engine.execute("XGROUP", "CREATE", key, "g1", "$", "MKSTREAM")
+            engine.execute("XGROUP", "CREATE", key, "g2", "0")
+    for _ in range(steps):
+        clock.advance(rng.choice([0, 0, 1, 5, 50]))
+        key = rng.choice(keys)
+        op = rng.random()
+        consumer = rng.choice(["c1", "c2", "c3"])
+        group = rng.choice(["g1", "g2"])
+        try:
+            if op < 0.35:
+                args = ["XADD", key]
+                if rng.random() < 0.2:
+                    args += ["MAXLEN", "~", str(rng.randint(50, 300))]
+                engine.execute(*args, "*", "f", str(rng.random()), "n", "1")
+            elif op < 0.5:
+                engine.execute("XREADGROUP", "GROUP", group, consumer, "COUNT",
+                               rng.randint(1, 20), "STREAMS", key, ">")
+            elif op < 0.6:
+                engine.execute("XREADGROUP", "GROUP", group, consumer, "COUNT",
+                               rng.randint(1, 20), "CLAIM", rng.choice([0, 10, 100]),
+                               "STREAMS", key, ">")
+            elif op < 0.7:
+                pending = engine.execute("XPENDING", key, group, "-", "+", 10)
+                if pending:
+                    engine.execute("XACK", key, group, *[p[0] for p in pending[:5]])
+            elif op < 0.75:
+                engine.execute("XAUTOCLAIM", key, group, consumer, 20, "0", "COUNT", 5)
+            elif op < 0.8:
+                pending = engine.execute("XPENDING", key, group, "-", "+", 3)
+                if pending:
+                    engine.execute("XCLAIM", key, group, consumer, 0,
+                                   *[p[0] for p in pending], "IDLE", rng.randint(0, 500))
+            elif op < 0.83:
+                entries = engine.execute("XRANGE", key, "-", "+", "COUNT", 20)
+                if entries:
+                    engine.execute("XDEL", key, rng.choice(entries)[0])
+            elif op < 0.85:
+                engine.execute("XREADGROUP", "GROUP", group, consumer, "STREAMS", key, "0")
+            elif op < 0.87:
+                engine.execute("XGROUP", "DELCONSUMER", key, group, consumer)
+            elif op < 0.89:
+                engine.execute("XTRIM", key, "MINID", "~", f"{clock.now_ms() - 2000}-0")
+            elif op < 0.92:
+                engine.execute("SET", f"lock:{rng.randint(0, 5)}", "x", "PX", rng.randint(1, 200))
+            elif op < 0.94:
+                engine.execute("GET", f"lock:{rng.randint(0, 5)}")
+            elif op < 0.95:
+                engine.execute("XGROUP", "SETID", key, group, "0", "ENTRIESREAD", "0")
+            else:
+                engine.execute("XREADGROUP", "GROUP", group, consumer, "NOACK", "COUNT", 3,
+                               "STREAMS", key, ">")
+        except Exception as err:  # error replies are part of the run; nothing is logged
+            assert "ERR" in str(err) or "NOGROUP" in str(err), err

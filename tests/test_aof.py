@@ -8,7 +8,7 @@ import pytest
 
 from engine import Engine, ManualClock, ResponseError
 from engine.client import EmbeddedRedis
-from engine_state import state_of, workload
+from engine_states import logged_state, mixed_workload
 from persist.errors import CorruptFileError, TruncatedFileError
 from persist.manifest import AofFile, Manifest
 from persist.resp_log import CommandReader, LogBuffer
@@ -135,15 +135,15 @@ def test_manifest_errors_name_the_offset(text, reason):
 def test_reload_reproduces_the_state(tmp_path, policy, preamble):
     clock = ManualClock(T0)
     engine = reopen(tmp_path, clock, appendfsync=policy, aof_use_rdb_preamble=preamble)
-    workload(engine, clock, random.Random(7), 800)
+    mixed_workload(engine, clock, random.Random(7), 800)
     engine.execute("SELECT", 5)
     engine.execute("SET", "other-db", "v")
     engine.select(0)
-    before = state_of(engine)
+    before = logged_state(engine)
     engine.close()
     again = reopen(tmp_path, ManualClock(clock.now_ms() + HOUR),
                    aof_use_rdb_preamble=preamble)
-    assert state_of(again) == before
+    assert logged_state(again) == before
     again.close()
 
 
@@ -162,7 +162,7 @@ def test_always_puts_each_write_on_disk_before_returning(tmp_path):
             with open(os.path.join(aof_dir(tmp_path), name), "rb") as src:
                 (probe_dir / "appendonlydir" / name).write_bytes(src.read())
         copy = reopen(probe_dir, ManualClock(clock.now_ms()), appendfsync="no")
-        assert state_of(copy) == state_of(engine)
+        assert logged_state(copy) == logged_state(engine)
         copy.close()
     engine.close()
 
@@ -302,7 +302,7 @@ def test_an_early_end_in_a_file_that_is_not_the_last_refuses(tmp_path):
 def test_rewrite_compacts_and_keeps_state(tmp_path, preamble):
     clock = ManualClock(T0)
     engine = reopen(tmp_path, clock, aof_use_rdb_preamble=preamble)
-    workload(engine, clock, random.Random(3), 600)
+    mixed_workload(engine, clock, random.Random(3), 600)
     first = manifest_of(tmp_path)
     assert engine.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
     second = manifest_of(tmp_path)
@@ -312,11 +312,11 @@ def test_rewrite_compacts_and_keeps_state(tmp_path, preamble):
     assert not second.history
     assert sorted(os.listdir(aof_dir(tmp_path))) == sorted(
         [second.base.name, second.incrs[0].name, "appendonly.aof.manifest"])
-    workload(engine, clock, random.Random(4), 200)
-    before = state_of(engine, layout=False)
+    mixed_workload(engine, clock, random.Random(4), 200)
+    before = logged_state(engine, layout=False)
     engine.close()
     again = reopen(tmp_path, ManualClock(clock.now_ms() + HOUR))
-    assert state_of(again, layout=False) == before
+    assert logged_state(again, layout=False) == before
     again.close()
 
 
@@ -325,15 +325,15 @@ def test_a_rewrite_interrupted_before_the_swap_loses_nothing(tmp_path):
     leaves): the manifest names the old base, the old increments and the new one."""
     clock = ManualClock(T0)
     engine = reopen(tmp_path, clock, appendfsync="always")
-    workload(engine, clock, random.Random(5), 300)
+    mixed_workload(engine, clock, random.Random(5), 300)
     job = engine.durability.aof.begin_rewrite()
     with open(job.temp_path, "wb") as fh:
         fh.write(b"half a base")                      # the child died here
-    workload(engine, clock, random.Random(6), 300)
-    before = state_of(engine)
+    mixed_workload(engine, clock, random.Random(6), 300)
+    before = logged_state(engine)
     engine.durability.aof.flush(sync=True)
     again = reopen(tmp_path, ManualClock(clock.now_ms()))   # no close(): a crash
-    assert state_of(again) == before
+    assert logged_state(again) == before
     assert not [n for n in os.listdir(aof_dir(tmp_path)) if n.startswith("temp-")]
     again.close()
 
@@ -341,15 +341,15 @@ def test_a_rewrite_interrupted_before_the_swap_loses_nothing(tmp_path):
 def test_snapshot_without_aof(tmp_path):
     clock = ManualClock(T0)
     engine = Engine(clock=clock, dir=str(tmp_path))
-    workload(engine, clock, random.Random(8), 300)
+    mixed_workload(engine, clock, random.Random(8), 300)
     assert engine.execute("SAVE") == b"OK"
     assert engine.execute("LASTSAVE") > 0
-    before = state_of(engine)
+    before = logged_state(engine)
     engine.execute("XADD", "s1", "*", "lost", "1")       # after the save: not kept
     engine.close(save=False)
     assert os.path.exists(tmp_path / "dump.rdb")
     again = Engine(clock=ManualClock(clock.now_ms()), dir=str(tmp_path))
-    assert state_of(again) == before
+    assert logged_state(again) == before
     again.close()
 
 
@@ -426,7 +426,7 @@ def test_every_cut_in_the_last_commands_loads_the_prefix_before_it(tmp_path):
     clock = ManualClock(T0)
     src = tmp_path / "src"
     engine = reopen(src, clock, appendfsync="always")
-    workload(engine, clock, random.Random(9), 120)
+    mixed_workload(engine, clock, random.Random(9), 120)
     engine.close()
     path = last_incr(src)
     data = open(path, "rb").read()
@@ -441,7 +441,7 @@ def test_every_cut_in_the_last_commands_loads_the_prefix_before_it(tmp_path):
         shutil.copytree(src, copy)
         os.truncate(last_incr(copy), end)
         probe = reopen(copy, later)
-        prefix_state[end] = state_of(probe)
+        prefix_state[end] = logged_state(probe)
         probe.close(save=False)
     for cut in range(ends[-4], len(data)):
         copy = tmp_path / "cut"
@@ -450,6 +450,6 @@ def test_every_cut_in_the_last_commands_loads_the_prefix_before_it(tmp_path):
         os.truncate(last_incr(copy), cut)
         probe = reopen(copy, later)
         whole = max(e for e in ends if e <= cut)
-        assert state_of(probe) == prefix_state[whole], cut
+        assert logged_state(probe) == prefix_state[whole], cut
         probe.close(save=False)
         assert os.path.getsize(last_incr(copy)) == whole

@@ -12,7 +12,7 @@ import redis
 
 from engine import Engine, ManualClock
 from engine.server.testing import ROOT
-from engine_state import state_of, workload
+from engine_states import logged_state, mixed_workload
 
 T0 = 1_700_000_000_000
 
@@ -29,7 +29,7 @@ def data_dir(tmp_path):
     clock = ManualClock(T0)
     engine = Engine(clock=clock, dir=str(tmp_path), appendonly=True, appendfsync="no",
                     aof_use_rdb_preamble=False)
-    workload(engine, clock, random.Random(1), 500)
+    mixed_workload(engine, clock, random.Random(1), 500)
     engine.close(save=False)
     return tmp_path
 
@@ -42,7 +42,7 @@ def incr_path(data_dir) -> str:
 def loaded(path):
     # Loaded under a later clock: XCLAIM ... TIME in the future of "now" is clamped.
     engine = Engine(clock=ManualClock(T0 + 10 ** 8), dir=str(path), appendonly=True)
-    state = state_of(engine, layout=False)
+    state = logged_state(engine, layout=False)
     engine.close(save=False)
     return state
 

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from engine import Engine, ManualClock
-from engine_state import state_of, workload
+from engine_states import logged_state, mixed_workload
 
 T0 = 1_700_000_000_000
 
@@ -32,11 +32,11 @@ def test_replay_reproduces_state(seed):
     clock = ManualClock(T0)
     engine = Engine(clock=clock)
     log = recorder(engine)
-    workload(engine, clock, random.Random(seed), 1500)
-    before = state_of(engine)
+    mixed_workload(engine, clock, random.Random(seed), 1500)
+    before = logged_state(engine)
     # Replay "later": the log must not depend on the clock it is replayed under.
     again = replay(log, ManualClock(clock.now_ms() + 3_600_000))
-    assert state_of(again) == before
+    assert logged_state(again) == before
 
 
 def test_changes_are_counted_with_or_without_a_listener():
@@ -53,7 +53,7 @@ def test_changes_are_counted_with_or_without_a_listener():
         engine.add_effect_listener(listener)
         if not listening:
             engine.remove_effect_listener(listener)
-        workload(engine, clock, random.Random(7), 800)
+        mixed_workload(engine, clock, random.Random(7), 800)
         runs.append((engine.dirty, len(log)))
     (dirty_listening, logged), (dirty_silent, logged_silent) = runs
     assert dirty_listening == logged > 0

@@ -20,7 +20,7 @@ from command_generator import generate
 from differential import RedisOracle, run_both
 from test_differential import SEQUENCES
 
-from engine.server.testing import ServerProcess
+from engine.server.testing import ServerProcess, read_all
 
 
 @pytest.fixture(scope="module")
@@ -66,18 +66,8 @@ def exchange(port: int, data: bytes, settle: float = 0.25) -> bytes:
     """Sends data, then reads until the server closes or stays quiet for `settle`."""
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(data)
-        s.settimeout(settle)
-        out = b""
-        try:
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    return out + b"<closed>"
-                out += chunk
-        except socket.timeout:
-            return out
-        except ConnectionResetError:
-            return out + b"<closed>"
+        out, closed = read_all(s, settle)
+        return out + b"<closed>" if closed else out
 
 
 def mask_version(data: bytes) -> bytes:

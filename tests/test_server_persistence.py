@@ -49,23 +49,23 @@ def test_save_points_trigger_a_background_save():
 
 
 def test_shutdown_nosave_and_save():
+    def shutdown(r, **how):
+        try:
+            r.shutdown(**how)
+        except redis.ConnectionError:       # the server closes the connection
+            pass
+
     with ServerProcess(["--save", "3600 1"]) as server:
         r = redis.Redis(port=server.port)
         r.set("k", "v")
-        try:
-            r.shutdown(nosave=True)
-        except redis.ConnectionError:
-            pass
+        shutdown(r, nosave=True)
         server.stop()
         assert not os.path.exists(os.path.join(server.dir, "dump.rdb"))
         server.start()
         r = redis.Redis(port=server.port)
         assert r.get("k") is None
         r.set("k", "v")
-        try:
-            r.shutdown(save=True)
-        except redis.ConnectionError:
-            pass
+        shutdown(r, save=True)
         server.stop()
         server.start()
         assert redis.Redis(port=server.port).get("k") == b"v"

@@ -54,3 +54,5 @@ cdef class EntryReply:
     cdef object end_streams(self)
 
 cdef EntryReply entry_reply(CommandContext ctx)
+# Python values whatever the context (a part of a bigger reply, as XINFO's).
+cdef EntryReply entry_lists(CommandContext ctx)

@@ -24,8 +24,16 @@ from engine.commands.context cimport CommandContext
 
 
 cdef EntryReply entry_reply(CommandContext ctx):
+    return _new(ctx, ctx.encode_replies)
+
+
+cdef EntryReply entry_lists(CommandContext ctx):
+    return _new(ctx, False)
+
+
+cdef EntryReply _new(CommandContext ctx, bint encoded):
     cdef EntryReply r = EntryReply.__new__(EntryReply)
-    r.encoded = ctx.encode_replies
+    r.encoded = encoded
     r.resp3 = ctx.resp3
     r.nil_array = ctx.nil_array
     r.idle = -1

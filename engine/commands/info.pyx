@@ -11,6 +11,7 @@ from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_c
 from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST,
                            radix_node_count)
 from engine.commands.context cimport CommandContext
+from engine.commands.entry_reply cimport EntryReply, entry_lists
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command, container
 from engine.errors import ResponseError, NO_SUCH_KEY, arg_text, subcommand_syntax
@@ -96,16 +97,25 @@ def xinfo_stream(CommandContext ctx, list argv):
              b"entries-added", s.entries_added,
              b"recorded-first-entry-id", id_format(&s.first_id)]
     if not full:
-        first = s.range(&lo, &hi, 1, False)
-        last = s.range(&lo, &hi, 1, True)
+        first = entries(ctx, s, &lo, &hi, 1, False)
+        last = entries(ctx, s, &lo, &hi, 1, True)
         pairs += [b"groups", len(s.groups),
                   b"first-entry", first[0] if first else None,
                   b"last-entry", last[0] if last else None]
     else:
-        pairs += [b"entries", s.range(&lo, &hi, count if count else -1, False),
+        pairs += [b"entries", entries(ctx, s, &lo, &hi, count if count else -1, False),
                   b"groups", [full_group(ctx, s, s.groups[name], count)
                               for name in sorted(s.groups)]]
     return as_map(ctx, pairs)
+
+
+cdef list entries(CommandContext ctx, Stream s, const StreamID* lo, const StreamID* hi,
+                  int64_t count, bint rev):
+    """[[id, [f, v, ...]], ...] of [lo, hi], at most count (< 0: all)."""
+    cdef EntryReply reply = entry_lists(ctx)
+    reply.begin_entries()
+    reply.entry_range(s, lo, hi, count, rev)
+    return reply.end_entries()
 
 
 cdef object full_group(CommandContext ctx, Stream s, ConsumerGroup g, int64_t count):

@@ -151,15 +151,23 @@ def raw_socket(port: int, timeout: float = 5.0) -> socket.socket:
     return s
 
 
-def read_until_closed(s: socket.socket, limit: float = 5.0) -> bytes:
-    """Everything the server sends until it closes the connection (or `limit` s)."""
-    s.settimeout(limit)
+def read_all(s: socket.socket, quiet: float) -> tuple:
+    """(everything the server sends, whether it closed the connection): reads until
+    it closes or stays quiet for `quiet` seconds."""
+    s.settimeout(quiet)
     out = b""
     try:
         while True:
             chunk = s.recv(65536)
             if not chunk:
-                return out
+                return out, True
             out += chunk
-    except (ConnectionResetError, socket.timeout):
-        return out
+    except socket.timeout:
+        return out, False
+    except ConnectionResetError:
+        return out, True
+
+
+def read_until_closed(s: socket.socket, limit: float = 5.0) -> bytes:
+    """Everything the server sends until it closes the connection (or `limit` s)."""
+    return read_all(s, limit)[0]
