@@ -7,7 +7,7 @@
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.string cimport memcpy
 from engine.streamid cimport StreamID, id_decode, u64_from_be
-from engine.radix cimport RadixTree, RadixHint
+from engine.radix cimport RadixTree
 
 # Inline value of the group PEL: 16 bytes. Times are ms since the epoch (48 bits
 # last until the year 10889); the delivery count is a signed 48-bit integer.
@@ -44,7 +44,9 @@ cdef enum:
 cdef class Consumer:
     cdef readonly bytes name
     cdef uint32_t id
-    cdef RadixTree* pel              # 16-byte IDs, no value
+    cdef RadixTree* pel              # 16-byte IDs, no value: the entries it owns, and
+                                     # maybe stale keys of others (see groups.pyx)
+    cdef uint64_t pending            # entries of the group PEL it owns
     cdef public int64_t seen_time    # last interaction
     cdef public int64_t active_time  # last successful read/claim, -1 = never
 
@@ -65,6 +67,11 @@ cdef class ConsumerGroup:
     # Removes the consumer and its pending entries; returns how many it had.
     cdef uint64_t delete_consumer(self, Consumer consumer) except? 0
     cdef Consumer owner_of(self, const PendingEntry* pe)
+    # The pending entry of a key read from c's PEL, or NULL if c no longer owns it.
+    cdef PendingEntry* owned_entry(self, Consumer c, const uint8_t* key) noexcept
+    cdef int _take(self, Consumer c, const uint8_t* key) except -1
+    cdef int _release(self, Consumer c) except -1
+    cdef int _compact(self, Consumer c) except -1
 
     cdef PendingEntry* find_pending(self, const StreamID* id) noexcept
     # New pending entry; returns 0 (and changes nothing) if `id` is already pending.
@@ -86,8 +93,7 @@ cdef class ConsumerGroup:
     cdef int _deliver(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
                       Consumer owner, uint64_t time) except -1
     cdef int _deliver_at(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
-                         Consumer owner, uint64_t time,
-                         const RadixHint* old_owner_hint, bint time_key_gone) except -1
+                         Consumer owner, uint64_t time, bint time_key_gone) except -1
     cdef bint remove_pending(self, const StreamID* id) except -1
     cdef uint64_t pending_count(self) noexcept
 

@@ -1,6 +1,5 @@
 """Consumer groups, consumers and their pending entries (PEL + pel_by_time)."""
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
-from libc.string cimport memcpy
 from libc.stdlib cimport malloc, free
 
 from engine.streamid cimport StreamID, id_encode, id_decode, u64_to_be, u64_from_be
@@ -8,20 +7,32 @@ from engine.radix cimport (RadixTree, RadixIter, RadixHint, radix_new, radix_new
                            radix_free, radix_count, radix_bytes, radix_insert,
                            radix_try_insert, radix_find, radix_remove, radix_iter_init,
                            radix_seek, radix_next, RADIX_FIRST, radix_locate_many,
-                           radix_find_at, radix_remove_at, radix_remove_first)
+                           radix_find_at, radix_remove_first)
 
 
-# A consumer's PEL loses entries in any order (claims take them from it), and a
-# removal moves up to half a bucket: 1 KiB buckets (63 IDs, one malloc chunk) make that
-# a few cache lines instead of a dozen (under callgrind's cache model, half the
-# last-level misses of a claim from a 1,000,000-entry PEL). In-order deliveries fill
-# buckets of any size, so bytes per pending entry stay the same.
+# A consumer's PEL loses entries in any order (acks of entries processed out of order),
+# and a removal moves up to half a bucket: 1 KiB buckets (63 IDs, one malloc chunk)
+# make that a few cache lines instead of a dozen. In-order deliveries fill buckets of
+# any size, so bytes per pending entry stay the same.
 cdef enum:
     CONSUMER_BUCKET_BYTES = 1016
 
 # ConsumerGroup.redeliver_many works on groups of CLAIM_GROUP entries.
 cdef enum:
     CLAIM_GROUP = 32
+
+# A consumer's PEL indexes the entries of the group PEL it owns, and may also hold keys
+# of entries other consumers have claimed since ("stale" keys): a claim updates the
+# group PEL and the new owner's PEL but leaves the old owner's alone, as removing the
+# key there would cost a descent into one more tree (in a PEL bigger than the CPU
+# caches, a third of a claim's cache misses). Consumer.pending counts what a consumer
+# owns; readers of its PEL skip the keys it no longer owns (owned_entry), and a
+# consumer that gets such a key back simply owns it again. Stale keys go all at once
+# when their consumer owns nothing any more, and by a rebuild of its PEL once they
+# outnumber the owned keys and COMPACT_MIN: O(1) amortized per claim, and a consumer's
+# PEL never holds more than twice its pending entries (or COMPACT_MIN stale keys).
+cdef enum:
+    COMPACT_MIN = 1024
 
 
 cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept:
@@ -36,13 +47,14 @@ cdef class Consumer:
         self.pel = radix_new_sized(16, 0, CONSUMER_BUCKET_BYTES)
         self.seen_time = now
         self.active_time = -1
+        self.pending = 0
 
     def __dealloc__(self):
         if self.pel != NULL:
             radix_free(self.pel)
 
     cdef uint64_t pending_count(self) noexcept:
-        return radix_count(self.pel)
+        return self.pending
 
 
 cdef class ConsumerGroup:
@@ -84,16 +96,18 @@ cdef class ConsumerGroup:
     cdef uint64_t delete_consumer(self, Consumer consumer) except? 0:
         cdef RadixIter it
         cdef StreamID sid
-        cdef PendingEntry pe
+        cdef PendingEntry* pe
         cdef uint8_t tkey[24]
-        cdef uint64_t removed = radix_count(consumer.pel)
+        cdef uint64_t removed = consumer.pending
         radix_iter_init(&it, consumer.pel)
         cdef int ok = radix_seek(&it, RADIX_FIRST, NULL)
         while ok:
-            id_decode(it.key, &sid)
-            if radix_remove(self.pel, it.key, &pe):
-                time_key(pe_time(&pe), &sid, tkey)
+            pe = self.owned_entry(consumer, it.key)
+            if pe != NULL:
+                id_decode(it.key, &sid)
+                time_key(pe_time(pe), &sid, tkey)
                 radix_remove(self.pel_by_time, tkey, NULL)
+                radix_remove(self.pel, it.key, NULL)
             ok = radix_next(&it)
         del self.consumers[consumer.name]
         self.consumer_by_id[consumer.id] = None
@@ -102,6 +116,49 @@ cdef class ConsumerGroup:
 
     cdef Consumer owner_of(self, const PendingEntry* pe):
         return <Consumer>self.consumer_by_id[pe.consumer_id]
+
+    cdef PendingEntry* owned_entry(self, Consumer c, const uint8_t* key) noexcept:
+        cdef PendingEntry* pe = <PendingEntry*>radix_find(self.pel, key)
+        if pe == NULL or pe.consumer_id != c.id:
+            return NULL
+        return pe
+
+    cdef int _take(self, Consumer c, const uint8_t* key) except -1:
+        """c now owns key's entry (its PEL may hold the key already, stale)."""
+        radix_insert(c.pel, key, NULL)
+        c.pending += 1
+        return 0
+
+    cdef int _release(self, Consumer c) except -1:
+        """c no longer owns one of its entries (whose key may stay in its PEL): drops
+        its stale keys when they are all it has, or too many (see COMPACT_MIN)."""
+        c.pending -= 1
+        cdef uint64_t stale = radix_count(c.pel) - c.pending
+        if stale == 0:
+            return 0
+        if c.pending == 0:
+            radix_remove_first(c.pel, stale)
+        elif stale > c.pending and stale >= COMPACT_MIN:
+            self._compact(c)
+        return 0
+
+    cdef int _compact(self, Consumer c) except -1:
+        """Rebuilds c's PEL with the keys it owns (in order: appends)."""
+        cdef RadixIter it
+        cdef RadixTree* kept = radix_new_sized(16, 0, CONSUMER_BUCKET_BYTES)
+        radix_iter_init(&it, c.pel)
+        cdef int ok = radix_seek(&it, RADIX_FIRST, NULL)
+        try:
+            while ok:
+                if self.owned_entry(c, it.key) != NULL:
+                    radix_insert(kept, it.key, NULL)
+                ok = radix_next(&it)
+        except BaseException:
+            radix_free(kept)
+            raise
+        radix_free(c.pel)
+        c.pel = kept
+        return 0
 
     # -- pending entries -------------------------------------------------------
 
@@ -121,7 +178,7 @@ cdef class ConsumerGroup:
         id_encode(id, key)
         if not radix_try_insert(self.pel, key, &pe):
             return 0
-        radix_insert(owner.pel, key, NULL)
+        self._take(owner, key)
         time_key(time, id, tkey)
         radix_insert(self.pel_by_time, tkey, NULL)
         return 1
@@ -138,19 +195,15 @@ cdef class ConsumerGroup:
     cdef int redeliver_many(self, const StreamID* ids, Py_ssize_t n, Consumer owner,
                             uint64_t time, PendingEntry* previous, bint oldest) except -1:
         """redeliver for each of ids[0:n], as a pipeline over groups of CLAIM_GROUP
-        entries: one radix_locate_many call locates the PEL entries of a group and the
-        entries of the group before it in their owners' PELs (the PEL lookups told the
-        owners); the moves of that earlier group then run while the lines of the PEL
-        lookups arrive. Lookups and removals start from those hints instead of
-        descending again. In PELs bigger than the CPU caches a group then waits for
-        memory a few times instead of a few times per entry."""
+        entries: one radix_locate_many call locates the PEL entries of a group, and the
+        moves of the group before it run while the lines of those lookups arrive; the
+        lookups then start from the hints instead of descending again. In a PEL bigger
+        than the CPU caches a group then waits for memory a few times instead of a few
+        times per entry."""
         cdef uint8_t* keys = <uint8_t*>malloc(16 * n)
         cdef PendingEntry** pes = <PendingEntry**>malloc(n * sizeof(PendingEntry*))
-        cdef RadixTree* trees[2 * CLAIM_GROUP]
-        cdef uint8_t jobs[2 * CLAIM_GROUP * 16]
-        cdef RadixHint found[2 * CLAIM_GROUP]
+        cdef RadixHint found[CLAIM_GROUP]
         cdef Py_ssize_t lo = 0, hi, moving_lo = 0, moving_hi = 0, k
-        cdef uint32_t njobs, nfind, j
         try:
             if keys == NULL or pes == NULL:
                 raise MemoryError()
@@ -159,32 +212,13 @@ cdef class ConsumerGroup:
             if oldest:
                 radix_remove_first(self.pel_by_time, n)
             while True:
-                # Locate the PEL entries of [lo, hi), and the entries of [moving_lo,
-                # moving_hi), the group looked up last time, in their owners' PELs.
+                # Locate the PEL entries of [lo, hi), then move those of [moving_lo,
+                # moving_hi), the group looked up last time.
                 hi = lo + CLAIM_GROUP if n - lo > CLAIM_GROUP else n
-                njobs = 0
-                for k in range(lo, hi):
-                    trees[njobs] = self.pel
-                    memcpy(jobs + 16 * njobs, keys + 16 * k, 16)
-                    njobs += 1
-                nfind = njobs
-                for k in range(moving_lo, moving_hi):
-                    if previous[k].consumer_id != owner.id:
-                        trees[njobs] = (<Consumer>self.consumer_by_id[
-                            previous[k].consumer_id]).pel
-                        memcpy(jobs + 16 * njobs, keys + 16 * k, 16)
-                        njobs += 1
-                radix_locate_many(trees, jobs, njobs, nfind, found)
-                j = nfind           # the hints of the entries changing hands, in order
+                radix_locate_many(self.pel, keys + 16 * lo, <uint32_t>(hi - lo), found)
                 for k in range(moving_lo, moving_hi):
                     pe_set_count(pes[k], pe_count(pes[k]) + 1)
-                    if previous[k].consumer_id != owner.id:
-                        self._deliver_at(pes[k], keys + 16 * k, &ids[k], owner, time,
-                                         &found[j], oldest)
-                        j += 1
-                    else:
-                        self._deliver_at(pes[k], keys + 16 * k, &ids[k], owner, time, NULL,
-                                         oldest)
+                    self._deliver_at(pes[k], keys + 16 * k, &ids[k], owner, time, oldest)
                 if lo == n:
                     return 0
                 for k in range(lo, hi):
@@ -212,17 +246,14 @@ cdef class ConsumerGroup:
                       Consumer owner, uint64_t time) except -1:
         """Moves a pending entry to `owner` at `time`, keeping pel_by_time and the
         consumer PELs in step. `pe` stays valid: only the other trees change."""
-        return self._deliver_at(pe, key, id, owner, time, NULL, False)
+        return self._deliver_at(pe, key, id, owner, time, False)
 
     cdef int _deliver_at(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
-                         Consumer owner, uint64_t time,
-                         const RadixHint* old_owner_hint, bint time_key_gone) except -1:
-        """_deliver; old_owner_hint (or NULL) locates key in its current owner's PEL;
-        time_key_gone: the entry's pel_by_time key was removed already."""
+                         Consumer owner, uint64_t time, bint time_key_gone) except -1:
+        """_deliver; time_key_gone: the entry's pel_by_time key was removed already."""
         cdef uint8_t tkey[24]
         cdef uint64_t old_time = pe_time(pe)
         cdef uint32_t old_owner = pe.consumer_id
-        cdef RadixTree* old_pel
         if old_time != time or time_key_gone:
             pe_set_time(pe, time)
             if not time_key_gone:
@@ -232,22 +263,21 @@ cdef class ConsumerGroup:
             radix_insert(self.pel_by_time, tkey, NULL)
         if old_owner != owner.id:
             pe.consumer_id = owner.id
-            old_pel = (<Consumer>self.consumer_by_id[old_owner]).pel
-            if old_owner_hint != NULL:
-                radix_remove_at(old_pel, key, NULL, old_owner_hint)
-            else:
-                radix_remove(old_pel, key, NULL)
-            radix_insert(owner.pel, key, NULL)
+            self._take(owner, key)
+            self._release(<Consumer>self.consumer_by_id[old_owner])
         return 0
 
     cdef bint remove_pending(self, const StreamID* id) except -1:
         cdef uint8_t key[16]
         cdef uint8_t tkey[24]
         cdef PendingEntry pe
+        cdef Consumer owner
         id_encode(id, key)
         if not radix_remove(self.pel, key, &pe):
             return False
-        radix_remove((<Consumer>self.consumer_by_id[pe.consumer_id]).pel, key, NULL)
+        owner = <Consumer>self.consumer_by_id[pe.consumer_id]
+        radix_remove(owner.pel, key, NULL)
+        self._release(owner)
         time_key(pe_time(&pe), id, tkey)
         radix_remove(self.pel_by_time, tkey, NULL)
         return True
@@ -362,7 +392,8 @@ def verify_group(ConsumerGroup g) -> None:
     cdef PendingEntry* pe
     cdef uint8_t tkey[24]
     cdef Consumer c
-    cdef uint64_t owned = 0
+    cdef uint64_t stale
+    owned = {}
     radix_iter_init(&it, g.pel)
     cdef int ok = radix_seek(&it, RADIX_FIRST, NULL)
     while ok:
@@ -371,10 +402,13 @@ def verify_group(ConsumerGroup g) -> None:
         c = g.consumer_by_id[pe.consumer_id]
         assert c is not None, "pending entry owned by a deleted consumer"
         assert radix_find(c.pel, it.key) != NULL, "entry missing from its owner's PEL"
+        owned[c.name] = owned.get(c.name, 0) + 1
         time_key(pe_time(pe), &sid, tkey)
         assert radix_find(g.pel_by_time, tkey) != NULL, "entry missing from pel_by_time"
         ok = radix_next(&it)
     for c in g.consumers.values():
-        owned += radix_count(c.pel)
-    assert owned == radix_count(g.pel), "consumer PELs and group PEL differ in size"
+        assert c.pending == owned.get(c.name, 0), "a consumer's pending count is wrong"
+        stale = radix_count(c.pel) - c.pending
+        assert c.pending > 0 or stale == 0, "stale keys kept by a consumer owning none"
+        assert stale <= c.pending or stale < COMPACT_MIN, "too many stale keys kept"
     assert radix_count(g.pel_by_time) == radix_count(g.pel), "pel_by_time size differs"

@@ -125,20 +125,16 @@ cdef struct RadixHint:
     uint64_t shape
     uint32_t pos            # radix_floor's cursor: the entry it returned last
 
-# Sets hints[j] to where key j lies in trees[j], for j < n, with the descents side by
-# side so that their cache misses overlap in trees too big for the CPU caches (whose
-# lines it starts loading for finding key j, or removing it when j >= first_remove).
-# Keys are packed back to back and all trees must have the same key length. Changes
-# nothing.
-cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
-                            uint32_t first_remove, RadixHint* hints) noexcept
+# Sets hints[j] to where key j (of n, packed back to back) lies in tree, with the
+# descents side by side so that their cache misses overlap in a tree too big for the
+# CPU caches (whose lines it starts loading for finding each key). Changes nothing.
+cdef void radix_locate_many(const RadixTree* tree, const uint8_t* keys, uint32_t n,
+                            RadixHint* hints) noexcept
 
-# radix_find / radix_remove for a key located by radix_locate_many into `hint`: they
-# skip the descent while the hint is valid.
+# radix_find for a key located by radix_locate_many into `hint`: skips the descent
+# while the hint is valid.
 cdef void* radix_find_at(const RadixTree* tree, const uint8_t* key,
                          const RadixHint* hint) noexcept
-cdef int radix_remove_at(RadixTree* tree, const uint8_t* key, void* value_out,
-                         const RadixHint* hint) except -1
 # The entry (key, then value) with the largest key <= key, or NULL when there is none.
 # If next is not NULL, *next is the entry after it when that one is in the same bucket,
 # else NULL. Valid until the next insert/remove. (A cheaper radix_seek(RADIX_LE).)

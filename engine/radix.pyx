@@ -756,33 +756,19 @@ cdef inline void _prefetch_bucket(const RadixTree* t, void* b, RadixInner* par,
 
 
 cdef inline void _prefetch_bucket_read(const RadixTree* t, RadixBucket* b, RadixInner* par,
-                                       uint32_t i, const uint8_t* key, int purpose) noexcept:
-    """_prefetch_bucket for a batch, whose descents have already asked for the header of
-    b: reads it (by then it has arrived, or is about to) and so places the lines by
-    the bucket's real entry count instead of assuming a full bucket."""
+                                       uint32_t i, const uint8_t* key) noexcept:
+    """_prefetch_bucket for a batch of finds, whose descents have already asked for the
+    header of b: reads it (by then it has arrived, or is about to) and so places the
+    lines by the bucket's real entry count instead of assuming a full bucket."""
     cdef RadixChild* ch
-    cdef uint32_t lo, hi, n = b.count, g
-    cdef uint8_t* p
-    cdef uint8_t* end
+    cdef uint32_t lo, hi, n = b.count
     radix_prefetch(_entry(t, b, n - 1))
     if par == NULL:
         return
     ch = _children(par)
     lo = ch[i].lo
     hi = ch[i + 1].lo if i + 1 < par.n else 256
-    g = n * (key[par.depth] - lo) // (hi - lo)          # < n
-    radix_prefetch(_entry(t, b, g))
-    if purpose == FOR_FIND:
-        return
-    if purpose == FOR_REMOVE and g * 2 < n:
-        p = _entry(t, b, 0) + 64
-        end = _entry(t, b, g)
-    else:
-        p = _entry(t, b, g) + 64
-        end = _entry(t, b, n - 1)
-    while p < end:
-        radix_prefetch(p)
-        p += 64
+    radix_prefetch(_entry(t, b, n * (key[par.depth] - lo) // (hi - lo)))   # < n
 
 
 cdef RadixBucket* _descend(const RadixTree* t, const uint8_t* key, RadixFrame* path,
@@ -1468,9 +1454,8 @@ cdef uint64_t radix_remove_first(RadixTree* tree, uint64_t n) except? 0:
 # each level's nodes prefetched for every key before any is read, so that in a tree
 # bigger than the CPU caches their misses overlap instead of following one another.
 # Each key's bucket is remembered as a RadixHint: a finger (see "Fingers") stamped with
-# the tree's shape counter. radix_find_at and radix_remove_at then start from the hint
-# instead of descending again, as long as the shape has not changed since; otherwise
-# they descend.
+# the tree's shape counter. radix_find_at then starts from the hint instead of
+# descending again, as long as the shape has not changed since; otherwise it descends.
 
 cdef enum:
     LOCATE_GROUP = 32               # descents advanced side by side
@@ -1483,8 +1468,8 @@ cdef inline bint _worth_prefetching(const RadixTree* t) noexcept:
     return t.bytes >= INTERP_MIN_BYTES or _all_big
 
 
-cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
-                            uint32_t first_remove, RadixHint* hints) noexcept:
+cdef void radix_locate_many(const RadixTree* t, const uint8_t* keys, uint32_t n,
+                            RadixHint* hints) noexcept:
     """Level by level for up to LOCATE_GROUP keys at a time (see "Batched lookups");
     at the buckets, the lines to prefetch are placed by each bucket's header, which
     the last level asked for."""
@@ -1497,13 +1482,12 @@ cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
     cdef bint more
     cdef RadixInner* nd
     cdef RadixChild* c
-    cdef const RadixTree* t
     cdef const uint8_t* key
     cdef RadixHint* h
+    cdef bint prefetching = _worth_prefetching(t)
     while base < n:
         m = n - base if n - base < LOCATE_GROUP else LOCATE_GROUP
         for j in range(m):
-            t = trees[base + j]
             node[j] = t.root
             inner[j] = t.root_is_inner
             rightmost[j] = 1
@@ -1515,12 +1499,11 @@ cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
             for j in range(m):
                 if not inner[j]:
                     continue
-                t = trees[base + j]
                 key = keys + <size_t>(base + j) * t.key_len
                 nd = <RadixInner*>node[j]
                 i = _slot(nd, key[nd.depth])
                 c = &_children(nd)[i]
-                if _worth_prefetching(t):
+                if prefetching:
                     radix_prefetch(c.ptr)
                     if c.is_inner:
                         radix_prefetch(<uint8_t*>c.ptr + 64)    # see _prefetch_child
@@ -1531,17 +1514,15 @@ cdef void radix_locate_many(RadixTree** trees, const uint8_t* keys, uint32_t n,
                 inner[j] = c.is_inner
                 more = 1
         for j in range(m):
-            t = trees[base + j]
             h = &hints[base + j]
             h.finger.bucket = <RadixBucket*>node[j]
             h.finger.parent = par[j]
             h.finger.idx = <uint16_t>idx[j]
             h.finger.rightmost = rightmost[j]
             h.shape = t.shape
-            if node[j] != NULL and _worth_prefetching(t):
+            if node[j] != NULL and prefetching:
                 _prefetch_bucket_read(t, <RadixBucket*>node[j], par[j], idx[j],
-                                      keys + <size_t>(base + j) * t.key_len,
-                                      FOR_REMOVE if base + j >= first_remove else FOR_FIND)
+                                      keys + <size_t>(base + j) * t.key_len)
         base += m
 
 
@@ -1559,13 +1540,6 @@ cdef void* radix_find_at(const RadixTree* tree, const uint8_t* key,
             return NULL
         return _entry(tree, hint.finger.bucket, pos) + tree.key_len
     return radix_find(tree, key)
-
-
-cdef int radix_remove_at(RadixTree* tree, const uint8_t* key, void* value_out,
-                         const RadixHint* hint) except -1:
-    if _hint_valid(tree, hint):
-        tree.finger[1] = hint.finger    # still exact: the shape is as it was
-    return radix_remove(tree, key, value_out)
 
 
 cdef inline uint32_t _gallop_floor(const RadixTree* t, RadixBucket* b, uint32_t lo,
@@ -1993,30 +1967,24 @@ cdef class RadixTestTree:
             ok = radix_next(&it) if forward else radix_prev(&it)
         return out
 
-    def prefetch(self, keys, bint for_remove=False):
+    def prefetch(self, keys):
         """radix_locate_many over keys (must change nothing), then checks that
         radix_find_at from each hint finds what radix_find does."""
         cdef bytes packed = b"".join([bytes(k) for k in keys])
         cdef uint32_t n = len(keys), j
-        cdef RadixTree** trees
         cdef RadixHint* hints
         cdef const uint8_t* key
         if len(packed) != n * self.t.key_len:
             raise ValueError(f"keys must be {self.t.key_len} bytes")
-        trees = <RadixTree**>mem_alloc(max(n, 1) * sizeof(RadixTree*))
         hints = <RadixHint*>mem_alloc(max(n, 1) * sizeof(RadixHint))
         try:
-            for j in range(n):
-                trees[j] = self.t
-            radix_locate_many(trees, <const uint8_t*><const char*>packed, n,
-                              0 if for_remove else n, hints)
+            radix_locate_many(self.t, <const uint8_t*><const char*>packed, n, hints)
             for j in range(n):
                 key = <const uint8_t*><const char*>packed + j * self.t.key_len
                 _require(radix_find_at(self.t, key, &hints[j]) == radix_find(self.t, key),
                          "radix_find_at disagrees with radix_find")
         finally:
             mem_free(hints)
-            mem_free(trees)
 
     def floor_many(self, keys):
         """radix_floor of each key in turn, with one cursor carried from key to key:
@@ -2054,6 +2022,11 @@ cdef class RadixTestTree:
                 self.t.root != NULL and _finger_in(self.t.root, self.t.root_is_inner, NULL,
                                                    0, &self.t.finger[i], 1)),
                 f"finger {i} does not match the tree")
+
+    @property
+    def header_bytes(self):
+        """Bytes of the tree's own header: all an emptied tree holds but its spare."""
+        return malloc_usable_size(self.t)
 
     @property
     def spare_bytes(self):

@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 from engine.radix import SPARE_LIMIT, RadixTestTree, treat_all_trees_as_big
 
 OPS = ("first", "last", "ge", "gt", "le", "lt", "eq")
-EMPTY_TREE_BYTES = RadixTestTree(16, 16).bytes_used
 
 
 def emptied(tree) -> bool:
-    """Back to a new tree's bytes, but for the spare root bucket an emptied tree keeps
-    for its next insert (SPARE_LIMIT, plus what malloc does not split off a block it
-    shrinks: less than its 32-byte minimum chunk): nothing else leaked."""
-    return (tree.bytes_used - tree.spare_bytes == EMPTY_TREE_BYTES
+    """Back to the tree's header (whose size malloc may round up by a few bytes,
+    depending on the heap), but for the spare root bucket an emptied tree keeps for its
+    next insert (SPARE_LIMIT, plus what malloc does not split off a block it shrinks:
+    less than its 32-byte minimum chunk): nothing else leaked."""
+    return (tree.bytes_used - tree.spare_bytes == tree.header_bytes
             and tree.spare_bytes < SPARE_LIMIT + 32)
 
 
@@ -577,7 +577,10 @@ def test_in_order_drain_of_the_root_bucket():
         for k in keys[1:]:
             tree.insert(k, bytes(value_len))
         tree.check()
-        assert tree.bytes_used <= peak
+        # the refill grew from the spare: its bucket is at most one growth (1.5x) past
+        # what 100 entries need (not compared with `peak`, whose growth steps from one
+        # entry depend on how malloc rounds each of them)
+        assert tree.stats()["bucket_bytes"] <= 1.5 * 100 * (key_len + value_len) + 64
 
 
 # ---------------------------------------------------------------- big runs
@@ -861,7 +864,7 @@ def test_inserts_use_the_head_gap(tree_paths):
 
 
 def test_prefetch_many_is_only_a_hint():
-    """radix_prefetch_many descends side by side without changing anything: present,
+    """radix_locate_many descends side by side without changing anything: present,
     absent and out-of-range keys, small (skipped) and big trees, any batch size."""
     rng = random.Random(5)
     for key_len, value_len, n in [(16, 16, 50_000), (16, 0, 100), (24, 0, 60_000)]:
@@ -879,11 +882,10 @@ def test_prefetch_many_is_only_a_hint():
             probes += [rng.randbytes(key_len) for _ in range(batch // 10)]
             probes += [bytes(key_len), b"\xff" * key_len][: batch and 2]
             tree.prefetch(probes)
-            tree.prefetch(probes, True)
             for k in probes:
                 assert tree.find(k) == model.d.get(k)
         for k in rng.sample(keys, min(200, len(keys))):
-            tree.prefetch([k], True)
+            tree.prefetch([k])
             assert tree.remove(k) == model.remove(k)
         assert size >= tree.bytes_used
         assert_same(tree, model)
@@ -983,8 +985,8 @@ def test_small_trees_stay_small():
     tree = RadixTestTree(16, 0)
     for i in range(3):
         tree.insert(struct.pack(">QQ", T0, i))
-    small = tree.bytes_used - EMPTY_TREE_BYTES
-    print(f"\n3-entry consumer PEL: {small} bytes beyond the {EMPTY_TREE_BYTES}-byte header")
+    small = tree.bytes_used - tree.header_bytes
+    print(f"\n3-entry consumer PEL: {small} bytes beyond the {tree.header_bytes}-byte header")
     assert small <= 56  # one bucket: 8-byte header + 3 keys
     tree.check()
 

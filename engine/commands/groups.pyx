@@ -370,7 +370,10 @@ cdef list pending_range(CommandContext ctx, ConsumerGroup g, Consumer only,
         id_decode(it.key, &sid)
         if id_cmp(&sid, end) > 0:
             break
-        pe = g.find_pending(&sid) if only is not None else <PendingEntry*>it.value
+        pe = g.owned_entry(only, it.key) if only is not None else <PendingEntry*>it.value
+        if pe == NULL:              # a key another consumer has claimed since
+            ok = radix_next(&it)
+            continue
         idle = ctx.now - <int64_t>pe_time(pe)
         if min_idle and idle < min_idle:
             ok = radix_next(&it)

@@ -138,8 +138,11 @@ cdef object full_group(CommandContext ctx, Stream s, ConsumerGroup g, int64_t co
         radix_iter_init(&it, c.pel)
         ok = radix_seek(&it, RADIX_FIRST, NULL)
         while ok and (count == 0 or <int64_t>len(mine) < count):
+            pe = g.owned_entry(c, it.key)
+            if pe == NULL:          # a key another consumer has claimed since
+                ok = radix_next(&it)
+                continue
             id_decode(it.key, &sid)
-            pe = g.find_pending(&sid)
             mine.append([id_format(&sid), pe_time(pe), pe_count(pe)])
             ok = radix_next(&it)
         consumers.append(as_map(ctx, [b"name", c.name, b"seen-time", c.seen_time,

@@ -380,6 +380,9 @@ cdef void history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
     cdef int ok = radix_seek(&it, RADIX_GE, kbuf)
     try:
         while ok and (count == 0 or n < count):
+            if g.owned_entry(c, it.key) == NULL:    # claimed by another consumer since
+                ok = radix_next(&it)
+                continue
             if n == cap:
                 cap = 2 * cap if cap else 64
                 ids = <StreamID*>realloc_or_free(ids, cap * sizeof(StreamID))
