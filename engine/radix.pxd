@@ -143,6 +143,12 @@ cdef void* radix_find_at(const RadixTree* tree, const uint8_t* key,
 # before the first call).
 cdef const uint8_t* radix_floor(const RadixTree* tree, const uint8_t* key,
                                 const uint8_t** next, RadixHint* cursor) noexcept
+# For a series of radix_floor calls with one cursor on keys in ascending order: starts
+# loading the lines where the floor of key will be found, when key lies in the
+# cursor's bucket past its entry; called a few keys ahead, it lets those misses
+# overlap the floors in between.
+cdef void radix_floor_prefetch(const RadixTree* tree, const uint8_t* key,
+                               const RadixHint* cursor) noexcept
 
 # Iteration: seek positions the iterator ON an element and returns 1, or 0 if there
 # is none. next/prev move to the following/preceding element and return 1, or 0 at

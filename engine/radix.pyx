@@ -496,6 +496,24 @@ cdef inline void _prefetch_moved(const RadixTree* t, RadixBucket* b, uint32_t g,
         p += 64
 
 
+cdef inline uint32_t _guess(const RadixTree* t, RadixBucket* b, uint32_t lo, uint32_t hi,
+                            const uint8_t* key) noexcept:
+    """Where key would be among entries lo..hi of b (lo < hi) if they were spread
+    evenly from entry lo's key to entry hi's (radix_guess): a position in [lo, hi]."""
+    cdef uint32_t s = 0
+    cdef int c
+    cdef const uint8_t* first = _entry(t, b, lo)
+    cdef const uint8_t* last = _entry(t, b, hi)
+    if t.key_len > RADIX_WINDOW:
+        # The window must hold the first byte where first and last differ (the bytes
+        # before it are the same in every key of the bucket, and in key); it starts on
+        # an 8-byte boundary so that its words are the key's fields (time, ms, seq).
+        s = _kdiff(t, first, last, &c) & ~7u
+        if s > t.key_len - RADIX_WINDOW:
+            s = t.key_len - RADIX_WINDOW
+    return lo + radix_guess(first, last, key, s, t.key_len, hi - lo + 1)
+
+
 cdef inline uint32_t _bucket_interior(const RadixTree* t, RadixBucket* b,
                                       const uint8_t* key, bint* found,
                                       int purpose) noexcept:
@@ -507,22 +525,11 @@ cdef inline uint32_t _bucket_interior(const RadixTree* t, RadixBucket* b,
     and a gallop from it (steps 1, 2, 4, ...) then a binary search settle it. That reads
     the lines near the guess instead of the ~log2(count) lines of a binary search; an
     uneven bucket costs at most about twice the compares of a binary search."""
-    cdef uint32_t n = b.count, s = 0, g, a, z, step
+    cdef uint32_t n = b.count, g, a, z, step
     cdef int c
-    cdef const uint8_t* first
-    cdef const uint8_t* last
     if not _interpolates(t, n):
         return _bucket_search(t, b, key, 1, n - 1, found)
-    first = _entry(t, b, 0)
-    last = _entry(t, b, n - 1)
-    if t.key_len > RADIX_WINDOW:
-        # The window must hold the first byte where first and last differ (the bytes
-        # before it are the same in every key of the bucket, and in key); it starts on
-        # an 8-byte boundary so that its words are the key's fields (time, ms, seq).
-        s = _kdiff(t, first, last, &c) & ~7u
-        if s > t.key_len - RADIX_WINDOW:
-            s = t.key_len - RADIX_WINDOW
-    g = radix_guess(first, last, key, s, t.key_len, n)
+    g = _guess(t, b, 0, n - 1, key)
     if g < 1:
         g = 1
     elif g > n - 2:
@@ -1560,10 +1567,48 @@ cdef inline uint32_t _gallop_floor(const RadixTree* t, RadixBucket* b, uint32_t 
     return lo
 
 
+cdef inline bint _cursor_guesses(const RadixTree* t, RadixBucket* b, uint32_t pos) noexcept:
+    """Whether a floor from entry pos of cursor bucket b starts from a guess."""
+    return pos + 2 < b.count and _interpolates(t, b.count)
+
+
+cdef inline uint32_t _floor_from(const RadixTree* t, RadixBucket* b, uint32_t pos,
+                                 const uint8_t* key) noexcept:
+    """The last entry <= key of b, knowing that entry pos is: a gallop from the entry
+    guessed between pos and the last one (_guess, where radix_floor_prefetch asked for
+    the lines), or from pos itself in a bucket not searched by interpolation."""
+    cdef uint32_t g
+    cdef bint found
+    if _cursor_guesses(t, b, pos):
+        g = _guess(t, b, pos, b.count - 1, key)
+        if g > pos and _kcmp(t, _entry(t, b, g), key) > 0:
+            g = _bucket_search(t, b, key, pos + 1, g, &found)
+            return g if found else g - 1
+        pos = g
+    return _gallop_floor(t, b, pos, key)
+
+
+cdef void radix_floor_prefetch(const RadixTree* tree, const uint8_t* key,
+                               const RadixHint* cursor) noexcept:
+    cdef RadixBucket* b
+    cdef uint8_t* e
+    if not _hint_valid(tree, cursor):
+        return
+    b = cursor.finger.bucket
+    if not _cursor_guesses(tree, b, cursor.pos):
+        return
+    if (_kcmp(tree, _entry(tree, b, cursor.pos), key) > 0
+            or _kcmp(tree, key, _entry(tree, b, b.count - 1)) > 0):
+        return
+    e = _entry(tree, b, _guess(tree, b, cursor.pos, b.count - 1, key))
+    radix_prefetch(e)
+    radix_prefetch(e + tree.entry_len)      # the next entry: the floor's upper bound
+
+
 cdef const uint8_t* radix_floor(const RadixTree* tree, const uint8_t* key,
                                 const uint8_t** next, RadixHint* cursor) noexcept:
-    """From the cursor's entry when key lies in its bucket at or after it (a gallop
-    forward), else a descent by key bytes and a bucket search. Either answer is exact
+    """From the cursor's entry when key lies in its bucket at or after it (_floor_from),
+    else a descent by key bytes and a bucket search. Either answer is exact
     when key lies within the bucket's keys (buckets hold disjoint, ordered runs);
     otherwise (the floor may be in another bucket, and a descent by bytes alone ignores
     prefixes) the iterator's seek settles it."""
@@ -1579,7 +1624,7 @@ cdef const uint8_t* radix_floor(const RadixTree* tree, const uint8_t* key,
             and _kcmp(tree, _entry(tree, b, cursor.pos), key) <= 0
             and (cursor.finger.rightmost
                  or _kcmp(tree, key, _entry(tree, b, b.count - 1)) <= 0)):
-        pos = _gallop_floor(tree, b, cursor.pos, key)
+        pos = _floor_from(tree, b, cursor.pos, key)
     else:
         b = _descend(tree, key, NULL if cursor == NULL else path, &h)
         pos = _bucket_find(tree, b, key, &found)

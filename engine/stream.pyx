@@ -50,7 +50,7 @@ from engine.memory cimport mem_alloc, mem_realloc, mem_free
 from engine.radix cimport (RadixIter, RADIX_FIRST, RADIX_LAST, RADIX_LE, radix_new,
                            radix_free, radix_count, radix_bytes, radix_insert, radix_find,
                            radix_remove, radix_iter_init, radix_seek, radix_next,
-                           radix_prev, radix_floor, RadixHint)
+                           radix_prev, radix_floor, radix_floor_prefetch, RadixHint)
 from engine.streamid cimport StreamID, id_cmp, id_encode, id_decode, id_format
 
 cdef extern from "<malloc.h>":
@@ -69,10 +69,21 @@ cdef enum:
     CP_EVERY = 8
     CP_NARROW_MAX = 0xFFFF   # nodes with `used` up to this keep 2-byte checkpoints
 
-# Stream.locate_many finds the node of an ID 2 * LOOKAHEAD IDs before looking it up,
-# and prefetches the node's lines LOOKAHEAD IDs before.
+# Stream.locate_many asks for the node index's lines of an ID 3 * LOOKAHEAD IDs before
+# looking it up, finds its node 2 * LOOKAHEAD IDs before and prefetches the lines of
+# the node the lookup will read LOOKAHEAD IDs before; it keeps the nodes' bounds for
+# that in a ring of BOUNDS_RING (a power of 2 > 2 * LOOKAHEAD).
 cdef enum:
     LOOKAHEAD = 8
+    BOUNDS_RING = 32
+
+# _cp_seek without a guessed entry number.
+cdef enum:
+    NO_GUESS = 0xFFFFFFFF
+
+# Nodes of at most NEAR_BYTES (header included) are prefetched whole for a lookup.
+cdef enum:
+    NEAR_BYTES = 512
 
 
 # ---------------------------------------------------------------------------------
@@ -346,14 +357,18 @@ cdef inline uint32_t _id_le_at(StreamNode* n, uint32_t off, uint64_t ms,
     return <uint32_t>(msd < ms) | (<uint32_t>(msd == ms) & <uint32_t>(seqz <= seq))
 
 
-cdef uint32_t _cp_seek(StreamNode* n, const StreamID* id, uint32_t* after) noexcept nogil:
+cdef uint32_t _cp_seek(StreamNode* n, const StreamID* id, uint32_t* after,
+                       uint32_t guess) noexcept nogil:
     """Searches the checkpoints for `id`: returns the offset of the last checkpointed
     entry whose ID is <= id (entry 0 when there is none: the node's first entry is
     taken as <= id), and sets *after to the next checkpointed entry's offset (ID >
     id), or to `used` when there is none. So entries with IDs in [checkpointed ID,
-    id] are in [returned, *after)."""
+    id] are in [returned, *after). guess: the entry number id probably has (see
+    _guess_entry), where the search starts with steps of 1, 2, 4, ... before it
+    halves (a binary search when NO_GUESS): near a good guess it reads only the
+    checkpointed entries next to it."""
     cdef uint32_t count = _cp_count(<uint64_t>n.live + n.deleted)
-    cdef uint32_t width, base = 0, size, half
+    cdef uint32_t width, base = 0, size, half, g, step = 1
     cdef const uint8_t* end
     cdef uint64_t ms = id.ms, seq = id.seq
     if count == 0:
@@ -361,8 +376,23 @@ cdef uint32_t _cp_seek(StreamNode* n, const StreamID* id, uint32_t* after) noexc
         return n.entries_off
     end = _cp_end(n)
     width = _cp_width(n.used)
-    # Over positions 0..count: 0 is entry 0, i >= 1 is checkpoint i-1
+    # Over positions 0..count: 0 is entry 0, i >= 1 is checkpoint i-1. The answer is
+    # the last position whose ID is <= id, in [base, base + size).
     size = count + 1
+    if guess != NO_GUESS:
+        g = guess // CP_EVERY if guess // CP_EVERY < count else count
+        if g == 0 or _id_le_at(n, _cp_get(end, width, g - 1), ms, seq):
+            base = g                # ... in [g, g + step): gallop up
+            while g + step <= count and _id_le_at(n, _cp_get(end, width, g + step - 1),
+                                                  ms, seq):
+                base = g + step
+                step <<= 1
+            size = (g + step if g + step <= count + 1 else count + 1) - base
+        else:                       # ... in [g - step, g): gallop down
+            while step < g and not _id_le_at(n, _cp_get(end, width, g - step - 1), ms, seq):
+                step <<= 1
+            base = g - step if step < g else 0
+            size = g - base
     while size > 1:
         half = size >> 1
         if _id_le_at(n, _cp_get(end, width, base + half - 1), ms, seq):
@@ -654,10 +684,54 @@ cdef inline void _prefetch_node(StreamNode* n) noexcept nogil:
         line += 64
 
 
-cdef bint _find_in(StreamNode* n, const StreamID* id, Entry* e) noexcept:
-    """1 and *e set if node n holds an entry (live or not) with this ID, else 0."""
+cdef inline uint32_t _guess_entry(StreamNode* n, const StreamID* id,
+                                  const StreamID* hi) noexcept nogil:
+    """The number of the entry of node n (counting tombstones) that holds id, guessed
+    as if the node's IDs were spread evenly from its first one to hi (the next node's
+    first ID, or the stream's last ID): by the seqs when those two share their ms, by
+    the ms otherwise. Exact for IDs made at a steady rate; a lookup only starts from it
+    (see _cp_seek)."""
+    cdef uint64_t entries = <uint64_t>n.live + n.deleted
+    cdef double at, span
+    if hi.ms == n.master.ms:
+        at = <double>(id.seq - n.master.seq)
+        span = <double>(hi.seq - n.master.seq) + 1.0
+    else:
+        at = <double>(id.ms - n.master.ms)
+        span = <double>(hi.ms - n.master.ms) + 1.0
+    at = at * <double>entries / span
+    return <uint32_t>at if at < <double>entries else <uint32_t>(entries - 1)
+
+
+cdef inline void _prefetch_near(StreamNode* n, uint32_t guess) noexcept nogil:
+    """Asks for the lines a lookup starting from entry `guess` reads: the checkpoint
+    words around it and the entries from the checkpoint before it to the one after
+    (placed as if the node's entries were all the same size), one line more on each
+    side. A small node is asked for whole. Reading the header brought its first line."""
+    cdef uint64_t entries = <uint64_t>n.live + n.deleted
+    cdef uint64_t data = n.used - n.entries_off
+    cdef uint64_t first = (guess // CP_EVERY) * CP_EVERY
+    cdef uint64_t last = first + CP_EVERY if first + CP_EVERY < entries else entries
+    cdef const uint8_t* base = _data(n) + n.entries_off
+    cdef uintptr_t line, end
+    if sizeof(StreamNode) + n.cap <= NEAR_BYTES or entries == 0:
+        _prefetch_node(n)
+        return
+    __builtin_prefetch(_cp_end(n) - _cp_width(n.used) * (guess // CP_EVERY + 1))
+    line = ((<uintptr_t>base + data * first // entries) & ~(<uintptr_t>63)) - 64
+    end = <uintptr_t>base + data * last // entries + 64
+    if line < <uintptr_t>base:
+        line = <uintptr_t>base
+    while line < end:
+        __builtin_prefetch(<const void*>line)
+        line += 64
+
+
+cdef bint _find_in(StreamNode* n, const StreamID* id, Entry* e, uint32_t guess) noexcept:
+    """1 and *e set if node n holds an entry (live or not) with this ID, else 0.
+    guess: see _cp_seek."""
     cdef uint32_t stop
-    cdef uint32_t off = _cp_seek(n, id, &stop)
+    cdef uint32_t off = _cp_seek(n, id, &stop, guess)
     cdef int c
     while off < stop:
         _entry_head(n, off, e)
@@ -697,9 +771,10 @@ cdef int _find(Stream s, const StreamID* id, StreamNode** node, Entry* e) except
     n = _node_for(s, key, &lo, &hi, &bounded, NULL)
     if n == NULL:
         return 0
-    _prefetch_node(n)
     node[0] = n
-    return _find_in(n, id, e)
+    cdef uint32_t guess = _guess_entry(n, id, &hi if bounded else &s.last_id)
+    _prefetch_near(n, guess)
+    return _find_in(n, id, e, guess)
 
 
 cdef int _first_live(Stream s, StreamID* out) except -1:
@@ -889,23 +964,30 @@ cdef class Stream:
 
     cdef int locate_many(self, const StreamID* ids, Py_ssize_t n, EntryPos* out) except -1:
         """Finds a batch of entries, as a pipeline: while ID i is looked up in its node,
-        the node of ID i + LOOKAHEAD has its lines prefetched (its header, prefetched
-        when its node was found, is read for that) and the node of ID i + 2 * LOOKAHEAD
-        is found. In a cold stream the lines then arrive while other IDs are served
-        instead of being waited for. An ID inside the node found for the one before it
-        skips the node index (IDs in order often share a node)."""
+        the lines that the lookup of ID i + LOOKAHEAD will read are prefetched (guessed
+        from its node's header, prefetched when that node was found), the node of ID
+        i + 2 * LOOKAHEAD is found, and the node index's lines for ID i + 3 * LOOKAHEAD
+        are asked for (radix_floor_prefetch; IDs in ascending order). In a cold stream
+        the lines then arrive while other IDs are served instead of being waited for.
+        An ID inside the node found for the one before it skips the node index (IDs in
+        order often share a node)."""
         cdef uint64_t key[2]
         cdef StreamID lo, hi            # `node` holds the IDs in [lo, hi) (`bounded`)
         cdef bint bounded = 0           # or in [lo, ...)
+        cdef StreamID bound[BOUNDS_RING]    # ID i's node's hi (or last_id) at i % ring
         cdef RadixHint cursor           # the node index's bucket found last
         cdef StreamNode* node = NULL
         cdef const StreamID* id
         cdef Entry e
         cdef Py_ssize_t i, k
         cursor.finger.bucket = NULL
-        for k in range(-2 * LOOKAHEAD, n):
-            i = k + 2 * LOOKAHEAD       # find the node of ID i
+        for k in range(-3 * LOOKAHEAD, n):
+            i = k + 3 * LOOKAHEAD
             if i < n:
+                sluice_id_key(ids[i].ms, ids[i].seq, key)
+                radix_floor_prefetch(self.nodes, <const uint8_t*>key, &cursor)
+            i = k + 2 * LOOKAHEAD       # find the node of ID i
+            if 0 <= i < n:
                 id = &ids[i]
                 if not (node != NULL and bounded and id_cmp(&lo, id) <= 0
                         and id_cmp(id, &hi) < 0):
@@ -914,13 +996,14 @@ cdef class Stream:
                     if node != NULL:
                         __builtin_prefetch(node)
                 out[i].node = node
-            i = k + LOOKAHEAD           # prefetch the lines of ID i's node
-            if (0 <= i < n and out[i].node != NULL
-                    and (i == 0 or out[i].node != out[i - 1].node)):
-                _prefetch_node(out[i].node)
+                bound[i % BOUNDS_RING] = hi if bounded else self.last_id
+            i = k + LOOKAHEAD           # guess where ID i is; prefetch those lines
+            if 0 <= i < n and out[i].node != NULL:
+                out[i].off = _guess_entry(out[i].node, &ids[i], &bound[i % BOUNDS_RING])
+                _prefetch_near(out[i].node, out[i].off)
             if k < 0:
                 continue
-            if (out[k].node == NULL or not _find_in(out[k].node, &ids[k], &e)
+            if (out[k].node == NULL or not _find_in(out[k].node, &ids[k], &e, out[k].off)
                     or e.flags & FLAG_DELETED):
                 out[k].node = NULL
             else:
@@ -1037,7 +1120,7 @@ cdef void stream_iter_start(StreamIter* it, Stream s, const StreamID* start,
     # Start at the checkpoint nearest to the range's near end: forward, the last one
     # with ID <= start (entries before it are < start); backward, the first one with
     # ID > end (it and all after it are > end)
-    it.pos = _cp_seek(it.node, end if rev else start, &after)
+    it.pos = _cp_seek(it.node, end if rev else start, &after, NO_GUESS)
     if rev:
         it.pos = after
 
@@ -1145,6 +1228,39 @@ cdef class StreamTestView:
     def fields_of(self, tuple id):
         cdef StreamID sid = _sid(id)
         return self.stream.fields_of(&sid)
+
+    def locate_many(self, list ids):
+        """Stream.locate_many over ids (one batch, in the given order): for each,
+        whether it found a live entry, checked to be the right one."""
+        cdef Py_ssize_t n = len(ids), i
+        cdef StreamID* sids = <StreamID*>malloc(max(n, 1) * sizeof(StreamID))
+        cdef EntryPos* out = <EntryPos*>malloc(max(n, 1) * sizeof(EntryPos))
+        cdef Entry e
+        found = []
+        try:
+            for i in range(n):
+                sids[i] = _sid(ids[i])
+            self.stream.locate_many(sids, n, out)
+            for i in range(n):
+                if out[i].node != NULL:
+                    _entry_head(out[i].node, out[i].off, &e)
+                    assert id_cmp(&e.id, &sids[i]) == 0 and not e.flags & FLAG_DELETED
+                found.append(out[i].node != NULL)
+        finally:
+            free(sids)
+            free(out)
+        return found
+
+    def find_guessing(self, tuple id, uint32_t guess):
+        """Whether the lookup in id's node finds an entry (live or not) with this ID
+        when its search starts from entry number `guess`, however wrong."""
+        cdef StreamID sid = _sid(id), lo, hi
+        cdef uint64_t key[2]
+        cdef bint bounded
+        cdef Entry e
+        sluice_id_key(sid.ms, sid.seq, key)
+        cdef StreamNode* n = _node_for(self.stream, key, &lo, &hi, &bounded, NULL)
+        return n != NULL and _find_in(n, &sid, &e, guess) == 1
 
     def trim(self, str strategy, uint64_t maxlen=0, tuple minid=(0, 0),
              bint approx=False, int64_t limit=0):

@@ -188,11 +188,20 @@ def check_layout(view):
 
 def check_lookups(view, model, points, ranges=True):
     """contains / fields_of at each point (present, deleted or absent), and ranges
-    starting or ending there (the iterator starts from the nearest checkpoint)."""
+    starting or ending there (the iterator starts from the nearest checkpoint); the
+    batched lookup over all points, and the node search from guesses of the entry's
+    place that are wrong (the search gallops from them), or absurd."""
     live = dict(model.live())
+    stored = {e[0] for node in model.nodes for e in node.entries}
+    rng = random.Random(len(points))
+    shuffled = rng.sample(list(points), len(points))
+    for batch in (list(points), shuffled):
+        assert view.locate_many(batch) == [p in live for p in batch]
     for p in points:
         assert (p, view.contains(p)) == (p, p in live)
         assert (p, view.fields_of(p)) == (p, live.get(p))
+        for guess in (0, 1, rng.randrange(120), rng.randrange(2 ** 32 - 1), 2 ** 32 - 2):
+            assert (p, guess, view.find_guessing(p, guess)) == (p, guess, p in stored)
         if ranges:
             assert view.range(p, HI, 2) == reply(model.range(p, HI, 2))
             assert view.range(LO, p, 2, True) == reply(model.range(LO, p, 2, True))
