@@ -80,20 +80,17 @@ cdef class ConsumerGroup:
     # Re-delivers/re-assigns an existing pending entry.
     cdef int update_pending(self, const StreamID* id, Consumer owner, uint64_t time,
                             int64_t count) except -1
-    # Delivers a pending entry once more: to `owner` at `time`, count + 1; the
-    # entry as it was is copied to `previous`.
-    cdef int redeliver(self, const StreamID* id, Consumer owner, uint64_t time,
-                       PendingEntry* previous) except -1
+    # Delivers pending entry `pe` (of `id`) once more: to `owner` at `time`, count + 1.
+    cdef int redeliver(self, PendingEntry* pe, const StreamID* id, Consumer owner,
+                       uint64_t time) except -1
     # redeliver for each of ids[0:n] (all pending, distinct), previous[j] receiving
-    # entry j as it was: the same result, in fewer cache misses (batched, prefetched).
+    # entry j as it was, in fewer cache misses (batched, prefetched).
     # oldest: ids are the n oldest deliveries, in pel_by_time order (a claim), whose
     # time keys then leave pel_by_time in one sweep.
     cdef int redeliver_many(self, const StreamID* ids, Py_ssize_t n, Consumer owner,
                             uint64_t time, PendingEntry* previous, bint oldest) except -1
     cdef int _deliver(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
-                      Consumer owner, uint64_t time) except -1
-    cdef int _deliver_at(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
-                         Consumer owner, uint64_t time, bint time_key_gone) except -1
+                      Consumer owner, uint64_t time, bint time_key_gone) except -1
     cdef bint remove_pending(self, const StreamID* id) except -1
     cdef uint64_t pending_count(self) noexcept
 

@@ -198,8 +198,7 @@ cdef class ConsumerGroup:
         id_encode(id, key)
         cdef PendingEntry* pe = <PendingEntry*>radix_find(self.pel, key)
         pe_set_count(pe, count)
-        self._deliver(pe, key, id, owner, time)
-        return 0
+        return self._deliver(pe, key, id, owner, time, False)
 
     cdef int redeliver_many(self, const StreamID* ids, Py_ssize_t n, Consumer owner,
                             uint64_t time, PendingEntry* previous, bint oldest) except -1:
@@ -227,7 +226,7 @@ cdef class ConsumerGroup:
                 radix_locate_many(self.pel, keys + 16 * lo, <uint32_t>(hi - lo), found)
                 for k in range(moving_lo, moving_hi):
                     pe_set_count(pes[k], pe_count(pes[k]) + 1)
-                    self._deliver_at(pes[k], keys + 16 * k, &ids[k], owner, time, oldest)
+                    self._deliver(pes[k], keys + 16 * k, &ids[k], owner, time, oldest)
                 if lo == n:
                     return 0
                 for k in range(lo, hi):
@@ -241,25 +240,18 @@ cdef class ConsumerGroup:
             free(keys)
             free(pes)
 
-    cdef int redeliver(self, const StreamID* id, Consumer owner, uint64_t time,
-                       PendingEntry* previous) except -1:
+    cdef int redeliver(self, PendingEntry* pe, const StreamID* id, Consumer owner,
+                       uint64_t time) except -1:
         cdef uint8_t key[16]
         id_encode(id, key)
-        cdef PendingEntry* pe = <PendingEntry*>radix_find(self.pel, key)
-        previous[0] = pe[0]
         pe_set_count(pe, pe_count(pe) + 1)
-        self._deliver(pe, key, id, owner, time)
-        return 0
+        return self._deliver(pe, key, id, owner, time, False)
 
     cdef int _deliver(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
-                      Consumer owner, uint64_t time) except -1:
+                      Consumer owner, uint64_t time, bint time_key_gone) except -1:
         """Moves a pending entry to `owner` at `time`, keeping pel_by_time and the
-        consumer PELs in step. `pe` stays valid: only the other trees change."""
-        return self._deliver_at(pe, key, id, owner, time, False)
-
-    cdef int _deliver_at(self, PendingEntry* pe, const uint8_t* key, const StreamID* id,
-                         Consumer owner, uint64_t time, bint time_key_gone) except -1:
-        """_deliver; time_key_gone: the entry's pel_by_time key was removed already."""
+        consumer PELs in step. `pe` stays valid: only the other trees change.
+        time_key_gone: the entry's pel_by_time key was removed already."""
         cdef uint8_t tkey[24]
         cdef uint64_t old_time = pe_time(pe)
         cdef uint32_t old_owner = pe.consumer_id

@@ -1588,17 +1588,27 @@ cdef inline uint32_t _floor_from(const RadixTree* t, RadixBucket* b, uint32_t po
     return _gallop_floor(t, b, pos, key)
 
 
+cdef inline RadixBucket* _cursor_bucket(const RadixTree* tree, const RadixHint* cursor,
+                                        const uint8_t* key) noexcept:
+    """The cursor's bucket if key's floor is in it at or after the cursor's entry (key
+    lies between that entry and the bucket's last, or past it in the last bucket), else
+    NULL."""
+    cdef RadixBucket* b
+    if cursor == NULL or not _hint_valid(tree, cursor):
+        return NULL
+    b = cursor.finger.bucket
+    if (cursor.pos < b.count and _kcmp(tree, _entry(tree, b, cursor.pos), key) <= 0
+            and (cursor.finger.rightmost
+                 or _kcmp(tree, key, _entry(tree, b, b.count - 1)) <= 0)):
+        return b
+    return NULL
+
+
 cdef void radix_floor_prefetch(const RadixTree* tree, const uint8_t* key,
                                const RadixHint* cursor) noexcept:
-    cdef RadixBucket* b
+    cdef RadixBucket* b = _cursor_bucket(tree, cursor, key)
     cdef uint8_t* e
-    if not _hint_valid(tree, cursor):
-        return
-    b = cursor.finger.bucket
-    if not _cursor_guesses(tree, b, cursor.pos):
-        return
-    if (_kcmp(tree, _entry(tree, b, cursor.pos), key) > 0
-            or _kcmp(tree, key, _entry(tree, b, b.count - 1)) > 0):
+    if b == NULL or not _cursor_guesses(tree, b, cursor.pos):
         return
     e = _entry(tree, b, _guess(tree, b, cursor.pos, b.count - 1, key))
     radix_prefetch(e)
@@ -1619,11 +1629,8 @@ cdef const uint8_t* radix_floor(const RadixTree* tree, const uint8_t* key,
     cdef bint found
     if tree.root == NULL:
         return NULL
-    b = cursor.finger.bucket if cursor != NULL and _hint_valid(tree, cursor) else NULL
-    if (b != NULL and cursor.pos < b.count
-            and _kcmp(tree, _entry(tree, b, cursor.pos), key) <= 0
-            and (cursor.finger.rightmost
-                 or _kcmp(tree, key, _entry(tree, b, b.count - 1)) <= 0)):
+    b = _cursor_bucket(tree, cursor, key)
+    if b != NULL:
         pos = _floor_from(tree, b, cursor.pos, key)
     else:
         b = _descend(tree, key, NULL if cursor == NULL else path, &h)

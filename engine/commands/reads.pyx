@@ -320,7 +320,7 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
                                  ctx.now - <int64_t>pe_time(&previous[k]),
                                  pe_count(&previous[k]))
                 if logging:
-                    delivered = previous[k]             # as redeliver_many left it
+                    delivered = previous[k]     # count + 1, saturated as stored
                     pe_set_count(&delivered, pe_count(&delivered) + 1)
                     propagate_pending(ctx, key, g, id_format(&ids[k]), c, ctx.now,
                                       pe_count(&delivered))
@@ -369,9 +369,10 @@ cdef void history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
     cdef StreamID start = after[0]
     cdef RadixIter it
     cdef uint8_t kbuf[16]
-    cdef PendingEntry previous
+    cdef PendingEntry* pe
     cdef Py_ssize_t n = 0, cap = 0, k
     cdef StreamID* ids = NULL
+    cdef PendingEntry** pes = NULL     # valid throughout: nothing inserts or removes
     cdef EntryPos* where = NULL
     if not id_incr(&start):
         return
@@ -380,13 +381,16 @@ cdef void history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
     cdef int ok = radix_seek(&it, RADIX_GE, kbuf)
     try:
         while ok and (count == 0 or n < count):
-            if g.owned_entry(c, it.key) == NULL:    # claimed by another consumer since
+            pe = g.owned_entry(c, it.key)
+            if pe == NULL:                  # claimed by another consumer since
                 ok = radix_next(&it)
                 continue
             if n == cap:
                 cap = 2 * cap if cap else 64
                 ids = <StreamID*>realloc_or_free(ids, cap * sizeof(StreamID))
+                pes = <PendingEntry**>realloc_or_free(pes, cap * sizeof(PendingEntry*))
             id_decode(it.key, &ids[n])
+            pes[n] = pe
             n += 1
             ok = radix_next(&it)
         if n == 0:
@@ -399,11 +403,12 @@ cdef void history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
             if where[k].node == NULL:
                 reply.entry_missing(&ids[k])
                 continue
-            g.redeliver(&ids[k], c, ctx.now, &previous)
+            g.redeliver(pes[k], &ids[k], c, ctx.now)
             propagate_delivery(ctx, key, g, &ids[k])
             reply.entry(&ids[k], where[k].node, where[k].off)
     finally:
         free(ids)
+        free(pes)
         free(where)
 
 
