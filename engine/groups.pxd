@@ -47,6 +47,9 @@ cdef class Consumer:
     cdef RadixTree* pel              # 16-byte IDs, no value: the entries it owns, and
                                      # maybe stale keys of others (see groups.pyx)
     cdef uint64_t pending            # entries of the group PEL it owns
+    cdef bint sweeping               # its stale keys are being swept (groups.pyx)
+    cdef uint32_t sweep_credit       # keys the sweep may look at in its next step
+    cdef uint8_t sweep_from[16]      # the first key the next step looks at
     cdef public int64_t seen_time    # last interaction
     cdef public int64_t active_time  # last successful read/claim, -1 = never
 
@@ -71,7 +74,7 @@ cdef class ConsumerGroup:
     cdef PendingEntry* owned_entry(self, Consumer c, const uint8_t* key) noexcept
     cdef int _take(self, Consumer c, const uint8_t* key) except -1
     cdef int _release(self, Consumer c) except -1
-    cdef int _compact(self, Consumer c) except -1
+    cdef int _sweep(self, Consumer c) except -1
 
     cdef PendingEntry* find_pending(self, const StreamID* id) noexcept
     # New pending entry; returns 0 (and changes nothing) if `id` is already pending.

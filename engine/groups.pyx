@@ -1,13 +1,13 @@
 """Consumer groups, consumers and their pending entries (PEL + pel_by_time)."""
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy, memset
 
 from engine.streamid cimport StreamID, id_encode, id_decode, u64_to_be, u64_from_be
 from engine.radix cimport (RadixTree, RadixIter, RadixHint, radix_new, radix_new_sized,
                            radix_free, radix_count, radix_bytes, radix_insert,
                            radix_try_insert, radix_find, radix_remove, radix_iter_init,
-                           radix_seek, radix_next, RADIX_FIRST, radix_locate_many,
+                           radix_seek, radix_next, RADIX_FIRST, RADIX_GE, radix_locate_many,
                            radix_find_at, radix_remove_first, radix_floor)
 
 
@@ -29,11 +29,19 @@ cdef enum:
 # caches, a third of a claim's cache misses). Consumer.pending counts what a consumer
 # owns; readers of its PEL skip the keys it no longer owns (owned_entry), and a
 # consumer that gets such a key back simply owns it again. Stale keys go all at once
-# when their consumer owns nothing any more, and by a rebuild of its PEL once they
-# outnumber the owned keys and COMPACT_MIN: O(1) amortized per claim, and a consumer's
-# PEL never holds more than twice its pending entries (or COMPACT_MIN stale keys).
+# when their consumer owns nothing any more, and by a sweep once they outnumber the
+# owned keys and COMPACT_MIN: the sweep walks the PEL in key order, dropping the keys
+# the consumer no longer owns, SWEEP_RATE keys for every entry the consumer loses, in
+# steps of SWEEP_STEP keys (a few microseconds each; a one-shot rebuild of a PEL of a
+# million keys would stall one command for tens of milliseconds). That is O(1)
+# amortized per claim, and bounds what a consumer's PEL keeps: at most
+# 3 * pending + 2 * COMPACT_MIN stale keys during a sweep (it looks at 4 keys per loss
+# while 1 key goes stale), and no more stale than owned keys, or fewer than
+# COMPACT_MIN, outside one.
 cdef enum:
     COMPACT_MIN = 1024
+    SWEEP_RATE = 4
+    SWEEP_STEP = 256
 
 
 cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept:
@@ -49,6 +57,7 @@ cdef class Consumer:
         self.seen_time = now
         self.active_time = -1
         self.pending = 0
+        self.sweeping = False
 
     def __dealloc__(self):
         if self.pel != NULL:
@@ -132,41 +141,56 @@ cdef class ConsumerGroup:
 
     cdef int _release(self, Consumer c) except -1:
         """c no longer owns one of its entries (whose key may stay in its PEL): drops
-        its stale keys when they are all it has, or too many (see COMPACT_MIN)."""
+        its stale keys when they are all it has, or sweeps them once they are too many
+        (see COMPACT_MIN)."""
         c.pending -= 1
         cdef uint64_t stale = radix_count(c.pel) - c.pending
         if stale == 0:
+            c.sweeping = False
             return 0
         if c.pending == 0:
             radix_remove_first(c.pel, stale)
-        elif stale > c.pending and stale >= COMPACT_MIN:
-            self._compact(c)
+            c.sweeping = False
+            return 0
+        if not c.sweeping:
+            if stale <= c.pending or stale < COMPACT_MIN:
+                return 0
+            c.sweeping = True
+            c.sweep_credit = SWEEP_STEP
+            memset(c.sweep_from, 0, 16)
+        c.sweep_credit += SWEEP_RATE
+        if c.sweep_credit >= SWEEP_STEP:
+            c.sweep_credit -= SWEEP_STEP
+            self._sweep(c)
         return 0
 
-    cdef int _compact(self, Consumer c) except -1:
-        """Rebuilds c's PEL with the keys it owns, in order: appends to the new tree,
-        and the group PEL searched forward from the last key found (radix_floor with
-        a cursor), so that both trees are read in order rather than descended once per
-        key."""
+    cdef int _sweep(self, Consumer c) except -1:
+        """One step of c's sweep: the next SWEEP_STEP keys of its PEL from where the
+        last step stopped, without those c no longer owns. The group PEL is read
+        forward from its last find (radix_floor with a cursor), so both trees are read
+        in order. After the PEL's last key the sweep ends, or starts over if stale keys
+        still outnumber owned ones."""
         cdef RadixIter it
         cdef RadixHint cursor
         cdef const uint8_t* e
-        cdef RadixTree* kept = radix_new_sized(16, 0, CONSUMER_BUCKET_BYTES)
+        cdef uint32_t budget = SWEEP_STEP
+        cdef uint64_t stale
         cursor.finger.bucket = NULL
         radix_iter_init(&it, c.pel)
-        cdef int ok = radix_seek(&it, RADIX_FIRST, NULL)
-        try:
-            while ok:
-                e = radix_floor(self.pel, it.key, NULL, &cursor)
-                if (e != NULL and memcmp(e, it.key, 16) == 0
-                        and (<const PendingEntry*>(e + 16)).consumer_id == c.id):
-                    radix_insert(kept, it.key, NULL)
-                ok = radix_next(&it)
-        except BaseException:
-            radix_free(kept)
-            raise
-        radix_free(c.pel)
-        c.pel = kept
+        cdef int ok = radix_seek(&it, RADIX_GE, c.sweep_from)
+        while ok and budget:
+            e = radix_floor(self.pel, it.key, NULL, &cursor)
+            if not (e != NULL and memcmp(e, it.key, 16) == 0
+                    and (<const PendingEntry*>(e + 16)).consumer_id == c.id):
+                radix_remove(c.pel, it.key, NULL)
+            budget -= 1
+            ok = radix_next(&it)
+        if ok:
+            memcpy(c.sweep_from, it.key, 16)
+            return 0
+        stale = radix_count(c.pel) - c.pending
+        c.sweeping = stale > c.pending and stale >= COMPACT_MIN
+        memset(c.sweep_from, 0, 16)
         return 0
 
     # -- pending entries -------------------------------------------------------
@@ -386,6 +410,12 @@ def pending_by_time(ConsumerGroup g) -> list:
     return out
 
 
+def consumer_pel_state(ConsumerGroup g, bytes name) -> tuple:
+    """(keys in the consumer's PEL, entries it owns, whether a sweep is under way)."""
+    cdef Consumer c = g.consumers[name]
+    return radix_count(c.pel), c.pending, bool(c.sweeping)
+
+
 def verify_group(ConsumerGroup g) -> None:
     """Raises AssertionError unless the PEL, consumer PELs and pel_by_time agree."""
     cdef RadixIter it
@@ -411,5 +441,7 @@ def verify_group(ConsumerGroup g) -> None:
         assert c.pending == owned.get(c.name, 0), "a consumer's pending count is wrong"
         stale = radix_count(c.pel) - c.pending
         assert c.pending > 0 or stale == 0, "stale keys kept by a consumer owning none"
-        assert stale <= c.pending or stale < COMPACT_MIN, "too many stale keys kept"
+        assert stale <= 3 * c.pending + 2 * COMPACT_MIN, "too many stale keys kept"
+        assert c.sweeping or stale <= c.pending or stale < COMPACT_MIN, \
+            "too many stale keys kept, and no sweep under way"
     assert radix_count(g.pel_by_time) == radix_count(g.pel), "pel_by_time size differs"

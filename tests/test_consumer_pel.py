@@ -1,14 +1,14 @@
 """Consumer PELs after claims: a claim leaves the old owner's key in place (stale, see
 engine/groups.pyx); every reader of a consumer's PEL must still see exactly what the
 consumer owns, and the stale keys must go (all at once when it owns nothing, by a
-rebuild once they outnumber the owned ones). Checked against a model of who owns
-what, with thousands of entries so that the rebuilds happen."""
+sweep once they outnumber the owned ones). Checked against a model of who owns
+what, with thousands of entries so that the sweeps happen."""
 import random
 
 import pytest
 
 from engine import Engine, ManualClock
-from engine.groups import verify_group
+from engine.groups import consumer_pel_state, verify_group
 
 T0 = 1_700_000_000_000
 CONSUMERS = ["c1", "c2", "c3", "c4"]
@@ -117,7 +117,7 @@ def test_stale_keys_go_when_the_consumer_owns_nothing_and_when_they_outnumber():
     clock.advance(1)
     e.execute("XREADGROUP", "GROUP", "g", "c2", "COUNT", 2000, "CLAIM", 0, "STREAMS", "s", ">")
     verify_group(g)
-    # 1,200 more: 3,200 stale against 1,800 owned: c1's PEL is rebuilt
+    # 1,200 more: 3,200 stale against 1,800 owned: a sweep of c1's PEL is under way
     clock.advance(1)
     e.execute("XREADGROUP", "GROUP", "g", "c2", "COUNT", 1200, "CLAIM", 0, "STREAMS", "s", ">")
     verify_group(g)
@@ -131,3 +131,36 @@ def test_stale_keys_go_when_the_consumer_owns_nothing_and_when_they_outnumber():
     e.execute("XREADGROUP", "GROUP", "g", "c1", "CLAIM", 0, "STREAMS", "s", ">")
     verify_group(g)
     assert e.used_memory() <= mem * 1.1
+
+
+@pytest.mark.parametrize("order", ["newest first", "oldest first", "random"])
+def test_a_sweep_bounds_the_stale_keys_and_ends(order):
+    """c2 takes c1's 6,000 entries 100 at a time. verify_group checks the bounds after
+    every call; a sweep must start once stale keys outnumber owned ones, end with no
+    more stale than owned keys, whichever keys go stale first (newest first: the
+    sweep meets them last), and c1 keeps nothing once it owns nothing."""
+    e = Engine(clock=ManualClock(T0))
+    ids = [f"{i}-0" for i in range(1, 6001)]
+    for i in ids:
+        e.execute("XADD", "s", i, "f", "v")
+    e.execute("XGROUP", "CREATE", "s", "g", "0")
+    e.execute("XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">")
+    g = group(e)
+    if order == "newest first":
+        ids.reverse()
+    elif order == "random":
+        random.Random(5).shuffle(ids)
+    states = []
+    for lo in range(0, 6000, 100):
+        e.execute("XCLAIM", "s", "g", "c2", 0, *ids[lo:lo + 100], "JUSTID")
+        verify_group(g)
+        states.append(consumer_pel_state(g, b"c1"))
+    sweeping = [s for _, _, s in states]
+    start = sweeping.index(True)
+    end = sweeping.index(False, start)
+    keys, pending, _ = states[start - 1]
+    assert keys - pending <= pending < keys - pending + 100
+    keys, pending, _ = states[end]
+    assert keys - pending <= pending or keys - pending < 1024
+    assert keys < states[start][0]
+    assert states[-1] == (0, 0, False)
