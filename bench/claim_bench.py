@@ -32,6 +32,12 @@ then the same 1,000 get `XCLAIM ... IDLE 50` (back to T-50, owner c1). The PEL s
 by every timed call is therefore exactly the PR's shape, and the 20k and 1M engines
 go through the identical procedure, interleaved. Stream IDs are explicit,
 1,000 per millisecond (about the rate `XADD *` reaches at full speed).
+
+Part 3 (the slowest call). Consumer c1 owns a 500,000-entry PEL, all of it idle;
+c2 takes it all, 1,000 entries per call (engine: XREADGROUP ... CLAIM; redis-server:
+XAUTOCLAIM from the returned cursor). c1 loses every entry, so the engine sweeps the
+stale keys of its PEL on the way (engine/groups.pyx): the table shows whether any
+single call pays for that (max) beside the median.
 """
 from __future__ import annotations
 
@@ -274,6 +280,66 @@ def part2(args, claim_realclock):
          C.fmt_ratio(ratio), "<= 1.5x", C.verdict(ratio <= 1.5)]], "lrrl")
 
 
+# -- part 3: the slowest call while one consumer loses its whole PEL ----------------
+
+def drain_engine(n: int) -> list:
+    clock = ManualClock(T)
+    e = Engine(clock=clock)
+    for i in range(n):
+        e.execute("XADD", "s", "%d-%d" % (T - 10_000 + i // PER_MS, i % PER_MS), "f", "v")
+    e.execute("XGROUP", "CREATE", "s", "g", "0")
+    got = 0
+    while got < n:
+        got += len(e.execute("XREADGROUP", "GROUP", "g", "c1", "COUNT", 10_000,
+                             "STREAMS", "s", ">")[0][1])
+    clock.advance(10)
+    times, claimed = [], 0
+    gc.collect()
+    gc.freeze()
+    while claimed < n:
+        t0 = time.perf_counter()
+        rep = e.execute("XREADGROUP", "GROUP", "g", "c2", "COUNT", COUNT, "CLAIM", 5,
+                        "STREAMS", "s", ">")
+        times.append(time.perf_counter() - t0)
+        claimed += len(rep[0][1])
+    gc.unfreeze()
+    return times
+
+
+def drain_redis(srv, n: int) -> list:
+    raw = C.RawConnection(srv.client(protocol=2))
+    fill_redis(raw, n)
+    time.sleep(0.02)
+    times, claimed, cursor = [], 0, b"0-0"
+    while claimed < n:
+        t0 = time.perf_counter()
+        rep = raw("XAUTOCLAIM", "s", "g", "c2", 5, cursor, "COUNT", COUNT)
+        times.append(time.perf_counter() - t0)
+        cursor = rep[0]
+        claimed += len(rep[1])
+    raw.close()
+    return times
+
+
+def part3(args, srv) -> None:
+    n = args.drain_entries
+    rows = []
+    for name, times in (("engine XREADGROUP ... CLAIM", drain_engine(n)),
+                        ("redis-server %s XAUTOCLAIM (redis-py)" % srv.version
+                         if srv is not None else None,
+                         drain_redis(srv, n) if srv is not None else None)):
+        if name is None:
+            rows.append(["redis-server XAUTOCLAIM", C.NA_REDIS, "", "", ""])
+            continue
+        st = C.summary(times)
+        rows.append([name, len(times), C.fmt_ms(st["median"]), C.fmt_ms(st["p99"]),
+                     C.fmt_ms(max(times))])
+    C.print_table(
+        "Part 3: c2 takes all of c1's %s pending entries, %s per call (ms per call)"
+        % ("{:,}".format(n), "{:,}".format(COUNT)),
+        ["contender", "calls", "median", "p99", "max"], rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="~20 s run")
@@ -286,6 +352,8 @@ def main(argv=None) -> int:
                     help="part 2 iterations (default 200, quick 40)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--skip-scaling", action="store_true")
+    ap.add_argument("--drain-entries", type=int, default=None,
+                    help="PEL size of part 3 (default 500,000, quick 100,000)")
     args = ap.parse_args(argv)
     if args.iterations is None:
         args.iterations = 60 if args.quick else 200
@@ -293,9 +361,12 @@ def main(argv=None) -> int:
         args.scale_iterations = 40 if args.quick else 200
     if args.scale_entries is None:
         args.scale_entries = 1_000_000
+    if args.drain_entries is None:
+        args.drain_entries = 100_000 if args.quick else 500_000
     C.header("claim_bench", args)
     with C.redis_server() as srv:
         claim = part1(args, srv)
+        part3(args, srv)
     if not args.skip_scaling:
         part2(args, claim)
     return 0
