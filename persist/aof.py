@@ -80,6 +80,7 @@ class AppendOnlyLog:
         self.unsynced = False             # written since the last fsync
         self.unwritten = b""              # taken from buf, not yet written (write error)
         self.write_errno = 0              # why the last write failed; 0: it succeeded
+        self.fsync_errno = 0              # why the last fsync failed; 0: it succeeded
         self._error_reported = -WRITE_ERROR_REPORT_EVERY
         self.base_size = 0                # base + incr bytes right after the last rewrite
         self.size = 0                     # base + incr bytes now
@@ -193,9 +194,25 @@ class AppendOnlyLog:
         with self.lock:
             self._write_locked()
             if sync and self.unsynced:
-                os.fdatasync(self.fd)
+                self._fsync(self.fd)
                 self.unsynced = False
                 self.last_fsync = time.monotonic()
+
+    @property
+    def last_errno(self) -> int:
+        """Why the log cannot be trusted now (a failed write, else a failed fsync);
+        0 when both succeeded last."""
+        return self.write_errno or self.fsync_errno
+
+    def _fsync(self, fd: int) -> None:
+        """fdatasync, remembering whether it failed (a failed fsync may have lost
+        written data, as Redis assumes: writes are refused until one succeeds)."""
+        try:
+            os.fdatasync(fd)
+        except OSError as exc:
+            self.fsync_errno = exc.errno or errno.EIO
+            raise
+        self.fsync_errno = 0
 
     def _write_locked(self) -> None:
         data = self.unwritten + self.buf.take() if self.unwritten else self.buf.take()
@@ -266,9 +283,11 @@ class AppendOnlyLog:
             if due and fd >= 0:
                 started = time.monotonic()
                 try:
-                    os.fdatasync(fd)
+                    self._fsync(fd)
                 except OSError as exc:
                     log.warning("Fail to fsync the AOF file: %s", exc.strerror)
+                    with self.lock:
+                        self.unsynced = True     # try again in a second
                     continue
                 self.last_fsync = started
 

@@ -12,8 +12,8 @@ while the parent keeps serving.
 
 When persisting fails, `refusal` holds the error that write commands get instead of
 running (Redis's MISCONF): after a failed background save while save points are set
-and `stop_writes_on_bgsave_error` is on, or while writes to the AOF fail (everysec
-and no; with `always` the server exits instead). It goes back to None once a save
+and `stop_writes_on_bgsave_error` is on, or while writes to the AOF fail or its last
+fsync failed (everysec and no; with `always` the server exits instead). It goes back to None once a save
 succeeds or the buffered AOF data is written; `on_refusal` hears every change.
 """
 from __future__ import annotations
@@ -193,7 +193,7 @@ class Durability:
             try:
                 aof.flush()
             finally:
-                if aof.write_errno or self.refusal is not None:
+                if aof.last_errno or self.refusal is not None:
                     self.update_refusal()
 
     def update_refusal(self) -> None:
@@ -203,8 +203,8 @@ class Durability:
         if (self.stop_writes_on_bgsave_error and self.save_points
                 and not self.rdb_last_bgsave_ok):
             text = SNAPSHOT_FAILED
-        elif aof is not None and aof.write_errno:
-            text = AOF_WRITE_FAILED % os.strerror(aof.write_errno)
+        elif aof is not None and aof.last_errno:
+            text = AOF_WRITE_FAILED % os.strerror(aof.last_errno)
         else:
             text = None
         if text != self.refusal:
@@ -448,7 +448,7 @@ class Durability:
             if child is not None and child.kind == "aof" else -1,
             "aof_last_bgrewrite_status": "ok" if aof is None or aof.last_rewrite_ok else "err",
             "aof_rewrites": aof.rewrites if aof else 0,
-            "aof_last_write_status": "ok" if aof is None or not aof.write_errno else "err",
+            "aof_last_write_status": "ok" if aof is None or not aof.last_errno else "err",
             **({"aof_current_size": aof.size, "aof_base_size": aof.base_size,
                 "aof_pending_rewrite": int(self.rewrite_scheduled),
                 "aof_buffer_length": aof.pending(),

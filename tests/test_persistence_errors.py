@@ -3,8 +3,10 @@ that really fail (a file size limit, RLIMIT_FSIZE, set before the server starts:
 write() then stops at the limit and fails with EFBIG), and what clients see - Redis's
 MISCONF refusal of write commands, reads still served, the recovery once writing
 works again (the limit lifted from outside with prlimit), and nothing acknowledged
-lost. Each scenario runs against redis-server 7.0 too, under the same limit, and the
-two transcripts must be equal."""
+lost. Failed fsyncs come from a preloaded library whose fdatasync fails while a flag
+file exists (no disk here fails one on demand). Each scenario runs against
+redis-server 7.0 too, under the same conditions, and the two transcripts must be equal
+(one deliberate difference, named in its test)."""
 from __future__ import annotations
 
 import os
@@ -64,9 +66,11 @@ class RedisProcess:
     """redis-server run the way ServerProcess runs ours: loopback, a free port, its
     own temporary directory with the log file in it, stopped with SIGTERM."""
 
-    def __init__(self, args: list, *, preexec_fn: Optional[Callable[[], None]] = None) -> None:
+    def __init__(self, args: list, *, preexec_fn: Optional[Callable[[], None]] = None,
+                 env: Optional[dict] = None) -> None:
         self.args = list(args)
         self.preexec_fn = preexec_fn
+        self.env = env
         self._tmp = tempfile.TemporaryDirectory(prefix="oracle-")
         self.dir = self._tmp.name
         self.logfile = os.path.join(self.dir, "redis.log")
@@ -79,7 +83,7 @@ class RedisProcess:
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
              "--logfile", self.logfile, *self.args],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=self.preexec_fn)
+            preexec_fn=self.preexec_fn, env=self.env)
         client = redis.Redis(port=self.port)
 
         def answers() -> bool:
@@ -110,10 +114,11 @@ class RedisProcess:
         self._tmp.cleanup()
 
 
-def servers(args: list, preexec_fn: Callable[[], None]) -> list:
+def servers(args: list, preexec_fn: Optional[Callable[[], None]] = None,
+            env: Optional[dict] = None) -> list:
     """(name, server not started yet): ours, then redis-server. Close them after."""
-    return [("sluice", ServerProcess(args, loglevel="notice", preexec_fn=preexec_fn)),
-            ("redis", RedisProcess(args, preexec_fn=preexec_fn))]
+    return [("sluice", ServerProcess(args, loglevel="notice", preexec_fn=preexec_fn, env=env)),
+            ("redis", RedisProcess(args, preexec_fn=preexec_fn, env=env))]
 
 
 def run(r: redis.Redis, *cmd):
@@ -386,3 +391,121 @@ def test_no_rewrite_starts_while_aof_writes_fail():
         server.preexec_fn = None
         server.start()
         assert redis.Redis(port=server.port).get("n") == str(counted).encode()
+
+
+# -- a failing fsync -------------------------------------------------------------------
+
+FAILING_FSYNC = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* fdatasync fails with EIO while the file named by FSYNC_FAILS_WHILE exists. */
+int fdatasync(int fd) {
+    const char *flag = getenv("FSYNC_FAILS_WHILE");
+    if (flag != NULL && access(flag, F_OK) == 0) {
+        errno = EIO;
+        return -1;
+    }
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    return real(fd);
+}
+"""
+FSYNC_MISCONF = "MISCONF Errors writing to the AOF file: Input/output error"
+FSYNC_FAILED_LOG = "Fail to fsync the AOF file: Input/output error"
+
+
+@pytest.fixture(scope="module")
+def failing_fsync(tmp_path_factory) -> str:
+    """A preloaded library whose fdatasync fails while a flag file exists. No disk here
+    fails an fsync on demand (a write can be made to fail for real, see file_limit);
+    the servers run unchanged, and only that C library call answers as a failing disk
+    would."""
+    where = tmp_path_factory.mktemp("failing-fsync")
+    (where / "failing_fsync.c").write_text(FAILING_FSYNC)
+    lib = where / "failing_fsync.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(lib),
+                    str(where / "failing_fsync.c"), "-ldl"], check=True)
+    return str(lib)
+
+
+def fsync_failure_transcript(server, flag: str, recovers: bool) -> dict:
+    """What a client sees once a background fsync fails; with `recovers`, also once
+    fsyncs succeed again."""
+    r = redis.Redis(port=server.port, decode_responses=True)
+    seen = {"before": run(r, "SET", "a", "1")}
+    open(flag, "w").close()
+    refused = []
+
+    def refusing() -> bool:
+        reply = run(r, "SET", "b", "2")
+        if reply is not True:
+            refused.append(reply)
+        return bool(refused)
+    wait_for(refusing)
+    seen["refused"] = refused[0]
+    seen["reads"] = [run(r, "GET", "a"), run(r, "PING")]
+    seen["status"] = r.info("persistence")["aof_last_write_status"]
+    seen["logged"] = FSYNC_FAILED_LOG in server.log_text()
+    os.unlink(flag)
+    if recovers:
+        wait_for(lambda: run(r, "SET", "c", "3") is True)
+        seen["recovered"] = (r.info("persistence")["aof_last_write_status"],
+                             run(r, "GET", "b"))
+    r.close()
+    return seen
+
+
+@needs_oracle
+def test_a_failed_fsync_under_everysec_refuses_writes_until_one_succeeds(failing_fsync,
+                                                                          tmp_path):
+    """Deliberate difference: redis-server 7.0 tries no new fsync while it refuses every
+    write, so its refusal never lifts (until CONFIG SET appendonly no/yes or a
+    restart); ours tries again every second and accepts writes once one succeeds.
+    The rest of the transcript must be equal."""
+    flag = str(tmp_path / "failing")
+    seen = {}
+    for name, server in servers(
+            ["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""],
+            env={**os.environ, "LD_PRELOAD": failing_fsync, "FSYNC_FAILS_WHILE": flag}):
+        try:
+            seen[name] = fsync_failure_transcript(server.start(), flag, name == "sluice")
+            assert server.stop() == 0
+        finally:
+            server.close()
+    ours = seen["sluice"]
+    assert ours["refused"] == ("error", FSYNC_MISCONF)
+    assert ours["status"] == "err" and ours["logged"]
+    assert ours.pop("recovered") == ("ok", "2")
+    assert ours == seen["redis"]
+
+
+FSYNC_ALWAYS_EXIT = ("Can't persist AOF for fsync error when the AOF fsync policy is "
+                     "'always': Input/output error. Exiting...")
+
+
+@needs_oracle
+def test_a_failed_fsync_with_always_exits_without_answering(failing_fsync, tmp_path):
+    flag = str(tmp_path / "failing")
+    seen = {}
+    for name, server in servers(
+            ["--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+            env={**os.environ, "LD_PRELOAD": failing_fsync, "FSYNC_FAILS_WHILE": flag}):
+        try:
+            server.start()
+            sock = raw_socket(server.port)
+            first = ask(sock, b"SET", b"a", b"1")
+            open(flag, "w").close()
+            second = ask(sock, b"SET", b"b", b"2")
+            sock.close()
+            server.proc.wait(timeout=10)          # it ends by itself
+            seen[name] = {"replies": [first, second], "exit code": server.stop(),
+                          "logged": FSYNC_ALWAYS_EXIT in server.log_text()}
+            os.unlink(flag)
+        finally:
+            server.close()
+    assert seen["sluice"] == {"replies": [b"+OK\r\n", b"<closed>"], "exit code": 1,
+                              "logged": True}
+    assert seen["sluice"] == seen["redis"]

@@ -244,11 +244,16 @@ class Server:
         try:
             self.durability.before_reply()
             return True
-        except OSError:
+        except OSError as exc:
             if self.durability.appendfsync != "always":
                 return True
-        self.log.warning("Can't recover from AOF write error when the AOF fsync policy is "
-                         "'always'. Exiting...")
+            aof = self.durability.aof
+            if aof is not None and aof.fsync_errno and not aof.write_errno:
+                self.log.warning("Can't persist AOF for fsync error when the AOF fsync "
+                                 "policy is 'always': %s. Exiting...", exc.strerror)
+            else:
+                self.log.warning("Can't recover from AOF write error when the AOF fsync "
+                                 "policy is 'always'. Exiting...")
         self._exit_unanswered()
         return False
 
