@@ -11,7 +11,8 @@ the child writes the snapshot or the AOF base from its copy-on-write view of mem
 while the parent keeps serving.
 
 When persisting fails, `refusal` holds the error that write commands get instead of
-running (Redis's MISCONF): after a failed background save while save points are set
+running (Redis's MISCONF): after a failed background save (its fork included) while
+save points are set
 and `stop_writes_on_bgsave_error` is on, or while writes to the AOF fail or its last
 fsync failed (everysec and no; with `always` the server exits instead). It goes back to None once a save
 succeeds or the buffered AOF data is written; `on_refusal` hears every change.
@@ -40,6 +41,8 @@ SNAPSHOT_FAILED = (
     "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
     "RDB error.")
 AOF_WRITE_FAILED = "MISCONF Errors writing to the AOF file: %s"
+REWRITE_FORK_FAILED = ("Can't execute an AOF background rewriting. Please check the server "
+                       "logs for more information.")
 
 
 class BackgroundJob:
@@ -260,8 +263,13 @@ class Durability:
             self._saved(dirty)
             return
         path = self.snapshot_path
-        pid = _fork(lambda: snapshot.write_snapshot(self.engine, path),
-                    "Write error saving DB on disk")
+        try:
+            pid = _fork(lambda: snapshot.write_snapshot(self.engine, path),
+                        "Write error saving DB on disk")
+        except OSError as exc:
+            log.warning("Can't save in background: fork: %s", exc.strerror)
+            self._bgsave_failed()
+            raise PersistError("") from None     # Redis answers a bare ERR
         self.child = BackgroundJob("rdb", pid, dirty, path)
         log.info("Background saving started by pid %d", pid)
 
@@ -305,7 +313,13 @@ class Durability:
                 self.write_base(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
-        job.pid = _fork(child, "Write error writing append only file on disk")
+        try:
+            job.pid = _fork(child, "Write error writing append only file on disk")
+        except OSError as exc:
+            log.warning("Can't rewrite append only file in background: fork: %s",
+                        exc.strerror)
+            self.aof.finish_rewrite(False)
+            raise PersistError(REWRITE_FORK_FAILED) from None
         self.child = BackgroundJob("aof", job.pid, self.engine.dirty, path)
         log.info("Background append only file rewriting started by pid %d", job.pid)
 
@@ -320,6 +334,12 @@ class Durability:
         self.update_refusal()                # the sync thread may have written
         if self.child is not None:
             return
+        try:
+            self._start_due_work()
+        except PersistError:
+            pass                     # a failed fork: logged, and in the status fields
+
+    def _start_due_work(self) -> None:
         aof = self.aof
         writable = aof is None or not aof.write_errno
         if self.rewrite_scheduled and writable:

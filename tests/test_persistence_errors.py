@@ -395,22 +395,36 @@ def test_no_rewrite_starts_while_aof_writes_fail():
 
 # -- a failing fsync -------------------------------------------------------------------
 
-FAILING_FSYNC = r"""
+FAILING_CALLS = r"""
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <unistd.h>
 
-/* fdatasync fails with EIO while the file named by FSYNC_FAILS_WHILE exists. */
+/* True while the file named by the environment variable `name` exists. */
+static int failing(const char *name) {
+    const char *flag = getenv(name);
+    return flag != NULL && access(flag, F_OK) == 0;
+}
+
 int fdatasync(int fd) {
-    const char *flag = getenv("FSYNC_FAILS_WHILE");
-    if (flag != NULL && access(flag, F_OK) == 0) {
+    if (failing("FSYNC_FAILS_WHILE")) {
         errno = EIO;
         return -1;
     }
     int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
     return real(fd);
+}
+
+pid_t fork(void) {
+    if (failing("FORK_FAILS_WHILE")) {
+        errno = EAGAIN;
+        return -1;
+    }
+    pid_t (*real)(void) = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
+    return real();
 }
 """
 FSYNC_MISCONF = "MISCONF Errors writing to the AOF file: Input/output error"
@@ -418,16 +432,17 @@ FSYNC_FAILED_LOG = "Fail to fsync the AOF file: Input/output error"
 
 
 @pytest.fixture(scope="module")
-def failing_fsync(tmp_path_factory) -> str:
-    """A preloaded library whose fdatasync fails while a flag file exists. No disk here
-    fails an fsync on demand (a write can be made to fail for real, see file_limit);
-    the servers run unchanged, and only that C library call answers as a failing disk
-    would."""
-    where = tmp_path_factory.mktemp("failing-fsync")
-    (where / "failing_fsync.c").write_text(FAILING_FSYNC)
-    lib = where / "failing_fsync.so"
+def failing_calls(tmp_path_factory) -> str:
+    """A preloaded library whose fdatasync (fork) fails while the file named by
+    $FSYNC_FAILS_WHILE ($FORK_FAILS_WHILE) exists. No disk here fails an fsync on
+    demand, and root ignores the process limit that would fail a fork (a write can be
+    made to fail for real, see file_limit); the servers run unchanged, and only those
+    C library calls answer as a failing system would."""
+    where = tmp_path_factory.mktemp("failing-calls")
+    (where / "failing_calls.c").write_text(FAILING_CALLS)
+    lib = where / "failing_calls.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(lib),
-                    str(where / "failing_fsync.c"), "-ldl"], check=True)
+                    str(where / "failing_calls.c"), "-ldl"], check=True)
     return str(lib)
 
 
@@ -459,7 +474,7 @@ def fsync_failure_transcript(server, flag: str, recovers: bool) -> dict:
 
 
 @needs_oracle
-def test_a_failed_fsync_under_everysec_refuses_writes_until_one_succeeds(failing_fsync,
+def test_a_failed_fsync_under_everysec_refuses_writes_until_one_succeeds(failing_calls,
                                                                           tmp_path):
     """Deliberate difference: redis-server 7.0 tries no new fsync while it refuses every
     write, so its refusal never lifts (until CONFIG SET appendonly no/yes or a
@@ -469,7 +484,7 @@ def test_a_failed_fsync_under_everysec_refuses_writes_until_one_succeeds(failing
     seen = {}
     for name, server in servers(
             ["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""],
-            env={**os.environ, "LD_PRELOAD": failing_fsync, "FSYNC_FAILS_WHILE": flag}):
+            env={**os.environ, "LD_PRELOAD": failing_calls, "FSYNC_FAILS_WHILE": flag}):
         try:
             seen[name] = fsync_failure_transcript(server.start(), flag, name == "sluice")
             assert server.stop() == 0
@@ -487,12 +502,12 @@ FSYNC_ALWAYS_EXIT = ("Can't persist AOF for fsync error when the AOF fsync polic
 
 
 @needs_oracle
-def test_a_failed_fsync_with_always_exits_without_answering(failing_fsync, tmp_path):
+def test_a_failed_fsync_with_always_exits_without_answering(failing_calls, tmp_path):
     flag = str(tmp_path / "failing")
     seen = {}
     for name, server in servers(
             ["--appendonly", "yes", "--appendfsync", "always", "--save", ""],
-            env={**os.environ, "LD_PRELOAD": failing_fsync, "FSYNC_FAILS_WHILE": flag}):
+            env={**os.environ, "LD_PRELOAD": failing_calls, "FSYNC_FAILS_WHILE": flag}):
         try:
             server.start()
             sock = raw_socket(server.port)
@@ -509,3 +524,46 @@ def test_a_failed_fsync_with_always_exits_without_answering(failing_fsync, tmp_p
     assert seen["sluice"] == {"replies": [b"+OK\r\n", b"<closed>"], "exit code": 1,
                               "logged": True}
     assert seen["sluice"] == seen["redis"]
+
+
+FORK_LOGS = ("Can't save in background: fork: Resource temporarily unavailable",
+             "Can't rewrite append only file in background: fork: Resource temporarily "
+             "unavailable")
+
+
+@needs_oracle
+def test_a_failed_fork_fails_bgsave_and_bgrewriteaof_as_redis_does(failing_calls, tmp_path):
+    flag = str(tmp_path / "failing")
+    seen = {}
+    for name, server in servers(
+            ["--appendonly", "yes", "--save", "3600 1"],
+            env={**os.environ, "LD_PRELOAD": failing_calls, "FORK_FAILS_WHILE": flag}):
+        try:
+            server.start()
+            r = redis.Redis(port=server.port, decode_responses=True)
+            got = {"before": run(r, "SET", "a", "1")}
+            open(flag, "w").close()
+            got["bgsave"] = run(r, "BGSAVE")
+            got["write"] = run(r, "SET", "b", "2")
+            got["read"] = run(r, "GET", "a")
+            got["bgrewriteaof"] = run(r, "BGREWRITEAOF")
+            info = r.info("persistence")
+            got["status"] = (info["rdb_last_bgsave_status"], info["aof_last_bgrewrite_status"],
+                             info["rdb_bgsave_in_progress"], info["aof_rewrite_in_progress"])
+            log_text = server.log_text()
+            got["logged"] = [line in log_text for line in FORK_LOGS]
+            os.unlink(flag)
+            got["bgsave again"] = run(r, "BGSAVE")
+            wait_for(lambda: run(r, "SET", "c", "3") is True)
+            got["after"] = r.info("persistence")["rdb_last_bgsave_status"]
+            r.close()
+            assert server.stop() == 0
+            seen[name] = got
+        finally:
+            server.close()
+    ours = seen["sluice"]
+    assert ours["bgsave"] == ("error", "")              # a bare ERR
+    assert ours["write"] == ("error", RDB_MISCONF)
+    assert ours["status"] == ("err", "err", 0, 0)
+    assert ours["logged"] == [True, True]
+    assert ours == seen["redis"]

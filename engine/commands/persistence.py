@@ -21,7 +21,7 @@ def _run(action):
     try:
         return action()
     except PersistError as exc:
-        raise ResponseError(f"ERR {exc}") from None
+        raise ResponseError(f"ERR {exc}" if str(exc) else "ERR") from None
     except OSError as exc:
         raise ResponseError(f"ERR {exc.strerror or exc}") from None
 
