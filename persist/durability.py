@@ -41,6 +41,8 @@ SNAPSHOT_FAILED = (
     "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
     "RDB error.")
 AOF_WRITE_FAILED = "MISCONF Errors writing to the AOF file: %s"
+REWRITE_FAILURES_BEFORE_DELAY = 3
+REWRITE_DELAY_MAX_MINUTES = 60
 REWRITE_FORK_FAILED = ("Can't execute an AOF background rewriting. Please check the server "
                        "logs for more information.")
 
@@ -97,6 +99,9 @@ class Durability:
         self.loaded_from = ""
         self.refusal: Optional[str] = None
         self.on_refusal: Optional[Callable[[Optional[str]], None]] = None
+        self.rewrite_failures = 0         # consecutive failed rewrites (see _rewrite_held)
+        self._rewrite_delay = 0           # minutes automatic rewrites wait after the last
+        self._rewrite_resume = 0.0        # when they may start again (time.time())
         os.makedirs(self.dir, exist_ok=True)
 
     # -- start -------------------------------------------------------------------------
@@ -319,6 +324,7 @@ class Durability:
             log.warning("Can't rewrite append only file in background: fork: %s",
                         exc.strerror)
             self.aof.finish_rewrite(False)
+            self.rewrite_failures += 1
             raise PersistError(REWRITE_FORK_FAILED) from None
         self.child = BackgroundJob("aof", job.pid, self.engine.dirty, path)
         log.info("Background append only file rewriting started by pid %d", job.pid)
@@ -350,10 +356,30 @@ class Durability:
         elif self._save_point_due():
             self._start_bgsave()
         elif aof is not None and writable and aof.rewrite_due(
-                self.auto_aof_rewrite_percentage, self.auto_aof_rewrite_min_size):
+                self.auto_aof_rewrite_percentage, self.auto_aof_rewrite_min_size) \
+                and not self._rewrite_held():
             log.info("Starting automatic rewriting of AOF on %d%% growth",
                      self.auto_aof_rewrite_percentage)
             self._start_rewrite()
+
+    def _rewrite_held(self) -> bool:
+        """Automatic rewrites wait after REWRITE_FAILURES_BEFORE_DELAY failures in a
+        row, 1 minute, then twice as long after each further failure, up to an hour
+        (as Redis 7 does): each attempt starts a new incremental file, and a failing
+        disk or fork must not start one every cron tick. BGREWRITEAOF is not held."""
+        if self.rewrite_failures < REWRITE_FAILURES_BEFORE_DELAY:
+            self._rewrite_delay, self._rewrite_resume = 0, 0.0
+            return False
+        if self._rewrite_resume:
+            if time.time() < self._rewrite_resume:
+                return True
+            self._rewrite_resume = 0.0
+            return False
+        self._rewrite_delay = min(self._rewrite_delay * 2 or 1, REWRITE_DELAY_MAX_MINUTES)
+        self._rewrite_resume = time.time() + 60 * self._rewrite_delay
+        log.warning("Background AOF rewrite has repeatedly failed and triggered the limit, "
+                    "will retry in %d minutes", self._rewrite_delay)
+        return True
 
     def _save_point_due(self) -> bool:
         now = time.time()
@@ -391,8 +417,10 @@ class Durability:
             self.aof.finish_rewrite(ok)
             if ok:
                 log.info("Background AOF rewrite terminated with success")
+                self.rewrite_failures = 0
             else:
                 log.warning("Background AOF rewrite terminated with error")
+                self.rewrite_failures += 1
 
     # -- shutdown and configuration ----------------------------------------------------
 

@@ -567,3 +567,39 @@ def test_a_failed_fork_fails_bgsave_and_bgrewriteaof_as_redis_does(failing_calls
     assert ours["status"] == ("err", "err", 0, 0)
     assert ours["logged"] == [True, True]
     assert ours == seen["redis"]
+
+
+REWRITE_HELD = ("Background AOF rewrite has repeatedly failed and triggered the limit, "
+                "will retry in 1 minutes")
+
+
+def test_automatic_rewrites_wait_after_three_failed_forks(failing_calls, tmp_path):
+    """Each attempt starts a new incremental file: after three failed rewrites in a
+    row, automatic rewrites wait a minute (then 2, 4, ... up to 60) instead of starting
+    one every cron tick, as Redis 7 does after failed rewrite children. Deliberate
+    difference: redis-server 7.0 does not count a failed fork toward that limit and
+    starts a new incremental file every 100 ms for as long as fork fails."""
+    flag = str(tmp_path / "failing")
+    server = ServerProcess(
+        ["--appendonly", "yes", "--save", "", "--auto-aof-rewrite-percentage", "1",
+         "--auto-aof-rewrite-min-size", "1"], loglevel="notice",
+        env={**os.environ, "LD_PRELOAD": failing_calls, "FORK_FAILS_WHILE": flag})
+    try:
+        server.start()
+        r = redis.Redis(port=server.port)
+        open(flag, "w").close()
+        for i in range(20):
+            r.set(f"k{i}", VALUE)
+        wait_for(lambda: REWRITE_HELD in server.log_text())
+        incr_files = len(os.listdir(os.path.join(server.dir, "appendonlydir")))
+        time.sleep(0.5)                      # five more cron ticks: nothing starts
+        log_text = server.log_text()
+        assert (log_text.count(FORK_LOGS[1]), log_text.count(REWRITE_HELD)) == (3, 1)
+        assert len(os.listdir(os.path.join(server.dir, "appendonlydir"))) == incr_files
+        assert r.info("persistence")["aof_last_bgrewrite_status"] == "err"
+        os.unlink(flag)
+        assert r.bgrewriteaof()              # BGREWRITEAOF is not held
+        wait_for(lambda: r.info("persistence")["aof_last_bgrewrite_status"] == "ok")
+        r.close()
+    finally:
+        server.close()
