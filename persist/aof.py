@@ -282,10 +282,12 @@ class AppendOnlyLog:
                 self.unsynced = False
             if due and fd >= 0:
                 started = time.monotonic()
+                failing = self.fsync_errno
                 try:
                     self._fsync(fd)
                 except OSError as exc:
-                    log.warning("Fail to fsync the AOF file: %s", exc.strerror)
+                    if not failing:              # once per failure, as Redis logs it
+                        log.warning("Fail to fsync the AOF file: %s", exc.strerror)
                     with self.lock:
                         self.unsynced = True     # try again in a second
                     continue
