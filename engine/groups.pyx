@@ -44,6 +44,11 @@ cdef enum:
     SWEEP_STEP = 256
 
 
+cdef inline bint too_stale(uint64_t stale, uint64_t pending) noexcept:
+    """Whether a consumer's stale keys call for a sweep (see COMPACT_MIN)."""
+    return stale > pending and stale >= COMPACT_MIN
+
+
 cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept:
     u64_to_be(time, out)
     id_encode(id, out + 8)
@@ -153,7 +158,7 @@ cdef class ConsumerGroup:
             c.sweeping = False
             return 0
         if not c.sweeping:
-            if stale <= c.pending or stale < COMPACT_MIN:
+            if not too_stale(stale, c.pending):
                 return 0
             c.sweeping = True
             c.sweep_credit = SWEEP_STEP
@@ -174,7 +179,6 @@ cdef class ConsumerGroup:
         cdef RadixHint cursor
         cdef const uint8_t* e
         cdef uint32_t budget = SWEEP_STEP
-        cdef uint64_t stale
         cursor.finger.bucket = NULL
         radix_iter_init(&it, c.pel)
         cdef int ok = radix_seek(&it, RADIX_GE, c.sweep_from)
@@ -188,8 +192,7 @@ cdef class ConsumerGroup:
         if ok:
             memcpy(c.sweep_from, it.key, 16)
             return 0
-        stale = radix_count(c.pel) - c.pending
-        c.sweeping = stale > c.pending and stale >= COMPACT_MIN
+        c.sweeping = too_stale(radix_count(c.pel) - c.pending, c.pending)
         memset(c.sweep_from, 0, 16)
         return 0
 
@@ -442,6 +445,6 @@ def verify_group(ConsumerGroup g) -> None:
         stale = radix_count(c.pel) - c.pending
         assert c.pending > 0 or stale == 0, "stale keys kept by a consumer owning none"
         assert stale <= 3 * c.pending + 2 * COMPACT_MIN, "too many stale keys kept"
-        assert c.sweeping or stale <= c.pending or stale < COMPACT_MIN, \
+        assert c.sweeping or not too_stale(stale, c.pending), \
             "too many stale keys kept, and no sweep under way"
     assert radix_count(g.pel_by_time) == radix_count(g.pel), "pel_by_time size differs"

@@ -12,10 +12,10 @@ while the parent keeps serving.
 
 When persisting fails, `refusal` holds the error that write commands get instead of
 running (Redis's MISCONF): after a failed background save (its fork included) while
-save points are set
-and `stop_writes_on_bgsave_error` is on, or while writes to the AOF fail or its last
-fsync failed (everysec and no; with `always` the server exits instead). It goes back to None once a save
-succeeds or the buffered AOF data is written; `on_refusal` hears every change.
+save points are set and `stop_writes_on_bgsave_error` is on, or while writes to the
+AOF fail or its last fsync failed (everysec and no; with `always` the server exits
+instead). It goes back to None once a save succeeds, or the buffered AOF data is
+written and an fsync succeeds; `on_refusal` hears every change.
 """
 from __future__ import annotations
 

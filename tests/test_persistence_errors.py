@@ -446,6 +446,20 @@ def failing_calls(tmp_path_factory) -> str:
     return str(lib)
 
 
+def failing_transcripts(args: list, failing_calls: str, variable: str, flag: str,
+                        transcript: Callable) -> dict:
+    """{name: transcript(name, started server)} for ours, then redis-server, both run
+    with the preloaded library and `variable` naming the flag file."""
+    seen = {}
+    for name, server in servers(args, env={**os.environ, "LD_PRELOAD": failing_calls,
+                                           variable: flag}):
+        try:
+            seen[name] = transcript(name, server.start())
+        finally:
+            server.close()
+    return seen
+
+
 def fsync_failure_transcript(server, flag: str, recovers: bool) -> dict:
     """What a client sees once a background fsync fails; with `recovers`, also once
     fsyncs succeed again."""
@@ -482,15 +496,13 @@ def test_a_failed_fsync_under_everysec_refuses_writes_until_one_succeeds(failing
     restart); ours tries again every second and accepts writes once one succeeds.
     The rest of the transcript must be equal."""
     flag = str(tmp_path / "failing")
-    seen = {}
-    for name, server in servers(
-            ["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""],
-            env={**os.environ, "LD_PRELOAD": failing_calls, "FSYNC_FAILS_WHILE": flag}):
-        try:
-            seen[name] = fsync_failure_transcript(server.start(), flag, name == "sluice")
-            assert server.stop() == 0
-        finally:
-            server.close()
+
+    def transcript(name, server) -> dict:
+        seen = fsync_failure_transcript(server, flag, name == "sluice")
+        assert server.stop() == 0
+        return seen
+    seen = failing_transcripts(["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""],
+                               failing_calls, "FSYNC_FAILS_WHILE", flag, transcript)
     ours = seen["sluice"]
     assert ours["refused"] == ("error", FSYNC_MISCONF)
     assert ours["status"] == "err" and ours["logged"] == 1
@@ -505,23 +517,19 @@ FSYNC_ALWAYS_EXIT = ("Can't persist AOF for fsync error when the AOF fsync polic
 @needs_oracle
 def test_a_failed_fsync_with_always_exits_without_answering(failing_calls, tmp_path):
     flag = str(tmp_path / "failing")
-    seen = {}
-    for name, server in servers(
-            ["--appendonly", "yes", "--appendfsync", "always", "--save", ""],
-            env={**os.environ, "LD_PRELOAD": failing_calls, "FSYNC_FAILS_WHILE": flag}):
-        try:
-            server.start()
-            sock = raw_socket(server.port)
-            first = ask(sock, b"SET", b"a", b"1")
-            open(flag, "w").close()
-            second = ask(sock, b"SET", b"b", b"2")
-            sock.close()
-            server.proc.wait(timeout=10)          # it ends by itself
-            seen[name] = {"replies": [first, second], "exit code": server.stop(),
-                          "logged": FSYNC_ALWAYS_EXIT in server.log_text()}
-            os.unlink(flag)
-        finally:
-            server.close()
+
+    def transcript(name, server) -> dict:
+        sock = raw_socket(server.port)
+        first = ask(sock, b"SET", b"a", b"1")
+        open(flag, "w").close()
+        second = ask(sock, b"SET", b"b", b"2")
+        sock.close()
+        server.proc.wait(timeout=10)              # it ends by itself
+        os.unlink(flag)
+        return {"replies": [first, second], "exit code": server.stop(),
+                "logged": FSYNC_ALWAYS_EXIT in server.log_text()}
+    seen = failing_transcripts(["--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+                               failing_calls, "FSYNC_FAILS_WHILE", flag, transcript)
     assert seen["sluice"] == {"replies": [b"+OK\r\n", b"<closed>"], "exit code": 1,
                               "logged": True}
     assert seen["sluice"] == seen["redis"]
@@ -535,33 +543,29 @@ FORK_LOGS = ("Can't save in background: fork: Resource temporarily unavailable",
 @needs_oracle
 def test_a_failed_fork_fails_bgsave_and_bgrewriteaof_as_redis_does(failing_calls, tmp_path):
     flag = str(tmp_path / "failing")
-    seen = {}
-    for name, server in servers(
-            ["--appendonly", "yes", "--save", "3600 1"],
-            env={**os.environ, "LD_PRELOAD": failing_calls, "FORK_FAILS_WHILE": flag}):
-        try:
-            server.start()
-            r = redis.Redis(port=server.port, decode_responses=True)
-            got = {"before": run(r, "SET", "a", "1")}
-            open(flag, "w").close()
-            got["bgsave"] = run(r, "BGSAVE")
-            got["write"] = run(r, "SET", "b", "2")
-            got["read"] = run(r, "GET", "a")
-            got["bgrewriteaof"] = run(r, "BGREWRITEAOF")
-            info = r.info("persistence")
-            got["status"] = (info["rdb_last_bgsave_status"], info["aof_last_bgrewrite_status"],
-                             info["rdb_bgsave_in_progress"], info["aof_rewrite_in_progress"])
-            log_text = server.log_text()
-            got["logged"] = [line in log_text for line in FORK_LOGS]
-            os.unlink(flag)
-            got["bgsave again"] = run(r, "BGSAVE")
-            wait_for(lambda: run(r, "SET", "c", "3") is True)
-            got["after"] = r.info("persistence")["rdb_last_bgsave_status"]
-            r.close()
-            assert server.stop() == 0
-            seen[name] = got
-        finally:
-            server.close()
+
+    def transcript(name, server) -> dict:
+        r = redis.Redis(port=server.port, decode_responses=True)
+        got = {"before": run(r, "SET", "a", "1")}
+        open(flag, "w").close()
+        got["bgsave"] = run(r, "BGSAVE")
+        got["write"] = run(r, "SET", "b", "2")
+        got["read"] = run(r, "GET", "a")
+        got["bgrewriteaof"] = run(r, "BGREWRITEAOF")
+        info = r.info("persistence")
+        got["status"] = (info["rdb_last_bgsave_status"], info["aof_last_bgrewrite_status"],
+                         info["rdb_bgsave_in_progress"], info["aof_rewrite_in_progress"])
+        log_text = server.log_text()
+        got["logged"] = [line in log_text for line in FORK_LOGS]
+        os.unlink(flag)
+        got["bgsave again"] = run(r, "BGSAVE")
+        wait_for(lambda: run(r, "SET", "c", "3") is True)
+        got["after"] = r.info("persistence")["rdb_last_bgsave_status"]
+        r.close()
+        assert server.stop() == 0
+        return got
+    seen = failing_transcripts(["--appendonly", "yes", "--save", "3600 1"],
+                               failing_calls, "FORK_FAILS_WHILE", flag, transcript)
     ours = seen["sluice"]
     assert ours["bgsave"] == ("error", "")              # a bare ERR
     assert ours["write"] == ("error", RDB_MISCONF)

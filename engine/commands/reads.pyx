@@ -387,8 +387,8 @@ cdef void history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
                 continue
             if n == cap:
                 cap = 2 * cap if cap else 64
-                ids = <StreamID*>realloc_or_free(ids, cap * sizeof(StreamID))
-                pes = <PendingEntry**>realloc_or_free(pes, cap * sizeof(PendingEntry*))
+                ids = <StreamID*>grow(ids, cap * sizeof(StreamID))
+                pes = <PendingEntry**>grow(pes, cap * sizeof(PendingEntry*))
             id_decode(it.key, &ids[n])
             pes[n] = pe
             n += 1
@@ -412,9 +412,9 @@ cdef void history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
         free(where)
 
 
-cdef void* realloc_or_free(void* p, size_t size) except NULL:
+cdef void* grow(void* p, size_t size) except NULL:
+    """realloc; on failure p stays allocated (its owner frees it)."""
     cdef void* q = realloc(p, size)
     if q == NULL:
-        free(p)
         raise MemoryError()
     return q
