@@ -409,12 +409,34 @@ static int failing(const char *name) {
     return flag != NULL && access(flag, F_OK) == 0;
 }
 
+/* The process the library was loaded into: a forked child has another pid. */
+static pid_t server_pid;
+__attribute__((constructor)) static void remember_server(void) { server_pid = getpid(); }
+
+/* Whether an fsync or fdatasync call fails: the server's fdatasync while
+   $FSYNC_FAILS_WHILE exists, either call in a forked child (the one writing a new
+   AOF base) while $CHILD_FSYNC_FAILS_WHILE exists. */
+static int sync_fails(int data_only) {
+    if (getpid() != server_pid)
+        return failing("CHILD_FSYNC_FAILS_WHILE");
+    return data_only && failing("FSYNC_FAILS_WHILE");
+}
+
 int fdatasync(int fd) {
-    if (failing("FSYNC_FAILS_WHILE")) {
+    if (sync_fails(1)) {
         errno = EIO;
         return -1;
     }
     int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    return real(fd);
+}
+
+int fsync(int fd) {
+    if (sync_fails(0)) {
+        errno = EIO;
+        return -1;
+    }
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
     return real(fd);
 }
 
@@ -434,7 +456,8 @@ FSYNC_FAILED_LOG = "Fail to fsync the AOF file: Input/output error"
 @pytest.fixture(scope="module")
 def failing_calls(tmp_path_factory) -> str:
     """A preloaded library whose fdatasync (fork) fails while the file named by
-    $FSYNC_FAILS_WHILE ($FORK_FAILS_WHILE) exists. No disk here fails an fsync on
+    $FSYNC_FAILS_WHILE ($FORK_FAILS_WHILE) exists, and whose fsync and fdatasync fail
+    in a forked child while $CHILD_FSYNC_FAILS_WHILE names an existing file. No disk here fails an fsync on
     demand, and root ignores the process limit that would fail a fork (a write can be
     made to fail for real, see file_limit); the servers run unchanged, and only those
     C library calls answer as a failing system would."""
@@ -608,3 +631,43 @@ def test_automatic_rewrites_wait_after_three_failed_forks(failing_calls, tmp_pat
         r.close()
     finally:
         server.close()
+
+
+REWRITE_CHILD_FAILED = "Background AOF rewrite terminated with error"
+
+
+@needs_oracle
+def test_automatic_rewrites_wait_after_three_failed_rewrite_children(failing_calls, tmp_path):
+    """A rewrite whose child fails (its fsync of the new base fails) counts toward the
+    limit as a failed fork does: three in a row, then automatic rewrites wait a minute.
+    The writes themselves go on (only the child's fsync fails). Compared with
+    redis-server 7.0, which counts failed children."""
+    flag = str(tmp_path / "failing")
+
+    def transcript(name, server) -> dict:
+        r = redis.Redis(port=server.port, decode_responses=True)
+        open(flag, "w").close()
+        got = {"writes": [run(r, "SET", f"k{i}", VALUE) for i in range(20)]}
+        wait_for(lambda: REWRITE_HELD in server.log_text())
+        time.sleep(0.5)                      # five more cron ticks: nothing starts
+        log_text = server.log_text()
+        got["logged"] = (log_text.count(REWRITE_CHILD_FAILED), log_text.count(REWRITE_HELD))
+        info = r.info("persistence")
+        got["status"] = (info["aof_last_bgrewrite_status"], info["aof_rewrite_in_progress"],
+                         info["aof_last_write_status"])
+        got["write while held"] = run(r, "SET", "held", "1")
+        os.unlink(flag)
+        got["bgrewriteaof"] = run(r, "BGREWRITEAOF")     # not held
+        wait_for(lambda: r.info("persistence")["aof_last_bgrewrite_status"] == "ok")
+        r.close()
+        assert server.stop() == 0
+        return got
+    seen = failing_transcripts(
+        ["--appendonly", "yes", "--save", "", "--auto-aof-rewrite-percentage", "1",
+         "--auto-aof-rewrite-min-size", "1"],
+        failing_calls, "CHILD_FSYNC_FAILS_WHILE", flag, transcript)
+    ours = seen["sluice"]
+    assert ours["writes"] == [True] * 20 and ours["write while held"] is True
+    assert ours["logged"] == (3, 1)
+    assert ours["status"] == ("err", 0, "ok")
+    assert ours == seen["redis"]
