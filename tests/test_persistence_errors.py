@@ -422,23 +422,18 @@ static int sync_fails(int data_only) {
     return data_only && failing("FSYNC_FAILS_WHILE");
 }
 
-int fdatasync(int fd) {
-    if (sync_fails(1)) {
+/* The C library's `name` (fsync or fdatasync) on fd, unless it is to fail. */
+static int sync_call(const char *name, int fd, int data_only) {
+    if (sync_fails(data_only)) {
         errno = EIO;
         return -1;
     }
-    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, name);
     return real(fd);
 }
 
-int fsync(int fd) {
-    if (sync_fails(0)) {
-        errno = EIO;
-        return -1;
-    }
-    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-    return real(fd);
-}
+int fdatasync(int fd) { return sync_call("fdatasync", fd, 1); }
+int fsync(int fd) { return sync_call("fsync", fd, 0); }
 
 pid_t fork(void) {
     if (failing("FORK_FAILS_WHILE")) {
