@@ -255,7 +255,9 @@ def part2(args, claim_realclock):
     round_ratios = []
     gc.collect()
     gc.freeze()
-    for _ in range(args.scale_rounds):
+    for r in range(args.scale_rounds):
+        if r and args.scale_pause:
+            time.sleep(args.scale_pause)
         this_round = {small.n: [], big.n: []}
         for it in range(args.scale_iterations):
             pair = (small, big) if it % 2 == 0 else (big, small)
@@ -265,8 +267,6 @@ def part2(args, claim_realclock):
             times[n].extend(ts)
         round_ratios.append(C.summary(this_round[big.n])["median"]
                             / C.summary(this_round[small.n])["median"])
-        if args.scale_pause:
-            time.sleep(args.scale_pause)
     gc.unfreeze()
     s_small = C.summary(times[small.n])
     s_big = C.summary(times[big.n])
