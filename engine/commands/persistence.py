@@ -5,6 +5,7 @@ import logging
 from engine.commands.table import command
 from engine.errors import SYNTAX, ResponseError
 from engine.reply import OK, Status
+from persist.errors import PersistError
 
 NOT_PERSISTENT = "ERR persistence is off: this engine was created without a data directory"
 
@@ -17,7 +18,6 @@ def _durability(ctx):
 
 
 def _run(action):
-    from persist.errors import PersistError
     try:
         return action()
     except PersistError as exc:
@@ -29,14 +29,16 @@ def _run(action):
 @command("save", 1, "admin noscript", 0, 0, 0)
 def save(ctx, argv):
     durability = _durability(ctx)
-    try:
-        _run(durability.save)
-    except ResponseError as exc:
-        if str(exc).startswith("ERR Background save"):
-            raise
-        # Redis answers a failed SAVE with a bare ERR; the reason goes to the log.
-        logging.getLogger("sluice").warning("Error saving DB on disk: %s", str(exc)[4:])
-        raise ResponseError("ERR") from None
+
+    def write() -> None:
+        try:
+            durability.save()
+        except OSError as exc:
+            # Redis answers a failed SAVE with a bare ERR; the reason goes to the log.
+            logging.getLogger("sluice").warning("Error saving DB on disk: %s",
+                                                exc.strerror or exc)
+            raise PersistError("") from None
+    _run(write)
     return OK
 
 
