@@ -157,6 +157,23 @@ def test_wrong_schema_is_refused_on_the_driver(spark, sluice_server, df_sql, opt
     assert "a task ran" not in str(failure.value)
 
 
+def test_overwrite_and_complete_mode_are_refused(spark, sluice_server, tmp_path):
+    """A stream only grows: replacing what was written is refused, not turned into appends."""
+    options = {"url": f"redis://127.0.0.1:{sluice_server.port}"}
+    with pytest.raises(Exception, match="format sluice cannot overwrite: a stream only grows"):
+        spark.sql("select 'x' as v").write.format("sluice").mode("overwrite").options(**options) \
+            .option("stream", "s").save()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.json").write_text('{"k": "a"}\n')
+    counts = spark.readStream.schema("k string").json(str(tmp_path / "in")).groupBy("k").count()
+    query = (counts.selectExpr("k", "cast(count as string) as n").writeStream.format("sluice")
+             .options(**options).option("stream", "totals").outputMode("complete")
+             .option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(availableNow=True).start())
+    with pytest.raises(Exception, match=r"cannot replace what earlier micro-batches wrote"):
+        query.awaitTermination(120)
+
+
 # -- streaming writes ------------------------------------------------------------------------
 
 def run_available(spark, source_dir, checkpoint, target_options: dict) -> None:

@@ -250,27 +250,36 @@ def _report_abort(messages: Sequence[Optional[WriteCounts]], what: str) -> None:
                 "(a stream cannot take entries back)", what, written)
 
 
-class StreamBatchWriter(DataSourceArrowWriter):
-    """`df.write.format("sluice")`: each task XADDs its partition (Arrow batches in)."""
+class _XaddWriter:
+    """What both writers share: the plan, made (and checked) on the driver when Spark
+    creates the writer, and each task's write."""
 
-    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+    overwrite_refusal = ""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool = False) -> None:
+        if overwrite:
+            raise OptionError(self.overwrite_refusal)
         self.plan = plan_sink(options, schema)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
         return write_batches(self.plan, iterator)
+
+
+class StreamBatchWriter(_XaddWriter, DataSourceArrowWriter):
+    """`df.write.format("sluice")`: each task XADDs its partition (Arrow batches in)."""
+
+    overwrite_refusal = ("format sluice cannot overwrite: a stream only grows; write with mode "
+                         "append (delete the streams first to replace them)")
 
     def abort(self, messages: List[Optional[WriteCounts]]) -> None:
         _report_abort(messages, "the write")
 
 
-class StreamStreamWriter(DataSourceStreamArrowWriter):
+class StreamStreamWriter(_XaddWriter, DataSourceStreamArrowWriter):
     """`df.writeStream.format("sluice")`: each micro-batch's tasks XADD their rows."""
 
-    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
-        self.plan = plan_sink(options, schema)
-
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
-        return write_batches(self.plan, iterator)
+    overwrite_refusal = ("format sluice cannot replace what earlier micro-batches wrote (output "
+                         "mode complete): a stream only grows; use output mode append or update")
 
     def abort(self, messages: List[Optional[WriteCounts]], batchId: int) -> None:
         _report_abort(messages, f"micro-batch {batchId}")
