@@ -14,7 +14,9 @@ Options:
 
 The driver reads the file's block index (persist.snapshot_blocks, which checks every
 block's checksum and the end record, so a damaged file fails before any task runs,
-naming the file and offset); each block is one partition that an executor decodes.
+naming the file and offset); each block is one partition that an executor decodes,
+so executors must see the file at the same path (local mode, or a shared filesystem,
+as for Spark's own file sources).
 """
 from __future__ import annotations
 
