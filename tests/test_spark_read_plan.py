@@ -17,7 +17,7 @@ from pipeline.spark.id_ranges import IdRange, allocate_parts, split_range  # noq
 from pipeline.spark.offsets import MAX_PART, EntryId, parse_offsets  # noqa: E402
 from pipeline.spark.options import OptionError  # noqa: E402
 from pipeline.spark.read_options import read_options  # noqa: E402
-from pipeline.spark.stream_reader import SluiceStreamReader  # noqa: E402
+from pipeline.spark.stream_reader import DataLossError, SluiceStreamReader  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +106,29 @@ def test_available_now_stops_at_the_entries_present_when_prepared(client: redis.
     assert end["n"]["id"] == client.xrange("n")[13][0].decode()
     assert "n2" not in end or end["n2"]["id"] == "0-0"
     assert stream_reader.partitions(end, end) == []
+
+
+def test_xdel_after_the_checkpoint_is_data_loss_unless_allowed(client: redis.Redis) -> None:
+    written = fill_streams(client, ["q"], 10)
+    checkpoint = {"q": {"id": written["q"][3][0], "added": 4}}
+    client.xdel("q", written["q"][6][0])
+    with pytest.raises(DataLossError, match=(
+            f"entries of stream 'q' after the checkpoint offset {written['q'][3][0]} were trimmed or deleted "
+            f"before they were read \\(XDEL removed entries up to {written['q'][6][0]}")):
+        reader(client, streams="q").latestOffset(checkpoint, ReadAllAvailable())
+    end = reader(client, streams="q", failOnDataLoss="false").latestOffset(checkpoint, ReadAllAvailable())
+    assert end == {"q": {"id": written["q"][9][0], "added": 10}}
+
+
+def test_trimming_read_entries_or_unused_ids_is_not_data_loss(client: redis.Redis) -> None:
+    written = fill_streams(client, ["t"], 10)
+    checkpoint = {"t": {"id": written["t"][9][0], "added": 10}}
+    client.xtrim("t", maxlen=0, approximate=False)
+    assert reader(client, streams="t").latestOffset(checkpoint, ReadAllAvailable()) == checkpoint
+    later = fill_streams(client, ["t"], 3, first=10)
+    assert reader(client, streams="t").latestOffset(checkpoint, ReadAllAvailable()) == {
+        "t": {"id": later["t"][-1][0], "added": 13}}
+    fill_streams(client, ["t"], 3, first=13)
+    client.xtrim("t", maxlen=2, approximate=False)
+    with pytest.raises(DataLossError, match="^4 entries of stream 't' after the checkpoint offset"):
+        reader(client, streams="t").latestOffset(checkpoint, ReadAllAvailable())

@@ -7,7 +7,7 @@ Spark to convert), which is what keeps a Spark read close to a bare XRANGE loop.
 from __future__ import annotations
 
 from itertools import accumulate, chain
-from typing import Iterable, List, Mapping, Sequence, Tuple, Union
+from typing import List, Mapping, Sequence, Tuple, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -88,10 +88,3 @@ class EntryBatchBuilder:
         streams = pa.repeat(pa.scalar(name, pa.string()), count)
         return pa.RecordBatch.from_arrays([streams, ids, ms, seq, fields], schema=self.schema)
 
-
-def entry_batches(builder: EntryBatchBuilder, stream: Union[bytes, str],
-                  pages: Iterable[Sequence[Entry]]) -> Iterable[pa.RecordBatch]:
-    """One record batch per non-empty page of entries."""
-    for page in pages:
-        if page:
-            yield builder.build(stream, page)

@@ -11,7 +11,7 @@ Reading options (names are case-insensitive):
 - `startingOffsets`: earliest (default), latest, or JSON {"stream": "ID" | "earliest" |
   "latest" | -2 | -1}; reading starts after the ID, as XREAD does;
 - `endingOffsets` (batch): latest (default) or JSON {"stream": "ID" | "latest" | -1}; the
-  ID itself is read, as XRANGE does; "latest" is fixed when the DataFrame is made;
+  ID itself is read, as XRANGE does; "latest" is fixed when the DataFrame's read is planned;
 - `minPartitions` (batch; default one per stream), `pageSize` (XRANGE COUNT, 10000),
   `decode` (true: fields as map<string,string>);
 - streaming: `maxEntriesPerTrigger`, `failOnDataLoss` (default true), `commitGroup` (a
