@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
 
+from redis_cluster import redis_cluster  # noqa: F401 - a fixture
 from spark_streams import fill_streams, sluice_client, sluice_server  # noqa: F401 - fixtures
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
@@ -118,3 +120,27 @@ def test_trimming_read_entries_or_unused_ids_is_not_data_loss(sluice_client: red
     sluice_client.xtrim("t", maxlen=2, approximate=False)
     with pytest.raises(DataLossError, match="^4 entries of stream 't' after the checkpoint offset"):
         reader(sluice_client, streams="t").latestOffset(checkpoint, ReadAllAvailable())
+
+
+def test_streaming_over_a_cluster_reads_and_commits_per_stream(redis_cluster) -> None:  # noqa: ANN001
+    """The driver's planning and an executor's read, through the cluster client."""
+    client = RedisCluster(host=redis_cluster[0], port=redis_cluster[1])
+    client.flushall(target_nodes=RedisCluster.PRIMARIES)
+    names = ["c:one", "c:two", "c:three"]
+    written = fill_streams(client, names, 40)
+    assert len({client.get_node_from_key(name).name for name in names}) >= 2
+    stream_reader = SluiceStreamReader(read_options({
+        "url": f"redis://{redis_cluster[0]}:{redis_cluster[1]}", "cluster": "true",
+        "streamPattern": "c:*", "commitGroup": "job"}))
+    start = stream_reader.initialOffset()
+    end = stream_reader.latestOffset(start, ReadMaxRows(60))
+    assert sum(offset["added"] for offset in end.values()) == 60
+    got = [row for piece in stream_reader.partitions(start, end)
+           for batch in stream_reader.read(piece) for row in batch.to_pylist()]
+    assert sorted((row["stream"], row["id"]) for row in got) == sorted(
+        (name, entry_id) for name in names for entry_id, _ in written[name][:20])
+    assert all(row["fields"] == written[row["stream"]][int(row["fields"][0][1])][1] for row in got)
+    stream_reader.commit(end)
+    assert {name: client.xinfo_groups(name)[0]["lag"] for name in names} == {name: 20 for name in names}
+    stream_reader.stop()
+    client.close()
