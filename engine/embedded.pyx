@@ -160,16 +160,17 @@ cdef class Engine:
             return dispatch(ctx, argv)
         finally:
             self.flush(ctx)
-            if self._changed and not self._batch_depth and not self._tx_depth:
-                self.call_ended()
+            self.end_call()
 
-    cdef void call_ended(self) except *:
-        """A call that changed something is over: its effects go to the OS now (one
-        write per call, and per batch: see begin_batch), and what the server's timer
-        does happens here, where the keyspace is consistent."""
-        self._changed = False
-        if self._end_of_call is not None:
-            self._end_of_call()
+    cdef inline void end_call(self) except *:
+        """A call is over (outside a batch or EXEC): if it changed something, its
+        effects go to the OS now (one write per call, or per batch: see
+        begin_batch), and what the server's timer does happens here, where the
+        keyspace is consistent."""
+        if self._changed and not self._batch_depth and not self._tx_depth:
+            self._changed = False
+            if self._end_of_call is not None:
+                self._end_of_call()
 
     def begin_batch(self) -> None:
         """Calls until end_batch are one batch (a pipeline): their changes reach the
@@ -177,9 +178,10 @@ cdef class Engine:
         self._batch_depth += 1
 
     def end_batch(self) -> None:
+        if self._batch_depth <= 0:
+            raise RuntimeError("end_batch without begin_batch")
         self._batch_depth -= 1
-        if self._changed and not self._batch_depth and not self._tx_depth:
-            self.call_ended()
+        self.end_call()
 
     cdef void flush(self, CommandContext ctx) except *:
         """Hands the command's effects to the listeners and resets the context."""
@@ -219,8 +221,7 @@ cdef class Engine:
             self._tx_logged = False
             for listener in self.effect_listeners:
                 listener(db, [[b"EXEC"]])
-        if self._changed and not self._batch_depth and not self._tx_depth:
-            self.call_ended()
+        self.end_call()
 
     def active_expire(self, int limit=200) -> list:
         """Removes keys whose TTL has passed even if nobody reads them (the server
