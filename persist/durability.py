@@ -195,9 +195,10 @@ class Durability:
         self.cron()
 
     def before_reply(self) -> None:
-        """Server, once per event-loop round, before replies go out: write (and with
-        `always` fsync) what this round logged, or what an earlier failed write left
-        behind. Raises OSError on a failed write (the data stays buffered)."""
+        """Once per server event-loop round, before replies go out (or at the end
+        of an embedded call): write (and with `always` fsync) what this round
+        logged, or what an earlier failed write left behind. Raises OSError on a
+        failed write (the data stays buffered)."""
         aof = self.aof
         if aof is not None and aof.pending():
             try:
