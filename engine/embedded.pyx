@@ -107,9 +107,11 @@ cdef class Engine:
         self.close_if_owned()
 
     cdef close_if_owned(self):
-        """Closes at exit or when dropped, unless this is a forked child's copy: the
-        files belong to the process that opened them."""
-        if self._end_of_call is not None and self._owner_pid == os.getpid():
+        """Closes at exit or when dropped, unless this is a forked child's copy (the
+        files belong to the process that opened them) or this runs where closing
+        cannot (see Durability.can_close_here)."""
+        if (self._end_of_call is not None and self._owner_pid == os.getpid()
+                and self.durability.can_close_here()):
             self.close()
 
     def __enter__(self):

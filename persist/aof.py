@@ -305,6 +305,10 @@ class AppendOnlyLog:
         if policy == "everysec":
             self._start_sync_thread()
 
+    def in_sync_thread(self) -> bool:
+        """True when called from the sync thread itself (which may hold the lock)."""
+        return self._thread is threading.current_thread()
+
     def _stop_sync_thread(self) -> None:
         if self._thread is not None:
             self._stop.set()

@@ -431,6 +431,12 @@ class Durability:
 
     # -- shutdown and configuration ----------------------------------------------------
 
+    def can_close_here(self) -> bool:
+        """False in the AOF's fsync thread: a garbage collection there may finalize
+        an engine while that thread holds the AOF's lock (closing would wait for it
+        forever). The thread goes on fsyncing what was written."""
+        return self.aof is None or not self.aof.in_sync_thread()
+
     def close(self, save: Optional[bool] = None) -> None:
         """Stops a running child, writes a last snapshot when `save` (None: when save
         points are configured, as Redis's SHUTDOWN), fsyncs and closes the AOF (even
