@@ -112,7 +112,7 @@ def test_rewrite_compacts_in_place(data_dir):
     result = sluice_aof("rewrite", data_dir)
     assert result.returncode == 0, result.stderr
     assert sum(os.path.getsize(aof / n) for n in os.listdir(aof)) < size
-    assert any(n.endswith(".base.snap") for n in os.listdir(aof))
+    assert any(n.endswith(".base.sluice") for n in os.listdir(aof))
     assert loaded(data_dir) == before
 
 

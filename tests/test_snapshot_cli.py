@@ -32,7 +32,7 @@ def snap(tmp_path):
     engine.execute(b"XADD", b"s", b"2-0", b"f", b"w", b"\xff", b"x")
     engine.execute(b"XGROUP", b"CREATE", b"s", b"g", b"0")
     engine.execute(b"XREADGROUP", b"GROUP", b"g", b"alice", b"COUNT", 1, b"STREAMS", b"s", b">")
-    path = tmp_path / "dump.snap"
+    path = tmp_path / "dump.sluice"
     snapshot.write_snapshot(engine, path)
     return path
 
