@@ -153,3 +153,26 @@ def engine():  # noqa: ANN201 - the engine's type is not importable at collectio
     from engine import Engine  # noqa: PLC0415
 
     return Engine()
+
+
+@pytest.fixture
+def redis_rdb_dir(oracle: RedisOracle, tmp_path: Path) -> Path:
+    """A copy of what redis-server writes in its RDB format, a stream in each:
+    `dump.rdb` (SAVE) and `appendonlydir/` whose base is RDB (BGREWRITEAOF with
+    aof-use-rdb-preamble yes)."""
+    oracle.execute("XADD", "s", "1-1", "f", "v")
+    oracle.execute("CONFIG", "SET", "aof-use-rdb-preamble", "yes")
+    oracle.execute("SAVE")
+    oracle.execute("BGREWRITEAOF")
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while b"aof_rewrite_in_progress:0" not in oracle.execute("INFO", "persistence") \
+            or b"aof_rewrite_scheduled:0" not in oracle.execute("INFO", "persistence"):
+        assert time.monotonic() < deadline, "redis-server's BGREWRITEAOF did not finish"
+        time.sleep(0.02)
+    source = Path(oracle.execute("CONFIG", "GET", "dir")[1].decode())
+    copy = tmp_path / "redis-data"
+    copy.mkdir()
+    shutil.copy(source / oracle.execute("CONFIG", "GET", "dbfilename")[1].decode(),
+                copy / "dump.rdb")
+    shutil.copytree(source / "appendonlydir", copy / "appendonlydir")
+    return copy
