@@ -118,18 +118,18 @@ def test_rewrite_compacts_in_place(data_dir):
 
 
 @pytest.mark.parametrize("action", ["check", "info"])
-def test_redis_rdb_files_are_named_not_called_damaged(redis_rdb_dir, action):
-    rdb = redis_rdb_dir / "dump.rdb"
+def test_redis_rdb_files_are_named_not_called_damaged(redis_data_dir, action):
+    rdb = redis_data_dir / "dump.rdb"
     done = sluice_aof(action, rdb)
     assert done.returncode == 1 and "damaged" not in done.stderr
     assert done.stderr.startswith(f"sluice-aof: {rdb} is a Redis RDB file (RDB version "
                                   f"{int(rdb.read_bytes()[5:9])}), not an AOF file; Sluice "
                                   "does not read RDB: ")
     # redis-server's own appendonlydir with aof-use-rdb-preamble yes: its base is RDB
-    aof = redis_rdb_dir / "appendonlydir"
+    aof = redis_data_dir / "appendonlydir"
     base = aof / Manifest.parse((aof / "appendonly.aof.manifest").read_bytes()).base.name
     assert base.name.endswith(".base.rdb")
-    done = sluice_aof(action, redis_rdb_dir)
+    done = sluice_aof(action, redis_data_dir)
     assert done.returncode == 1 and "damaged" not in done.stderr
     assert done.stderr.startswith(f"sluice-aof: {base} is a Redis RDB file (RDB version "
                                   f"{int(base.read_bytes()[5:9])}), not a Sluice snapshot or "

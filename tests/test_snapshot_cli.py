@@ -111,8 +111,8 @@ def rdb_named(path, tool: str, expected: str) -> str:
 
 
 @pytest.mark.parametrize("command", ["info", "verify", "dump"])
-def test_a_redis_rdb_file_is_named_not_called_damaged(redis_rdb_dir, command):
-    rdb = redis_rdb_dir / "dump.rdb"
+def test_a_redis_rdb_file_is_named_not_called_damaged(redis_data_dir, command):
+    rdb = redis_data_dir / "dump.rdb"
     assert rdb.read_bytes().startswith(b"REDIS00")
     done = run(command, rdb)
     assert done.returncode == 1 and done.stdout == ""

@@ -7,12 +7,14 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 import redis
 
 from engine import Engine
-from engine.server.testing import ServerProcess
+from engine.server.testing import ROOT, ServerProcess
 from persist import snapshot
 from persist.errors import ForeignFileError
 from persist.manifest import Manifest, write_atomically
@@ -80,6 +82,10 @@ def test_an_aof_base_an_earlier_version_named_base_snap_loads(tmp_path):
     os.rename(aof / manifest.base.name, aof / old_name)
     manifest.base.name = old_name
     write_atomically(str(manifest_path), manifest.render())
+    check = subprocess.run([sys.executable, "-m", "tools.aof_cli", "check", str(tmp_path)],
+                           capture_output=True, text=True, cwd=ROOT,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert check.returncode == 0 and "AOF is valid (2 file(s))" in check.stdout, check.stderr
     with Engine(dir=str(tmp_path), appendonly=True) as engine:
         assert engine.execute("XLEN", "s") == 2
         engine.execute("BGREWRITEAOF")
@@ -88,19 +94,19 @@ def test_an_aof_base_an_earlier_version_named_base_snap_loads(tmp_path):
         assert engine.execute("XLEN", "s") == 2
 
 
-def test_a_redis_dump_rdb_under_the_default_name_is_left_alone(redis_rdb_dir, caplog):
-    rdb = redis_rdb_dir / "dump.rdb"
+def test_a_redis_dump_rdb_under_the_default_name_is_left_alone(redis_data_dir, caplog):
+    rdb = redis_data_dir / "dump.rdb"
     before = rdb.read_bytes()
     with caplog.at_level(logging.WARNING, logger="sluice"):
-        with Engine(dir=str(redis_rdb_dir)) as engine:
+        with Engine(dir=str(redis_data_dir)) as engine:
             assert engine.execute("DBSIZE") == 0
     assert rdb.read_bytes() == before
     assert f"{rdb} is a Redis RDB file (RDB version {int(before[5:9])}), not a Sluice " \
            "snapshot; Sluice does not read RDB: " in caplog.text
 
 
-def test_a_redis_dump_rdb_set_as_dbfilename_stops_the_start(redis_rdb_dir, tmp_path):
-    rdb = redis_rdb_dir / "dump.rdb"
+def test_a_redis_dump_rdb_set_as_dbfilename_stops_the_start(redis_data_dir, tmp_path):
+    rdb = redis_data_dir / "dump.rdb"
     shutil.copy(rdb, tmp_path / "dump.rdb")
     server = ServerProcess(["--save", "", "--dbfilename", "dump.rdb"], workdir=str(tmp_path))
     with pytest.raises(RuntimeError, match="did not start"):
@@ -111,10 +117,13 @@ def test_a_redis_dump_rdb_set_as_dbfilename_stops_the_start(redis_rdb_dir, tmp_p
             in server.log_text())
 
 
-def test_a_redis_aof_with_an_rdb_base_is_refused_by_name(redis_rdb_dir):
+def test_a_redis_aof_with_an_rdb_base_is_refused_and_the_readme_way_works(redis_data_dir):
     with pytest.raises(ForeignFileError) as info:
-        Engine(dir=str(redis_rdb_dir), appendonly=True)
+        Engine(dir=str(redis_data_dir), appendonly=True)
     assert ".base.rdb is a Redis RDB file (RDB version " in str(info.value)
     assert "not a Sluice snapshot or RESP commands; Sluice does not read RDB: to move data " \
            "from Redis, load an AOF that redis-server wrote with aof-use-rdb-preamble no" \
            in str(info.value)
+    # The README's way: the AOF that redis-server rewrote with aof-use-rdb-preamble no.
+    with Engine(dir=str(redis_data_dir / "resp"), appendonly=True) as engine:
+        assert engine.execute("XRANGE", "s", "-", "+") == [[b"1-1", [b"f", b"v"]]]
