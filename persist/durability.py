@@ -158,8 +158,8 @@ class Durability:
     def _adopt_legacy_snapshot(self) -> None:
         """Earlier versions named the snapshot dump.rdb by default: such a file (our
         magic) is renamed to the default name, so that it loads and is not left
-        behind, stale, under a name that says RDB. A real RDB file stays untouched,
-        and the log says why it is not loaded."""
+        behind, stale, under a name that says RDB. Any other dump.rdb (a real RDB
+        file) stays untouched, and the log says why it is not loaded."""
         legacy = os.path.join(self.dir, LEGACY_DBFILENAME)
         if snapshot.is_snapshot(legacy):
             os.replace(legacy, self.snapshot_path)
@@ -171,6 +171,10 @@ class Durability:
             redis_rdb.refuse_rdb(legacy, "a Sluice snapshot")
         except ForeignFileError as exc:
             log.warning("%s. Starting without it.", exc)
+        else:
+            if os.path.exists(legacy):
+                log.warning("%s is neither a Sluice snapshot nor a Redis RDB file: starting "
+                            "without it", legacy)
 
     @property
     def snapshot_path(self) -> str:

@@ -94,7 +94,8 @@ def test_an_aof_base_an_earlier_version_named_base_snap_loads(tmp_path):
         assert engine.execute("XLEN", "s") == 2
 
 
-def test_a_redis_dump_rdb_under_the_default_name_is_left_alone(redis_data_dir, caplog):
+def test_a_redis_dump_rdb_under_the_default_name_is_left_alone(redis_data_dir, tmp_path,
+                                                               caplog):
     rdb = redis_data_dir / "dump.rdb"
     before = rdb.read_bytes()
     with caplog.at_level(logging.WARNING, logger="sluice"):
@@ -103,6 +104,13 @@ def test_a_redis_dump_rdb_under_the_default_name_is_left_alone(redis_data_dir, c
     assert rdb.read_bytes() == before
     assert f"{rdb} is a Redis RDB file (RDB version {int(before[5:9])}), not a Sluice " \
            "snapshot; Sluice does not read RDB: " in caplog.text
+    other = tmp_path / "other" / "dump.rdb"
+    other.parent.mkdir()
+    other.write_bytes(b"neither")
+    with caplog.at_level(logging.WARNING, logger="sluice"):
+        Engine(dir=str(other.parent)).close()
+    assert other.read_bytes() == b"neither"
+    assert f"{other} is neither a Sluice snapshot nor a Redis RDB file" in caplog.text
 
 
 def test_a_redis_dump_rdb_set_as_dbfilename_stops_the_start(redis_data_dir, tmp_path):

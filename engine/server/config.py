@@ -783,8 +783,8 @@ DIRECTIVES: tuple[Directive, ...] = (
               protected=True, deny_loading=True),
     Directive("dbfilename", String(check=_pathless("dbfilename", "filename", True)),
               SNAPSHOT_FILENAME,
-              "Snapshot file name inside dir (Sluice's own format whatever the name; not "
-              "RDB, hence not Redis's dump.rdb).", protected=True),
+              "Snapshot file name inside dir; the file is in Sluice's own format (not "
+              "RDB) whatever its name.", protected=True),
     Directive("save", Save(), [(3600, 1), (300, 100), (60, 10000)],
               "Snapshot after <seconds> if at least <changes> writes; \"\" disables."),
     Directive("stop-writes-on-bgsave-error", Bool(), True,
