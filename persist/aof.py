@@ -2,8 +2,10 @@
 
     appendonlydir/
         appendonly.aof.manifest         which files, in which order (persist/manifest.py)
-        appendonly.aof.3.base.snap      the state at the last rewrite: a snapshot, or
-        appendonly.aof.3.base.aof       RESP commands with `aof-use-rdb-preamble no`
+        appendonly.aof.3.base.sluice    the state at the last rewrite: our snapshot
+                                        (persist/snapshot.py; earlier versions named it
+                                        .base.snap, and manifests naming that still load),
+        appendonly.aof.3.base.aof       or RESP commands with `aof-use-rdb-preamble no`
         appendonly.aof.3.incr.aof       effects since then, as RESP commands
         appendonly.aof.4.incr.aof       (a rewrite starts a new incremental file)
 
@@ -42,6 +44,7 @@ from typing import Callable, Optional
 from persist.errors import PersistError
 from persist.manifest import AofFile, Manifest, fsync_dir, write_atomically
 from persist.resp_log import LogBuffer
+from persist.snapshot import EXTENSION as SNAPSHOT_EXTENSION
 
 log = logging.getLogger("sluice")
 
@@ -351,7 +354,7 @@ class AppendOnlyLog:
             return
         m = self.manifest
         seq = max(m.base.seq if m.base else 0, self._base_seq) + 1
-        ext = "snap" if self.snapshot_base else "aof"
+        ext = SNAPSHOT_EXTENSION if self.snapshot_base else "aof"
         base = AofFile(f"{self.filename}.{seq}.base.{ext}", seq, "b")
         os.replace(job.temp_path, self.path_of(base))
         fsync_dir(self.dir)

@@ -31,12 +31,14 @@ import time
 import traceback
 from typing import Callable, Optional
 
-from persist import recovery, resp_base, snapshot
+from persist import recovery, redis_rdb, resp_base, snapshot
 from persist.aof import AppendOnlyLog
-from persist.errors import PersistError
+from persist.errors import ForeignFileError, PersistError
+from persist.manifest import fsync_dir
 
 log = logging.getLogger("sluice")
 
+LEGACY_DBFILENAME = "dump.rdb"     # the default snapshot name of earlier versions
 DEFAULT_SAVE_POINTS = ((3600, 1), (300, 100), (60, 10000))
 MB = 1024 * 1024
 SNAPSHOT_FAILED = (
@@ -69,7 +71,7 @@ class Durability:
     """See the module docstring."""
 
     def __init__(self, engine, directory: str, *, appendonly: bool = False,
-                 appendfsync: str = "everysec", dbfilename: str = "dump.rdb",
+                 appendfsync: str = "everysec", dbfilename: str = snapshot.DEFAULT_FILENAME,
                  appenddirname: str = "appendonlydir", appendfilename: str = "appendonly.aof",
                  aof_use_rdb_preamble: bool = True, aof_load_truncated: bool = True,
                  save: Optional[list] = None, auto_aof_rewrite_percentage: int = 100,
@@ -150,11 +152,34 @@ class Durability:
                          time.monotonic() - started)
                 return
         path = self.snapshot_path
+        if not os.path.exists(path) and self.dbfilename == snapshot.DEFAULT_FILENAME:
+            self._adopt_legacy_snapshot()
         if os.path.exists(path):
             info = snapshot.load_snapshot(self.engine, path)
             self.loaded_from = "snapshot"
             log.info("Done loading snapshot, keys loaded: %d", info.get("keys", 0))
             log.info("DB loaded from disk: %.3f seconds", time.monotonic() - started)
+
+    def _adopt_legacy_snapshot(self) -> None:
+        """Earlier versions named the snapshot dump.rdb by default: such a file (our
+        magic) is renamed to the default name, so that it loads and is not left
+        behind, stale, under a name that says RDB. Any other dump.rdb (a real RDB
+        file) stays untouched, and the log says why it is not loaded."""
+        legacy = os.path.join(self.dir, LEGACY_DBFILENAME)
+        if snapshot.is_snapshot(legacy):
+            os.replace(legacy, self.snapshot_path)
+            fsync_dir(self.dir)
+            log.warning("Renamed %s to %s: it is a Sluice snapshot, not RDB (earlier "
+                        "versions gave it that name)", LEGACY_DBFILENAME, self.dbfilename)
+            return
+        try:
+            redis_rdb.refuse_rdb(legacy, "a Sluice snapshot")
+        except ForeignFileError as exc:
+            log.warning("%s. Starting without it.", exc)
+        else:
+            if os.path.exists(legacy):
+                log.warning("%s is neither a Sluice snapshot nor a Redis RDB file: starting "
+                            "without it", legacy)
 
     @property
     def snapshot_path(self) -> str:
