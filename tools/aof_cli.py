@@ -25,6 +25,7 @@ from tqdm import tqdm
 from persist import recovery, snapshot
 from persist.errors import CorruptFileError, PersistError, TruncatedFileError
 from persist.manifest import Manifest
+from persist.redis_rdb import refuse_rdb
 from persist.resp_log import CommandReader, LogBuffer
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE = 0, 1, 2
@@ -39,9 +40,11 @@ class Target:
 
 
 def locate(path: str) -> Target:
-    """Resolves PATH (see the module docstring); PersistError if it names no AOF."""
+    """Resolves PATH (see the module docstring); PersistError if it names no AOF,
+    ForeignFileError if the file or the base is a Redis RDB file."""
     path = os.path.abspath(path)
     if os.path.isfile(path) and not path.endswith(".manifest"):
+        refuse_rdb(path, "an AOF file")
         return Target([(path, "file")])
     if os.path.isfile(path):
         aof_dir, manifest_path = os.path.dirname(path), path
@@ -55,6 +58,8 @@ def locate(path: str) -> Target:
     with open(manifest_path, "rb") as fh:
         manifest = Manifest.parse(fh.read(), manifest_path)
     files = [(os.path.join(aof_dir, f.name), f.kind) for f in manifest.files()]
+    if manifest.base is not None:
+        refuse_rdb(files[0][0], recovery.BASE_FORMATS)
     return Target(files, aof_dir, manifest)
 
 
