@@ -31,6 +31,7 @@ from pyspark.sql.types import StructType
 from engine.glob import match
 from persist import snapshot
 from persist.aof import AppendOnlyLog
+from persist.redis_rdb import refuse_rdb
 from persist.snapshot_blocks import Block, PendingEntries, StreamEntries, block_contents, snapshot_blocks
 from pipeline.spark.arrow_entries import EntryBatchBuilder, entry_schema
 from pipeline.spark.options import OptionError, bool_option, int_option, text_option
@@ -42,29 +43,17 @@ PEL_ARROW_SCHEMA = pa.schema([("stream", pa.string()), ("group", pa.string()),
                               ("consumer", pa.string()), ("id", pa.string()),
                               ("delivery_time", pa.int64()), ("delivery_count", pa.int64())])
 TABLES = ("entries", "pel")
-RDB_MAGIC = b"REDIS"
 TEMP_PREFIX = "temp-"        # a snapshot being written beside the real one
+EXPECTED = "a Sluice snapshot"
 
 
-def _is_rdb(path: str) -> bool:
-    with open(path, "rb") as f:
-        return f.read(len(RDB_MAGIC)) == RDB_MAGIC
-
-
-def _refuse_rdb(path: str) -> None:
-    if _is_rdb(path):
-        raise OptionError(f"option path: {path} is a Redis RDB file, not a Sluice snapshot; "
-                          f"load it into redis-server and read that with format sluice")
-
-
-def _aof_snapshot_base(directory: str) -> Optional[str]:
-    """The base file of the directory's AOF when it is in snapshot form."""
+def _aof_base(directory: str) -> Optional[str]:
+    """The base file of the directory's AOF, if it has one."""
     aof = AppendOnlyLog(directory)
     manifest = aof.read_manifest()
     if manifest is None or manifest.base is None:
         return None
-    base = aof.path_of(manifest.base)
-    return base if snapshot.is_snapshot(base) else None
+    return aof.path_of(manifest.base)
 
 
 def snapshot_file(path: str) -> str:
@@ -75,8 +64,7 @@ def snapshot_file(path: str) -> str:
     if not os.path.exists(path):
         raise OptionError(f"option path: {path} does not exist")
     if not os.path.isdir(path):
-        _refuse_rdb(path)
-        return path
+        return path             # persist names a Redis RDB file or damage as it reads
     files = sorted(os.path.join(path, name) for name in os.listdir(path)
                    if not name.startswith(TEMP_PREFIX) and os.path.isfile(os.path.join(path, name)))
     found = [name for name in files if snapshot.is_snapshot(name)]
@@ -85,11 +73,11 @@ def snapshot_file(path: str) -> str:
                           f"({', '.join(found)}); give the file to read")
     if found:
         return found[0]
-    base = _aof_snapshot_base(path)
-    if base is not None:
+    base = _aof_base(path)
+    if base is not None and snapshot.is_snapshot(base):
         return base
-    for name in files:
-        _refuse_rdb(name)
+    for name in files + ([base] if base else []):
+        refuse_rdb(name, EXPECTED)
     raise OptionError(f"option path: the directory {path} holds no Sluice snapshot "
                       f"(neither a snapshot file nor an AOF whose base is one)")
 
