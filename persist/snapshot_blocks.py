@@ -6,7 +6,8 @@ which group its first PENDING records: they continue what the records of earlier
 blocks opened. `snapshot_blocks` walks the whole file once, decompressing every
 block and reading its records but not their chunks (the costly part), and notes for
 each block the database, stream and group it starts in. `block_contents` then
-decodes one block's chunks from that starting point.
+decodes one block's chunks from that starting point: entries column-wise, in buffers
+a columnar reader (Arrow) takes without a Python object per entry.
 """
 from __future__ import annotations
 
@@ -33,11 +34,14 @@ class Block:
 
 @dataclass(frozen=True)
 class StreamEntries:
-    """A run of one stream's entries: (ms, seq, [field, value, ...]) in ID order."""
+    """A run of one stream's entries in ID order, as column buffers ready for Arrow:
+    (ms, seq, pair_ends, names, name_ends, values, value_ends), laid out as
+    persist.snapshot_codec.decode_entry_columns describes."""
 
     db: int
     stream: bytes
-    entries: list
+    count: int
+    columns: tuple
 
 
 @dataclass(frozen=True)
@@ -132,7 +136,8 @@ def block_contents(block: Block) -> Iterator[Union[StreamEntries, PendingEntries
         kind = walk.step(block.offset, rec)
         try:
             if kind == codec.ENTRIES:
-                yield StreamEntries(walk.db, walk.stream, codec.decode_entries(rec[2], rec[1]))
+                yield StreamEntries(walk.db, walk.stream, rec[1],
+                                    codec.decode_entry_columns(rec[2], rec[1]))
             elif kind == codec.PENDING:
                 names = walk.consumers
                 yield PendingEntries(walk.db, walk.stream, walk.group, [

@@ -1,8 +1,9 @@
-"""persist.snapshot_blocks: each block of a snapshot decodes alone, from the state the
-block index noted, to exactly what a whole-file read gives; damage is refused with the
-file and offset."""
+"""persist.snapshot_blocks: each block of a snapshot decodes alone (entries column-wise),
+from the state the block index noted, to exactly what a whole-file read gives; damage
+is refused with the file and offset."""
 from __future__ import annotations
 
+import array
 import random
 from dataclasses import replace
 
@@ -48,6 +49,18 @@ def saved(tmp_path_factory):
     return path
 
 
+def rows_of(run: StreamEntries) -> list:
+    """(id, [field, value, ...]) of each entry of a run's column buffers."""
+    ms, seq, pair_ends, names, name_ends, values, value_ends = run.columns
+    ms, seq = array.array("q", ms), array.array("q", seq)
+    pair_ends, name_ends, value_ends = (array.array("i", b) for b in (pair_ends, name_ends, value_ends))
+    assert len(ms) == len(seq) == len(pair_ends) - 1 == run.count
+    return [(f"{ms[i]}-{seq[i]}",
+             [part for j in range(pair_ends[i], pair_ends[i + 1])
+              for part in (names[name_ends[j]:name_ends[j + 1]], values[value_ends[j]:value_ends[j + 1]])])
+            for i in range(run.count)]
+
+
 def whole_file(path) -> tuple[list, list]:
     """(db, stream, id, fields) and (db, stream, group, id, time, count, consumer) of every
     entry and pending entry, from the whole-file reader."""
@@ -83,7 +96,7 @@ def test_blocks_decoded_one_by_one_match_the_whole_file(saved):
     for offset in sorted(decoded):
         for run in decoded[offset]:
             if isinstance(run, StreamEntries):
-                entries += [(run.db, run.stream, f"{ms}-{seq}", fields) for ms, seq, fields in run.entries]
+                entries += [(run.db, run.stream, entry_id, fields) for entry_id, fields in rows_of(run)]
             else:
                 assert isinstance(run, PendingEntries)
                 pending += [(run.db, run.stream, run.group, f"{ms}-{seq}", t, n, c)

@@ -28,6 +28,8 @@ def fill(client: redis.Redis) -> None:
         fields = {"item": f"i{i}", "qty": str(i % 7)}
         if i % 3 == 0:
             fields["note"] = "gift" * (i % 5)
+        if i % 5 == 0:
+            fields["raw"] = bytes([i % 256, 0xFF, 0])      # not UTF-8: kept as bytes
         pipe.xadd("orders", fields)
     for i in range(5000):
         pipe.xadd("clicks", {"user": f"u{i % 97}",

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Iterator, List, Mapping, Optional, Tuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
@@ -33,7 +34,7 @@ from persist import snapshot
 from persist.aof import AppendOnlyLog
 from persist.redis_rdb import refuse_rdb
 from persist.snapshot_blocks import Block, PendingEntries, StreamEntries, block_contents, snapshot_blocks
-from pipeline.spark.arrow_entries import EntryBatchBuilder, entry_schema
+from pipeline.spark.arrow_entries import arrow_entry_schema, entry_schema
 from pipeline.spark.options import OptionError, bool_option, int_option, text_option
 from pipeline.spark.read_options import _stream_choice
 
@@ -126,13 +127,47 @@ def _text(names: List[bytes]) -> pa.Array:
     return pa.array([name.decode("utf-8", "replace") for name in names], pa.string())
 
 
+def _as_text(array: pa.Array) -> pa.Array:
+    """Binary as UTF-8 text; bytes that are not UTF-8 get the replacement character, as
+    format sluice shows them."""
+    try:
+        return array.cast(pa.string())
+    except pa.ArrowInvalid:
+        return _text(array.to_pylist())
+
+
+def _ids(ms: pa.Array, seq: pa.Array) -> pa.Array:
+    """IDs as "ms-seq" text, built column-wise."""
+    return pc.binary_join_element_wise(pc.cast(ms, pa.string()), pc.cast(seq, pa.string()), "-")
+
+
+def _buffer_array(kind: pa.DataType, length: int, *buffers: bytes) -> pa.Array:
+    return pa.Array.from_buffers(kind, length, [None, *map(pa.py_buffer, buffers)])
+
+
+def _entry_batch(schema: pa.Schema, decode: bool, run: StreamEntries) -> pa.RecordBatch:
+    """A run of entries as a record batch of the `sluice` format's schema, straight from
+    the decoded column buffers."""
+    ms_data, seq_data, pair_ends, names, name_ends, values, value_ends = run.columns
+    pairs = len(name_ends) // 4 - 1
+    ms = _buffer_array(pa.int64(), run.count, ms_data)
+    seq = _buffer_array(pa.int64(), run.count, seq_data)
+    keys = _as_text(_buffer_array(pa.binary(), pairs, name_ends, names))
+    items = _buffer_array(pa.binary(), pairs, value_ends, values)
+    fields = pa.MapArray.from_arrays(_buffer_array(pa.int32(), run.count + 1, pair_ends), keys,
+                                     _as_text(items) if decode else items,
+                                     type=schema.field("fields").type)
+    streams = pa.repeat(pa.scalar(run.stream.decode("utf-8", "replace"), pa.string()), run.count)
+    return pa.RecordBatch.from_arrays([streams, _ids(ms, seq), ms, seq, fields], schema=schema)
+
+
 def _pel_batch(run: PendingEntries) -> pa.RecordBatch:
     count = len(run.entries)
     ms, seq, times, counts, consumers = zip(*run.entries)
     return pa.RecordBatch.from_arrays([
         _text([run.stream] * count), _text([run.group] * count), _text(list(consumers)),
-        pa.array([f"{m}-{s}" for m, s in zip(ms, seq)], pa.string()),
-        pa.array(times, pa.int64()), pa.array(counts, pa.int64())], schema=PEL_ARROW_SCHEMA)
+        _ids(pa.array(ms, pa.int64()), pa.array(seq, pa.int64())), pa.array(times, pa.int64()),
+        pa.array(counts, pa.int64())], schema=PEL_ARROW_SCHEMA)
 
 
 class SnapshotReader(DataSourceReader):
@@ -147,13 +182,12 @@ class SnapshotReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         options = self.options
-        builder = EntryBatchBuilder(options.decode)
+        schema = arrow_entry_schema(options.decode)
         for run in block_contents(partition.block):
             if not options.wants(run.db, run.stream):
                 continue
             if isinstance(run, StreamEntries) and options.table == "entries":
-                yield builder.build(run.stream, [(f"{ms}-{seq}", fields)
-                                                 for ms, seq, fields in run.entries])
+                yield _entry_batch(schema, options.decode, run)
             elif isinstance(run, PendingEntries) and options.table == "pel":
                 yield _pel_batch(run)
 
