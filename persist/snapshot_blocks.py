@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Tuple, Union
 
 from persist import snapshot
 from persist import snapshot_codec as codec
@@ -126,19 +126,30 @@ def snapshot_blocks(path: Union[str, os.PathLike]) -> List[Block]:
     return blocks
 
 
-def block_contents(block: Block) -> Iterator[Union[StreamEntries, PendingEntries]]:
-    """The stream entries and pending entries stored in one block, a chunk at a
-    time, in file order; CorruptFileError (file and block offset) on damage."""
+def _every_stream(db: int, key: bytes) -> bool:
+    return True
+
+
+def block_contents(block: Block, *, pending: bool = False,
+                   wanted: Callable[[int, bytes], bool] = _every_stream
+                   ) -> Iterator[Union[StreamEntries, PendingEntries]]:
+    """The stream entries (with pending=True: the groups' pending entries) stored in one
+    block, a chunk at a time in file order, of the streams for which wanted(db, key) is
+    true (only their chunks are decoded); CorruptFileError (file and block offset) on
+    damage."""
     walk = _Walk(block)
+    chosen = codec.PENDING if pending else codec.ENTRIES
     with open(block.path, "rb") as f:
         _, raw = next(snapshot._blocks(block.path, f, None, block.offset))
     for rec in snapshot._unpack_block(block.path, block.offset, raw):
         kind = walk.step(block.offset, rec)
+        if kind != chosen or not wanted(walk.db, walk.stream):
+            continue
         try:
             if kind == codec.ENTRIES:
                 yield StreamEntries(walk.db, walk.stream, rec[1],
                                     codec.decode_entry_columns(rec[2], rec[1]))
-            elif kind == codec.PENDING:
+            else:
                 names = walk.consumers
                 yield PendingEntries(walk.db, walk.stream, walk.group, [
                     (ms, seq, time, count, names[owner])

@@ -183,13 +183,12 @@ class SnapshotReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         options = self.options
         schema = arrow_entry_schema(options.decode)
-        for run in block_contents(partition.block):
-            if not options.wants(run.db, run.stream):
-                continue
-            if isinstance(run, StreamEntries) and options.table == "entries":
-                yield _entry_batch(schema, options.decode, run)
-            elif isinstance(run, PendingEntries) and options.table == "pel":
+        if options.table == "pel":
+            for run in block_contents(partition.block, pending=True, wanted=options.wants):
                 yield _pel_batch(run)
+            return
+        for run in block_contents(partition.block, wanted=options.wants):
+            yield _entry_batch(schema, options.decode, run)
 
 
 class SluiceSnapshotDataSource(DataSource):
