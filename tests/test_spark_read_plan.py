@@ -66,6 +66,11 @@ def test_max_rows_is_shared_fairly_and_never_exceeded(sluice_client: redis.Redis
     assert {name: offset.get("added") for name, offset in end.items()} == {"x": 15, "y": 3, "z": 13}
     assert stream_reader.latestOffset(start, ReadMaxRows(1)) == {
         **start, "x": {"id": written["x"][0][0], "added": 1}}
+    split = reader(sluice_client, streams="x,y,z", minPartitions="6").partitions(start, end)
+    assert [piece.stream for piece in split] == ["x", "x", "x", "y", "z", "z"]  # by entries to read
+    x_pieces = [piece for piece in split if piece.stream == "x"]
+    assert str(x_pieces[0].first) == written["x"][0][0] and str(x_pieces[-1].last) == written["x"][14][0]
+    assert all(left.last.following() == right.first for left, right in zip(x_pieces, x_pieces[1:]))
     everything = stream_reader.latestOffset(start, ReadAllAvailable())
     assert stream_reader.latestOffset(start, ReadMaxBytes(10)) == everything
     assert {name: offset["id"] for name, offset in everything.items()} == {

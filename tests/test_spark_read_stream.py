@@ -51,10 +51,10 @@ def test_restart_from_checkpoint_delivers_each_entry_once(spark, sluice_client, 
     first = fill_streams(sluice_client, ["s1"], 300)
     first.update(fill_streams(sluice_client, ["s2"], 20))
     url = url_of(sluice_client)
-    run_available_now(spark, url, tmp_path, streams="s1,s2,s3")  # s3 does not exist yet
+    run_available_now(spark, url, tmp_path, streams="s1,s2,s3", minPartitions="4")  # s3 does not exist yet
     assert delivered(spark, tmp_path) == all_ids(first)
     more = fill_streams(sluice_client, ["s1", "s3"], 70, first=1000)
-    run_available_now(spark, url, tmp_path, streams="s1,s2,s3")
+    run_available_now(spark, url, tmp_path, streams="s1,s2,s3", minPartitions="4")
     assert delivered(spark, tmp_path) == all_ids(first, more)
 
 
