@@ -185,6 +185,28 @@ def send_and_half_close(s: socket.socket, data: bytes) -> None:
     s.shutdown(socket.SHUT_WR)
 
 
+def test_idle_timeout_closes_after_the_replies_as_redis_does(pair):
+    """timeout 1: clients (RESP2, RESP3) idle after their last reply are closed with
+    nothing more sent."""
+    results = {}
+    for name, srv in pair.items():
+        admin = redis.Redis(port=srv.port)
+        admin.flushall()
+        admin.config_set("timeout", 1)
+        admin.close()
+        try:
+            conns = [connect(srv.port, protocol) for protocol in (2, 3)]
+            for number, s in enumerate(conns, 1):
+                s.sendall(cmd("XADD", f"s{number}", f"{number}-1", "f", "v"))
+            results[name] = [read_all(s, QUIET) for s in conns]
+            for s in conns:
+                s.close()
+        finally:
+            redis.Redis(port=srv.port).config_set("timeout", 0)
+    assert results["sluice"] == results["redis"]
+    assert results["redis"] == [(b"$3\r\n1-1\r\n", True), (b"$3\r\n2-1\r\n", True)]
+
+
 def cli(port: int, *args) -> subprocess.CompletedProcess:
     return subprocess.run(["redis-cli", "-p", str(port), *args], capture_output=True,
                           text=True, timeout=30)

@@ -88,6 +88,7 @@ class ClientConnection(asyncio.Protocol):
         self.registered = False
         self.soft_since: Optional[float] = None   # over the soft output limit since
         self.obuf_class: Optional[str] = None
+        self.obuf_hard = 0                        # that class's hard limit (0: none)
         self.last_cmd = b"NULL"
         self.flush_scheduled = False
 
@@ -344,7 +345,7 @@ class ClientConnection(asyncio.Protocol):
         log write they depend on, see Server.flush_pending). A client over its
         hard output limit is closed at once, as Redis does."""
         if self.server.defer_replies and (len(self.out) or self.flush_scheduled):
-            if not self.check_output_limits(len(self.out)) and not self.flush_scheduled:
+            if not self.over_hard_limit(len(self.out)) and not self.flush_scheduled:
                 self.flush_scheduled = True
                 self.server.schedule_flush(self)
             return
@@ -359,7 +360,7 @@ class ClientConnection(asyncio.Protocol):
             return
         out = self.out
         if len(out):
-            if self.check_output_limits(len(out)):
+            if self.over_hard_limit(len(out)):
                 return
             data = out.take()
             self.transport.write(data)
@@ -396,44 +397,50 @@ class ClientConnection(asyncio.Protocol):
     def _update_water_marks(self) -> None:
         cls = self.client_type()
         self.obuf_class = cls
-        hard = self.server.obuf_limits[cls][0]
+        hard = self.obuf_hard = self.server.obuf_limits[cls][0]
         # With a hard limit the buffer may grow up to it (then the client is closed,
         # as in Redis); without one, reading pauses at DEFAULT_HIGH_WATER instead of
         # letting a client that never reads grow server memory without bound.
         high = hard + 1 if hard else DEFAULT_HIGH_WATER
         self.transport.set_write_buffer_limits(high=high, low=high // 4)
 
-    def check_output_limits(self, pending: int = 0) -> bool:
-        """client-output-buffer-limit over the unsent output (what the transport
-        holds, plus `pending` reply bytes about to be written): the hard limit
-        closes at once, the soft limit after being exceeded continuously for its
-        seconds. True when the client was closed."""
+    def over_hard_limit(self, pending: int) -> bool:
+        """Whether `pending` more reply bytes take the unsent output over the hard
+        limit; the client is then closed without them, as Redis closes it as soon
+        as a reply takes it there."""
+        hard = self.obuf_hard
+        if hard and self.transport.get_write_buffer_size() + pending > hard:
+            self._output_limit_exceeded()
+            return True
+        return False
+
+    def check_output_limits(self) -> None:
+        """client-output-buffer-limit: the hard limit closes at once, the soft limit
+        after being exceeded continuously for its seconds."""
         if self.closed:
-            return False
+            return
         if self.client_type() != self.obuf_class:
             self._update_water_marks()
-        size = self.transport.get_write_buffer_size() + pending
+        size = self.transport.get_write_buffer_size()
         if not size and self.soft_since is None:
-            return False
+            return
         hard, soft, seconds = self.server.obuf_limits[self.obuf_class]
         if hard and size > hard:
-            return self._output_limit_exceeded()
-        if soft and size > soft:
+            self._output_limit_exceeded()
+        elif soft and size > soft:
             now = monotonic()
             if self.soft_since is None:
                 self.soft_since = now
             elif now - self.soft_since > seconds:
-                return self._output_limit_exceeded()
+                self._output_limit_exceeded()
         else:
             self.soft_since = None
-        return False
 
-    def _output_limit_exceeded(self) -> bool:
+    def _output_limit_exceeded(self) -> None:
         self.server.log.warning(
             "Client %s scheduled to be closed ASAP for overcoming of output buffer limits.",
             self.client_line().decode("utf-8", "replace"))
         self.abort()
-        return True
 
     # introspection -------------------------------------------------------------------
 
