@@ -50,17 +50,6 @@ def xadds(first: int, count: int, size: int = 1) -> bytes:
                     for i in range(first, first + count))
 
 
-CASES = {
-    "quit": b"QUIT\r\n",
-    "writes then quit": xadds(1, 2) + cmd("XREAD", "STREAMS", "s", "0") + b"QUIT\r\n"
-                        + xadds(3, 1),
-    "ping then oversized bulk": b"PING\r\n*1\r\n$9999999999\r\n",
-    "unbalanced quotes": xadds(1, 1) + b'PING "a\r\nPING\r\n',
-    "invalid multibulk length": xadds(1, 1) + b"*3000000000\r\n" + xadds(2, 1),
-    "query buffer limit": xadds(1, 1) + b"*2\r\n$4\r\nECHO\r\n$2000000\r\n" + b"x" * 1_100_000,
-    "output buffer limit": xadds(1, 1) + cmd("XRANGE", "big", "-", "+") + xadds(2, 1),
-    "client kill self": xadds(1, 1) + b"CLIENT KILL SKIPME no ADDR {addr}\r\nPING\r\n",
-}
 def xadds_of_exactly(nbytes: int) -> bytes:
     """XADDs to s (IDs 1-1, 2-1, ...) totalling exactly nbytes: the last one pads."""
     out, i = b"", 1
@@ -74,6 +63,17 @@ def xadds_of_exactly(nbytes: int) -> bytes:
     raise AssertionError(f"no padding reaches {nbytes} bytes")
 
 
+CASES = {
+    "quit": b"QUIT\r\n",
+    "writes then quit": xadds(1, 2) + cmd("XREAD", "STREAMS", "s", "0") + b"QUIT\r\n"
+                        + xadds(3, 1),
+    "ping then oversized bulk": b"PING\r\n*1\r\n$9999999999\r\n",
+    "unbalanced quotes": xadds(1, 1) + b'PING "a\r\nPING\r\n',
+    "invalid multibulk length": xadds(1, 1) + b"*3000000000\r\n" + xadds(2, 1),
+    "query buffer limit": xadds(1, 1) + b"*2\r\n$4\r\nECHO\r\n$2000000\r\n" + b"x" * 1_100_000,
+    "output buffer limit": xadds(1, 1) + cmd("XRANGE", "big", "-", "+") + xadds(2, 1),
+    "client kill self": xadds(1, 1) + b"CLIENT KILL SKIPME no ADDR {addr}\r\nPING\r\n",
+}
 HALF_CLOSED = {
     "write then half-close": xadds(1, 1) + cmd("XLEN", "s"),
     "pipeline then half-close": xadds(1, 5000, 250) + cmd("XLEN", "s"),   # 1.3 MB
@@ -93,14 +93,19 @@ def pair(request):
             srv.close()
 
 
+def read_replies(s: socket.socket, count: int) -> None:
+    reader = hiredis.Reader()
+    for _ in range(count):
+        while reader.gets() is False:
+            reader.feed(s.recv(65536))
+
+
 def connect(port: int, protocol: int) -> socket.socket:
     """A raw connection, switched to RESP3 by HELLO 3 (its reply read) if asked."""
     s = raw_socket(port, 30.0)
     if protocol == 3:
         s.sendall(b"HELLO 3\r\n")
-        reader = hiredis.Reader()
-        while reader.gets() is False:
-            reader.feed(s.recv(65536))
+        read_replies(s, 1)
     return s
 
 
@@ -142,13 +147,6 @@ def test_replies_before_the_close_match_redis(pair, case, protocol):
     assert ours == theirs
 
 
-def read_replies(s: socket.socket, count: int) -> None:
-    reader = hiredis.Reader()
-    for _ in range(count):
-        while reader.gets() is False:
-            reader.feed(s.recv(65536))
-
-
 @pytest.mark.parametrize("protocol", [2, 3])
 def test_half_close_reaching_a_stalled_server_matches_redis(pair, protocol):
     """A pipeline and the client's half-close reach the server while it is stopped
@@ -160,7 +158,9 @@ def test_half_close_reaching_a_stalled_server_matches_redis(pair, protocol):
     results = {}
     for name in ("redis", "sluice"):
         srv = pair[name]
-        redis.Redis(port=srv.port).flushall()
+        admin = redis.Redis(port=srv.port)
+        admin.flushall()
+        admin.close()
         s = connect(srv.port, protocol)
         for _ in range(10):
             s.sendall(cmd("XADD", "w", "*", "f", "x" * 500_000))
@@ -173,6 +173,7 @@ def test_half_close_reaching_a_stalled_server_matches_redis(pair, protocol):
         finally:
             os.kill(srv.proc.pid, signal.SIGCONT)
         sender.join(30)
+        assert not sender.is_alive()
         out, closed = read_all(s, QUIET)
         s.close()
         results[name] = (out.count(b"-1\r\n"), closed, out)      # (replies, closed, bytes)
