@@ -28,6 +28,7 @@ from typing import Callable, Optional
 
 from persist import recovery, resp_base, snapshot
 from persist.aof import EMBEDDED_WRITE_AT, AppendOnlyLog
+from persist.directory_lock import DirectoryLock, die_with_parent
 from persist.errors import PersistError
 
 log = logging.getLogger("sluice")
@@ -103,15 +104,22 @@ class Durability:
         self._rewrite_delay = 0           # minutes automatic rewrites wait after the last
         self._rewrite_resume = 0.0        # when they may start again (time.time())
         os.makedirs(self.dir, exist_ok=True)
+        self.dir_lock = DirectoryLock(self.dir)   # held from start() to close()
 
     # -- start -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Loads the directory, then starts logging (the engine's listener)."""
-        self.load()
-        self._dirty_at_save = self.engine.dirty     # what loading did is on disk
-        if self.appendonly:
-            self._open_aof(self.loaded_manifest)
+        """Locks the directory (DirectoryInUse if another owner has it), loads it,
+        then starts logging (the engine's listener)."""
+        self.dir_lock.acquire()
+        try:
+            self.load()
+            self._dirty_at_save = self.engine.dirty     # what loading did is on disk
+            if self.appendonly:
+                self._open_aof(self.loaded_manifest)
+        except BaseException:
+            self.dir_lock.release()
+            raise
         self._listen()
 
     def _listen(self) -> None:
@@ -426,7 +434,8 @@ class Durability:
 
     def close(self, save: Optional[bool] = None) -> None:
         """Stops a running child, writes a last snapshot when `save` (None: when save
-        points are configured, as Redis's SHUTDOWN), fsyncs and closes the AOF."""
+        points are configured, as Redis's SHUTDOWN), fsyncs and closes the AOF, then
+        unlocks the directory (kept locked if this fails: the data is still here)."""
         if self.child is not None:
             try:
                 os.kill(self.child.pid, signal.SIGUSR1)
@@ -442,6 +451,7 @@ class Durability:
             self.save()
         if self.aof is not None:
             self._close_aof()
+        self.dir_lock.release()
 
     def _close_aof(self) -> None:
         """The AOF's last write and fsync. If writing still fails, what was buffered
@@ -509,11 +519,13 @@ def _fork(work: Callable[[], None], failure: str) -> int:
     """Runs `work` in a forked child that exits with 0 on success, 1 on error. A
     failed write is one log line (`failure`: the reason), as Redis logs it; anything
     else is a bug and logs its traceback."""
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
+        die_with_parent(parent)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)

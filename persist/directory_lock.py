@@ -1,0 +1,119 @@
+"""One owner per data directory.
+
+The server or an embedded Engine holds an exclusive `flock` on `<dir>/sluice.lock`
+for as long as it has the directory open, and every tool that writes there takes the
+same lock first. Without it, a tool could rewrite the AOF under a running server:
+the new manifest would no longer name the file the server goes on appending to, and
+its later, acknowledged writes would be gone at the next start.
+
+The lock, not the file, is the truth: the kernel drops a flock when its holder dies
+(kill -9 included), so a lock file left behind blocks nobody. The holder writes its
+pid into the file only so that a refusal can name it.
+
+Forked children (BGSAVE, BGREWRITEAOF) share the lock's open file: a child exiting
+closes only its copy, and `release` in a child never unlocks. `die_with_parent` ends
+a child together with its parent, so the lock is never held past the owner and no
+orphan goes on writing into a directory a new owner has taken.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import os
+import signal
+import time
+from typing import Optional
+
+from persist.errors import PersistError
+
+LOCK_NAME = "sluice.lock"
+_PR_SET_PDEATHSIG = 1          # linux/prctl.h
+_PID_READ_TRIES = 20           # a new holder writes its pid just after locking
+
+
+class DirectoryInUse(PersistError):
+    """Another process (or another Engine of this one) owns the data directory."""
+
+    def __init__(self, directory: str, pid: Optional[int], lock_path: str) -> None:
+        self.directory = directory
+        self.pid = pid
+        self.lock_path = lock_path
+        holder = f"process {pid}" if pid else "another process"
+        super().__init__(f"data directory {directory} is in use by {holder} "
+                         f"(lock file {lock_path})")
+
+
+class DirectoryLock:
+    """The exclusive lock on one data directory (see the module docstring)."""
+
+    def __init__(self, directory: str) -> None:
+        self.dir = os.path.abspath(directory)
+        self.path = os.path.join(self.dir, LOCK_NAME)
+        self._fd = -1
+        self._owner = 0                  # the pid that took it
+
+    @property
+    def held(self) -> bool:
+        return self._fd >= 0
+
+    def acquire(self) -> "DirectoryLock":
+        """Takes the lock without waiting; DirectoryInUse names the holder."""
+        if self._fd >= 0:
+            return self
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            try:
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    raise DirectoryInUse(self.dir, _holder_pid(fd), self.path) from None
+                raise
+            finally:
+                os.close(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, b"%d\n" % os.getpid(), 0)
+        self._fd, self._owner = fd, os.getpid()
+        return self
+
+    def release(self) -> None:
+        """Unlocks (in the process that took it; a forked child only closes its copy)."""
+        fd, self._fd = self._fd, -1
+        if fd < 0:
+            return
+        try:
+            if os.getpid() == self._owner:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> "DirectoryLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _holder_pid(fd: int) -> Optional[int]:
+    """The pid the holder wrote (None if it cannot be read)."""
+    for _ in range(_PID_READ_TRIES):
+        text = os.pread(fd, 32, 0).strip()
+        if text.isdigit():
+            return int(text)
+        time.sleep(0.005)
+    return None
+
+
+def die_with_parent(parent: int) -> None:
+    """In a forked child: be killed when `parent` dies (Linux's PR_SET_PDEATHSIG), and
+    exit at once if it already has."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+__all__ = ["DirectoryLock", "DirectoryInUse", "die_with_parent", "LOCK_NAME"]
