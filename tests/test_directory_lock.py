@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -229,3 +230,31 @@ def test_read_only_tools_work_on_a_live_directory():
             result = sluice_aof(*args)
             assert result.returncode == 0, result.stderr
         assert redis.Redis(port=server.port).xlen("s") == 5
+
+
+def test_check_and_info_read_steadily_while_the_server_rewrites(capsys):
+    """A rewrite swaps the manifest and deletes the files the old one named: a reader
+    caught in between reads the new set again instead of reporting damage."""
+    from tools import aof_cli
+    with ServerProcess(AOF_ON) as server:
+        r = xadd(server, 50)
+
+        def rewrite_30_times() -> None:
+            w = redis.Redis(port=server.port)
+            started = 0
+            while started < 30:
+                w.xadd("s", {"n": "x" * 2000})
+                try:
+                    w.execute_command("BGREWRITEAOF")
+                    started += 1
+                except redis.ResponseError:
+                    pass                              # one is still running
+        writer = threading.Thread(target=rewrite_30_times)
+        writer.start()
+        codes = []
+        while writer.is_alive():
+            codes += [aof_cli.main([action, server.dir]) for action in ("check", "info")]
+        writer.join()
+        assert r.info("persistence")["aof_rewrites"] >= 29
+    assert len(codes) > 20
+    assert codes == [0] * len(codes), capsys.readouterr().err

@@ -61,6 +61,7 @@ class Target:
     files: list                    # (path, kind) in replay order; kind b / i / file
     aof_dir: Optional[str] = None  # the appendonlydir
     manifest: Optional[Manifest] = None
+    manifest_path: str = ""
 
     @property
     def owner_dir(self) -> Optional[str]:
@@ -70,7 +71,7 @@ class Target:
         if self.aof_dir is not None:
             return os.path.dirname(self.aof_dir)
         folder = os.path.dirname(self.files[0][0])
-        if glob.glob(os.path.join(folder, "*.manifest")):
+        if manifests_in(folder):
             return os.path.dirname(folder)
         if os.path.exists(os.path.join(folder, LOCK_NAME)):
             return folder
@@ -85,8 +86,7 @@ def locate(path: str) -> Target:
     if os.path.isfile(path):
         aof_dir, manifest_path = os.path.dirname(path), path
     else:
-        candidates = glob.glob(os.path.join(path, "*.manifest")) or \
-            glob.glob(os.path.join(path, "*", "*.manifest"))
+        candidates = manifests_in(path) or manifests_in(os.path.join(path, "*"))
         if len(candidates) != 1:
             raise PersistError(f"{path}: no AOF manifest found (or more than one)")
         manifest_path = candidates[0]
@@ -94,7 +94,14 @@ def locate(path: str) -> Target:
     with open(manifest_path, "rb") as fh:
         manifest = Manifest.parse(fh.read(), manifest_path)
     files = [(os.path.join(aof_dir, f.name), f.kind) for f in manifest.files()]
-    return Target(files, aof_dir, manifest)
+    return Target(files, aof_dir, manifest, manifest_path)
+
+
+def manifests_in(pattern: str) -> list:
+    """The manifests in the directories `pattern` matches; not the temporary one a
+    live owner writes before renaming it over the real one."""
+    return [p for p in glob.glob(os.path.join(pattern, "*.manifest"))
+            if not os.path.basename(p).startswith("temp-")]
 
 
 def read_steady(path: str, attempt: Callable[[Target], T]) -> T:
@@ -183,11 +190,15 @@ def damage_of(path: str, show: bool) -> tuple:
         return locate(path), exc
 
 
+def fixable(target: Target, damage: CorruptFileError) -> bool:
+    """Whether fix may truncate there: damage in the last file, not a base."""
+    return damage.path == target.files[-1][0] and target.files[-1][1] != "b"
+
+
 def tail_cut(target: Target, damage: CorruptFileError) -> bool:
     """Whether the damage is a cut at the end of the last file: what a crash leaves,
-    what the server drops when it loads (aof-load-truncated) and what fix removes."""
-    return isinstance(damage, TruncatedFileError) and damage.path == target.files[-1][0] \
-        and target.files[-1][1] != "b"
+    and what the server drops when it loads (aof-load-truncated)."""
+    return isinstance(damage, TruncatedFileError) and fixable(target, damage)
 
 
 def report_damage(target: Target, damage: CorruptFileError) -> int:
@@ -195,6 +206,9 @@ def report_damage(target: Target, damage: CorruptFileError) -> int:
     if tail_cut(target, damage):
         print("It ends inside a command: 'sluice-aof fix' truncates it to the last whole "
               "one.", file=sys.stderr)
+    elif fixable(target, damage):
+        print("'sluice-aof fix' truncates the file there (what follows is lost).",
+              file=sys.stderr)
     return EXIT_DAMAGED
 
 
@@ -213,7 +227,7 @@ def cmd_fix(args) -> int:
         if damage is None:
             print("AOF is valid: nothing to fix")
             return EXIT_OK
-        if not tail_cut(target, damage):
+        if not fixable(target, damage):
             print(f"AOF is damaged: {damage}\nOnly the last incremental file can be "
                   "truncated; this damage is in an earlier file.", file=sys.stderr)
             return EXIT_DAMAGED
@@ -329,11 +343,14 @@ def cmd_replay(args) -> int:
 
 def replay_to_dir(args) -> int:
     """Writes a new data directory (AOF with a fresh base) holding the AOF's state,
-    owning it (locked) from the first check to the last write."""
+    owning it (locked) from the first check to the last write. A directory it
+    created is removed again when the AOF cannot be loaded."""
     from engine import Engine
+    created = not os.path.exists(args.to_dir)
     engine = Engine(dir=args.to_dir)
+    durability = engine.durability
+    code = EXIT_OK
     try:
-        durability = engine.durability
         taken = [p for p in (os.path.join(durability.dir, durability.appenddirname),
                              durability.snapshot_path) if os.path.exists(p)]
         if taken:
@@ -343,10 +360,14 @@ def replay_to_dir(args) -> int:
         try:
             read_steady(args.path, lambda target: load_into(engine, target, args.progress))
         except CorruptFileError as exc:
-            return report_damage(locate(args.path), exc)
+            code = report_damage(locate(args.path), exc)
+            return code
         durability.set_appendonly(True)
     finally:
         engine.close(save=False)
+        if code != EXIT_OK and created:
+            os.unlink(durability.dir_lock.path)
+            os.rmdir(durability.dir)
     print(f"Wrote {args.to_dir}/{durability.appenddirname}")
     return EXIT_OK
 
@@ -410,8 +431,7 @@ def cmd_rewrite(args) -> int:
         print("rewrite works on an appendonlydir (with its manifest)", file=sys.stderr)
         return EXIT_USAGE
     data_dir, dirname = os.path.split(target.aof_dir)
-    filename = os.path.basename(
-        glob.glob(os.path.join(target.aof_dir, "*.manifest"))[0])[:-len(".manifest")]
+    filename = os.path.basename(target.manifest_path)[:-len(".manifest")]
     engine = Engine(dir=data_dir, appendonly=True, appendfsync="no", appenddirname=dirname,
                     appendfilename=filename, aof_use_rdb_preamble=not args.resp)
     before = sum(os.path.getsize(p) for p, _ in target.files)
