@@ -258,3 +258,17 @@ def test_check_and_info_read_steadily_while_the_server_rewrites(capsys):
         assert r.info("persistence")["aof_rewrites"] >= 29
     assert len(codes) > 20
     assert codes == [0] * len(codes), capsys.readouterr().err
+
+
+def test_config_set_dir_locks_the_new_directory(tmp_path):
+    args = [*AOF_ON, "--enable-protected-configs", "yes"]
+    with ServerProcess(args) as owner, ServerProcess(args) as server:
+        r = redis.Redis(port=server.port)
+        with pytest.raises(redis.ResponseError, match=in_use_by(owner.proc.pid, owner.dir)):
+            r.config_set("dir", owner.dir)
+        assert r.config_get("dir")["dir"] == server.dir          # the change was undone
+        assert r.config_set("dir", str(tmp_path)) is True
+        result = sluice_aof("replay", server.dir, "--to-dir", tmp_path)
+        assert result.returncode == IN_USE, result.stderr
+        assert in_use_by(server.proc.pid, tmp_path) in result.stderr
+        assert r.save() is True and set(os.listdir(tmp_path)) - {LOCK_NAME}  # saved there
