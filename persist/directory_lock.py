@@ -29,6 +29,8 @@ from persist.errors import PersistError
 
 LOCK_NAME = "sluice.lock"
 _PR_SET_PDEATHSIG = 1          # linux/prctl.h
+# Looked up now, in the parent: a forked child of a threaded process must not dlopen.
+_prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
 _PID_READ_TRIES = 20           # a new holder writes its pid just after locking
 
 
@@ -107,11 +109,8 @@ def _holder_pid(fd: int) -> Optional[int]:
 def die_with_parent(parent: int) -> None:
     """In a forked child: be killed when `parent` dies (Linux's PR_SET_PDEATHSIG), and
     exit at once if it already has."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     if os.getppid() != parent:
         os._exit(1)
 

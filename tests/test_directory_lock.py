@@ -232,11 +232,13 @@ def test_read_only_tools_work_on_a_live_directory():
         assert redis.Redis(port=server.port).xlen("s") == 5
 
 
-def test_check_and_info_read_steadily_while_the_server_rewrites(capsys):
+def test_read_only_tools_read_steadily_while_the_server_rewrites(capsys):
     """A rewrite swaps the manifest and deletes the files the old one named: a reader
     caught in between reads the new set again instead of reporting damage."""
     from tools import aof_cli
-    with ServerProcess(AOF_ON) as server:
+    resp_base = [*AOF_ON, "--aof-use-rdb-preamble", "no"]      # replay sends RESP only
+    with ServerProcess(resp_base) as server, ServerProcess(["--save", ""]) as copy:
+        replay = ["replay", server.dir, "--to-server", f"127.0.0.1:{copy.port}"]
         r = xadd(server, 50)
 
         def rewrite_30_times() -> None:
@@ -254,6 +256,8 @@ def test_check_and_info_read_steadily_while_the_server_rewrites(capsys):
         codes = []
         while writer.is_alive():
             codes += [aof_cli.main([action, server.dir]) for action in ("check", "info")]
+            redis.Redis(port=copy.port).flushall()
+            codes.append(aof_cli.main(replay))
         writer.join()
         assert r.info("persistence")["aof_rewrites"] >= 29
     assert len(codes) > 20

@@ -18,7 +18,7 @@ import os
 import sys
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, TypeVar
+from typing import BinaryIO, Callable, Iterator, Optional, TypeVar
 
 from tqdm import tqdm
 
@@ -145,9 +145,10 @@ def progress_bar(total: int, desc: str, enabled: bool):
                 file=sys.stderr, leave=False)
 
 
-def commands_of(path: str, bar) -> Iterator[list]:
-    """Every command of a RESP file, advancing the progress bar by bytes."""
-    with open(path, "rb") as fh:
+def commands_of(path: str, bar, opened: Optional[BinaryIO] = None) -> Iterator[list]:
+    """Every command of a RESP file (read from `opened` if given, which stays open),
+    advancing the progress bar by bytes."""
+    with open(path, "rb") if opened is None else contextlib.nullcontext(opened) as fh:
         if os.fstat(fh.fileno()).st_size == 0:
             return
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
@@ -338,7 +339,26 @@ def warn_dropped(cut: TruncatedFileError) -> None:
 def cmd_replay(args) -> int:
     if args.to_dir:
         return replay_to_dir(args)
-    return replay_to_server(locate(args.path), args)
+    target, opened = read_steady(args.path, lambda t: (t, open_all(t)))
+    try:
+        return replay_to_server(target, opened, args)
+    finally:
+        for fh in opened:
+            fh.close()
+
+
+def open_all(target: Target) -> list:
+    """Every file opened at once (a rewrite deleting them later does not take them
+    from this reader); OSError if one is gone already."""
+    opened: list = []
+    try:
+        for path, _ in target.files:
+            opened.append(open(path, "rb"))
+    except OSError:
+        for fh in opened:
+            fh.close()
+        raise
+    return opened
 
 
 def replay_to_dir(args) -> int:
@@ -372,13 +392,19 @@ def replay_to_dir(args) -> int:
     return EXIT_OK
 
 
-def replay_to_server(target: Target, args) -> int:
-    """Sends every command to a running server, pipelined in batches."""
+def replay_to_server(target: Target, opened: list, args) -> int:
+    """Sends every command of the opened files to a running server, pipelined in
+    batches."""
     import redis
+    snapshots = [p for p, kind in target.files if is_snapshot_file(p, kind)]
+    if snapshots:
+        print(f"{snapshots[0]}: a snapshot base cannot be sent over RESP; use --to-dir or "
+              "rewrite with --resp first", file=sys.stderr)
+        return EXIT_USAGE
     host, _, port = args.to_server.rpartition(":")
     conn = redis.Connection(host=host or "127.0.0.1", port=int(port), password=args.password)
     conn.connect()
-    total = sum(os.path.getsize(p) for p, _ in target.files)
+    total = sum(os.fstat(fh.fileno()).st_size for fh in opened)
     sent = errors = 0
     batch = LogBuffer()
     pending = 0
@@ -398,13 +424,9 @@ def replay_to_server(target: Target, args) -> int:
         return bad
 
     with progress_bar(total, "replaying", args.progress) as bar:
-        for path, kind in target.files:
-            if is_snapshot_file(path, kind):
-                print(f"{path}: a snapshot base cannot be sent over RESP; use --to-dir or "
-                      "rewrite with --resp first", file=sys.stderr)
-                return EXIT_USAGE
+        for (path, _), fh in zip(target.files, opened):
             try:
-                for argv in commands_of(path, bar):
+                for argv in commands_of(path, bar, fh):
                     batch.append_command(argv)
                     pending += 1
                     sent += 1
