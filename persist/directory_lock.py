@@ -55,28 +55,46 @@ class DirectoryLock:
         self._fd = -1
         self._owner = 0                  # the pid that took it
 
-    @property
-    def held(self) -> bool:
-        return self._fd >= 0
-
     def acquire(self) -> "DirectoryLock":
-        """Takes the lock without waiting; DirectoryInUse names the holder."""
+        """Takes the lock without waiting; DirectoryInUse names the holder, and a
+        PersistError says why the lock file cannot be used."""
         if self._fd >= 0:
             return self
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = self._open()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             try:
                 if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                     raise DirectoryInUse(self.dir, _holder_pid(fd), self.path) from None
-                raise
+                raise self._unusable(exc) from None
             finally:
                 os.close(fd)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, b"%d\n" % os.getpid(), 0)
+        line = b"%d\n" % os.getpid()
+        try:
+            os.pwrite(fd, line, 0)            # then cut: never an empty file to read
+            os.ftruncate(fd, len(line))
+        except OSError:
+            pass                  # opened read-only: locked all the same, without the pid
         self._fd, self._owner = fd, os.getpid()
         return self
+
+    def _open(self) -> int:
+        """The lock file, created if need be; read-only where the directory is (a
+        read-only fd locks as well)."""
+        try:
+            try:
+                return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError as exc:
+                if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                    raise
+                return os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise self._unusable(exc) from None
+
+    def _unusable(self, exc: OSError) -> PersistError:
+        return PersistError(f"cannot lock the data directory {self.dir}: {self.path}: "
+                            f"{exc.strerror}")
 
     def release(self) -> None:
         """Unlocks (in the process that took it; a forked child only closes its copy)."""
@@ -99,7 +117,7 @@ class DirectoryLock:
 def _holder_pid(fd: int) -> Optional[int]:
     """The pid the holder wrote (None if it cannot be read)."""
     for _ in range(_PID_READ_TRIES):
-        text = os.pread(fd, 32, 0).strip()
+        text = os.pread(fd, 32, 0).split(b"\n")[0]
         if text.isdigit():
             return int(text)
         time.sleep(0.005)

@@ -19,6 +19,7 @@ import redis
 from engine import Engine
 from engine.server.testing import ROOT, ServerProcess, free_port
 from persist.directory_lock import LOCK_NAME, DirectoryInUse, DirectoryLock
+from persist.errors import PersistError
 from persist.manifest import Manifest
 from test_server_persistence import wait_for
 
@@ -276,3 +277,16 @@ def test_config_set_dir_locks_the_new_directory(tmp_path):
         assert result.returncode == IN_USE, result.stderr
         assert in_use_by(server.proc.pid, tmp_path) in result.stderr
         assert r.save() is True and set(os.listdir(tmp_path)) - {LOCK_NAME}  # saved there
+
+
+def test_an_unusable_lock_file_refuses_the_start_with_its_reason(tmp_path):
+    os.mkdir(tmp_path / LOCK_NAME)                     # not a file: cannot be opened
+    with pytest.raises(PersistError, match=f"cannot lock the data directory {tmp_path}"):
+        Engine(dir=str(tmp_path))
+    log = tmp_path / "server.log"
+    server = subprocess.run(
+        [sys.executable, "-m", "engine.server", "--port", str(free_port()), "--bind",
+         "127.0.0.1", "--dir", str(tmp_path), "--logfile", str(log)],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert server.returncode == 1 and "Traceback" not in server.stderr
+    assert "cannot lock the data directory" in log.read_text()
