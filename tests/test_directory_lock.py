@@ -56,6 +56,23 @@ def xadd(server: ServerProcess, n: int) -> redis.Redis:
     return r
 
 
+def five_more_survive_kill_9(server: ServerProcess, r: redis.Redis) -> None:
+    """The owner's writes after a refused intruder: acknowledged, then kept."""
+    xadd(server, 5)
+    assert r.xlen("s") == 10
+    server.stop(signal.SIGKILL)
+    server.start()
+    assert redis.Redis(port=server.port).xlen("s") == 10
+
+
+def run_server(directory, log, *args) -> subprocess.CompletedProcess:
+    """A sluice-server run to its end (one that is refused exits at once)."""
+    return subprocess.run(
+        [sys.executable, "-m", "engine.server", "--port", str(free_port()), "--bind",
+         "127.0.0.1", "--dir", str(directory), "--logfile", str(log), *args],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
 def in_use_by(pid: int, directory: str) -> str:
     return f"data directory {os.path.abspath(directory)} is in use by process {pid}"
 
@@ -64,20 +81,12 @@ def test_a_second_server_is_refused_and_the_first_goes_on():
     with ServerProcess(AOF_ON) as first:
         r = xadd(first, 5)
         log = os.path.join(first.dir, "second.log")
-        second = subprocess.run(
-            [sys.executable, "-m", "engine.server", "--port", str(free_port()), "--bind",
-             "127.0.0.1", "--dir", first.dir, "--logfile", log, *AOF_ON],
-            capture_output=True, text=True, timeout=60,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        second = run_server(first.dir, log, *AOF_ON)
         assert second.returncode == 1
         assert in_use_by(first.proc.pid, first.dir) in second.stderr
         with open(log) as fh:
             assert in_use_by(first.proc.pid, first.dir) in fh.read()
-        xadd(first, 5)
-        assert r.xlen("s") == 10
-        first.stop(signal.SIGKILL)
-        first.start()
-        assert redis.Redis(port=first.port).xlen("s") == 10
+        five_more_survive_kill_9(first, r)
 
 
 def test_a_second_engine_is_refused_in_this_process_and_in_another(tmp_path):
@@ -124,11 +133,7 @@ def test_writing_tools_refuse_a_live_directory(tool, tmp_path):
         assert result.returncode == IN_USE, result.stdout + result.stderr
         assert in_use_by(server.proc.pid, server.dir) in result.stderr
         assert files_of(server.dir) == before
-        xadd(server, 5)
-        assert r.xlen("s") == 10
-        server.stop(signal.SIGKILL)
-        server.start()
-        assert redis.Redis(port=server.port).xlen("s") == 10
+        five_more_survive_kill_9(server, r)
 
 
 def test_writing_tools_work_once_the_server_is_gone(tmp_path):
@@ -284,9 +289,6 @@ def test_an_unusable_lock_file_refuses_the_start_with_its_reason(tmp_path):
     with pytest.raises(PersistError, match=f"cannot lock the data directory {tmp_path}"):
         Engine(dir=str(tmp_path))
     log = tmp_path / "server.log"
-    server = subprocess.run(
-        [sys.executable, "-m", "engine.server", "--port", str(free_port()), "--bind",
-         "127.0.0.1", "--dir", str(tmp_path), "--logfile", str(log)],
-        capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    server = run_server(tmp_path, log)
     assert server.returncode == 1 and "Traceback" not in server.stderr
     assert "cannot lock the data directory" in log.read_text()
