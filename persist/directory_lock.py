@@ -10,10 +10,11 @@ The lock, not the file, is the truth: the kernel drops a flock when its holder d
 (kill -9 included), so a lock file left behind blocks nobody. The holder writes its
 pid into the file only so that a refusal can name it.
 
-Forked children (BGSAVE, BGREWRITEAOF) share the lock's open file: a child exiting
-closes only its copy, and `release` in a child never unlocks. `die_with_parent` ends
-a child together with its parent, so the lock is never held past the owner and no
-orphan goes on writing into a directory a new owner has taken.
+A forked child (BGSAVE, BGREWRITEAOF, or a fork of the user's) closes its copy of
+the lock's file at once: closing a copy does not unlock, and the lock lives exactly
+as long as its owner, so a refusal never names a dead process. `die_with_parent`
+ends a writing child together with its parent, so no orphan goes on writing into a
+directory a new owner has taken.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import fcntl
 import os
 import signal
 import time
+import weakref
 from typing import Optional
 
 from persist.errors import PersistError
@@ -44,6 +46,9 @@ class DirectoryInUse(PersistError):
         holder = f"process {pid}" if pid else "another process"
         super().__init__(f"data directory {directory} is in use by {holder} "
                          f"(lock file {lock_path})")
+
+
+_held: "weakref.WeakSet[DirectoryLock]" = weakref.WeakSet()
 
 
 class DirectoryLock:
@@ -77,6 +82,7 @@ class DirectoryLock:
         except OSError:
             pass                  # opened read-only: locked all the same, without the pid
         self._fd, self._owner = fd, os.getpid()
+        _held.add(self)
         return self
 
     def _open(self) -> int:
@@ -97,8 +103,9 @@ class DirectoryLock:
                             f"{exc.strerror}")
 
     def release(self) -> None:
-        """Unlocks (in the process that took it; a forked child only closes its copy)."""
+        """Unlocks (only in the process that took it)."""
         fd, self._fd = self._fd, -1
+        _held.discard(self)
         if fd < 0:
             return
         try:
@@ -107,11 +114,27 @@ class DirectoryLock:
         finally:
             os.close(fd)
 
+    def _drop_copy(self) -> None:
+        """In a forked child: close the inherited copy, which leaves the parent's
+        lock in place."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
     def __enter__(self) -> "DirectoryLock":
         return self.acquire()
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def _forked_child() -> None:
+    for lock in list(_held):
+        lock._drop_copy()
+    _held.clear()
+
+
+os.register_at_fork(after_in_child=_forked_child)
 
 
 def _holder_pid(fd: int) -> Optional[int]:

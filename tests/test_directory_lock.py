@@ -185,6 +185,30 @@ def test_a_forked_child_releasing_does_not_unlock_its_parent(tmp_path):
     DirectoryLock(str(tmp_path)).acquire().release()
 
 
+def test_a_fork_outliving_its_killed_owner_does_not_keep_the_lock(tmp_path):
+    """A child forked by the user (multiprocessing's fork, say) inherits the lock's
+    file; it must not keep the directory locked, in the name of a dead process."""
+    script = ("import os, signal, sys, time\n"
+              "from engine import Engine\n"
+              "engine = Engine(dir=sys.argv[1], appendonly=True)\n"
+              "child = os.fork()\n"
+              "if child == 0:\n"
+              "    for fd in (1, 2):\n"                 # let the test read to the end
+              "        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)\n"
+              "    time.sleep(60)\n"
+              "    os._exit(0)\n"
+              "print(child, flush=True)\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    owner = python("-c", script, tmp_path)
+    child = int(owner.stdout)
+    try:
+        assert alive(child)
+        with Engine(dir=str(tmp_path), appendonly=True):
+            pass
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
 def children_of(pid: int) -> list:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as fh:
