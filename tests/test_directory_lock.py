@@ -254,12 +254,17 @@ def test_a_rewrite_child_dies_with_its_killed_server():
 
 def test_read_only_tools_work_on_a_live_directory():
     with ServerProcess(AOF_ON) as server:
-        xadd(server, 5)
+        r = xadd(server, 5)
+        assert r.save() is True
         for args in (["check", server.dir], ["info", server.dir],
                      ["replay", server.dir, "--to-dir", os.path.join(server.dir, "copy")]):
             result = sluice_aof(*args)
             assert result.returncode == 0, result.stderr
-        assert redis.Redis(port=server.port).xlen("s") == 5
+        snapshot_file = os.path.join(server.dir, r.config_get("dbfilename")["dbfilename"])
+        for action in ("info", "verify", "dump"):
+            result = python("-m", "tools.snapshot_cli", action, snapshot_file)
+            assert result.returncode == 0, result.stderr
+        assert r.xlen("s") == 5
 
 
 def test_read_only_tools_read_steadily_while_the_server_rewrites(capsys):
