@@ -13,6 +13,7 @@ import redis
 from engine import Engine, ManualClock
 from engine.server.testing import ROOT
 from engine_states import logged_state, mixed_workload
+from persist.manifest import Manifest
 
 T0 = 1_700_000_000_000
 
@@ -112,8 +113,27 @@ def test_rewrite_compacts_in_place(data_dir):
     result = sluice_aof("rewrite", data_dir)
     assert result.returncode == 0, result.stderr
     assert sum(os.path.getsize(aof / n) for n in os.listdir(aof)) < size
-    assert any(n.endswith(".base.snap") for n in os.listdir(aof))
+    assert any(n.endswith(".base.sluice") for n in os.listdir(aof))
     assert loaded(data_dir) == before
+
+
+@pytest.mark.parametrize("action", ["check", "info"])
+def test_redis_rdb_files_are_named_not_called_damaged(redis_data_dir, action):
+    rdb = redis_data_dir / "dump.rdb"
+    done = sluice_aof(action, rdb)
+    assert done.returncode == 1 and "damaged" not in done.stderr
+    assert done.stderr.startswith(f"sluice-aof: {rdb} is a Redis RDB file (RDB version "
+                                  f"{int(rdb.read_bytes()[5:9])}), not an AOF file; Sluice "
+                                  "does not read RDB: ")
+    # redis-server's own appendonlydir with aof-use-rdb-preamble yes: its base is RDB
+    aof = redis_data_dir / "appendonlydir"
+    base = aof / Manifest.parse((aof / "appendonly.aof.manifest").read_bytes()).base.name
+    assert base.name.endswith(".base.rdb")
+    done = sluice_aof(action, redis_data_dir)
+    assert done.returncode == 1 and "damaged" not in done.stderr
+    assert done.stderr.startswith(f"sluice-aof: {base} is a Redis RDB file (RDB version "
+                                  f"{int(base.read_bytes()[5:9])}), not a Sluice snapshot or "
+                                  "RESP commands; ")
 
 
 def test_usage_errors_exit_2(tmp_path):

@@ -29,6 +29,7 @@ from persist import recovery, snapshot
 from persist.directory_lock import LOCK_NAME, DirectoryInUse, DirectoryLock
 from persist.errors import CorruptFileError, PersistError, TruncatedFileError
 from persist.manifest import Manifest
+from persist.redis_rdb import refuse_rdb
 from persist.resp_log import CommandReader, LogBuffer
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE, EXIT_IN_USE = 0, 1, 2, 3
@@ -79,9 +80,11 @@ class Target:
 
 
 def locate(path: str) -> Target:
-    """Resolves PATH (see PATH_HELP); PersistError if it names no AOF."""
+    """Resolves PATH (see PATH_HELP); PersistError if it names no AOF,
+    ForeignFileError if the file or the base is a Redis RDB file."""
     path = os.path.abspath(path)
     if os.path.isfile(path) and not path.endswith(".manifest"):
+        refuse_rdb(path, "an AOF file")
         return Target([(path, "file")])
     if os.path.isfile(path):
         aof_dir, manifest_path = os.path.dirname(path), path
@@ -94,6 +97,8 @@ def locate(path: str) -> Target:
     with open(manifest_path, "rb") as fh:
         manifest = Manifest.parse(fh.read(), manifest_path)
     files = [(os.path.join(aof_dir, f.name), f.kind) for f in manifest.files()]
+    if manifest.base is not None:
+        refuse_rdb(files[0][0], recovery.BASE_FORMATS)
     return Target(files, aof_dir, manifest, manifest_path)
 
 
@@ -367,7 +372,7 @@ def replay_to_dir(args) -> int:
     created is removed again when the AOF cannot be loaded."""
     from engine import Engine
     created = not os.path.exists(args.to_dir)
-    engine = Engine(dir=args.to_dir)
+    engine = Engine(dir=args.to_dir, save=[])       # no save point fires while loading
     durability = engine.durability
     code = EXIT_OK
     try:
