@@ -33,6 +33,7 @@ from typing import Callable, Optional
 
 from persist import recovery, redis_rdb, resp_base, snapshot
 from persist.aof import AppendOnlyLog
+from persist.directory_lock import DirectoryLock, die_with_parent
 from persist.errors import ForeignFileError, PersistError
 from persist.manifest import fsync_dir
 
@@ -110,15 +111,22 @@ class Durability:
         self._rewrite_resume = 0.0        # when they may start again (time.time())
         self.closed = False
         os.makedirs(self.dir, exist_ok=True)
+        self.dir_lock = DirectoryLock(self.dir)   # held from start() to close()
 
     # -- start -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Loads the directory, then starts logging (the engine's listener)."""
-        self.load()
-        self._dirty_at_save = self.engine.dirty     # what loading did is on disk
-        if self.appendonly:
-            self._open_aof(self.loaded_manifest)
+        """Locks the directory (DirectoryInUse if another owner has it), loads it,
+        then starts logging (the engine's listener)."""
+        self.dir_lock.acquire()
+        try:
+            self.load()
+            self._dirty_at_save = self.engine.dirty     # what loading did is on disk
+            if self.appendonly:
+                self._open_aof(self.loaded_manifest)
+        except BaseException:
+            self.dir_lock.release()
+            raise
         self._listen()
 
     def _listen(self) -> None:
@@ -465,7 +473,8 @@ class Durability:
     def close(self, save: Optional[bool] = None) -> None:
         """Stops a running child, writes a last snapshot when `save` (None: when save
         points are configured, as Redis's SHUTDOWN), fsyncs and closes the AOF (even
-        when the snapshot fails). Closing again does nothing."""
+        when the snapshot fails), then unlocks the directory. Closing again does
+        nothing."""
         if self.closed:
             return
         self.closed = True
@@ -486,6 +495,7 @@ class Durability:
         finally:
             if self.aof is not None:
                 self._close_aof()
+            self.dir_lock.release()
 
     def _close_aof(self) -> None:
         """The AOF's last write and fsync. If writing still fails, what was buffered
@@ -553,11 +563,13 @@ def _fork(work: Callable[[], None], failure: str) -> int:
     """Runs `work` in a forked child that exits with 0 on success, 1 on error. A
     failed write is one log line (`failure`: the reason), as Redis logs it; anything
     else is a bug and logs its traceback."""
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
+        die_with_parent(parent)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)

@@ -16,6 +16,7 @@ import redis
 from engine import Engine
 from engine.server.testing import ROOT, ServerProcess
 from persist import snapshot
+from persist.directory_lock import LOCK_NAME
 from persist.errors import ForeignFileError
 from persist.manifest import Manifest, write_atomically
 
@@ -28,7 +29,7 @@ def test_save_writes_dump_sluice_starting_with_the_magic():
         assert r.config_get("dbfilename") == {"dbfilename": "dump.sluice"}
         r.xadd("s", {"f": "v"}, id="1-1")
         assert r.save() is True
-        assert sorted(os.listdir(server.dir)) == ["dump.sluice", "sluice.log"]
+        assert sorted(os.listdir(server.dir)) == ["dump.sluice", LOCK_NAME, "sluice.log"]
         with open(os.path.join(server.dir, "dump.sluice"), "rb") as f:
             assert f.read(len(HEADER)) == HEADER == b"\x89SLUICE\n\x01\x00\x00\x00"
 
