@@ -28,6 +28,7 @@ class ClientModel:
         self.key = f"s{index}"
         self.group = "g"
         self.entries: set = set()          # IDs XADD returned
+        self.added_at: dict = {}           # ID -> when its XADD was acknowledged
         self.owner: dict = {}              # pending ID -> consumer
         self.acked: set = set()            # IDs an XACK reply counted
         self.in_flight = None              # (op, detail) sent, reply not seen
@@ -49,6 +50,7 @@ class ClientModel:
             self.in_flight = ("xadd", None)
             new_id = r.xadd(self.key, {"n": str(len(self.entries))})
             self.entries.add(new_id)
+            self.added_at[new_id] = time.monotonic()
         elif op < 0.7:
             consumer = rng.choice(["c1", "c2"])
             self.in_flight = ("read", consumer)
