@@ -107,6 +107,21 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def make_dirs(path: str) -> None:
+    """os.makedirs, durably: each directory it creates is fsynced into its parent
+    (else a power cut may take the new directory and all written into it)."""
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(path)
+    make_dirs(parent)
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+    fsync_dir(parent)
+
+
 def write_atomically(path: str, data: bytes) -> None:
     """Replaces `path` with `data`: temp file, fsync, rename, directory fsync."""
     directory = os.path.dirname(path) or "."
@@ -123,4 +138,4 @@ def write_atomically(path: str, data: bytes) -> None:
     fsync_dir(directory)
 
 
-__all__ = ["AofFile", "Manifest", "write_atomically", "fsync_dir", "quote"]
+__all__ = ["AofFile", "Manifest", "write_atomically", "fsync_dir", "make_dirs", "quote"]
