@@ -15,6 +15,8 @@ import time
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from engine.server.testing import ServerProcess
 
@@ -34,7 +36,9 @@ class ClientModel:
         self.in_flight = None              # (op, detail) sent, reply not seen
 
     def run(self, port: int, rng: random.Random, stop: threading.Event) -> None:
-        r = redis.Redis(port=port, socket_timeout=5)
+        # No retries: a command sent again after the kill would be a write (or a
+        # read moving entries) the model does not know of, and waits out backoffs.
+        r = redis.Redis(port=port, socket_timeout=5, retry=Retry(NoBackoff(), 0))
         try:
             while not stop.is_set():
                 self.step(r, rng)
