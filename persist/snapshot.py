@@ -25,6 +25,7 @@ import msgpack
 
 from persist import snapshot_codec as codec
 from persist.errors import CorruptFileError, TruncatedFileError
+from persist.manifest import fsync_dir
 
 MAGIC = b"\x89SLUICE\n"
 FORMAT_VERSION = 1
@@ -95,11 +96,7 @@ def write_snapshot(engine, path: str | os.PathLike, *, progress: Progress = None
         except FileNotFoundError:
             pass
         raise
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dir(directory)
     return info
 
 
