@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from persist.errors import PersistError
-from persist.manifest import AofFile, Manifest, fsync_dir, make_dirs, write_atomically
+from persist.files import fsync_dir, make_dirs
+from persist.manifest import AofFile, Manifest, write_atomically
 from persist.resp_log import LogBuffer
 
 log = logging.getLogger("sluice")

@@ -25,7 +25,7 @@ import msgpack
 
 from persist import snapshot_codec as codec
 from persist.errors import CorruptFileError, TruncatedFileError
-from persist.manifest import fsync_dir
+from persist.files import fsync_dir
 
 MAGIC = b"\x89SLUICE\n"
 FORMAT_VERSION = 1

@@ -300,3 +300,23 @@ def test_a_power_cut_right_after_an_acknowledged_operation_keeps_it(
         r = powered.client()
         assert [entry_id for entry_id, _ in r.xrange("s")] == written
         r.close()
+
+
+def test_a_power_cut_right_after_config_rewrite_keeps_the_new_file(preloaded_library, tmp_path):
+    """CONFIG REWRITE replaces the file through a temporary one and a rename: once
+    it answered OK, a restart reads the new settings, power cut or not."""
+    powered = PoweredServer(preloaded_library, str(tmp_path / "image"), ["--save", ""])
+    conf = os.path.join(powered.server.dir, "sluice.conf")
+    with open(conf, "w") as fh:
+        fh.write("timeout 100\n")
+    powered.server.config_file = conf
+    with powered:
+        r = powered.client()
+        r.config_set("timeout", "200")
+        assert r.config_rewrite() == b"OK"
+        r.close()
+        powered.cut()
+        powered.restart()
+        r = powered.client()
+        assert r.config_get("timeout") == {"timeout": "200"}
+        r.close()
