@@ -29,6 +29,7 @@ from typing import Callable, Optional
 from persist import recovery, resp_base, snapshot
 from persist.aof import EMBEDDED_WRITE_AT, AppendOnlyLog
 from persist.errors import PersistError
+from persist.files import make_dirs
 
 log = logging.getLogger("sluice")
 
@@ -102,7 +103,7 @@ class Durability:
         self.rewrite_failures = 0         # consecutive failed rewrites (see _rewrite_held)
         self._rewrite_delay = 0           # minutes automatic rewrites wait after the last
         self._rewrite_resume = 0.0        # when they may start again (time.time())
-        os.makedirs(self.dir, exist_ok=True)
+        make_dirs(self.dir)
 
     # -- start -------------------------------------------------------------------------
 

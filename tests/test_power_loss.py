@@ -340,12 +340,14 @@ for i in range(10 ** 9):
 
 def test_power_cuts_keep_what_the_embedded_engine_acknowledged(preloaded_library, tmp_path):
     """The embedded engine with `always` (rewrites, saves and automatic rewrites run
-    inline): every XADD that returned survives a cut at a random moment."""
+    inline): every XADD that returned survives a cut at a random moment. Its data
+    directory is new: the engine creates it in the project's directory."""
     from engine import Engine
 
-    data = tmp_path / "data"
-    data.mkdir()
-    supply = PowerSupply(preloaded_library, str(data), str(tmp_path / "image"), keep=())
+    project = tmp_path / "project"
+    project.mkdir()
+    data = project / "data"
+    supply = PowerSupply(preloaded_library, str(project), str(tmp_path / "image"), keep=())
     rng = random.Random("embedded")
     acked: list = []
     for cut in range(5):
