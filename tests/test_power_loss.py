@@ -74,9 +74,10 @@ class PoweredServer:
 
     def restart(self) -> None:
         """Rebuilds the directory from what was durable, checks it with the tool
-        and starts the server on it."""
+        and starts the server on it (on a new port)."""
         self.supply.restore()
         self.checks.append(check_directory(self.server.dir))
+        self.server.port = None             # another process may have taken the old one
         self.server.start()
 
 
