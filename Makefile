@@ -4,12 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: build test oracle clean bench serve
+.PHONY: build test oracle java clean bench serve
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel "Cython>=3.0.10"
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,spark]'
 	touch $(STAMP)
 
 build: $(STAMP)
@@ -21,7 +21,13 @@ oracle:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools; }
 	@command -v redis-server >/dev/null 2>&1
 
-test: build oracle
+# Spark 4 needs Java 17: Debian's headless JRE when no java is on the PATH.
+java:
+	@command -v java >/dev/null 2>&1 || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
+	@command -v java >/dev/null 2>&1
+
+test: build oracle java
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 # The RESP server on 127.0.0.1:6379 with persistence on (AOF + snapshots in ./data);

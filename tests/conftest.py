@@ -162,3 +162,67 @@ def engine():  # noqa: ANN201 - the engine's type is not importable at collectio
     from engine import Engine  # noqa: PLC0415
 
     return Engine()
+
+
+@pytest.fixture
+def redis_data_dir(oracle: RedisOracle, tmp_path: Path) -> Path:
+    """A copy of what redis-server writes, the stream `s` (1-1 f v) in each file:
+    `dump.rdb` (SAVE), `appendonlydir/` whose base is RDB (BGREWRITEAOF with
+    aof-use-rdb-preamble yes) and `resp/appendonlydir/` whose base is RESP commands
+    (the same with aof-use-rdb-preamble no)."""
+    source = Path(oracle.execute("CONFIG", "GET", "dir")[1].decode())
+    copy = tmp_path / "redis-data"
+
+    def rewrite_aof(preamble: str, into: Path) -> None:
+        oracle.execute("CONFIG", "SET", "aof-use-rdb-preamble", preamble)
+        oracle.execute("BGREWRITEAOF")
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while b"aof_rewrite_in_progress:0" not in oracle.execute("INFO", "persistence") \
+                or b"aof_rewrite_scheduled:0" not in oracle.execute("INFO", "persistence"):
+            assert time.monotonic() < deadline, "redis-server's BGREWRITEAOF did not finish"
+            time.sleep(0.02)
+        shutil.copytree(source / "appendonlydir", into / "appendonlydir")
+
+    oracle.execute("XADD", "s", "1-1", "f", "v")
+    oracle.execute("SAVE")
+    copy.mkdir()
+    shutil.copy(source / oracle.execute("CONFIG", "GET", "dbfilename")[1].decode(),
+                copy / "dump.rdb")
+    try:
+        rewrite_aof("no", copy / "resp")
+    finally:
+        rewrite_aof("yes", copy)       # the oracle's default, put back
+    return copy
+
+
+@pytest.fixture(scope="session")
+def spark():  # noqa: ANN201 - pyspark is imported lazily, so the suite collects without it
+    """One local Spark (2 cores, no UI, WARN logs) for the session, with every Sluice
+    format registered. Its Python workers run this interpreter (the venv's)."""
+    try:
+        from pyspark.sql import SparkSession  # noqa: PLC0415
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but pyspark is not installed: `make test` installs the spark extra",
+                        pytrace=False)
+        pytest.skip(reason="pyspark is not installed; `make test` installs the spark extra")
+    if shutil.which("java") is None:
+        pytest.fail("Spark needs Java 17 and no java is on the PATH; `make test` installs it",
+                    pytrace=False)
+    import sys  # noqa: PLC0415
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (SparkSession.builder.master("local[2]").appName("sluice-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.memory", "2g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("WARN")
+    from pipeline.spark import register  # noqa: PLC0415
+
+    register(session)
+    try:
+        yield session
+    finally:
+        session.stop()
