@@ -23,8 +23,9 @@ Options: `url`, `cluster` (connection.py), `stream`, `batchSize` (XADDs per
 pipelined round trip, default 1000), `maxLen` (trim each stream to about that many
 entries as it is written) with `approximateTrim` (default true: MAXLEN ~, which
 lets the server trim whole nodes; false: exact MAXLEN = n), `skipExistingIds`.
-Save mode append only, and output modes append and update: a stream only grows, so
-mode overwrite and output mode complete (which replace what was written) are refused.
+Save mode append only, and output mode append: a stream only grows, so mode
+overwrite and output mode complete (which replace what was written) are refused;
+Spark itself offers Python sinks no update mode (write such results with foreachBatch).
 
 Guarantees. Each task writes its rows in order, chunk by chunk; a server error
 stops the task (and the job) with the server's message, the stream and the row's
@@ -282,7 +283,8 @@ class StreamStreamWriter(_XaddWriter, DataSourceStreamArrowWriter):
     """`df.writeStream.format("sluice")`: each micro-batch's tasks XADD their rows."""
 
     overwrite_refusal = ("format sluice cannot replace what earlier micro-batches wrote (output "
-                         "mode complete): a stream only grows; use output mode append or update")
+                         "mode complete): a stream only grows; use output mode append, or "
+                         "foreachBatch to write each batch's result")
 
     def abort(self, messages: List[Optional[WriteCounts]], batchId: int) -> None:
         _report_abort(messages, f"micro-batch {batchId}")
