@@ -35,7 +35,7 @@ from persist import recovery, redis_rdb, resp_base, snapshot
 from persist.aof import AppendOnlyLog
 from persist.directory_lock import DirectoryLock, die_with_parent
 from persist.errors import ForeignFileError, PersistError
-from persist.files import fsync_dir, make_dirs
+from persist.files import fsync_dir, make_dirs, remove_file
 
 log = logging.getLogger("sluice")
 
@@ -120,6 +120,7 @@ class Durability:
         then starts logging (the engine's listener)."""
         self.dir_lock.acquire()
         try:
+            self._remove_leftover_temps()
             self.load()
             self._dirty_at_save = self.engine.dirty     # what loading did is on disk
             if self.appendonly:
@@ -167,6 +168,17 @@ class Durability:
             self.loaded_from = "snapshot"
             log.info("Done loading snapshot, keys loaded: %d", info.get("keys", 0))
             log.info("DB loaded from disk: %.3f seconds", time.monotonic() - started)
+
+    def _remove_leftover_temps(self) -> None:
+        """Snapshots a crash interrupted before their rename (the AOF's own
+        temporaries are its business): dead weight that only grows. The lock just
+        taken says nobody writes them any more."""
+        names = [self.dbfilename]
+        if self.dbfilename == snapshot.DEFAULT_FILENAME:
+            names.append(LEGACY_DBFILENAME)
+        for name in snapshot.remove_leftover_temps(self.dir, names):
+            log.warning("Removed %s, the temporary file of a snapshot that was "
+                        "interrupted", name)
 
     def _adopt_legacy_snapshot(self) -> None:
         """Earlier versions named the snapshot dump.rdb by default: such a file (our
@@ -447,6 +459,7 @@ class Durability:
                 log.info("Background saving terminated with success")
             elif os.WIFSIGNALED(status):
                 log.warning("Background saving terminated by signal %d", os.WTERMSIG(status))
+                remove_file(snapshot.temp_path(job.path, job.pid))    # it could not clean up
                 # SIGUSR1 is how a save is stopped on purpose: not a failure.
                 if os.WTERMSIG(status) != signal.SIGUSR1:
                     self._bgsave_failed()

@@ -269,3 +269,21 @@ def test_a_closed_persistent_engine_refuses_commands(tmp_path):
     memory_only = Engine()
     memory_only.close()
     assert memory_only.execute("XADD", "s", "1-0", "n", 1) == b"1-0"
+
+
+def test_an_engine_removes_only_its_own_leftover_temporary_snapshots(tmp_path):
+    """Files named as our interrupted saves name them go at start (the default name's
+    and the earlier default dump.rdb's); anything else, Redis's temp-PID.rdb
+    included, stays: it is not ours to judge."""
+    with Engine(dir=str(tmp_path)) as engine:
+        engine.execute("XADD", "s", "1-1", "f", "v")
+    saved = (tmp_path / "dump.sluice").read_bytes()
+    ours = ["temp-123-dump.sluice", "temp-7-dump.rdb"]
+    others = ["temp-123.rdb", "temp-notes.txt", "temp-x-dump.sluice", "temp-1-dump.sluice.bak"]
+    for name in ours + others:
+        (tmp_path / name).write_bytes(b"half a snapshot")
+    with Engine(dir=str(tmp_path)) as engine:
+        assert engine.execute("XLEN", "s") == 1
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("temp-")) == \
+        sorted(others)
+    assert (tmp_path / "dump.sluice").read_bytes() == saved
