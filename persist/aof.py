@@ -222,11 +222,13 @@ class AppendOnlyLog:
         self.unwritten = b""
         if not data:
             return
-        view = memoryview(data)
         written = 0
         try:
-            while written < len(data):
-                written += os.write(self.fd, view[written:])
+            written = os.write(self.fd, data)
+            if written < len(data):              # rare: a view saves copying the rest
+                view = memoryview(data)
+                while written < len(data):
+                    written += os.write(self.fd, view[written:])
         except OSError as exc:
             code = self._write_failed(data, written, exc)
             raise OSError(code, os.strerror(code)) from exc
