@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from persist.errors import PersistError
-from persist.files import fsync_dir, make_dirs
+from persist.files import fsync_dir, make_dirs, remove_file
 from persist.manifest import AofFile, Manifest, write_atomically
 from persist.resp_log import LogBuffer
 from persist.snapshot import EXTENSION as SNAPSHOT_EXTENSION
@@ -222,11 +222,13 @@ class AppendOnlyLog:
         self.unwritten = b""
         if not data:
             return
-        view = memoryview(data)
         written = 0
         try:
-            while written < len(data):
-                written += os.write(self.fd, view[written:])
+            written = os.write(self.fd, data)
+            if written < len(data):              # rare: a view saves copying the rest
+                view = memoryview(data)
+                while written < len(data):
+                    written += os.write(self.fd, view[written:])
         except OSError as exc:
             code = self._write_failed(data, written, exc)
             raise OSError(code, os.strerror(code)) from exc
@@ -351,7 +353,7 @@ class AppendOnlyLog:
         self.last_rewrite_seconds = int(time.monotonic() - job.started)
         if not ok:
             self.last_rewrite_ok = False
-            _unlink(job.temp_path)
+            remove_file(job.temp_path)
             return
         m = self.manifest
         seq = max(m.base.seq if m.base else 0, self._base_seq) + 1
@@ -377,7 +379,7 @@ class AppendOnlyLog:
         if not m.history:
             return
         for f in m.history:
-            _unlink(self.path_of(f))
+            remove_file(self.path_of(f))
         m.history = []
         write_atomically(self.manifest_path, m.render())
 
@@ -389,7 +391,7 @@ class AppendOnlyLog:
             return
         for name in names:
             if name.startswith(TEMP_BASE_PREFIX) or name.startswith("temp-"):
-                _unlink(os.path.join(self.dir, name))
+                remove_file(os.path.join(self.dir, name))
 
     def rewrite_due(self, percentage: int, min_size: int) -> bool:
         """auto-aof-rewrite-percentage / -min-size say a rewrite should start."""
@@ -397,16 +399,6 @@ class AppendOnlyLog:
             return False
         base = self.base_size or 1
         return (self.size - base) * 100 // base >= percentage
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        if exc.errno != errno.ENOENT:
-            log.warning("Could not remove %s: %s", path, exc.strerror)
 
 
 __all__ = ["AppendOnlyLog", "RewriteJob", "POLICIES"]

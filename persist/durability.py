@@ -25,6 +25,7 @@ written and an fsync succeeds; `on_refusal` hears every change.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import signal
 import time
@@ -35,7 +36,7 @@ from persist import recovery, redis_rdb, resp_base, snapshot
 from persist.aof import AppendOnlyLog
 from persist.directory_lock import DirectoryLock, die_with_parent
 from persist.errors import ForeignFileError, PersistError
-from persist.files import fsync_dir, make_dirs
+from persist.files import fsync_dir, make_dirs, remove_file
 
 log = logging.getLogger("sluice")
 
@@ -87,6 +88,8 @@ class Durability:
         self.appendfilename = appendfilename
         self.aof_use_rdb_preamble = aof_use_rdb_preamble
         self.aof_load_truncated = aof_load_truncated
+        self._save_dirty_floor = 0           # see _save_point_due
+        self._save_time_floor = math.inf
         self.save_points = list(DEFAULT_SAVE_POINTS if save is None else save)
         self.auto_aof_rewrite_percentage = auto_aof_rewrite_percentage
         self.auto_aof_rewrite_min_size = auto_aof_rewrite_min_size
@@ -120,6 +123,7 @@ class Durability:
         then starts logging (the engine's listener)."""
         self.dir_lock.acquire()
         try:
+            self._remove_leftover_temps()
             self.load()
             self._dirty_at_save = self.engine.dirty     # what loading did is on disk
             if self.appendonly:
@@ -138,6 +142,16 @@ class Durability:
             self.engine.add_effect_listener(self.on_effects)
         elif listening and not wanted:
             self.engine.remove_effect_listener(self.on_effects)
+
+    @property
+    def save_points(self) -> list:
+        """[(seconds, changes), ...]: save when both have passed since the last save."""
+        return self._save_points
+
+    @save_points.setter
+    def save_points(self, points: list) -> None:
+        self._save_points = points
+        self._save_dirty_floor = 0
 
     @property
     def dirty(self) -> int:
@@ -167,6 +181,17 @@ class Durability:
             self.loaded_from = "snapshot"
             log.info("Done loading snapshot, keys loaded: %d", info.get("keys", 0))
             log.info("DB loaded from disk: %.3f seconds", time.monotonic() - started)
+
+    def _remove_leftover_temps(self) -> None:
+        """Snapshots a crash interrupted before their rename (the AOF's own
+        temporaries are its business): dead weight that only grows. The lock just
+        taken says nobody writes them any more."""
+        names = [self.dbfilename]
+        if self.dbfilename == snapshot.DEFAULT_FILENAME:
+            names.append(LEGACY_DBFILENAME)
+        for name in snapshot.remove_leftover_temps(self.dir, names):
+            log.warning("Removed %s, the temporary file of a snapshot that was "
+                        "interrupted", name)
 
     def _adopt_legacy_snapshot(self) -> None:
         """Earlier versions named the snapshot dump.rdb by default: such a file (our
@@ -223,8 +248,21 @@ class Durability:
         """Embedded: a call that changed something returns. Its effects go to the OS
         (and with `always` to the disk), then the timer's work runs, with the
         keyspace consistent. Raises OSError when writing the AOF or a due snapshot
-        fails (the command ran; its effects stay buffered for the next try)."""
+        fails (the command ran; its effects stay buffered for the next try).
+
+        Every write call comes here: cron runs only when a few comparisons say it
+        may have work (a child, a refusal or an AOF error to recheck, work
+        scheduled, a save point's floors reached, the AOF past its minimum rewrite
+        size), so that the common call costs little more than its write."""
         self.before_reply()
+        aof = self.aof
+        if (self.child is None and self.refusal is None and not self.rewrite_scheduled
+                and not self.bgsave_scheduled
+                and self.engine.dirty < self._save_dirty_floor
+                and time.time() <= self._save_time_floor
+                and (aof is None or (not aof.last_errno
+                                     and aof.size < self.auto_aof_rewrite_min_size))):
+            return
         self.cron()
 
     def before_reply(self) -> None:
@@ -268,12 +306,14 @@ class Durability:
     def _saved(self, dirty_at_start: int) -> None:
         self._dirty_at_save = dirty_at_start
         self.lastsave = int(time.time())
+        self._save_dirty_floor = 0
         self.rdb_saves += 1
         self.rdb_last_bgsave_ok = True
         self.update_refusal()
 
     def _bgsave_failed(self) -> None:
         self.rdb_last_bgsave_ok = False
+        self._save_dirty_floor = 0
         self.update_refusal()
 
     def bgsave(self, schedule: bool = False) -> str:
@@ -418,15 +458,28 @@ class Durability:
         return True
 
     def _save_point_due(self) -> bool:
-        """(Checked after every embedded write call: kept to a plain loop.)"""
+        """Whether a save point has passed. When none has, it leaves the floors that
+        end_of_call compares with: no save point can pass before engine.dirty
+        reaches `_save_dirty_floor` (a point's changes not yet made) or the clock
+        `_save_time_floor` (a point whose changes are made but not its seconds).
+        Any change of the last save or the points sets the dirty floor to 0,
+        which brings the next call here."""
         # After a failed save, wait 5 s before trying again (as Redis does).
         if not self.rdb_last_bgsave_ok and time.monotonic() - self.last_save_attempt < 5:
             return False
         dirty = self.dirty
         elapsed = time.time() - self.lastsave
+        more_changes = seconds_left = math.inf
         for seconds, changes in self.save_points:
-            if dirty >= changes and elapsed > seconds:
+            if dirty < changes:
+                more_changes = min(more_changes, changes)
+            elif elapsed > seconds:
                 return True
+            else:
+                seconds_left = min(seconds_left, seconds)
+        if self.rdb_last_bgsave_ok:
+            self._save_dirty_floor = self._dirty_at_save + more_changes
+            self._save_time_floor = self.lastsave + seconds_left
         return False
 
     def _reap(self) -> None:
@@ -447,6 +500,7 @@ class Durability:
                 log.info("Background saving terminated with success")
             elif os.WIFSIGNALED(status):
                 log.warning("Background saving terminated by signal %d", os.WTERMSIG(status))
+                remove_file(snapshot.temp_path(job.path, job.pid))    # it could not clean up
                 # SIGUSR1 is how a save is stopped on purpose: not a failure.
                 if os.WTERMSIG(status) != signal.SIGUSR1:
                     self._bgsave_failed()

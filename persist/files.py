@@ -1,9 +1,13 @@
-"""Durable steps on the file system: a new directory, a new file or a rename in a
-directory survives a power cut only once that directory is fsynced (a crash of the
-process alone leaves them to the kernel either way)."""
+"""Steps on the file system. Durable ones: a new directory, a new file or a rename in
+a directory survives a power cut only once that directory is fsynced (a crash of the
+process alone leaves them to the kernel either way). And removals that a missing
+file does not fail."""
 from __future__ import annotations
 
+import logging
 import os
+
+log = logging.getLogger("sluice")
 
 
 def fsync_dir(path: str) -> None:
@@ -30,4 +34,17 @@ def make_dirs(path: str) -> None:
     fsync_dir(parent)
 
 
-__all__ = ["fsync_dir", "make_dirs"]
+def remove_file(path: str) -> bool:
+    """Removes `path` if it is there (True if it was); any other failure is logged,
+    not raised: what is removed is never needed again."""
+    try:
+        os.unlink(path)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        log.warning("Could not remove %s: %s", path, exc.strerror)
+        return False
+
+
+__all__ = ["fsync_dir", "make_dirs", "remove_file"]

@@ -19,17 +19,18 @@ at a block boundary by the END record that must close the file.
 from __future__ import annotations
 
 import os
+import re
 import struct
 import time
 import zlib
-from typing import Any, BinaryIO, Callable, Iterator, Optional
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional
 
 import lz4.frame
 import msgpack
 
 from persist import snapshot_codec as codec
 from persist.errors import CorruptFileError, TruncatedFileError
-from persist.files import fsync_dir
+from persist.files import fsync_dir, remove_file
 from persist.redis_rdb import rdb_error, rdb_version
 
 MAGIC = b"\x89SLUICE\n"
@@ -44,7 +45,7 @@ Progress = Optional[Callable[[int, Optional[int]], None]]
 
 __all__ = ["write_snapshot", "write_snapshot_file", "load_snapshot", "is_snapshot",
            "snapshot_info", "iter_records", "verify_snapshot", "MAGIC", "FORMAT_VERSION",
-           "EXTENSION", "DEFAULT_FILENAME"]
+           "EXTENSION", "DEFAULT_FILENAME", "temp_path", "remove_leftover_temps"]
 
 
 # -- writing ----------------------------------------------------------------------
@@ -91,7 +92,7 @@ def write_snapshot(engine, path: str | os.PathLike, *, progress: Progress = None
     over `path` and fsyncs the directory: `path` is always a whole snapshot."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f"temp-{os.getpid()}-{os.path.basename(path)}")
+    tmp = temp_path(path, os.getpid())
     try:
         with open(tmp, "wb") as f:
             info = write_snapshot_file(engine, f, progress=progress)
@@ -106,6 +107,22 @@ def write_snapshot(engine, path: str | os.PathLike, *, progress: Progress = None
         raise
     fsync_dir(directory)
     return info
+
+
+def temp_path(path: str | os.PathLike, pid: int) -> str:
+    """Where process `pid` writes the snapshot for `path` before renaming it."""
+    path = os.path.abspath(path)
+    return os.path.join(os.path.dirname(path), f"temp-{pid}-{os.path.basename(path)}")
+
+
+def remove_leftover_temps(directory: str, filenames: Iterable[str]) -> list[str]:
+    """Removes the temporary files of snapshots named `filenames` that a crash or a
+    power cut left in `directory` before their rename; the names removed. Only for
+    the directory's owner at start: no other process can be writing one then (the
+    lock keeps other owners out, and an owner's children die with it)."""
+    pattern = re.compile("temp-[0-9]+-(%s)" % "|".join(map(re.escape, filenames)))
+    return [name for name in sorted(os.listdir(directory))
+            if pattern.fullmatch(name) and remove_file(os.path.join(directory, name))]
 
 
 # -- reading ----------------------------------------------------------------------

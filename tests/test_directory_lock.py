@@ -89,6 +89,27 @@ def test_a_second_server_is_refused_and_the_first_goes_on():
         five_more_survive_kill_9(first, r)
 
 
+def test_a_refused_server_leaves_the_owners_pid_file_alone(tmp_path):
+    """Two servers on one directory and one pidfile: the refused one (directory in
+    use, or its port taken) neither overwrites the owner's pid file nor removes it."""
+    pidfile = tmp_path / "sluice.pid"
+    with ServerProcess([*AOF_ON, "--pidfile", str(pidfile)]) as first:
+        assert pidfile.read_text() == f"{first.proc.pid}\n"
+        same_dir = run_server(first.dir, tmp_path / "second.log", *AOF_ON,
+                              "--pidfile", str(pidfile))
+        assert same_dir.returncode == 1
+        assert in_use_by(first.proc.pid, first.dir) in same_dir.stderr
+        assert pidfile.read_text() == f"{first.proc.pid}\n"
+        os.mkdir(tmp_path / "other")
+        same_port = run_server(tmp_path / "other", tmp_path / "third.log", *AOF_ON,
+                               "--pidfile", str(pidfile), "--port", str(first.port))
+        assert same_port.returncode == 1
+        assert "Failed listening on port" in (tmp_path / "third.log").read_text()
+        assert pidfile.read_text() == f"{first.proc.pid}\n"
+        assert first.stop() == 0
+    assert not pidfile.exists()                  # removed by the server that wrote it
+
+
 def test_a_second_engine_is_refused_in_this_process_and_in_another(tmp_path):
     engine = Engine(dir=str(tmp_path), appendonly=True)
     engine.execute("XADD", "s", "*", "n", "1")

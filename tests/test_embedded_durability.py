@@ -269,3 +269,55 @@ def test_a_closed_persistent_engine_refuses_commands(tmp_path):
     memory_only = Engine()
     memory_only.close()
     assert memory_only.execute("XADD", "s", "1-0", "n", 1) == b"1-0"
+
+
+def test_an_engine_removes_only_its_own_leftover_temporary_snapshots(tmp_path):
+    """Files named as our interrupted saves name them go at start (the default name's
+    and the earlier default dump.rdb's); anything else, Redis's temp-PID.rdb
+    included, stays: it is not ours to judge."""
+    with Engine(dir=str(tmp_path)) as engine:
+        engine.execute("XADD", "s", "1-1", "f", "v")
+    saved = (tmp_path / "dump.sluice").read_bytes()
+    ours = ["temp-123-dump.sluice", "temp-7-dump.rdb"]
+    others = ["temp-123.rdb", "temp-notes.txt", "temp-x-dump.sluice", "temp-1-dump.sluice.bak"]
+    for name in ours + others:
+        (tmp_path / name).write_bytes(b"half a snapshot")
+    with Engine(dir=str(tmp_path)) as engine:
+        assert engine.execute("XLEN", "s") == 1
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("temp-")) == \
+        sorted(others)
+    assert (tmp_path / "dump.sluice").read_bytes() == saved
+
+
+def counting_timer(engine: Engine) -> list:
+    """Counts the runs of the durability's timer work (cron) after write calls."""
+    durability = engine.durability
+    runs, cron = [], durability.cron
+    durability.cron = lambda: (runs.append(1), cron())
+    return runs
+
+
+def test_write_calls_run_the_timer_only_when_a_save_point_may_have_passed(tmp_path):
+    """The end of a write call compares the changes and the clock with the floors of
+    the save points instead of running the timer's work each time; a save point
+    still starts at the very call that passes it, by changes or by time."""
+    engine = Engine(dir=str(tmp_path), appendonly=True, appendfsync="no",
+                    save=[(3600, 1), (0, 5)])
+    runs = counting_timer(engine)
+    for i in range(4):
+        engine.execute("XADD", "s", "*", "n", i)
+    assert len(runs) == 1 and engine.durability.rdb_saves == 0   # the first sets floors
+    engine.execute("XADD", "s", "*", "n", 4)                     # the 5th change
+    assert engine.durability.rdb_saves == 1 and (tmp_path / "dump.sluice").exists()
+    engine.close(save=False)
+
+    engine = Engine(dir=str(tmp_path / "by_time"), save=[(1, 1)])
+    runs = counting_timer(engine)
+    engine.execute("XADD", "s", "*", "n", 1)
+    if time.time() - engine.durability.lastsave <= 1:       # not yet past the second
+        engine.execute("XADD", "s", "*", "n", 2)
+        assert len(runs) == 1 and engine.durability.rdb_saves == 0
+        time.sleep(engine.durability.lastsave + 1.05 - time.time())
+    engine.execute("XADD", "s", "*", "n", 3)
+    assert engine.durability.rdb_saves == 1
+    engine.close(save=False)

@@ -1,14 +1,19 @@
 """Persistence through sluice-server (a real subprocess): SAVE/BGSAVE/LASTSAVE, save
 points, BGREWRITEAOF in a forked child and the automatic rewrite, CONFIG SET
-appendonly at runtime, SHUTDOWN SAVE/NOSAVE, and INFO persistence."""
+appendonly at runtime, SHUTDOWN SAVE/NOSAVE, INFO persistence, and the temporary
+file of a save interrupted by kill -9."""
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import redis
 
 from engine.server.testing import ServerProcess
+from preloaded import kill_and_wait
+
+ENTRIES = 600
 
 
 def wait_for(predicate, timeout: float = 10.0) -> None:
@@ -109,3 +114,68 @@ def test_appendonly_switched_on_at_runtime():
         server.start()
         r = redis.Redis(port=server.port)
         assert r.mget("before", "after") == [b"1", b"2"]
+
+
+def stopped_while_writing(server: ServerProcess, r: redis.Redis) -> tuple[int, str]:
+    """Starts a BGSAVE and stops (SIGSTOP) its child while its temporary file, named
+    after it, exists (before the rename): the child's pid and that file."""
+    assert r.bgsave() is True
+    deadline = time.monotonic() + 10
+    while True:
+        assert time.monotonic() < deadline, "no temporary file seen"
+        temps = [n for n in os.listdir(server.dir) if n.endswith("-dump.sluice")]
+        if temps:
+            break
+    child = int(temps[0].split("-")[1])
+    os.kill(child, signal.SIGSTOP)
+    temp = os.path.join(server.dir, temps[0])
+    assert os.path.exists(temp), "the save ended before the child was stopped"
+    return child, temp
+
+
+def snapshot_under_way(tmp_path) -> tuple[ServerProcess, redis.Redis, bytes]:
+    """A server whose SAVE wrote the real snapshot (its bytes), with enough data
+    (40 MB that do not compress) that a BGSAVE takes a while."""
+    server = ServerProcess(["--save", ""], workdir=str(tmp_path)).start()
+    r = redis.Redis(port=server.port)
+    pipe = r.pipeline(transaction=False)
+    for _ in range(ENTRIES):
+        pipe.xadd("s", {"n": os.urandom(65536)})
+    pipe.execute()
+    assert r.save() is True
+    with open(os.path.join(server.dir, "dump.sluice"), "rb") as fh:
+        return server, r, fh.read()
+
+
+def test_a_snapshot_left_half_written_by_kill_9_is_removed_at_restart(tmp_path):
+    """kill -9 during BGSAVE leaves the child's temporary file (its writer died with
+    the server); the next owner of the directory removes it and loads the snapshot."""
+    server, r, saved = snapshot_under_way(tmp_path)
+    try:
+        child, temp = stopped_while_writing(server, r)
+        kill_and_wait([server.proc.pid, child])
+        server.stop()
+        assert os.path.exists(temp)
+        server.start()
+        assert not os.path.exists(temp)
+        assert f"Removed {os.path.basename(temp)}" in server.log_text()
+        with open(os.path.join(server.dir, "dump.sluice"), "rb") as fh:
+            assert fh.read() == saved
+        assert redis.Redis(port=server.port).xlen("s") == ENTRIES
+    finally:
+        server.close()
+
+
+def test_a_killed_bgsave_child_leaves_no_temporary_file(tmp_path):
+    """The child cannot clean up after kill -9: the server does when it reaps it."""
+    server, r, saved = snapshot_under_way(tmp_path)
+    try:
+        child, temp = stopped_while_writing(server, r)
+        kill_and_wait([child])
+        wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0)
+        assert r.info("persistence")["rdb_last_bgsave_status"] == "err"
+        assert not os.path.exists(temp)
+        with open(os.path.join(server.dir, "dump.sluice"), "rb") as fh:
+            assert fh.read() == saved
+    finally:
+        server.close()

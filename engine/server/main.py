@@ -1,9 +1,14 @@
 """`sluice-server [config-file] [--directive value ...] [-]`: the server's entry point.
 
 Reads the configuration like redis-server (engine/server/config.py), changes to
-`dir`, sets up logging (Redis's line format, `loglevel`, `logfile`), writes `pidfile`,
-runs the server on uvloop (asyncio's loop if uvloop is missing) and exits 0 on
-SIGTERM/SIGINT or SHUTDOWN after closing the listeners and the clients.
+`dir`, sets up logging (Redis's line format, `loglevel`, `logfile`), runs the server on
+uvloop (asyncio's loop if uvloop is missing) and exits 0 on SIGTERM/SIGINT or SHUTDOWN
+after closing the listeners and the clients.
+
+`pidfile` is written once the server owns everything it needs: the data directory's
+lock (taken while loading) and its listening sockets. Redis 7.0 likewise binds its
+ports before it writes the file; a start refused for a resource another process holds
+(the directory, the port) must leave that process's pid file as it is.
 """
 from __future__ import annotations
 
@@ -65,17 +70,34 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
-def _write_pidfile(path: str) -> bool:
-    try:
-        with open(path, "w") as f:
-            f.write("%d\n" % os.getpid())
-        return True
-    except OSError as exc:
-        log.warning("Failed to write PID file: %s", exc.strerror)
-        return False
+class PidFile:
+    """The `pidfile` of this run: removed at exit only if this run wrote it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.written = False
+
+    def write(self) -> None:
+        if not self.path:
+            return
+        try:
+            with open(self.path, "w") as f:
+                f.write("%d\n" % os.getpid())
+            self.written = True
+        except OSError as exc:
+            log.warning("Failed to write PID file: %s", exc.strerror)
+
+    def remove(self) -> None:
+        if not self.written:
+            return
+        log.info("Removing the pid file.")
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
 
 
-async def _run(server) -> None:
+async def _run(server, pidfile: PidFile) -> None:
     from engine.server.server import ListenError
     loop = asyncio.get_running_loop()
 
@@ -84,7 +106,7 @@ async def _run(server) -> None:
                   exc_info=context.get("exception"))
     loop.set_exception_handler(report)
     try:
-        await server.start()
+        await server.start(bound=pidfile.write)
     except ListenError as exc:
         log.warning("%s", exc)
         log.warning("Failed listening on port %d (tcp), aborting.", server.cfg.port)
@@ -127,9 +149,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         log.warning("Warning: no config file specified, using the default config. In order "
                     "to specify a config file use %s /path/to/sluice.conf",
                     "sluice-server")
-    pidfile = cfg.pidfile or None
-    wrote_pid = _write_pidfile(pidfile) if pidfile else False
-
     from engine.server.server import Server
     from persist.directory_lock import DirectoryInUse
     from persist.errors import PersistError
@@ -150,19 +169,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     log.info("Running mode=standalone, port=%d.", cfg.port)
     log.warning("Server initialized")
+    pidfile = PidFile(cfg.pidfile)
     try:
-        loop.run_until_complete(_run(server))
+        loop.run_until_complete(_run(server, pidfile))
     finally:
         try:
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
             loop.close()
-        if wrote_pid:
-            log.info("Removing the pid file.")
-            try:
-                os.unlink(pidfile)
-            except OSError:
-                pass
+        pidfile.remove()
     if server.exit_code == 0:
         log.warning("Sluice is now ready to exit, bye bye...")
     return server.exit_code

@@ -342,8 +342,9 @@ class Server:
                     lambda: ClientConnection(self), sock=sock, backlog=TCP_BACKLOG)
             self._listeners.append((srv, "unix" if unix else "tcp"))
 
-    async def start(self) -> None:
-        """Opens the listeners and starts the cron. Raises ListenError."""
+    async def start(self, bound: Optional[Callable[[], None]] = None) -> None:
+        """Opens the listeners and starts the cron. Raises ListenError. `bound` runs
+        once every socket is bound, before any client is served (the pid file)."""
         self.loop = asyncio.get_running_loop()
         self.hub.loop = self.loop
         module = type(self.loop).__module__
@@ -363,6 +364,8 @@ class Server:
         if not socks and unix is None:
             self.log.warning("Configured to not listen anywhere, exiting.")
             raise ListenError("Configured to not listen anywhere, exiting.")
+        if bound is not None:
+            bound()
         await self._serve_sockets(socks)
         if unix is not None:
             await self._serve_sockets([unix], unix=True)
