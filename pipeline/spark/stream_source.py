@@ -1,0 +1,53 @@
+"""Format `sluice`: Sluice (or Redis, or a Redis Cluster) streams as a Spark data source.
+
+    spark.read.format("sluice").option("url", "redis://host:6379").option("streams", "a,b").load()
+    spark.readStream.format("sluice").option("streamPattern", "events:*").load()
+    df.write.format("sluice").option("stream", "totals").save()
+
+Reading is planned here and in the reader modules; writing lives in `stream_sink`."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql.datasource import DataSource
+
+from pipeline.spark.arrow_entries import entry_schema
+from pipeline.spark.options import bool_option
+from pipeline.spark.read_options import read_options
+
+if TYPE_CHECKING:
+    from pyspark.sql.datasource import (DataSourceReader, DataSourceStreamReader,
+                                        DataSourceStreamWriter, DataSourceWriter)
+    from pyspark.sql.types import StructType
+
+
+class SluiceDataSource(DataSource):
+    """Entries of streams (schema `stream, id, ms, seq, fields`) read over RESP with
+    XRANGE, and rows written with XADD."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "sluice"
+
+    def schema(self) -> str:
+        return entry_schema(bool_option(self.options, "decode", False))
+
+    def reader(self, schema: "StructType") -> "DataSourceReader":
+        from pipeline.spark.batch_reader import SluiceBatchReader
+
+        return SluiceBatchReader(read_options(self.options))
+
+    def streamReader(self, schema: "StructType") -> "DataSourceStreamReader":
+        from pipeline.spark.stream_reader import SluiceStreamReader
+
+        return SluiceStreamReader(read_options(self.options))
+
+    def writer(self, schema: "StructType", overwrite: bool) -> "DataSourceWriter":
+        from pipeline.spark.stream_sink import StreamBatchWriter
+
+        return StreamBatchWriter(self.options, schema)
+
+    def streamWriter(self, schema: "StructType", overwrite: bool) -> "DataSourceStreamWriter":
+        from pipeline.spark.stream_sink import StreamStreamWriter
+
+        return StreamStreamWriter(self.options, schema)
