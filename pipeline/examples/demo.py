@@ -33,7 +33,8 @@ import redis
 
 from engine.server.testing import ServerProcess
 from pipeline.examples.consumer import ensure_group
-from pipeline.examples.totals_job import KEYS, local_spark, start_totals
+from pipeline.examples.totals_job import KEYS, start_totals
+from pipeline.spark.local import local_spark
 
 EVENTS, TOTALS, GROUP = "events", "totals", "dashboard"
 SETTLE_TIMEOUT_S = 120.0

@@ -17,7 +17,6 @@ amount <sum>`, written by the `sluice` sink; `commitGroup` makes the job's progr
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from typing import Optional
@@ -26,28 +25,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from pipeline.spark import register
+from pipeline.spark.local import local_spark
 
 KEYS = ("user", "page")
 JOB_GROUP = "spark-totals"
-
-
-def local_spark(app_name: str = "sluice-pipeline") -> SparkSession:
-    """A quiet local Spark (2 cores, no UI, WARN) with the Sluice formats registered; its
-    Python workers run this interpreter and import this checkout."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    path = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = root + (os.pathsep + path if path else "")
-    spark = (SparkSession.builder.master("local[2]").appName(app_name)
-             .config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.streaming.numRecentProgressUpdates", "10000")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("WARN")
-    register(spark)
-    return spark
 
 
 def page_views(spark: SparkSession, url: str, stream: str = "events",
@@ -112,7 +93,7 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--checkpoint", default=None,
                     help="checkpoint directory (default: a new temporary one)")
     args = ap.parse_args(argv)
-    spark = local_spark()
+    spark = local_spark("sluice-totals")
     checkpoint = args.checkpoint or tempfile.mkdtemp(prefix="totals-checkpoint-")
     query = start_totals(spark, args.url, checkpoint, args.key, args.window, args.watermark)
     try:
