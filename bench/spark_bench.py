@@ -20,7 +20,7 @@ SAVEs them into a snapshot file. Spark runs locally (local[2], the machine's 2 c
   Spark sink          a cached DataFrame of N rows (stream, fields map) written with
                       df.write.format("sluice"), into 4 new streams
 
-Rates are entries/s, medians of --repeat runs (Spark: after one small warm-up read).
+Rates are entries/s, medians of --repeat rounds; each round runs every measure on\nevery contender, in alternating order (Spark warmed up first on a small stream).
 Targets: Spark read from Sluice >= 0.5x the bare XRANGE loop on Sluice; the snapshot
 reader >= 2x the Spark read from the Sluice server; the sink >= 0.5x the bare
 pipelined-XADD loop into the same server.
@@ -44,7 +44,7 @@ from engine.server.testing import ServerProcess  # noqa: E402
 STREAMS = 4
 USERS = 1000
 PAGE_SIZE = 10_000
-XADD_CHUNK = 1000
+XADD_CHUNK = 1000   # the sink's default batchSize, passed to it explicitly too
 
 
 def stream_names(prefix: str) -> List[str]:
@@ -55,21 +55,18 @@ def entry_fields(i: int) -> Dict[str, str]:
     return {"user": f"u{i % USERS}", "amount": str(i * 7919 % 100_000)}
 
 
-def xadd_loop(client: redis.Redis, names: Sequence[str], total: int, chunk: int) -> float:
-    """Seconds to add `total` entries over `names` in pipelines of `chunk` XADDs."""
-    started = time.perf_counter()
+def xadd_loop(client: redis.Redis, names: Sequence[str], total: int, chunk: int) -> None:
+    """Adds `total` entries over `names` in pipelines of `chunk` XADDs."""
     pipe = client.pipeline(transaction=False)
     for i in range(total):
         pipe.xadd(names[i % len(names)], entry_fields(i))
         if len(pipe) == chunk:
             pipe.execute()
     pipe.execute()
-    return time.perf_counter() - started
 
 
-def xrange_loop(client: redis.Redis, names: Sequence[str], page: int) -> tuple:
-    """(entries read, seconds): every entry of `names`, XRANGE page after page."""
-    started = time.perf_counter()
+def xrange_loop(client: redis.Redis, names: Sequence[str], page: int) -> int:
+    """Entries read: every entry of `names`, XRANGE page after page."""
     read = 0
     for name in names:
         start = "-"
@@ -79,36 +76,50 @@ def xrange_loop(client: redis.Redis, names: Sequence[str], page: int) -> tuple:
             if len(got) < page:
                 break
             start = "(" + got[-1][0].decode()
-    return read, time.perf_counter() - started
+    return read
 
 
-def timed(action: Callable[[], object], repeat: int, expect: Optional[int] = None) -> float:
-    """Median seconds of `action`; when `expect` is given, each run must return it."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        got = action()
-        times.append(time.perf_counter() - started)
-        if expect is not None and got != expect:
-            raise RuntimeError(f"expected {expect} entries, got {got}")
-    return C.median(times)
+def seconds(action: Callable[[], int], expect: int) -> float:
+    """Seconds `action` took; it must return `expect` (the entries it handled)."""
+    started = time.perf_counter()
+    got = action()
+    elapsed = time.perf_counter() - started
+    if got != expect:
+        raise RuntimeError(f"expected {expect} entries, got {got}")
+    return elapsed
 
 
-def spark_reads(spark, reader: Callable[[bool], object], total: int, repeat: int) -> dict:
-    """Seconds of count() and of the per-user groupBy over `reader(decode)`'s DataFrame."""
+def into_fresh(client: redis.Redis, names: Sequence[str], write: Callable[[], None],
+               expect: int) -> float:
+    """Seconds `write` took to fill `names` (deleted before and after); they must then
+    hold `expect` entries."""
+    client.delete(*names)
+    started = time.perf_counter()
+    write()
+    elapsed = time.perf_counter() - started
+    written = sum(client.xlen(name) for name in names)
+    client.delete(*names)
+    if written != expect:
+        raise RuntimeError(f"{written} entries written, expected {expect}")
+    return elapsed
+
+
+def per_user(df) -> int:
+    """Count and sum of `amount` per user, collected; the entries counted."""
     from pyspark.sql import functions as F
 
-    def grouped() -> int:
-        df = reader(True)
-        rows = (df.groupBy(F.col("fields")["user"].alias("user"))
-                .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("fields")["amount"].cast("long")))
-                .collect())
-        if len(rows) != USERS:
-            raise RuntimeError(f"expected {USERS} users, got {len(rows)}")
-        return sum(row["n"] for row in rows)
+    rows = (df.groupBy(F.col("fields")["user"].alias("user"))
+            .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("fields")["amount"].cast("long")))
+            .collect())
+    if len(rows) != USERS:
+        raise RuntimeError(f"expected {USERS} users, got {len(rows)}")
+    return sum(row["n"] for row in rows)
 
-    return {"count": timed(lambda: reader(False).count(), repeat, total),
-            "groupBy": timed(grouped, repeat, total)}
+
+def spark_reads(reader: Callable[[bool], object], total: int) -> Dict[str, Callable[[], float]]:
+    """count() of `reader(False)`'s DataFrame, and the per-user groupBy of `reader(True)`'s."""
+    return {"count": lambda: seconds(lambda: reader(False).count(), total),
+            "groupBy": lambda: seconds(lambda: per_user(reader(True)), total)}
 
 
 def server_reader(spark, url: str, names: Sequence[str]) -> Callable[[bool], object]:
@@ -117,26 +128,21 @@ def server_reader(spark, url: str, names: Sequence[str]) -> Callable[[bool], obj
                            .option("decode", str(decode).lower()).load())
 
 
-def snapshot_reader(spark, path: str) -> Callable[[bool], object]:
-    return lambda decode: (spark.read.format("sluice-snapshot")
+def snapshot_reader(spark, path: str, names: Sequence[str]) -> Callable[[bool], object]:
+    return lambda decode: (spark.read.format("sluice-snapshot").option("streams", ",".join(names))
                            .option("decode", str(decode).lower()).load(path))
 
 
-def sink_write(spark, rows, url: str, client: redis.Redis, names: Sequence[str], total: int) -> None:
-    """Writes the cached rows into `names` (fresh streams) and checks they all arrived."""
-    client.delete(*names)
-    rows.write.format("sluice").option("url", url).mode("append").save()
-    written = sum(client.xlen(name) for name in names)
-    if written != total:
-        raise RuntimeError(f"the sink wrote {written} entries, expected {total}")
+def sink_write(rows, url: str) -> None:
+    (rows.write.format("sluice").option("url", url).option("batchSize", str(XADD_CHUNK))
+     .mode("append").save())
 
 
 def rows_to_write(spark, total: int, prefix: str):
-    """N rows (stream, fields) like the loaded entries, cached in Spark's memory."""
+    """`total` rows (stream, fields) like the loaded entries, cached in Spark's memory."""
     from pyspark.sql import functions as F
 
-    ids = spark.range(total)
-    rows = ids.select(
+    rows = spark.range(total).select(
         F.concat(F.lit(prefix), (F.col("id") % STREAMS).cast("string")).alias("stream"),
         F.create_map(F.lit("user"), F.concat(F.lit("u"), (F.col("id") % USERS).cast("string")),
                      F.lit("amount"), (F.col("id") * 7919 % 100_000).cast("string")).alias("fields"),
@@ -145,28 +151,31 @@ def rows_to_write(spark, total: int, prefix: str):
     return rows
 
 
-def measure_server(name: str, client: redis.Redis, url: str, spark, total: int,
-                   repeat: int, rows) -> dict:
-    """Every rate on one server: bare loops, Spark reads and the sink."""
-    out: dict = {}
-    scratch = stream_names("x")
-    adds = []
-    for _ in range(repeat):
-        client.delete(*scratch)
-        adds.append(xadd_loop(client, scratch, total, XADD_CHUNK))
-    client.delete(*scratch)
-    out["xadd"] = total / C.median(adds)
-    data = stream_names("s")
-    out["xrange"] = total / timed(lambda: xrange_loop(client, data, PAGE_SIZE)[0], repeat, total)
-    print(f"{name}: bare loops done", flush=True)
+def server_actions(spark, client: redis.Redis, url: str, rows, data: Sequence[str],
+                   total: int) -> Dict[str, Callable[[], float]]:
+    """Every timed action on one server: each returns its seconds."""
+    scratch, written = stream_names("x"), stream_names("w")
+    actions = {
+        "xadd": lambda: into_fresh(client, scratch,
+                                   lambda: xadd_loop(client, scratch, total, XADD_CHUNK), total),
+        "xrange": lambda: seconds(lambda: xrange_loop(client, data, PAGE_SIZE), total),
+    }
     if spark is not None:
-        reads = spark_reads(spark, server_reader(spark, url, data), total, repeat)
-        out.update({k: total / v for k, v in reads.items()})
-        out["sink"] = total / timed(lambda: sink_write(spark, rows, url, client, stream_names("w"),
-                                                        total), repeat)
-        client.delete(*stream_names("w"))
-        print(f"{name}: Spark reads and sink done", flush=True)
-    return out
+        actions.update(spark_reads(server_reader(spark, url, data), total))
+        actions["sink"] = lambda: into_fresh(client, written, lambda: sink_write(rows, url), total)
+    return actions
+
+
+def warm_up(spark, client: redis.Redis, url: str) -> None:
+    """Every Spark action once on a small stream, so no timed run pays for the JVM's and
+    the Python workers' first use."""
+    warm = ["warm"]
+    xadd_loop(client, warm, USERS, XADD_CHUNK)
+    for action in spark_reads(server_reader(spark, url, warm), USERS).values():
+        action()
+    into_fresh(client, stream_names("w"), lambda: sink_write(rows_to_write(spark, USERS, "w"), url),
+               USERS)
+    client.delete(*warm)
 
 
 def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
@@ -188,34 +197,40 @@ def main(argv=None) -> int:
     except ImportError as exc:
         print(f"note: no Spark ({exc}); its rows read n/a", file=sys.stderr)
         spark = None
-    results: Dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="spark-bench-") as workdir, \
             ServerProcess(["--save", "", "--appendonly", "no"], workdir=workdir,
                           loglevel="warning") as sluice, C.redis_server() as rsrv:
-        servers = {"sluice": sluice.port}
+        ports = {"sluice": sluice.port}
         if rsrv is not None:
-            servers["redis-server"] = rsrv.port
+            ports["redis-server"] = rsrv.port
         rows = rows_to_write(spark, total, "w") if spark is not None else None
-        for name, port in servers.items():
+        data = stream_names("s")
+        contenders: Dict[str, Dict[str, Callable[[], float]]] = {}
+        for name, port in ports.items():
             client = redis.Redis(port=port)
+            url = f"redis://127.0.0.1:{port}/0"
             started = time.perf_counter()
-            xadd_loop(client, stream_names("s"), total, XADD_CHUNK)
+            xadd_loop(client, data, total, XADD_CHUNK)
             print(f"{name}: loaded {total:,} entries in {time.perf_counter() - started:.1f} s",
                   flush=True)
-            url = f"redis://127.0.0.1:{port}/0"
             if spark is not None:
-                server_reader(spark, url, stream_names("s"))(False).limit(10).count()  # warm-up
-            results[name] = measure_server(name, client, url, spark, total, repeat, rows)
-            if name == "sluice":
-                client.save()
-            client.close()
-        snapshot = os.path.join(workdir, "dump.rdb")
+                warm_up(spark, client, url)
+            contenders[name] = server_actions(spark, client, url, rows, data, total)
         if spark is not None:
-            results["snapshot"] = {k: total / v for k, v in spark_reads(
-                spark, snapshot_reader(spark, snapshot), total, repeat).items()}
+            redis.Redis(port=sluice.port).save()
+            contenders["snapshot"] = spark_reads(
+                snapshot_reader(spark, os.path.join(workdir, "dump.rdb"), data), total)
+        times: Dict[str, Dict[str, List[float]]] = {name: {} for name in contenders}
+        for rnd in range(repeat):
+            order = list(contenders) if rnd % 2 == 0 else list(reversed(contenders))
+            for name in order:
+                for metric, action in contenders[name].items():
+                    times[name].setdefault(metric, []).append(action())
+            print(f"round {rnd + 1}/{repeat} done", flush=True)
     if spark is not None:
         spark.stop()
-    report(results, total, repeat)
+    report({name: {metric: total / C.median(runs) for metric, runs in metrics.items()}
+            for name, metrics in times.items()}, total, repeat)
     return 0
 
 

@@ -26,6 +26,7 @@ def local_spark(app_name: str, cores: int = 2, shuffle_partitions: int = 2) -> "
     spark = (SparkSession.builder.master(f"local[{cores}]").appName(app_name)
              .config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.streaming.numRecentProgressUpdates", "10000")
              .getOrCreate())
