@@ -1,0 +1,101 @@
+"""Batch reads with format `sluice` against Sluice, Debian's redis-server and a 3-master
+Redis Cluster: every entry exactly once with its fields, partitions, offset ranges."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+
+from engine.server.testing import ServerProcess
+from redis_cluster import redis_cluster  # noqa: F401 - a fixture
+from spark_streams import entry_ids, expected_rows, fill_streams, read_back
+
+STREAMS = ["orders", "clicks", "views", "payments"]
+PER_STREAM = 25_000  # 100,000 entries in all
+
+
+@pytest.fixture(scope="module")
+def sluice_server() -> Iterator[ServerProcess]:
+    with ServerProcess(["--save", ""], loglevel="warning") as server:
+        yield server
+
+
+@pytest.fixture(params=["sluice", "redis-server", "redis-cluster"])
+def target(request: pytest.FixtureRequest) -> Iterator[tuple[dict, object]]:
+    """(reader options naming the server, a flushed redis-py client for it)."""
+    if request.param == "sluice":
+        port = request.getfixturevalue("sluice_server").port
+    elif request.param == "redis-server":
+        port = request.getfixturevalue("redis_server")[1]
+    else:
+        port = request.getfixturevalue("redis_cluster")[1]
+    options = {"url": f"redis://127.0.0.1:{port}/0"}
+    if request.param == "redis-cluster":
+        options["cluster"] = "true"
+        client = RedisCluster(host="127.0.0.1", port=port)
+        client.flushall(target_nodes=RedisCluster.PRIMARIES)
+    else:
+        client = redis.Redis(port=port)
+        client.flushall()
+    try:
+        yield options, client
+    finally:
+        client.close()
+
+
+def read(spark, options: dict, **more: str):  # noqa: ANN001, ANN201
+    return spark.read.format("sluice").options(**options, **more).load()
+
+
+def test_every_entry_is_read_once_with_its_fields(spark, target) -> None:  # noqa: ANN001
+    options, client = target
+    written = fill_streams(client, STREAMS, PER_STREAM)
+    if isinstance(client, RedisCluster):
+        nodes = {client.get_node_from_key(name).name for name in STREAMS}
+        assert len(nodes) >= 2, f"the streams should spread over the cluster's nodes, all are on {nodes}"
+    df = read(spark, options, streams=",".join(STREAMS), minPartitions="7")
+    assert df.rdd.getNumPartitions() == 7
+    got = read_back(df.toArrow())
+    assert got == expected_rows(written)
+
+
+def test_a_pattern_finds_the_streams_and_skips_other_keys(spark, target) -> None:  # noqa: ANN001
+    options, client = target
+    written = fill_streams(client, ["ev:a", "ev:b", "ev:c"], 300)
+    fill_streams(client, ["other"], 10)
+    client.set("ev:text", "not a stream")
+    df = read(spark, options, streamPattern="ev:*", decode="true")
+    rows = df.select("stream", "id").collect()
+    assert entry_ids((row.stream, row.id) for row in rows) == {
+        name: [entry_id for entry_id, _ in entries] for name, entries in written.items()}
+    decoded = df.where("stream = 'ev:b'").orderBy("ms", "seq").first().fields
+    assert decoded["stream"] == "ev:b" and decoded["raw"] == "\x00\ufffd"
+
+
+def test_offsets_select_ranges_exclusive_start_inclusive_end(spark, sluice_server) -> None:  # noqa: ANN001
+    client = redis.Redis(port=sluice_server.port)
+    client.flushall()
+    written = fill_streams(client, ["a", "b", "c", "d"], 1000)
+    ids = {name: [entry_id for entry_id, _ in entries] for name, entries in written.items()}
+    starting = f'{{"a": "{ids["a"][99]}", "b": -2, "c": "latest", "d": "earliest"}}'
+    ending = f'{{"a": "{ids["a"][199]}", "b": "{ids["b"][9]}", "d": -1}}'
+    df = read(spark, {"url": f"redis://127.0.0.1:{sluice_server.port}"}, streams="a,b,c,d",
+              startingOffsets=starting, endingOffsets=ending, minPartitions="5")
+    got = entry_ids(sorted((row.stream, row.id) for row in df.select("stream", "id").collect()))
+    want = {"a": ids["a"][100:200], "b": ids["b"][:10], "d": ids["d"]}
+    assert {name: sorted(value) for name, value in got.items()} == {name: sorted(value) for name, value in want.items()}
+    assert df.rdd.getNumPartitions() == 5
+
+
+def test_latest_is_fixed_when_the_read_is_planned(spark, sluice_server) -> None:  # noqa: ANN001
+    client = redis.Redis(port=sluice_server.port)
+    client.flushall()
+    fill_streams(client, ["fixed"], 50)
+    reader_df = read(spark, {"url": f"redis://127.0.0.1:{sluice_server.port}"}, streams="fixed",
+                     startingOffsets="earliest", endingOffsets="latest")
+    plan = reader_df.rdd  # planning resolves "latest"
+    fill_streams(client, ["fixed"], 20, first=50)
+    assert plan.count() == 50
+    assert reader_df.count() == 70  # a new action plans again
