@@ -145,35 +145,51 @@ class Report:
             print(f"  {stage:<{width}}  {value:>14}")
 
 
-def spark_progress(query) -> Tuple[int, Optional[int], int]:
-    """(rows read so far, the last batch's watermark in epoch ms, the last batch id)."""
-    progress = query.recentProgress
-    read = sum(p.numInputRows for p in progress)
-    if not progress:
-        return read, None, -1
-    mark = progress[-1].eventTime.get("watermark")
-    mark_ms = int(datetime.fromisoformat(mark.replace("Z", "+00:00")).timestamp() * 1000) if mark else None
-    return read, mark_ms, progress[-1].batchId
+def epoch_ms(iso: Optional[str]) -> Optional[int]:
+    """Spark's progress timestamps (ISO 8601, UTC) as epoch milliseconds."""
+    if not iso:
+        return None
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def settle(query, produced: int, trigger_s: float) -> None:
-    """Waits until Spark has read every produced event and then run no batch for three
-    trigger intervals (the batch that emits the windows closed by the final watermark
-    runs one interval after the last data)."""
-    def alive() -> None:
-        if not query.isActive:
-            raise RuntimeError(f"the Spark query stopped: {query.exception()}")
+def clock(ms: Optional[int]) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%H:%M:%S") if ms else "none"
 
-    wait_for(lambda: spark_progress(query)[0] >= produced, SETTLE_TIMEOUT_S,
-             f"Spark to read all {produced} events", alive)
-    last = (spark_progress(query)[2], time.monotonic())
-    def quiet() -> bool:
-        nonlocal last
-        batch = spark_progress(query)[2]
-        if batch != last[0]:
-            last = (batch, time.monotonic())
-        return time.monotonic() - last[1] >= 3 * trigger_s
-    wait_for(quiet, SETTLE_TIMEOUT_S, "Spark's last batches", alive)
+
+@dataclass
+class SparkCounts:
+    """What the Spark job reported: events read, micro-batches run, the last watermark."""
+
+    read: int = 0
+    batches: int = 0
+    watermark_ms: Optional[int] = None
+
+
+class SparkWatch(SparkCounts):
+    """Follows the query's progress: prints each new micro-batch, adds up the rows read,
+    and raises as soon as the query has died."""
+
+    def __init__(self, query) -> None:
+        super().__init__()
+        self.query = query
+        self.last_change = time.monotonic()
+
+    def poll(self) -> None:
+        if not self.query.isActive:
+            raise RuntimeError(f"the Spark query stopped: {self.query.exception()}")
+        for progress in self.query.recentProgress[self.batches:]:
+            self.batches += 1
+            self.read += progress.numInputRows
+            self.watermark_ms = epoch_ms(progress.eventTime.get("watermark"))
+            self.last_change = time.monotonic()
+            written = progress.sink.numOutputRows
+            print(f"{'spark':>9} | batch {progress.batchId}: read {progress.numInputRows:,} events"
+                  + (f", wrote {written:,} totals" if written >= 0 else "")
+                  + f", watermark {clock(self.watermark_ms)}", flush=True)
+
+    def quiet_for(self) -> float:
+        """Seconds since the last batch."""
+        return time.monotonic() - self.last_change
 
 
 def group_done(client: redis.Redis, stream: str, group: str) -> bool:
@@ -194,11 +210,6 @@ def run(args: argparse.Namespace, stack: contextlib.ExitStack, report: Report) -
     consumer = Child("consumer", "pipeline.examples.consumer", "--url", url, "--stream", TOTALS,
                      "--group", GROUP)
     stack.callback(consumer.stop)
-    generator = Child("generator", "pipeline.examples.generator", "--url", url,
-                      "--stream", EVENTS, "--rate", str(args.rate),
-                      "--seconds", str(args.seconds), "--max-lateness", str(args.max_lateness))
-    stack.callback(generator.stop)
-    wait_for(lambda: client.exists(EVENTS) == 1, 30, "the generator's first event")
 
     spark = local_spark("sluice-pipeline-demo")
     stack.callback(spark.stop)
@@ -206,45 +217,57 @@ def run(args: argparse.Namespace, stack: contextlib.ExitStack, report: Report) -
     query = start_totals(spark, url, checkpoint, args.key, args.window, args.watermark,
                          args.trigger, EVENTS, TOTALS)
     stack.callback(lambda: query.isActive and query.stop())
-    print(f"Spark job {query.name} started: {args.key} totals per {args.window} s window, "
-          f"watermark {args.watermark} s", flush=True)
+    print(f"Spark job started: {args.key} totals per {args.window} s event-time window, "
+          f"watermark {args.watermark} s, trigger every {args.trigger} s", flush=True)
+    watch = SparkWatch(query)
 
-    produced = generator.count("produced", args.seconds + SETTLE_TIMEOUT_S)
-    settle(query, produced, args.trigger)
-    read, watermark_ms, batches = spark_progress(query)
+    generator = Child("generator", "pipeline.examples.generator", "--url", url,
+                      "--stream", EVENTS, "--rate", str(args.rate),
+                      "--seconds", str(args.seconds), "--max-lateness", str(args.max_lateness))
+    stack.callback(generator.stop)
+    wait_for(lambda: generator.proc.poll() is not None, args.seconds + SETTLE_TIMEOUT_S,
+             "the generator", watch.poll)
+    produced = generator.count("produced", 10)
+    # The batch that emits the windows closed by the final watermark runs a trigger
+    # interval after the last data: wait until Spark has read everything and then idled.
+    wait_for(lambda: watch.read >= produced and watch.quiet_for() >= 3 * args.trigger,
+             SETTLE_TIMEOUT_S, f"Spark to read all {produced:,} events and settle", watch.poll)
     query.stop()
     wait_for(lambda: group_done(client, TOTALS, GROUP), SETTLE_TIMEOUT_S,
              "the consumer group to acknowledge every total")
     consumer.stop()
     consumed = consumer.count("consumed", 10)
+    check(client, report, args.key, args.window, produced, watch, consumed)
 
+
+def check(client: redis.Redis, report: Report, key: str, window_seconds: int, produced: int,
+          spark: SparkCounts, consumed: int) -> None:
+    """Each stage's count, from the server's streams, and whether they agree."""
     events = entries(client, EVENTS)
-    expected = expected_totals(events, args.key, args.window * 1000, watermark_ms or 0)
-    written = written_totals(entries(client, TOTALS), args.key)
+    expected = expected_totals(events, key, window_seconds * 1000, spark.watermark_ms or 0)
+    written = written_totals(entries(client, TOTALS), key)
     in_closed = report.closed_events = sum(count for count, _ in expected.values())
     counted = sum(events_ * times for (_, _, events_, _), times in written.items())
-    shown_mark = (datetime.fromtimestamp(watermark_ms / 1000, timezone.utc).strftime("%H:%M:%S")
-                  if watermark_ms else "none")
+    windows = sum(written.values())
     report.add("events produced (generator)", produced)
     report.add(f"events in stream {EVENTS} (XLEN)", len(events))
-    report.add(f"events read by Spark ({batches + 1} batches)", read)
-    report.add("final watermark (UTC)", shown_mark)
+    report.add(f"events read by Spark ({spark.batches} batches)", spark.read)
+    report.add("final watermark (UTC)", clock(spark.watermark_ms))
     report.add("events in windows closed by it", in_closed)
-    report.add(f"windows written to {TOTALS}", sum(written.values()))
+    report.add(f"windows written to {TOTALS}", windows)
     report.add("  sum of their event counts", counted)
     report.add(f"totals consumed (group {GROUP})", consumed)
     report.expect(len(events) == produced, f"{produced} events produced, {len(events)} in {EVENTS}")
-    report.expect(read == produced, f"{produced} events produced, Spark read {read}")
+    report.expect(spark.read == produced, f"{produced} events produced, Spark read {spark.read}")
     report.expect(in_closed > 0, "the watermark closed no window: run longer (--seconds)")
-    duplicates = [w for w, times in written.items() if times > 1]
-    report.expect(not duplicates, f"{len(duplicates)} windows written more than once")
+    duplicates = sum(times - 1 for times in written.values())
+    report.expect(duplicates == 0, f"{duplicates} windows written more than once")
     want = Counter((k, start, count, amount) for (k, start), (count, amount) in expected.items())
     report.expect(written == want, f"totals differ from the events: {sum((want - written).values())} "
                                    f"windows missing or wrong, {sum((written - want).values())} unexpected")
     report.expect(counted == in_closed, f"the window counts sum to {counted}, "
                                         f"the closed windows hold {in_closed} events")
-    report.expect(consumed == sum(written.values()),
-                  f"{sum(written.values())} totals written, {consumed} consumed")
+    report.expect(consumed == windows, f"{windows} totals written, {consumed} consumed")
 
 
 def main(argv: Optional[list] = None) -> int:
