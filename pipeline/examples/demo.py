@@ -44,13 +44,14 @@ Total = Tuple[int, Decimal]
 
 class Child:
     """A pipeline stage run as its own Python process; its output is echoed with a
-    prefix and its last line kept (the stage's count)."""
+    prefix and its last line kept (the stage's count). It runs in its own process group,
+    so a Ctrl-C reaches only the demo, which then stops every stage in order."""
 
     def __init__(self, name: str, module: str, *args: str) -> None:
         self.name = name
         self.last_line = ""
         self.proc = subprocess.Popen([sys.executable, "-u", "-m", module, *args],
-                                     stdout=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, text=True, start_new_session=True)
         self._echo = threading.Thread(target=self._pump, daemon=True)
         self._echo.start()
 
@@ -79,11 +80,34 @@ class Child:
                 self.proc.wait()
 
 
+class Interrupts:
+    """Once Spark runs, Ctrl-C and SIGTERM are only noted, and raised as KeyboardInterrupt
+    at the demo's next wait: raised inside a call into the JVM (as PySpark's own SIGINT
+    handler does), they leave the gateway broken and the shutdown noisy."""
+
+    signalled: Optional[int] = None
+
+    @classmethod
+    def defer(cls) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, cls._note)
+
+    @classmethod
+    def _note(cls, signum: int, _frame: object) -> None:
+        cls.signalled = signum
+
+    @classmethod
+    def check(cls) -> None:
+        if cls.signalled is not None:
+            raise KeyboardInterrupt
+
+
 def wait_for(condition: Callable[[], bool], timeout: float, what: str,
              check: Callable[[], None] = lambda: None) -> None:
     """Polls `condition` until it holds; `check` raises if a stage has died."""
     deadline = time.monotonic() + timeout
     while not condition():
+        Interrupts.check()
         check()
         if time.monotonic() > deadline:
             raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
@@ -200,7 +224,7 @@ def group_done(client: redis.Redis, stream: str, group: str) -> bool:
 
 def run(args: argparse.Namespace, stack: contextlib.ExitStack, report: Report) -> None:
     server = ServerProcess(["--appendonly", "yes", "--appendfsync", "everysec"],
-                           workdir=args.dir, loglevel="notice")
+                           workdir=args.dir, loglevel="notice", preexec_fn=os.setpgrp)
     stack.callback(server.close)
     server.start()
     url = f"redis://127.0.0.1:{server.port}/0"
@@ -213,6 +237,7 @@ def run(args: argparse.Namespace, stack: contextlib.ExitStack, report: Report) -
 
     spark = local_spark("sluice-pipeline-demo")
     stack.callback(spark.stop)
+    Interrupts.defer()
     checkpoint = stack.enter_context(tempfile.TemporaryDirectory(prefix="totals-checkpoint-"))
     query = start_totals(spark, url, checkpoint, args.key, args.window, args.watermark,
                          args.trigger, EVENTS, TOTALS)
@@ -287,7 +312,7 @@ def main(argv: Optional[list] = None) -> int:
         ap.error("--max-lateness must be below --watermark, or Spark drops late events")
     if args.dir:
         os.makedirs(args.dir, exist_ok=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # until Spark runs: see Interrupts
     report = Report()
     started = time.monotonic()
     try:
@@ -297,7 +322,8 @@ def main(argv: Optional[list] = None) -> int:
         print("\ninterrupted: everything started here is stopped", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - any stage failing fails the demo, said in one line
-        report.problems.append(f"{type(exc).__name__}: {exc}")
+        print(f"\n{type(exc).__name__}: {exc}", file=sys.stderr)
+        report.problems.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
     if report.rows:
         report.print()
     elapsed = time.monotonic() - started
