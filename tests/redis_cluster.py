@@ -15,6 +15,7 @@ from typing import List
 import pytest
 import redis
 
+from conftest import _redis_server_binary
 from engine.server.testing import free_port
 
 MASTERS = 3
@@ -63,14 +64,15 @@ def _stop(nodes: List[subprocess.Popen]) -> None:
 
 
 @pytest.fixture(scope="session")
-def redis_cluster(redis_server_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     """Three masters, no replicas, every slot assigned, cluster_state:ok; stopped after."""
+    binary = _redis_server_binary()
     cli = shutil.which("redis-cli")
     if cli is None:
         pytest.skip(reason="redis-cli is not installed; `make test` installs it with redis-server")
     workdir = tmp_path_factory.mktemp("redis-cluster")
     ports = [free_port() for _ in range(MASTERS)]
-    nodes = [_start_node(redis_server_binary, workdir, port) for port in ports]
+    nodes = [_start_node(binary, workdir, port) for port in ports]
     try:
         clients = [redis.Redis(port=port) for port in ports]
         _wait(lambda: all(client.ping() for client in clients), "PING", nodes, workdir)

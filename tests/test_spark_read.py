@@ -89,13 +89,14 @@ def test_offsets_select_ranges_exclusive_start_inclusive_end(spark, sluice_serve
     assert df.rdd.getNumPartitions() == 5
 
 
-def test_latest_is_fixed_when_the_read_is_planned(spark, sluice_server) -> None:  # noqa: ANN001
+def test_latest_is_fixed_when_the_dataframe_is_made(spark, sluice_server) -> None:  # noqa: ANN001
+    """A batch read is a snapshot: "latest" means the last entry when load() planned it."""
     client = redis.Redis(port=sluice_server.port)
     client.flushall()
     fill_streams(client, ["fixed"], 50)
-    reader_df = read(spark, {"url": f"redis://127.0.0.1:{sluice_server.port}"}, streams="fixed",
-                     startingOffsets="earliest", endingOffsets="latest")
-    plan = reader_df.rdd  # planning resolves "latest"
+    options = {"url": f"redis://127.0.0.1:{sluice_server.port}", "streams": "fixed"}
+    snapshot = read(spark, options)
     fill_streams(client, ["fixed"], 20, first=50)
-    assert plan.count() == 50
-    assert reader_df.count() == 70  # a new action plans again
+    assert snapshot.count() == 50
+    assert snapshot.where("seq >= 0").count() == 50
+    assert read(spark, options).count() == 70

@@ -1,8 +1,8 @@
 """Batch reads of format `sluice`: a consistent snapshot of ID ranges.
 
-The driver resolves the offsets when Spark plans the read ("latest" is the last entry at
-that moment, so entries added while the job runs are not read) and cuts the streams into
-ID ranges; executors read the ranges."""
+The driver resolves the offsets when Spark plans the DataFrame (at load(): "latest" is the
+last entry at that moment, and every action on that DataFrame reads the same entries) and
+cuts the streams into ID ranges; executors read the ranges."""
 from __future__ import annotations
 
 from typing import Iterator, List, Optional

@@ -1,7 +1,8 @@
 """Entry IDs and the offset options of the `sluice` format.
 
 Conventions (those of XREAD and XRANGE, which a Redis user already knows):
-- a streaming offset is the last ID read per stream, `{"events": "1700000000000-3"}`;
+- a streaming offset is the last ID read per stream, with the stream's entries-added count
+  at that entry: `{"events": {"id": "1700000000000-3", "added": 42}}`;
 - `startingOffsets` is exclusive like XREAD's ID: reading starts after it (`"0-0"` or
   `"earliest"` reads from the first entry);
 - `endingOffsets` is inclusive like XRANGE's end: the entry with that ID is read.
@@ -119,14 +120,36 @@ def offset_spec(option: str, text: Optional[str], default: str, words: Iterable[
     return OffsetSpec(default, per_stream)
 
 
-def offsets_json(offsets: Mapping[str, EntryId]) -> Dict[str, str]:
-    """A streaming offset as Spark stores it: stream -> last ID read, as strings."""
-    return {stream: str(entry_id) for stream, entry_id in sorted(offsets.items())}
+@dataclass(frozen=True)
+class StreamOffset:
+    """Where a streaming query stands in one stream: the last ID read and, when known, the
+    stream's entries-added count at that entry (how many entries it had received up to
+    it). The count is what tells entries trimmed before they were read apart from IDs
+    that were simply never used, and it is the ENTRIESREAD of the commit group."""
+
+    last: EntryId
+    added: Optional[int] = None
 
 
-def parse_offsets(offset: Mapping[str, object], where: str) -> Dict[str, EntryId]:
-    """A streaming offset back from Spark (e.g. from a checkpoint)."""
+def offsets_json(offsets: Mapping[str, StreamOffset]) -> Dict[str, Dict[str, object]]:
+    """A streaming offset as Spark stores it: {stream: {"id": last ID read, "added": n}}."""
+    return {stream: {"id": str(offset.last), **({"added": offset.added} if offset.added is not None else {})}
+            for stream, offset in sorted(offsets.items())}
+
+
+def parse_offsets(offset: Mapping[str, object], where: str) -> Dict[str, StreamOffset]:
+    """A streaming offset back from Spark (e.g. from a checkpoint); a bare ID string per
+    stream is taken too."""
     if not isinstance(offset, Mapping):
-        raise OptionError(f"{where} must be a JSON object of stream -> ID, not {offset!r}")
-    return {str(stream): EntryId.parse(str(value), f"{where} for stream {stream!r}")
-            for stream, value in offset.items()}
+        raise OptionError(f"{where} must be a JSON object of stream -> offset, not {offset!r}")
+    parsed: Dict[str, StreamOffset] = {}
+    for stream, value in offset.items():
+        here = f"{where} for stream {stream!r}"
+        if isinstance(value, Mapping):
+            added = value.get("added")
+            if added is not None and (not isinstance(added, int) or isinstance(added, bool) or added < 0):
+                raise OptionError(f"{here} has an invalid entries-added count: {added!r}")
+            parsed[str(stream)] = StreamOffset(EntryId.parse(str(value.get("id")), here), added)
+        else:
+            parsed[str(stream)] = StreamOffset(EntryId.parse(str(value), here))
+    return parsed
