@@ -14,6 +14,7 @@ import redis
 
 from engine.server.testing import ServerProcess
 from pipeline.examples.demo import EVENTS, TOTALS, Report, SparkCounts, check
+from pipeline.examples.totals_job import JOB_GROUP
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW_S = 10
@@ -32,13 +33,14 @@ def total(user: str, start: int, events: int, amount: str) -> dict:
 @pytest.fixture
 def streams():
     """A server holding five events: u1 twice and u2 once in the first window, u1 twice in
-    the next; the caller adds the totals."""
+    the next, all read by the job's group; the caller adds the totals."""
     with ServerProcess(["--save", ""], loglevel="warning") as server:
         client = redis.Redis(port=server.port)
         for event in (view("u1", W0 + 5, "1.10"), view("u2", W0 + 900, "2.00"),
                       view("u1", W0 + 9_999, "0.90"), view("u1", W0 + 10_000, "5.00"),
                       view("u1", W0 + 12_000, "1.00")):
             client.xadd(EVENTS, event)
+        client.xgroup_create(EVENTS, JOB_GROUP, "$", entries_read=5)
         yield client
 
 
@@ -61,7 +63,10 @@ def test_each_disagreement_is_named(streams: redis.Redis) -> None:
     streams.xadd(TOTALS, total("u1", W0, 2, "2.01"))        # a wrong amount
     streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))
     streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))        # a window written twice
+    fourth = streams.xrange(EVENTS)[3][0]
+    streams.xgroup_setid(EVENTS, JOB_GROUP, fourth, entries_read=4)
     report = agreement(streams, W0 + WINDOW_S * 1000, read=4, consumed=2)
+    assert f"XINFO GROUPS {EVENTS} shows group {JOB_GROUP} with lag 1, not 0" in report.problems
     assert "5 events produced, Spark read 4" in report.problems
     assert "1 windows written more than once" in report.problems
     assert "totals differ from the events: 1 windows missing or wrong, 2 unexpected" in report.problems

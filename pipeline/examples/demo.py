@@ -33,7 +33,7 @@ import redis
 
 from engine.server.testing import ServerProcess
 from pipeline.examples.consumer import ensure_group
-from pipeline.examples.totals_job import KEYS, start_totals
+from pipeline.examples.totals_job import JOB_GROUP, KEYS, start_totals
 from pipeline.spark.local import local_spark
 
 EVENTS, TOTALS, GROUP = "events", "totals", "dashboard"
@@ -216,10 +216,19 @@ class SparkWatch(SparkCounts):
         return time.monotonic() - self.last_change
 
 
+def group_info(client: redis.Redis, stream: str, group: str) -> dict:
+    """XINFO GROUPS' line for `group` ({} when the stream or the group is missing)."""
+    try:
+        groups = client.xinfo_groups(stream)
+    except redis.ResponseError:
+        return {}
+    return next((g for g in groups if g["name"].decode() == group), {})
+
+
 def group_done(client: redis.Redis, stream: str, group: str) -> bool:
     """The group has read and acknowledged every entry of the stream."""
-    info = next(g for g in client.xinfo_groups(stream) if g["name"].decode() == group)
-    return info["pending"] == 0 and info["entries-read"] == client.xlen(stream)
+    info = group_info(client, stream, group)
+    return info.get("pending") == 0 and info.get("entries-read") == client.xlen(stream)
 
 
 def run(args: argparse.Namespace, stack: contextlib.ExitStack, report: Report) -> None:
@@ -277,6 +286,8 @@ def check(client: redis.Redis, report: Report, key: str, window_seconds: int, pr
     report.add("events produced (generator)", produced)
     report.add(f"events in stream {EVENTS} (XLEN)", len(events))
     report.add(f"events read by Spark ({spark.batches} batches)", spark.read)
+    job_lag = group_info(client, EVENTS, JOB_GROUP).get("lag")
+    report.add(f"  its commitGroup {JOB_GROUP}: lag (XINFO GROUPS)", str(job_lag))
     report.add("final watermark (UTC)", clock(spark.watermark_ms))
     report.add("events in windows closed by it", in_closed)
     report.add(f"windows written to {TOTALS}", windows)
@@ -284,6 +295,7 @@ def check(client: redis.Redis, report: Report, key: str, window_seconds: int, pr
     report.add(f"totals consumed (group {GROUP})", consumed)
     report.expect(len(events) == produced, f"{produced} events produced, {len(events)} in {EVENTS}")
     report.expect(spark.read == produced, f"{produced} events produced, Spark read {spark.read}")
+    report.expect(job_lag == 0, f"XINFO GROUPS {EVENTS} shows group {JOB_GROUP} with lag {job_lag}, not 0")
     report.expect(in_closed > 0, "the watermark closed no window: run longer (--seconds)")
     duplicates = sum(times - 1 for times in written.values())
     report.expect(duplicates == 0, f"{duplicates} windows written more than once")

@@ -7,9 +7,10 @@ Why append mode: a stream is append-only, so each window should reach `totals` o
 final. The watermark (the latest event time seen, minus `--watermark` seconds) tells
 Spark when no more events can arrive for a window; in append mode Spark emits a window
 exactly then, once, and drops its state. Update mode would write a window again at every
-trigger that changes it (several entries per window in `totals`), and complete mode
-would rewrite every window each trigger. Events older than the watermark when they
-arrive are dropped, so the watermark must exceed the producers' lateness.
+trigger that changes it (several entries per window; Spark takes it for a Python sink
+only through foreachBatch), and complete mode would rewrite every window each trigger.
+Events older than the watermark when they arrive are dropped, so the watermark must
+exceed the producers' lateness.
 
 Each total is an entry `<key> <value> window_start <ms> window_end <ms> events <count>
 amount <sum>`, written by the `sluice` sink; `commitGroup` makes the job's progress on
