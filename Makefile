@@ -42,7 +42,7 @@ serve: build
 pipeline-demo: build java
 	$(PY) -m pipeline.examples.demo
 
-bench: build oracle
+bench: build oracle java
 	$(PY) bench/run_all.py
 
 clean:

@@ -7,12 +7,13 @@ Runs until SIGTERM or Ctrl-C; the last line printed is `consumed N`."""
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from datetime import datetime, timezone
 from typing import Callable, Optional
 
 import redis
+
+from pipeline.examples.stage import run_stage
 
 BLOCK_MS = 500
 COUNT = 100
@@ -57,17 +58,10 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--group", default="dashboard")
     ap.add_argument("--consumer", default="printer")
     args = ap.parse_args(argv)
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     client = redis.Redis.from_url(args.url)
     ensure_group(client, args.stream, args.group)
-    try:
-        consumed = consume(client, args.stream, args.group, args.consumer,
-                           stop=lambda: bool(stopping), show=lambda line: print(line, flush=True))
-    except KeyboardInterrupt:
-        return 130
-    print(f"consumed {consumed}", flush=True)
-    return 0
+    return run_stage(lambda stop: consume(client, args.stream, args.group, args.consumer, stop,
+                                          show=lambda line: print(line, flush=True)), "consumed")
 
 
 if __name__ == "__main__":

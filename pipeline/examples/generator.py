@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import random
-import signal
 import sys
 import time
 from decimal import Decimal
 from typing import Callable, Optional
 
 import redis
+
+from pipeline.examples.stage import run_stage
 
 USERS = [f"u{i}" for i in range(1, 21)]
 PAGES = ["/", "/search", "/product", "/cart", "/checkout", "/help"]
@@ -66,16 +67,10 @@ def main(argv: Optional[list] = None) -> int:
                     help="event times lag the clock by up to this many seconds")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     client = redis.Redis.from_url(args.url)
-    try:
-        produced = produce(client, args.stream, args.rate, args.seconds,
-                           int(args.max_lateness * 1000), args.seed, stop=lambda: bool(stopping))
-    except KeyboardInterrupt:
-        return 130
-    print(f"produced {produced}", flush=True)
-    return 0
+    return run_stage(lambda stop: produce(client, args.stream, args.rate, args.seconds,
+                                          int(args.max_lateness * 1000), args.seed, stop),
+                     "produced")
 
 
 if __name__ == "__main__":
