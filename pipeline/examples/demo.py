@@ -173,7 +173,7 @@ def epoch_ms(iso: Optional[str]) -> Optional[int]:
     """Spark's progress timestamps (ISO 8601, UTC) as epoch milliseconds."""
     if not iso:
         return None
-    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+    return round(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def clock(ms: Optional[int]) -> str:
@@ -196,7 +196,6 @@ class SparkWatch(SparkCounts):
     def __init__(self, query) -> None:
         super().__init__()
         self.query = query
-        self.last_change = time.monotonic()
 
     def poll(self) -> None:
         if not self.query.isActive:
@@ -205,15 +204,10 @@ class SparkWatch(SparkCounts):
             self.batches += 1
             self.read += progress.numInputRows
             self.watermark_ms = epoch_ms(progress.eventTime.get("watermark"))
-            self.last_change = time.monotonic()
             written = progress.sink.numOutputRows
             print(f"{'spark':>9} | batch {progress.batchId}: read {progress.numInputRows:,} events"
                   + (f", wrote {written:,} totals" if written >= 0 else "")
                   + f", watermark {clock(self.watermark_ms)}", flush=True)
-
-    def quiet_for(self) -> float:
-        """Seconds since the last batch."""
-        return time.monotonic() - self.last_change
 
 
 def group_info(client: redis.Redis, stream: str, group: str) -> dict:
@@ -262,10 +256,13 @@ def run(args: argparse.Namespace, stack: contextlib.ExitStack, report: Report) -
     wait_for(lambda: generator.proc.poll() is not None, args.seconds + SETTLE_TIMEOUT_S,
              "the generator", watch.poll)
     produced = generator.count("produced", 10)
-    # The batch that emits the windows closed by the final watermark runs a trigger
-    # interval after the last data: wait until Spark has read everything and then idled.
-    wait_for(lambda: watch.read >= produced and watch.quiet_for() >= 3 * args.trigger,
-             SETTLE_TIMEOUT_S, f"Spark to read all {produced:,} events and settle", watch.poll)
+    # The final watermark is the latest event time minus the delay; the batch that emits
+    # the windows it closes runs after the last data (a batch without input), and its
+    # progress is reported once its totals are written.
+    final_mark = max(int(event["ts"]) for event in entries(client, EVENTS)) - args.watermark * 1000
+    wait_for(lambda: watch.read >= produced and watch.watermark_ms == final_mark,
+             SETTLE_TIMEOUT_S, f"Spark to read all {produced:,} events and reach the final "
+             f"watermark {clock(final_mark)}", watch.poll)
     query.stop()
     wait_for(lambda: group_done(client, TOTALS, GROUP), SETTLE_TIMEOUT_S,
              "the consumer group to acknowledge every total")
