@@ -89,13 +89,15 @@ def test_offsets_select_ranges_exclusive_start_inclusive_end(spark, sluice_serve
     assert df.rdd.getNumPartitions() == 5
 
 
-def test_latest_is_fixed_when_the_dataframe_is_made(spark, sluice_server) -> None:  # noqa: ANN001
-    """A batch read is a snapshot: "latest" means the last entry when load() planned it."""
+def test_latest_is_fixed_when_the_dataframe_is_planned(spark, sluice_server) -> None:  # noqa: ANN001
+    """A batch read is a snapshot: "latest" means the last entry when the DataFrame's
+    read was planned (its first action); later actions on it read the same entries."""
     client = redis.Redis(port=sluice_server.port)
     client.flushall()
     fill_streams(client, ["fixed"], 50)
     options = {"url": f"redis://127.0.0.1:{sluice_server.port}", "streams": "fixed"}
     snapshot = read(spark, options)
+    assert snapshot.count() == 50
     fill_streams(client, ["fixed"], 20, first=50)
     assert snapshot.count() == 50
     assert snapshot.where("seq >= 0").count() == 50

@@ -7,7 +7,7 @@ Spark to convert), which is what keeps a Spark read close to a bare XRANGE loop.
 from __future__ import annotations
 
 from itertools import accumulate, chain
-from typing import Iterable, List, Mapping, Sequence, Tuple, Union
+from typing import List, Mapping, Sequence, Tuple, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,11 +52,12 @@ def _text_array(values: List[Union[bytes, str]]) -> pa.Array:
                         pa.string())
 
 
-def _flat_fields(fields: Fields) -> Sequence[bytes]:
-    """[field, value, ...] whichever form redis-py returned."""
-    if isinstance(fields, Mapping):
-        return list(chain.from_iterable(fields.items()))
-    return fields
+def _flat_fields(entries: Sequence[Entry]) -> List[Sequence[bytes]]:
+    """Each entry's [field, value, ...], whichever form redis-py returned (one form per
+    page, so it is checked once)."""
+    if isinstance(entries[0][1], Mapping):
+        return [list(chain.from_iterable(entry[1].items())) for entry in entries]
+    return [entry[1] for entry in entries]
 
 
 class EntryBatchBuilder:
@@ -75,22 +76,15 @@ class EntryBatchBuilder:
         parts = pc.split_pattern(ids, "-", max_splits=1)
         ms = pc.cast(pc.list_element(parts, 0), pa.int64())
         seq = pc.cast(pc.list_element(parts, 1), pa.int64())
-        flats = [_flat_fields(entry[1]) for entry in entries]
-        offsets = list(accumulate((len(flat) // 2 for flat in flats), initial=0))
+        flats = _flat_fields(entries)
+        offsets = list(accumulate(map(len, flats), initial=0))
         flat_all = list(chain.from_iterable(flats))
         keys = _text_array(flat_all[0::2])
         raw_values = flat_all[1::2]
         values = _text_array(raw_values) if self.decode else pa.array(raw_values, pa.binary())
-        fields = pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), keys, values,
+        fields = pa.MapArray.from_arrays(pc.divide(pa.array(offsets, pa.int32()), 2), keys, values,
                                          type=self.schema.field("fields").type)
         name = stream.decode("utf-8", "replace") if isinstance(stream, bytes) else stream
         streams = pa.repeat(pa.scalar(name, pa.string()), count)
         return pa.RecordBatch.from_arrays([streams, ids, ms, seq, fields], schema=self.schema)
 
-
-def entry_batches(builder: EntryBatchBuilder, stream: Union[bytes, str],
-                  pages: Iterable[Sequence[Entry]]) -> Iterable[pa.RecordBatch]:
-    """One record batch per non-empty page of entries."""
-    for page in pages:
-        if page:
-            yield builder.build(stream, page)

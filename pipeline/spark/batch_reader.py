@@ -1,8 +1,8 @@
 """Batch reads of format `sluice`: a consistent snapshot of ID ranges.
 
-The driver resolves the offsets when Spark plans the DataFrame (at load(): "latest" is the
-last entry at that moment, and every action on that DataFrame reads the same entries) and
-cuts the streams into ID ranges; executors read the ranges."""
+The driver resolves the offsets when Spark plans the DataFrame's read (at its first action:
+"latest" is the last entry at that moment, and later actions on that DataFrame read the
+same entries) and cuts the streams into ID ranges; executors read the ranges."""
 from __future__ import annotations
 
 from typing import Iterator, List, Optional

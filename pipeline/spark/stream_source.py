@@ -4,7 +4,19 @@
     spark.readStream.format("sluice").option("streamPattern", "events:*").load()
     df.write.format("sluice").option("stream", "totals").save()
 
-Reading is planned here and in the reader modules; writing lives in `stream_sink`."""
+Reading options (names are case-insensitive):
+- `url` (redis://[:password@]host:port/db, rediss:// for TLS), `cluster` (true: a Redis Cluster);
+- `streams` (a comma list) or `streamPattern` (a glob; keys of type stream found with SCAN,
+  on every primary of a cluster); a listed stream that does not exist reads as empty;
+- `startingOffsets`: earliest (default), latest, or JSON {"stream": "ID" | "earliest" |
+  "latest" | -2 | -1}; reading starts after the ID, as XREAD does;
+- `endingOffsets` (batch): latest (default) or JSON {"stream": "ID" | "latest" | -1}; the
+  ID itself is read, as XRANGE does; "latest" is fixed when the DataFrame's read is planned;
+- `minPartitions` (batch; default one per stream), `pageSize` (XRANGE COUNT, 10000),
+  `decode` (true: fields as map<string,string>);
+- streaming: `maxEntriesPerTrigger`, `failOnDataLoss` (default true), `commitGroup` (a
+  consumer group moved to each processed offset, so XINFO GROUPS shows the lag).
+Reading is planned in `batch_reader` and `stream_reader`; writing lives in `stream_sink`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

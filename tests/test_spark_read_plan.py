@@ -1,0 +1,134 @@
+"""The `sluice` readers' planning, called directly on a real Sluice server without a
+Spark session (fast): ID ranges, read limits Spark may pass, offsets."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from engine.server.testing import ServerProcess
+from spark_streams import fill_streams
+
+pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxRows, ReadMinRows  # noqa: E402
+
+from pipeline.spark.id_ranges import IdRange, allocate_parts, split_range  # noqa: E402
+from pipeline.spark.offsets import MAX_PART, EntryId, parse_offsets  # noqa: E402
+from pipeline.spark.options import OptionError  # noqa: E402
+from pipeline.spark.read_options import read_options  # noqa: E402
+from pipeline.spark.stream_reader import DataLossError, SluiceStreamReader  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerProcess]:
+    with ServerProcess(["--save", ""], loglevel="warning") as process:
+        yield process
+
+
+@pytest.fixture
+def client(server: ServerProcess) -> Iterator[redis.Redis]:
+    connection = redis.Redis(port=server.port)
+    connection.flushall()
+    yield connection
+    connection.close()
+
+
+def reader(client: redis.Redis, **options: str) -> SluiceStreamReader:
+    port = client.connection_pool.connection_kwargs["port"]
+    return SluiceStreamReader(read_options({"url": f"redis://127.0.0.1:{port}", **options}))
+
+
+def test_ranges_cover_the_span_end_to_end() -> None:
+    pieces = split_range("s", EntryId(10, 5), EntryId(13, 2), 4)
+    assert pieces[0].first == EntryId(10, 5) and pieces[-1].last == EntryId(13, 2)
+    for left, right in zip(pieces, pieces[1:]):
+        assert left.last.following() == right.first
+    same_ms = split_range("s", EntryId(7, 0), EntryId(7, 99), 3)
+    assert [(p.first.seq, p.last.seq) for p in same_ms] == [(0, 32), (33, 65), (66, 99)]
+    assert split_range("s", EntryId(1, 1), EntryId(1, 2), 5) == [IdRange("s", EntryId(1, 1), EntryId(1, 1)),
+                                                                  IdRange("s", EntryId(1, 2), EntryId(1, 2))]
+    assert split_range("s", EntryId(MAX_PART, MAX_PART - 1), EntryId(MAX_PART, MAX_PART), 1)[0].last.following() is None
+
+
+def test_parts_follow_stream_lengths() -> None:
+    assert allocate_parts({"big": 900, "small": 100}, 10) == {"big": 9, "small": 1}
+    assert allocate_parts({"a": 5, "b": 5, "c": 0}, 2) == {"a": 1, "b": 1, "c": 1}
+    assert sum(allocate_parts({"a": 3, "b": 70, "c": 27}, 7).values()) == 7
+
+
+def test_checkpoint_offsets_are_checked() -> None:
+    assert parse_offsets({"s": "5-1", "t": {"id": "6", "added": 3}}, "x") == {
+        "s": parse_offsets({"s": {"id": "5-1"}}, "x")["s"], "t": parse_offsets({"t": {"id": "6-0", "added": 3}}, "x")["t"]}
+    with pytest.raises(OptionError, match="the checkpoint offset for stream 's' has an invalid entries-added count"):
+        parse_offsets({"s": {"id": "5-1", "added": -1}}, "the checkpoint offset")
+
+
+def test_max_rows_is_shared_fairly_and_never_exceeded(client: redis.Redis) -> None:
+    written = fill_streams(client, ["x"], 100)
+    written.update(fill_streams(client, ["y"], 3))
+    written.update(fill_streams(client, ["z"], 50))
+    stream_reader = reader(client, streams="x,y,z")
+    start = stream_reader.initialOffset()
+    end = stream_reader.latestOffset(start, ReadMaxRows(31))
+    # 10 each and the odd one to x (its next entry is the oldest); y has 3: its 7 spare
+    # are shared by x and z, the odd one to x again: 15 + 3 + 13 = 31.
+    assert {name: offset["id"] for name, offset in end.items()} == {
+        "x": written["x"][14][0], "y": written["y"][2][0], "z": written["z"][12][0]}
+    assert {name: offset.get("added") for name, offset in end.items()} == {"x": 15, "y": 3, "z": 13}
+    assert stream_reader.latestOffset(start, ReadMaxRows(1)) == {
+        **start, "x": {"id": written["x"][0][0], "added": 1}}
+    everything = stream_reader.latestOffset(start, ReadAllAvailable())
+    assert stream_reader.latestOffset(start, ReadMaxBytes(10)) == everything
+    assert {name: offset["id"] for name, offset in everything.items()} == {
+        name: entries[-1][0] for name, entries in written.items()}
+
+
+def test_min_rows_waits_for_enough_entries(client: redis.Redis) -> None:
+    fill_streams(client, ["m"], 5)
+    stream_reader = reader(client, streams="m")
+    start = stream_reader.initialOffset()
+    assert stream_reader.latestOffset(start, ReadMinRows(6)) == start
+    fill_streams(client, ["m"], 1, first=5)
+    assert stream_reader.latestOffset(start, ReadMinRows(6))["m"]["added"] == 6
+
+
+def test_available_now_stops_at_the_entries_present_when_prepared(client: redis.Redis) -> None:
+    before = fill_streams(client, ["n"], 10)
+    stream_reader = reader(client, streamPattern="n*", startingOffsets="latest")
+    start = stream_reader.initialOffset()
+    assert start == {"n": {"id": before["n"][-1][0], "added": 10}}
+    fill_streams(client, ["n"], 4, first=10)
+    stream_reader.prepareForTriggerAvailableNow()
+    fill_streams(client, ["n"], 4, first=14)
+    fill_streams(client, ["n2"], 4)  # a new stream after the target: not part of this run
+    end = stream_reader.latestOffset(start, ReadAllAvailable())
+    assert end["n"]["id"] == client.xrange("n")[13][0].decode()
+    assert "n2" not in end or end["n2"]["id"] == "0-0"
+    assert stream_reader.partitions(end, end) == []
+
+
+def test_xdel_after_the_checkpoint_is_data_loss_unless_allowed(client: redis.Redis) -> None:
+    written = fill_streams(client, ["q"], 10)
+    checkpoint = {"q": {"id": written["q"][3][0], "added": 4}}
+    client.xdel("q", written["q"][6][0])
+    with pytest.raises(DataLossError, match=(
+            f"entries of stream 'q' after the checkpoint offset {written['q'][3][0]} were trimmed or deleted "
+            f"before they were read \\(XDEL removed entries up to {written['q'][6][0]}")):
+        reader(client, streams="q").latestOffset(checkpoint, ReadAllAvailable())
+    end = reader(client, streams="q", failOnDataLoss="false").latestOffset(checkpoint, ReadAllAvailable())
+    assert end == {"q": {"id": written["q"][9][0], "added": 10}}
+
+
+def test_trimming_read_entries_or_unused_ids_is_not_data_loss(client: redis.Redis) -> None:
+    written = fill_streams(client, ["t"], 10)
+    checkpoint = {"t": {"id": written["t"][9][0], "added": 10}}
+    client.xtrim("t", maxlen=0, approximate=False)
+    assert reader(client, streams="t").latestOffset(checkpoint, ReadAllAvailable()) == checkpoint
+    later = fill_streams(client, ["t"], 3, first=10)
+    assert reader(client, streams="t").latestOffset(checkpoint, ReadAllAvailable()) == {
+        "t": {"id": later["t"][-1][0], "added": 13}}
+    fill_streams(client, ["t"], 3, first=13)
+    client.xtrim("t", maxlen=2, approximate=False)
+    with pytest.raises(DataLossError, match="^4 entries of stream 't' after the checkpoint offset"):
+        reader(client, streams="t").latestOffset(checkpoint, ReadAllAvailable())
