@@ -98,7 +98,7 @@ def _start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
                 pytrace=False)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def redis_server_binary() -> str:
     """For tests that start redis-server their own way: its path (a failure in CI when
     it is missing, a skip elsewhere)."""

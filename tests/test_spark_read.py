@@ -2,47 +2,15 @@
 Redis Cluster: every entry exactly once with its fields, partitions, offset ranges."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from engine.server.testing import ServerProcess
-from redis_cluster import redis_cluster  # noqa: F401 - a fixture
+from spark_targets import redis_cluster, sluice_server, target  # noqa: F401 - fixtures
 from spark_streams import entry_ids, expected_rows, fill_streams, read_back
 
 STREAMS = ["orders", "clicks", "views", "payments"]
 PER_STREAM = 25_000  # 100,000 entries in all
-
-
-@pytest.fixture(scope="module")
-def sluice_server() -> Iterator[ServerProcess]:
-    with ServerProcess(["--save", ""], loglevel="warning") as server:
-        yield server
-
-
-@pytest.fixture(params=["sluice", "redis-server", "redis-cluster"])
-def target(request: pytest.FixtureRequest) -> Iterator[tuple[dict, object]]:
-    """(reader options naming the server, a flushed redis-py client for it)."""
-    if request.param == "sluice":
-        port = request.getfixturevalue("sluice_server").port
-    elif request.param == "redis-server":
-        port = request.getfixturevalue("redis_server")[1]
-    else:
-        port = request.getfixturevalue("redis_cluster")[1]
-    options = {"url": f"redis://127.0.0.1:{port}/0"}
-    if request.param == "redis-cluster":
-        options["cluster"] = "true"
-        client = RedisCluster(host="127.0.0.1", port=port)
-        client.flushall(target_nodes=RedisCluster.PRIMARIES)
-    else:
-        client = redis.Redis(port=port)
-        client.flushall()
-    try:
-        yield options, client
-    finally:
-        client.close()
 
 
 def read(spark, options: dict, **more: str):  # noqa: ANN001, ANN201

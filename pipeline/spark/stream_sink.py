@@ -12,9 +12,10 @@ schema fails before any task runs):
     fields  optional map<string,string> or map<string,binary>: the entry's fields.
             Without it, every other column is a field named after the column:
             strings as they are, binary as bytes, numbers, booleans, dates and
-            timestamps in Arrow's text form (1.5, true, 2024-01-02,
-            2024-01-02 03:04:05.000000Z); nulls are left out. Nested types are
-            refused (turn them into text first, e.g. with to_json).
+            timestamps in Arrow's text form (1.5, 9 for 9.0, true, 2024-01-02,
+            2024-01-02 03:04:05.000000+0000 in the session's time zone); nulls
+            are left out. Nested types are refused (turn them into text first,
+            e.g. with to_json).
     ms, seq ignored: the `sluice` reader's schema repeats the ID in them, so its
             DataFrames write back unchanged.
 
@@ -22,6 +23,8 @@ Options: `url`, `cluster` (connection.py), `stream`, `batchSize` (XADDs per
 pipelined round trip, default 1000), `maxLen` (trim each stream to about that many
 entries as it is written) with `approximateTrim` (default true: MAXLEN ~, which
 lets the server trim whole nodes; false: exact MAXLEN = n), `skipExistingIds`.
+Save mode append only, and output modes append and update: a stream only grows, so
+mode overwrite and output mode complete (which replace what was written) are refused.
 
 Guarantees. Each task writes its rows in order, chunk by chunk; a server error
 stops the task (and the job) with the server's message, the stream and the row's
@@ -250,27 +253,36 @@ def _report_abort(messages: Sequence[Optional[WriteCounts]], what: str) -> None:
                 "(a stream cannot take entries back)", what, written)
 
 
-class StreamBatchWriter(DataSourceArrowWriter):
-    """`df.write.format("sluice")`: each task XADDs its partition (Arrow batches in)."""
+class _XaddWriter:
+    """What both writers share: the plan, made (and checked) on the driver when Spark
+    creates the writer, and each task's write."""
 
-    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+    overwrite_refusal = ""
+
+    def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool = False) -> None:
+        if overwrite:
+            raise OptionError(self.overwrite_refusal)
         self.plan = plan_sink(options, schema)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
         return write_batches(self.plan, iterator)
+
+
+class StreamBatchWriter(_XaddWriter, DataSourceArrowWriter):
+    """`df.write.format("sluice")`: each task XADDs its partition (Arrow batches in)."""
+
+    overwrite_refusal = ("format sluice cannot overwrite: a stream only grows; write with mode "
+                         "append (delete the streams first to replace them)")
 
     def abort(self, messages: List[Optional[WriteCounts]]) -> None:
         _report_abort(messages, "the write")
 
 
-class StreamStreamWriter(DataSourceStreamArrowWriter):
+class StreamStreamWriter(_XaddWriter, DataSourceStreamArrowWriter):
     """`df.writeStream.format("sluice")`: each micro-batch's tasks XADD their rows."""
 
-    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
-        self.plan = plan_sink(options, schema)
-
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
-        return write_batches(self.plan, iterator)
+    overwrite_refusal = ("format sluice cannot replace what earlier micro-batches wrote (output "
+                         "mode complete): a stream only grows; use output mode append or update")
 
     def abort(self, messages: List[Optional[WriteCounts]], batchId: int) -> None:
         _report_abort(messages, f"micro-batch {batchId}")

@@ -57,9 +57,9 @@ class SluiceDataSource(DataSource):
     def writer(self, schema: "StructType", overwrite: bool) -> "DataSourceWriter":
         from pipeline.spark.stream_sink import StreamBatchWriter
 
-        return StreamBatchWriter(self.options, schema)
+        return StreamBatchWriter(self.options, schema, overwrite)
 
     def streamWriter(self, schema: "StructType", overwrite: bool) -> "DataSourceStreamWriter":
         from pipeline.spark.stream_sink import StreamStreamWriter
 
-        return StreamStreamWriter(self.options, schema)
+        return StreamStreamWriter(self.options, schema, overwrite)
