@@ -17,6 +17,10 @@ SAVEs them into a snapshot file. Spark runs locally (local[2], the machine's 2 c
                       same groupBy (no server involved)
   bare XADD loop      redis-py pipelines of <chunk> XADDs (no MULTI), one pipeline at a
                       time, into 4 new streams
+  Spark floor         count() and groupBy over a Python data source that yields the
+                      same pre-built Arrow batch of 10,000 entries again and again (no
+                      I/O, no decoding): what Spark takes to accept entries from any
+                      Python reader of this schema, the ceiling of every reader above
   Spark sink          a cached DataFrame of N rows (stream, fields map) written with
                       df.write.format("sluice"), into 4 new streams
 
@@ -122,6 +126,51 @@ def spark_reads(reader: Callable[[bool], object], total: int) -> Dict[str, Calla
             "groupBy": lambda: seconds(lambda: per_user(reader(True)), total)}
 
 
+def canned_source():
+    """A Python data source that reads nothing: each of its 4 partitions yields one
+    pre-built Arrow batch of PAGE_SIZE entries (the `sluice` schema, the bench's fields)
+    again and again, `total` rows in all (option). What Spark itself costs to take
+    entries from a Python reader: no reader of this schema can go faster."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    from pipeline.spark.arrow_entries import EntryBatchBuilder, entry_schema
+
+    class CannedReader(DataSourceReader):
+        def __init__(self, decode: bool, total: int) -> None:
+            self.decode, self.total = decode, total
+
+        def partitions(self):
+            return [InputPartition(i) for i in range(STREAMS)]
+
+        def read(self, partition):
+            page = [(f"{i + 1}-0", [k.encode() for kv in entry_fields(i).items() for k in kv])
+                    for i in range(PAGE_SIZE)]
+            batch = EntryBatchBuilder(self.decode).build(f"s{partition.value}", page)
+            left = self.total // STREAMS + (partition.value < self.total % STREAMS)
+            while left > 0:
+                yield batch.slice(0, min(left, PAGE_SIZE))
+                left -= PAGE_SIZE
+
+    class CannedSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "canned-entries"
+
+        def schema(self) -> str:
+            return entry_schema(self.options.get("decode") == "true")
+
+        def reader(self, schema):
+            return CannedReader(self.options.get("decode") == "true", int(self.options["total"]))
+
+    return CannedSource
+
+
+def canned_reader(spark, total: int) -> Callable[[bool], object]:
+    spark.dataSource.register(canned_source())
+    return lambda decode: (spark.read.format("canned-entries").option("total", str(total))
+                           .option("decode", str(decode).lower()).load())
+
+
 def server_reader(spark, url: str, names: Sequence[str]) -> Callable[[bool], object]:
     return lambda decode: (spark.read.format("sluice").option("url", url)
                            .option("streams", ",".join(names)).option("pageSize", str(PAGE_SIZE))
@@ -220,6 +269,7 @@ def main(argv=None) -> int:
             redis.Redis(port=sluice.port).save()
             contenders["snapshot"] = spark_reads(
                 snapshot_reader(spark, os.path.join(workdir, "dump.rdb"), data), total)
+            contenders["floor"] = spark_reads(canned_reader(spark, total), total)
         times: Dict[str, Dict[str, List[float]]] = {name: {} for name in contenders}
         for rnd in range(repeat):
             order = list(contenders) if rnd % 2 == 0 else list(reversed(contenders))
@@ -235,17 +285,18 @@ def main(argv=None) -> int:
 
 
 def report(results: Dict[str, dict], total: int, repeat: int) -> None:
-    sl, rd, sn = (results.get(k, {}) for k in ("sluice", "redis-server", "snapshot"))
+    sl, rd, sn, fl = (results.get(k, {}) for k in ("sluice", "redis-server", "snapshot", "floor"))
     rate = lambda d, k: C.fmt_int(d.get(k))  # noqa: E731
     C.print_table(f"Entries/s, {total:,} entries in {STREAMS} streams (medians of {repeat})",
-                  ["", "sluice", "redis-server", "snapshot file"], [
-                      ["bare redis-py XRANGE loop", rate(sl, "xrange"), rate(rd, "xrange"), ""],
-                      ["Spark read: count()", rate(sl, "count"), rate(rd, "count"), rate(sn, "count")],
+                  ["", "sluice", "redis-server", "snapshot file", "Spark floor"], [
+                      ["bare redis-py XRANGE loop", rate(sl, "xrange"), rate(rd, "xrange"), "", ""],
+                      ["Spark read: count()", rate(sl, "count"), rate(rd, "count"), rate(sn, "count"),
+                       rate(fl, "count")],
                       ["Spark read: groupBy user", rate(sl, "groupBy"), rate(rd, "groupBy"),
-                       rate(sn, "groupBy")],
+                       rate(sn, "groupBy"), rate(fl, "groupBy")],
                       [f"bare redis-py XADD loop (pipelines of {XADD_CHUNK})", rate(sl, "xadd"),
-                       rate(rd, "xadd"), ""],
-                      ["Spark sink (batch write)", rate(sl, "sink"), rate(rd, "sink"), ""],
+                       rate(rd, "xadd"), "", ""],
+                      ["Spark sink (batch write)", rate(sl, "sink"), rate(rd, "sink"), "", ""],
                   ])
     targets = []
     for label, d in (("sluice", sl), ("redis-server", rd)):
@@ -261,6 +312,10 @@ def report(results: Dict[str, dict], total: int, repeat: int) -> None:
         r = ratio(d.get("sink"), d.get("xadd"))
         targets.append([f"Spark sink into {label} / bare XADD loop", C.fmt_ratio(r), ">= 0.5x",
                         C.verdict(None if r is None else r >= 0.5)])
+    for kind in ("count", "groupBy"):
+        r = ratio(fl.get(kind), sl.get(kind))
+        targets.append([f"Spark floor {kind} / Spark {kind} from sluice (the most any reader "
+                        f"can gain)", C.fmt_ratio(r), "", ""])
     C.print_table("Targets (ratios measured in this run)", ["", "ratio", "target", "verdict"],
                   targets)
 
