@@ -6,15 +6,16 @@ import os
 import re
 import subprocess
 import sys
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import redis
 
 from engine.server.testing import ServerProcess
-from pipeline.examples.demo import EVENTS, TOTALS, Report, SparkCounts, check
-from pipeline.examples.totals_job import JOB_GROUP
+
+pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
+from pipeline.examples.demo import EVENTS, TOTALS, Report, SparkCounts, check  # noqa: E402
+from pipeline.examples.totals_job import JOB_GROUP  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW_S = 10
