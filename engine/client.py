@@ -184,6 +184,7 @@ class EmbeddedConnection(AbstractConnection):
         self._ctx = None                          # its command context
         self._replies: deque = deque()
         self._inbuf = bytearray()              # raw RESP given to send_packed_command
+        self._in_batch = False                 # inside send_packed_command
         super().__init__(**kwargs)
         enc = self.encoder
         self._decode = _decoder(enc.encoding, enc.encoding_errors) if enc.decode_responses else None
@@ -261,15 +262,26 @@ class EmbeddedConnection(AbstractConnection):
         return [_Packed(self._argv(tuple(args))) for args in commands]
 
     def send_packed_command(self, command, check_health=True) -> None:
+        """Runs the commands as one batch (a pipeline, MULTI ... EXEC): what they
+        change reaches the OS in one write at its end, as a server writes its AOF
+        once per round. The batch holds the engine (see _block for the exception)."""
         if isinstance(command, (bytes, bytearray, memoryview, str)):
             command = [command]
-        for item in command:
-            if item.__class__ is _Packed:
-                self._send(item.argv)
-            elif isinstance(item, tuple):
-                self._send(self._argv(item))
-            else:
-                self._feed_resp(item.encode() if isinstance(item, str) else item)
+        engine = self.engine
+        with self._state.lock:
+            engine.begin_batch()
+            self._in_batch = True
+            try:
+                for item in command:
+                    if item.__class__ is _Packed:
+                        self._send(item.argv)
+                    elif isinstance(item, tuple):
+                        self._send(self._argv(item))
+                    else:
+                        self._feed_resp(item.encode() if isinstance(item, str) else item)
+            finally:
+                self._in_batch = False
+                engine.end_batch()
 
     # sending: run the command now, keep the reply --------------------------------
 
@@ -381,7 +393,15 @@ class EmbeddedConnection(AbstractConnection):
                     wait = until if wait is None else min(wait, until)
                 else:
                     due = None
-                notified = state.cond.wait(wait)
+                if self._in_batch:
+                    # Others run while this pipeline waits: the batch so far ends
+                    # here, or their calls would return with their writes unwritten.
+                    self.engine.end_batch()
+                try:
+                    notified = state.cond.wait(wait)
+                finally:
+                    if self._in_batch:
+                        self.engine.begin_batch()
                 if not notified and deadline is not None and monotonic() >= deadline:
                     return None
                 done, reply = blocked.retry()

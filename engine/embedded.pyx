@@ -1,5 +1,8 @@
 """The embedded engine: the whole keyspace plus the command layer, driven by
 `execute`. Written in Cython so that a call costs no Python frame of ours."""
+import atexit
+import logging
+import os
 import weakref
 
 from libc.stdint cimport uint64_t
@@ -9,6 +12,21 @@ from engine.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.dispatch cimport dispatch, drain_expired, to_argv
 from engine.memory cimport mem_used
+
+# Persistent engines still open, closed at interpreter exit (see Engine.close).
+_open_engines = weakref.WeakSet()
+
+
+def _close_open_engines() -> None:
+    cdef Engine engine
+    for engine in list(_open_engines):
+        try:
+            engine.close_if_owned()
+        except Exception:  # noqa: BLE001 - reported; the other engines still close
+            logging.getLogger("sluice").exception("Closing an embedded engine at exit failed")
+
+
+atexit.register(_close_open_engines)
 
 
 cdef class Engine:
@@ -31,6 +49,11 @@ cdef class Engine:
     cdef bint _tx_logged                # MULTI already handed to the listeners
     cdef object _contexts
     cdef CommandContext _ctx
+    cdef object _end_of_call            # durability's, when it is ours to drive
+    cdef int _batch_depth               # inside begin_batch ... end_batch
+    cdef bint _changed                  # something changed since the last end of call
+    cdef bint _closed
+    cdef int _owner_pid                 # a forked child leaves the files to its parent
     cdef object __weakref__
 
     def __init__(self, Clock clock=None, *, int databases=16,
@@ -39,9 +62,12 @@ cdef class Engine:
                  bint appendonly=False, str appendfsync="everysec", **persistence):
         """With `dir`, the engine is persistent: it loads that directory now and logs
         every write to its AOF (`appendonly`, fsync policy `appendfsync`: always,
-        everysec or no). More options (dbfilename, save, aof_use_rdb_preamble,
-        aof_load_truncated, auto_aof_rewrite_percentage, ...) are those of
-        persist.durability.Durability. Call close() (or use `with`) when done."""
+        everysec or no), and snapshots at its `save` points (Redis's by default) and
+        on close. More options (dbfilename, aof_use_rdb_preamble, aof_load_truncated,
+        auto_aof_rewrite_percentage, ...) are those of persist.durability.Durability.
+        What each call changed is handed to the OS when it returns (README.md,
+        "What each mode survives"). Call close() (or use `with`) when done; an
+        engine dropped unclosed, or open at interpreter exit, is closed then."""
         self.clock = clock if clock is not None else SystemClock()
         self.databases = [Database(i) for i in range(databases)]
         self.stream_node_max_bytes = stream_node_max_bytes
@@ -56,14 +82,37 @@ cdef class Engine:
             self.durability = Durability(self, dir, appendonly=appendonly,
                                          appendfsync=appendfsync, **persistence)
             self.durability.start()
+            if self.durability.embedded:
+                self._end_of_call = self.durability.end_of_call
+                self._owner_pid = os.getpid()
+                _open_engines.add(self)
         elif appendonly or persistence:
             raise TypeError("persistence options need dir=")
 
     def close(self, save=None) -> None:
         """Finishes persistence: the AOF written and fsynced, and a last snapshot when
-        `save` (None: when `save` points are configured). Harmless when not persistent."""
-        if self.durability is not None:
-            self.durability.close(save)
+        `save` (None: when `save` points are configured). A closed persistent engine
+        refuses commands (they would be kept nowhere). Closing again does nothing;
+        harmless when not persistent."""
+        if self.durability is None or self._closed:
+            return
+        self._closed = True
+        self._end_of_call = None
+        _open_engines.discard(self)
+        self.durability.close(save)
+
+    def __del__(self):
+        # Dropped unclosed: closed now, while everything it holds is intact (a
+        # finalizer, unlike a weakref callback, still sees the keyspace to save).
+        self.close_if_owned()
+
+    cdef close_if_owned(self):
+        """Closes at exit or when dropped, unless this is a forked child's copy (the
+        files belong to the process that opened them) or this runs where closing
+        cannot (see Durability.can_close_here)."""
+        if (self._end_of_call is not None and self._owner_pid == os.getpid()
+                and self.durability.can_close_here()):
+            self.close()
 
     def __enter__(self):
         return self
@@ -107,13 +156,39 @@ cdef class Engine:
         return self.run(ctx, argv)
 
     cdef object run(self, CommandContext ctx, list argv):
+        if self._closed:
+            raise RuntimeError("the engine is closed")
         try:
             return dispatch(ctx, argv)
         finally:
             self.flush(ctx)
+            self.end_call()
+
+    cdef inline void end_call(self) except *:
+        """A call is over (outside a batch or EXEC): if it changed something, its
+        effects go to the OS now (one write per call, or per batch: see
+        begin_batch), and what the server's timer does happens here, where the
+        keyspace is consistent."""
+        if self._changed and not self._batch_depth and not self._tx_depth:
+            self._changed = False
+            if self._end_of_call is not None:
+                self._end_of_call()
+
+    def begin_batch(self) -> None:
+        """Calls until end_batch are one batch (a pipeline): their changes reach the
+        OS together at its end. The caller holds the engine for the whole batch."""
+        self._batch_depth += 1
+
+    def end_batch(self) -> None:
+        if self._batch_depth <= 0:
+            raise RuntimeError("end_batch without begin_batch")
+        self._batch_depth -= 1
+        self.end_call()
 
     cdef void flush(self, CommandContext ctx) except *:
         """Hands the command's effects to the listeners and resets the context."""
+        if ctx.dirty or ctx.effects:
+            self._changed = True
         self.dirty += ctx.dirty
         ctx.dirty = 0
         if ctx.effects:
@@ -148,6 +223,7 @@ cdef class Engine:
             self._tx_logged = False
             for listener in self.effect_listeners:
                 listener(db, [[b"EXEC"]])
+        self.end_call()
 
     def active_expire(self, int limit=200) -> list:
         """Removes keys whose TTL has passed even if nobody reads them (the server

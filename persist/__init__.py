@@ -9,5 +9,6 @@ knows nothing of sockets.
     manifest.py         Redis 7's appendonlydir manifest
     aof.py              the multi-part AOF: writer, fsync policies, rewrite
     recovery.py         loading a data directory on start
+    directory_lock.py   one owner per data directory (server, Engine, writing tools)
     durability.py       one object tying them to an Engine (Engine(dir=...))
 """

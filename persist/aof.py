@@ -2,8 +2,10 @@
 
     appendonlydir/
         appendonly.aof.manifest         which files, in which order (persist/manifest.py)
-        appendonly.aof.3.base.snap      the state at the last rewrite: a snapshot, or
-        appendonly.aof.3.base.aof       RESP commands with `aof-use-rdb-preamble no`
+        appendonly.aof.3.base.sluice    the state at the last rewrite: our snapshot
+                                        (persist/snapshot.py; earlier versions named it
+                                        .base.snap, and manifests naming that still load),
+        appendonly.aof.3.base.aof       or RESP commands with `aof-use-rdb-preamble no`
         appendonly.aof.3.incr.aof       effects since then, as RESP commands
         appendonly.aof.4.incr.aof       (a rewrite starts a new incremental file)
 
@@ -11,9 +13,9 @@ Writing. `feed` (an effect listener) only encodes into a buffer; `flush` writes 
 buffer to the open incremental file. Who calls `flush` decides the grouping: the
 server once per event-loop round, before any reply of that round is sent (so with
 `always`, one fsync covers every client's writes of the round: group commit); the
-embedded engine after each command with `always`, else when 64 KiB are buffered and
-once a second from the sync thread. Fsync policies: `always` (fdatasync in flush),
-`everysec` (a thread fsyncs what was written, once a second), `no` (the OS decides).
+embedded engine when a call (a command, an EXEC, a pipeline) returns. Fsync
+policies: `always` (fdatasync in flush), `everysec` (a thread fsyncs what was
+written, once a second), `no` (the OS decides).
 
 A failed write (disk full, file size limit...) keeps the data buffered for the next
 try and is remembered in `write_errno` until a later write gets everything out (the
@@ -42,11 +44,11 @@ from typing import Callable, Optional
 from persist.errors import PersistError
 from persist.manifest import AofFile, Manifest, fsync_dir, write_atomically
 from persist.resp_log import LogBuffer
+from persist.snapshot import EXTENSION as SNAPSHOT_EXTENSION
 
 log = logging.getLogger("sluice")
 
 POLICIES = ("always", "everysec", "no")
-EMBEDDED_WRITE_AT = 64 * 1024        # buffered bytes that make the embedded engine write
 WRITE_ERROR_REPORT_EVERY = 30.0      # seconds between two log reports of failing writes
 TEMP_BASE_PREFIX = "temp-rewriteaof-"
 
@@ -269,8 +271,8 @@ class AppendOnlyLog:
         self._thread.start()
 
     def _sync_loop(self) -> None:
-        """Once a second: write what is buffered (the embedded engine may sit idle
-        with data in the buffer) and fsync what was written. The fsync runs outside
+        """Once a second: write what is buffered (what a failed write left, when
+        nothing else writes soon) and fsync what was written. The fsync runs outside
         the lock, so the event loop's writes do not wait for the disk."""
         while not self._stop.wait(1.0):
             with self.lock:
@@ -305,6 +307,10 @@ class AppendOnlyLog:
         self.fsync = policy
         if policy == "everysec":
             self._start_sync_thread()
+
+    def in_sync_thread(self) -> bool:
+        """True when called from the sync thread itself (which may hold the lock)."""
+        return self._thread is threading.current_thread()
 
     def _stop_sync_thread(self) -> None:
         if self._thread is not None:
@@ -348,7 +354,7 @@ class AppendOnlyLog:
             return
         m = self.manifest
         seq = max(m.base.seq if m.base else 0, self._base_seq) + 1
-        ext = "snap" if self.snapshot_base else "aof"
+        ext = SNAPSHOT_EXTENSION if self.snapshot_base else "aof"
         base = AofFile(f"{self.filename}.{seq}.base.{ext}", seq, "b")
         os.replace(job.temp_path, self.path_of(base))
         fsync_dir(self.dir)

@@ -2,13 +2,18 @@
 AOF, snapshots (SAVE, BGSAVE, `save` points), AOF rewrites (BGREWRITEAOF, automatic),
 and the final write at close.
 
-`Engine(dir=..., appendonly=True, appendfsync=...)` creates one. Embedded, it writes
-by itself: after each command with `always` (the command returns once its effects
-are on disk), else when 64 KiB are buffered and once a second. Under the server
-(`embedded=False`) the event loop calls `before_reply` once per round (group commit)
-and `cron` on its timer, and background work runs in forked children, as in Redis:
-the child writes the snapshot or the AOF base from its copy-on-write view of memory
-while the parent keeps serving.
+`Engine(dir=..., appendonly=True, appendfsync=...)` creates one. Both users drive it
+the same way: `before_reply` writes what was logged (one write, fsynced with
+`always`), `cron` reaps a child and starts due work (save points, scheduled and
+automatic rewrites). The server's event loop calls `before_reply` once per round
+(group commit) and `cron` on its timer; background work runs in forked children, as
+in Redis: the child writes the snapshot or the AOF base from its copy-on-write view
+of memory while the parent keeps serving. The embedded engine calls both through
+`end_of_call` when a call (a command, an EXEC, a pipeline) that changed something
+returns, and saves and rewrites inline: forking a host process that may run other
+threads (the user's, the AOF's fsync thread) can deadlock the child on a lock one of
+them held, and a child would wait to be reaped by an engine that may sit idle. With
+`everysec` the AOF's thread fsyncs once a second; it never touches the keyspace.
 
 When persisting fails, `refusal` holds the error that write commands get instead of
 running (Redis's MISCONF): after a failed background save (its fork included) while
@@ -26,12 +31,15 @@ import time
 import traceback
 from typing import Callable, Optional
 
-from persist import recovery, resp_base, snapshot
-from persist.aof import EMBEDDED_WRITE_AT, AppendOnlyLog
-from persist.errors import PersistError
+from persist import recovery, redis_rdb, resp_base, snapshot
+from persist.aof import AppendOnlyLog
+from persist.directory_lock import DirectoryLock, die_with_parent
+from persist.errors import ForeignFileError, PersistError
+from persist.manifest import fsync_dir
 
 log = logging.getLogger("sluice")
 
+LEGACY_DBFILENAME = "dump.rdb"     # the default snapshot name of earlier versions
 DEFAULT_SAVE_POINTS = ((3600, 1), (300, 100), (60, 10000))
 MB = 1024 * 1024
 SNAPSHOT_FAILED = (
@@ -64,7 +72,7 @@ class Durability:
     """See the module docstring."""
 
     def __init__(self, engine, directory: str, *, appendonly: bool = False,
-                 appendfsync: str = "everysec", dbfilename: str = "dump.rdb",
+                 appendfsync: str = "everysec", dbfilename: str = snapshot.DEFAULT_FILENAME,
                  appenddirname: str = "appendonlydir", appendfilename: str = "appendonly.aof",
                  aof_use_rdb_preamble: bool = True, aof_load_truncated: bool = True,
                  save: Optional[list] = None, auto_aof_rewrite_percentage: int = 100,
@@ -79,8 +87,7 @@ class Durability:
         self.appendfilename = appendfilename
         self.aof_use_rdb_preamble = aof_use_rdb_preamble
         self.aof_load_truncated = aof_load_truncated
-        self.save_points = list(DEFAULT_SAVE_POINTS if save is None and not embedded
-                                else save or ())
+        self.save_points = list(DEFAULT_SAVE_POINTS if save is None else save)
         self.auto_aof_rewrite_percentage = auto_aof_rewrite_percentage
         self.auto_aof_rewrite_min_size = auto_aof_rewrite_min_size
         self.stop_writes_on_bgsave_error = stop_writes_on_bgsave_error
@@ -102,22 +109,30 @@ class Durability:
         self.rewrite_failures = 0         # consecutive failed rewrites (see _rewrite_held)
         self._rewrite_delay = 0           # minutes automatic rewrites wait after the last
         self._rewrite_resume = 0.0        # when they may start again (time.time())
+        self.closed = False
         os.makedirs(self.dir, exist_ok=True)
+        self.dir_lock = DirectoryLock(self.dir)   # held from start() to close()
 
     # -- start -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Loads the directory, then starts logging (the engine's listener)."""
-        self.load()
-        self._dirty_at_save = self.engine.dirty     # what loading did is on disk
-        if self.appendonly:
-            self._open_aof(self.loaded_manifest)
+        """Locks the directory (DirectoryInUse if another owner has it), loads it,
+        then starts logging (the engine's listener)."""
+        self.dir_lock.acquire()
+        try:
+            self.load()
+            self._dirty_at_save = self.engine.dirty     # what loading did is on disk
+            if self.appendonly:
+                self._open_aof(self.loaded_manifest)
+        except BaseException:
+            self.dir_lock.release()
+            raise
         self._listen()
 
     def _listen(self) -> None:
-        """Effects are needed for the AOF, and embedded for work deferred past EXEC;
-        without a listener commands skip building them."""
-        wanted = self.aof is not None or self.embedded
+        """Effects are needed for the AOF only; without a listener commands skip
+        building them."""
+        wanted = self.aof is not None
         listening = self.on_effects in self.engine.effect_listeners
         if wanted and not listening:
             self.engine.add_effect_listener(self.on_effects)
@@ -145,11 +160,34 @@ class Durability:
                          time.monotonic() - started)
                 return
         path = self.snapshot_path
+        if not os.path.exists(path) and self.dbfilename == snapshot.DEFAULT_FILENAME:
+            self._adopt_legacy_snapshot()
         if os.path.exists(path):
             info = snapshot.load_snapshot(self.engine, path)
             self.loaded_from = "snapshot"
             log.info("Done loading snapshot, keys loaded: %d", info.get("keys", 0))
             log.info("DB loaded from disk: %.3f seconds", time.monotonic() - started)
+
+    def _adopt_legacy_snapshot(self) -> None:
+        """Earlier versions named the snapshot dump.rdb by default: such a file (our
+        magic) is renamed to the default name, so that it loads and is not left
+        behind, stale, under a name that says RDB. Any other dump.rdb (a real RDB
+        file) stays untouched, and the log says why it is not loaded."""
+        legacy = os.path.join(self.dir, LEGACY_DBFILENAME)
+        if snapshot.is_snapshot(legacy):
+            os.replace(legacy, self.snapshot_path)
+            fsync_dir(self.dir)
+            log.warning("Renamed %s to %s: it is a Sluice snapshot, not RDB (earlier "
+                        "versions gave it that name)", LEGACY_DBFILENAME, self.dbfilename)
+            return
+        try:
+            redis_rdb.refuse_rdb(legacy, "a Sluice snapshot")
+        except ForeignFileError as exc:
+            log.warning("%s. Starting without it.", exc)
+        else:
+            if os.path.exists(legacy):
+                log.warning("%s is neither a Sluice snapshot nor a Redis RDB file: starting "
+                            "without it", legacy)
 
     @property
     def snapshot_path(self) -> str:
@@ -176,26 +214,24 @@ class Durability:
     # -- logging -----------------------------------------------------------------------
 
     def on_effects(self, db: int, effects: list) -> None:
-        """Effect listener: log the change; embedded, write per policy."""
+        """Effect listener: log the change (written by the next before_reply)."""
         aof = self.aof
         if aof is not None:
             aof.feed(db, effects)
-        if not self.embedded:
-            return
-        if aof is not None and (aof.fsync == "always" or len(aof.buf) >= EMBEDDED_WRITE_AT):
-            aof.flush()
-        if not self.engine.in_transaction:
-            if self.rewrite_scheduled or aof is not None and aof.rewrite_due(
-                    self.auto_aof_rewrite_percentage, self.auto_aof_rewrite_min_size):
-                self._start_rewrite()
-            elif self.bgsave_scheduled:
-                self.bgsave_scheduled = False
-                self._start_bgsave()
+
+    def end_of_call(self) -> None:
+        """Embedded: a call that changed something returns. Its effects go to the OS
+        (and with `always` to the disk), then the timer's work runs, with the
+        keyspace consistent. Raises OSError when writing the AOF or a due snapshot
+        fails (the command ran; its effects stay buffered for the next try)."""
+        self.before_reply()
+        self.cron()
 
     def before_reply(self) -> None:
-        """Server, once per event-loop round, before replies go out: write (and with
-        `always` fsync) what this round logged, or what an earlier failed write left
-        behind. Raises OSError on a failed write (the data stays buffered)."""
+        """Once per server event-loop round, before replies go out (or at the end
+        of an embedded call): write (and with `always` fsync) what this round
+        logged, or what an earlier failed write left behind. Raises OSError on a
+        failed write (the data stays buffered)."""
         aof = self.aof
         if aof is not None and aof.pending():
             try:
@@ -382,12 +418,16 @@ class Durability:
         return True
 
     def _save_point_due(self) -> bool:
-        now = time.time()
+        """(Checked after every embedded write call: kept to a plain loop.)"""
         # After a failed save, wait 5 s before trying again (as Redis does).
         if not self.rdb_last_bgsave_ok and time.monotonic() - self.last_save_attempt < 5:
             return False
-        return any(self.dirty >= changes and now - self.lastsave > seconds
-                   for seconds, changes in self.save_points)
+        dirty = self.dirty
+        elapsed = time.time() - self.lastsave
+        for seconds, changes in self.save_points:
+            if dirty >= changes and elapsed > seconds:
+                return True
+        return False
 
     def _reap(self) -> None:
         job = self.child
@@ -424,9 +464,20 @@ class Durability:
 
     # -- shutdown and configuration ----------------------------------------------------
 
+    def can_close_here(self) -> bool:
+        """False in the AOF's fsync thread: a garbage collection there may finalize
+        an engine while that thread holds the AOF's lock (closing would wait for it
+        forever). The thread goes on fsyncing what was written."""
+        return self.aof is None or not self.aof.in_sync_thread()
+
     def close(self, save: Optional[bool] = None) -> None:
         """Stops a running child, writes a last snapshot when `save` (None: when save
-        points are configured, as Redis's SHUTDOWN), fsyncs and closes the AOF."""
+        points are configured, as Redis's SHUTDOWN), fsyncs and closes the AOF (even
+        when the snapshot fails), then unlocks the directory. Closing again does
+        nothing."""
+        if self.closed:
+            return
+        self.closed = True
         if self.child is not None:
             try:
                 os.kill(self.child.pid, signal.SIGUSR1)
@@ -438,10 +489,13 @@ class Durability:
             self.child = None
         if save is None:
             save = bool(self.save_points)
-        if save:
-            self.save()
-        if self.aof is not None:
-            self._close_aof()
+        try:
+            if save:
+                self.save()
+        finally:
+            if self.aof is not None:
+                self._close_aof()
+            self.dir_lock.release()
 
     def _close_aof(self) -> None:
         """The AOF's last write and fsync. If writing still fails, what was buffered
@@ -509,11 +563,13 @@ def _fork(work: Callable[[], None], failure: str) -> int:
     """Runs `work` in a forked child that exits with 0 on success, 1 on error. A
     failed write is one log line (`failure`: the reason), as Redis logs it; anything
     else is a bug and logs its traceback."""
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
+        die_with_parent(parent)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)

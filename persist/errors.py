@@ -27,4 +27,13 @@ class TruncatedFileError(CorruptFileError):
     short by a crash. `offset` is where the last complete one ends."""
 
 
-__all__ = ["PersistError", "CorruptFileError", "TruncatedFileError"]
+class ForeignFileError(PersistError):
+    """The file is of a known format that is not ours (a Redis RDB file): it is named
+    for what it is rather than reported as damage, and nothing reads it."""
+
+    def __init__(self, path: str | os.PathLike, message: str) -> None:
+        self.path = os.fspath(path)
+        super().__init__(message)
+
+
+__all__ = ["PersistError", "CorruptFileError", "TruncatedFileError", "ForeignFileError"]

@@ -22,10 +22,12 @@ from engine.errors import ResponseError
 from persist import snapshot
 from persist.errors import CorruptFileError, TruncatedFileError
 from persist.manifest import Manifest
+from persist.redis_rdb import refuse_rdb
 from persist.resp_log import CommandReader
 
 log = logging.getLogger("sluice")
 
+BASE_FORMATS = "a Sluice snapshot or RESP commands"      # what an AOF base may hold
 FIX_HINT = "Run 'sluice-aof fix' on it to truncate the damaged tail (data after it is lost)"
 
 
@@ -137,6 +139,8 @@ def load_aof(engine, aof, manifest: Manifest, *, load_truncated: bool = True,
                 info = snapshot.load_snapshot(engine, path)
                 report.files.append((f.name, "snapshot", size, info.get("keys", 0)))
                 continue
+            if f.kind == "b":
+                refuse_rdb(path, BASE_FORMATS)
             try:
                 replay_file(engine, path, report)
             except TruncatedFileError as exc:
@@ -177,4 +181,5 @@ class loading:
             db.loading = False
 
 
-__all__ = ["LoadReport", "load_aof", "replay_file", "replay_commands", "loading", "FIX_HINT"]
+__all__ = ["LoadReport", "load_aof", "replay_file", "replay_commands", "loading", "FIX_HINT",
+           "BASE_FORMATS"]

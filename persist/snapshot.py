@@ -1,9 +1,13 @@
-"""The snapshot file (Sluice's "RDB"): the engine's whole state, compressed and
-checksummed block by block, written atomically and loaded all-or-nothing.
+"""The snapshot file: the engine's whole state, compressed and checksummed block by
+block, written atomically and loaded all-or-nothing. It is not Redis's RDB, so it
+has its own name (`dump.sluice` by default; any `dbfilename` is written in this
+format) and magic; an RDB file handed to it is named as such (persist/redis_rdb.py).
 
 Layout (integers little-endian):
 
-    header   MAGIC (8 bytes), format version (u32)
+    header   MAGIC (8 bytes: "\\x89SLUICE\\n"; the high first byte and the newline
+             catch a transfer that strips bit 8 or translates line ends, as PNG's
+             do), format version (u32)
     block    compressed size (u32), raw size (u32), CRC-32 (u32) of the two sizes
              and the payload; payload: one lz4 frame holding whole msgpack records
     ...      more blocks; the last record of the last block is the END record
@@ -25,9 +29,12 @@ import msgpack
 
 from persist import snapshot_codec as codec
 from persist.errors import CorruptFileError, TruncatedFileError
+from persist.redis_rdb import rdb_error, rdb_version
 
 MAGIC = b"\x89SLUICE\n"
 FORMAT_VERSION = 1
+EXTENSION = "sluice"            # of the snapshot file and of an AOF base in this format
+DEFAULT_FILENAME = f"dump.{EXTENSION}"
 HEADER = struct.Struct("<8sI")
 BLOCK = struct.Struct("<III")
 BLOCK_BYTES = 1 << 20           # raw bytes per block (a block ends after the record crossing it)
@@ -35,7 +42,8 @@ BLOCK_BYTES = 1 << 20           # raw bytes per block (a block ends after the re
 Progress = Optional[Callable[[int, Optional[int]], None]]
 
 __all__ = ["write_snapshot", "write_snapshot_file", "load_snapshot", "is_snapshot",
-           "snapshot_info", "iter_records", "verify_snapshot", "MAGIC", "FORMAT_VERSION"]
+           "snapshot_info", "iter_records", "verify_snapshot", "MAGIC", "FORMAT_VERSION",
+           "EXTENSION", "DEFAULT_FILENAME"]
 
 
 # -- writing ----------------------------------------------------------------------
@@ -108,6 +116,9 @@ def write_snapshot(engine, path: str | os.PathLike, *, progress: Progress = None
 def _check_header(path: str, f: BinaryIO) -> None:
     head = f.read(HEADER.size)
     if len(head) < HEADER.size or head[:len(MAGIC)] != MAGIC:
+        version = rdb_version(head)
+        if version is not None:
+            raise rdb_error(path, version, "a Sluice snapshot")
         if MAGIC.startswith(head[:len(MAGIC)]) and len(head) < HEADER.size:
             raise TruncatedFileError(path, 0, "file ends inside the snapshot header")
         raise CorruptFileError(path, 0, "not a Sluice snapshot (bad magic)")

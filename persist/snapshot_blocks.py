@@ -6,13 +6,14 @@ which group its first PENDING records: they continue what the records of earlier
 blocks opened. `snapshot_blocks` walks the whole file once, decompressing every
 block and reading its records but not their chunks (the costly part), and notes for
 each block the database, stream and group it starts in. `block_contents` then
-decodes one block's chunks from that starting point.
+decodes one block's chunks from that starting point: entries column-wise, in buffers
+a columnar reader (Arrow) takes without a Python object per entry.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Tuple, Union
 
 from persist import snapshot
 from persist import snapshot_codec as codec
@@ -33,11 +34,14 @@ class Block:
 
 @dataclass(frozen=True)
 class StreamEntries:
-    """A run of one stream's entries: (ms, seq, [field, value, ...]) in ID order."""
+    """A run of one stream's entries in ID order, as column buffers ready for Arrow:
+    (ms, seq, pair_ends, names, name_ends, values, value_ends), laid out as
+    persist.snapshot_codec.decode_entry_columns describes."""
 
     db: int
     stream: bytes
-    entries: list
+    count: int
+    columns: tuple
 
 
 @dataclass(frozen=True)
@@ -122,18 +126,30 @@ def snapshot_blocks(path: Union[str, os.PathLike]) -> List[Block]:
     return blocks
 
 
-def block_contents(block: Block) -> Iterator[Union[StreamEntries, PendingEntries]]:
-    """The stream entries and pending entries stored in one block, a chunk at a
-    time, in file order; CorruptFileError (file and block offset) on damage."""
+def _every_stream(db: int, key: bytes) -> bool:
+    return True
+
+
+def block_contents(block: Block, *, pending: bool = False,
+                   wanted: Callable[[int, bytes], bool] = _every_stream
+                   ) -> Iterator[Union[StreamEntries, PendingEntries]]:
+    """The stream entries (with pending=True: the groups' pending entries) stored in one
+    block, a chunk at a time in file order, of the streams for which wanted(db, key) is
+    true (only their chunks are decoded); CorruptFileError (file and block offset) on
+    damage."""
     walk = _Walk(block)
+    chosen = codec.PENDING if pending else codec.ENTRIES
     with open(block.path, "rb") as f:
         _, raw = next(snapshot._blocks(block.path, f, None, block.offset))
     for rec in snapshot._unpack_block(block.path, block.offset, raw):
         kind = walk.step(block.offset, rec)
+        if kind != chosen or not wanted(walk.db, walk.stream):
+            continue
         try:
             if kind == codec.ENTRIES:
-                yield StreamEntries(walk.db, walk.stream, codec.decode_entries(rec[2], rec[1]))
-            elif kind == codec.PENDING:
+                yield StreamEntries(walk.db, walk.stream, rec[1],
+                                    codec.decode_entry_columns(rec[2], rec[1]))
+            else:
                 names = walk.consumers
                 yield PendingEntries(walk.db, walk.stream, walk.group, [
                     (ms, seq, time, count, names[owner])

@@ -32,8 +32,9 @@ Loading (StateLoader) builds fresh Database objects, checking every record, and
 moves them into the engine only once the END record has been seen.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, INT64_MIN
+from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t, int64_t, INT64_MIN, INT32_MAX
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
 
 from engine.resp_writer cimport WBuf, wb_reserve, ll_text, put_lit, put_hdr, put_bulk
 from engine.streamid cimport StreamID, id_cmp, id_decode, id_write
@@ -181,6 +182,20 @@ cdef struct ChunkCursor:
     StreamID id             # the item read last (IDs are deltas from it)
     int64_t time            # PENDING: the delivery time read last (likewise)
     uint64_t npairs         # ENTRIES: field pairs of the entry read last
+    const uint8_t* names    # ENTRIES: where that entry's field names start
+
+
+# ENTRIES decoded column-wise into native-endian buffers (Arrow's layout): the IDs'
+# parts as int64, per entry the running count of field pairs, and the field names and
+# values each as one run of bytes with int32 end offsets.
+cdef struct EntryColumns:
+    WBuf ms
+    WBuf seq
+    WBuf pair_ends
+    WBuf names
+    WBuf name_ends
+    WBuf values
+    WBuf value_ends
 
 
 cdef struct PendingFields:
@@ -201,6 +216,7 @@ cdef inline void chunk_start(ChunkCursor* c, bytes chunk) noexcept:
     c.id.ms = c.id.seq = 0
     c.time = 0
     c.npairs = 0
+    c.names = NULL
 
 
 cdef int chunk_end(ChunkCursor* c, str what) except -1:
@@ -209,11 +225,29 @@ cdef int chunk_end(ChunkCursor* c, str what) except -1:
     return 0
 
 
-cdef uint64_t next_entry(ChunkCursor* c, list fields) except? 0:
-    """The next entry of an ENTRIES chunk (the one format reader, for loading and for
-    dumps): sets c.id, fills fields[0:2*npairs] with its field/value bytes (names
-    kept from the entry before when it reuses them; fields is resized when the
-    count changes) and returns npairs."""
+cdef inline int put_int(WBuf* b, const void* v, size_t size) except -1:
+    wb_reserve(b, size)
+    memcpy(b.data + b.len, v, size)
+    b.len += size
+    return 0
+
+
+cdef int put_column_string(WBuf* data, WBuf* ends, const uint8_t* s, uint64_t n) except -1:
+    """One string onto a column: its bytes, then its end offset."""
+    cdef int32_t end
+    if <uint64_t>data.len + n > INT32_MAX:
+        raise RecordError("an entries chunk holds more than 2 GiB of names or values")
+    put_lit(data, <const char*>s, <Py_ssize_t>n)
+    end = <int32_t>data.len
+    return put_int(ends, &end, sizeof(end))
+
+
+cdef uint64_t next_entry(ChunkCursor* c, list fields, EntryColumns* cols) except? 0:
+    """The next entry of an ENTRIES chunk (the one format reader, for loading, dumps
+    and columnar readers): sets c.id and returns npairs. With cols NULL it fills
+    fields[0:2*npairs] with the field/value bytes (names kept from the entry before
+    when it reuses them; fields is resized when the count changes); otherwise it
+    appends the names and values to cols."""
     cdef const uint8_t* p = get_id(c.p, c.end, &c.id)
     cdef const uint8_t* q
     cdef uint64_t kind, slen, j
@@ -225,23 +259,36 @@ cdef uint64_t next_entry(ChunkCursor* c, list fields) except? 0:
     if kind == 0:
         if c.npairs == 0:
             raise RecordError("an entry reuses field names before any")
+        if cols != NULL:
+            q = c.names
+            for j in range(c.npairs):       # read once already: well formed
+                q = get_span(q, c.end, &slen)
+                put_column_string(&cols.names, &cols.name_ends, q, slen)
+                q += slen
     else:
         if kind > <uint64_t>(c.end - p) // 2:
             raise RecordError("entry field count beyond the chunk")
         c.npairs = kind
-        if <uint64_t>len(fields) != 2 * kind:
+        c.names = p
+        if cols == NULL and <uint64_t>len(fields) != 2 * kind:
             fields[:] = [None] * <Py_ssize_t>(2 * kind)
         for j in range(kind):
             q = get_span(p, c.end, &slen)
             if q == NULL:
                 raise RecordError("bad field name")
-            fields[2 * j] = span_bytes(q, slen)
+            if cols == NULL:
+                fields[2 * j] = span_bytes(q, slen)
+            else:
+                put_column_string(&cols.names, &cols.name_ends, q, slen)
             p = q + slen
     for j in range(c.npairs):
         q = get_span(p, c.end, &slen)
         if q == NULL:
             raise RecordError("bad field value")
-        fields[2 * j + 1] = span_bytes(q, slen)
+        if cols == NULL:
+            fields[2 * j + 1] = span_bytes(q, slen)
+        else:
+            put_column_string(&cols.values, &cols.value_ends, q, slen)
         p = q + slen
     c.p = p
     return c.npairs
@@ -657,7 +704,7 @@ cdef class StateLoader:
         cdef uint64_t i, npairs
         chunk_start(&c, chunk)
         for i in range(count):
-            npairs = next_entry(&c, self.fields)
+            npairs = next_entry(&c, self.fields, NULL)
             if id_cmp(&c.id, &self.last_entry) <= 0:
                 raise RecordError("entry IDs do not increase")
             if s.length == 0 and id_cmp(&c.id, &s.first_id) != 0:
@@ -759,10 +806,48 @@ def decode_entries(bytes chunk, uint64_t count) -> list:
     cdef uint64_t i, npairs
     chunk_start(&c, chunk)
     for i in range(count):
-        npairs = next_entry(&c, fields)
+        npairs = next_entry(&c, fields, NULL)
         out.append((c.id.ms, c.id.seq, fields[:2 * npairs]))
     chunk_end(&c, "entries")
     return out
+
+
+def decode_entry_columns(bytes chunk, uint64_t count) -> tuple:
+    """An ENTRIES chunk as column buffers (bytes, native-endian) for columnar readers:
+    (ms, seq, pair_ends, names, name_ends, values, value_ends). ms and seq hold one
+    int64 per entry; pair_ends one int32 per entry plus a leading 0: the field pairs
+    up to and including it; names and values the bytes of every field name and value
+    in order, name_ends and value_ends an int32 end offset for each plus a leading 0."""
+    cdef ChunkCursor c
+    cdef EntryColumns cols
+    cdef uint64_t i
+    cdef int64_t v
+    cdef int32_t total = 0
+    memset(&cols, 0, sizeof(cols))
+    try:
+        put_int(&cols.pair_ends, &total, sizeof(total))
+        put_int(&cols.name_ends, &total, sizeof(total))
+        put_int(&cols.value_ends, &total, sizeof(total))
+        chunk_start(&c, chunk)
+        for i in range(count):
+            total += <int32_t>next_entry(&c, None, &cols)
+            v = <int64_t>c.id.ms
+            put_int(&cols.ms, &v, sizeof(v))
+            v = <int64_t>c.id.seq
+            put_int(&cols.seq, &v, sizeof(v))
+            put_int(&cols.pair_ends, &total, sizeof(total))
+        chunk_end(&c, "entries")
+        return (buf_take(&cols.ms), buf_take(&cols.seq), buf_take(&cols.pair_ends),
+                buf_take(&cols.names), buf_take(&cols.name_ends), buf_take(&cols.values),
+                buf_take(&cols.value_ends))
+    finally:
+        free(cols.ms.data)
+        free(cols.seq.data)
+        free(cols.pair_ends.data)
+        free(cols.names.data)
+        free(cols.name_ends.data)
+        free(cols.values.data)
+        free(cols.value_ends.data)
 
 
 def decode_pending(bytes chunk, uint64_t count) -> list:

@@ -98,7 +98,7 @@ def _start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
                 pytrace=False)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def redis_server_binary() -> str:
     """For tests that start redis-server their own way: its path (a failure in CI when
     it is missing, a skip elsewhere)."""
@@ -153,6 +153,37 @@ def engine():  # noqa: ANN201 - the engine's type is not importable at collectio
     from engine import Engine  # noqa: PLC0415
 
     return Engine()
+
+
+@pytest.fixture
+def redis_data_dir(oracle: RedisOracle, tmp_path: Path) -> Path:
+    """A copy of what redis-server writes, the stream `s` (1-1 f v) in each file:
+    `dump.rdb` (SAVE), `appendonlydir/` whose base is RDB (BGREWRITEAOF with
+    aof-use-rdb-preamble yes) and `resp/appendonlydir/` whose base is RESP commands
+    (the same with aof-use-rdb-preamble no)."""
+    source = Path(oracle.execute("CONFIG", "GET", "dir")[1].decode())
+    copy = tmp_path / "redis-data"
+
+    def rewrite_aof(preamble: str, into: Path) -> None:
+        oracle.execute("CONFIG", "SET", "aof-use-rdb-preamble", preamble)
+        oracle.execute("BGREWRITEAOF")
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while b"aof_rewrite_in_progress:0" not in oracle.execute("INFO", "persistence") \
+                or b"aof_rewrite_scheduled:0" not in oracle.execute("INFO", "persistence"):
+            assert time.monotonic() < deadline, "redis-server's BGREWRITEAOF did not finish"
+            time.sleep(0.02)
+        shutil.copytree(source / "appendonlydir", into / "appendonlydir")
+
+    oracle.execute("XADD", "s", "1-1", "f", "v")
+    oracle.execute("SAVE")
+    copy.mkdir()
+    shutil.copy(source / oracle.execute("CONFIG", "GET", "dbfilename")[1].decode(),
+                copy / "dump.rdb")
+    try:
+        rewrite_aof("no", copy / "resp")
+    finally:
+        rewrite_aof("yes", copy)       # the oracle's default, put back
+    return copy
 
 
 @pytest.fixture(scope="session")

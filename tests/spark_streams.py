@@ -1,12 +1,34 @@
-"""Test helpers for the Spark readers: fill streams with known entries through redis-py
+"""Test helpers for the Spark readers: a Sluice server, fill streams with known entries through redis-py
 pipelines, and turn what Spark read back into comparable values."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Dict, Iterable, List, Tuple
+
+import pytest
+import redis
+
+from engine.server.testing import ServerProcess
 
 Fields = List[Tuple[str, bytes]]
 Written = Dict[str, List[Tuple[str, Fields]]]
 CHUNK = 2000
+
+
+@pytest.fixture(scope="session")
+def sluice_server() -> Iterator[ServerProcess]:
+    """One Sluice server (no snapshots) for the Spark reader tests."""
+    with ServerProcess(["--save", ""], loglevel="warning") as server:
+        yield server
+
+
+@pytest.fixture
+def sluice_client(sluice_server: ServerProcess) -> Iterator[redis.Redis]:
+    """A client of that server, emptied (FLUSHALL) for the test."""
+    client = redis.Redis(port=sluice_server.port)
+    client.flushall()
+    yield client
+    client.close()
 
 
 def entry_fields(stream: str, number: int) -> Fields:

@@ -1,5 +1,5 @@
-"""Fixtures for the Spark tests of format `sluice`: the servers a test runs against
-(Sluice, Debian's redis-server, a 3-master Redis Cluster), emptied before each test."""
+"""The `target` fixture of the Spark tests of format `sluice`: each server a test runs
+against (Sluice, Debian's redis-server, a 3-master Redis Cluster), emptied for the test."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -8,14 +8,8 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from engine.server.testing import ServerProcess
-from redis_cluster import redis_cluster  # noqa: F401 - a fixture, imported with the others by the tests
-
-
-@pytest.fixture(scope="module")
-def sluice_server() -> Iterator[ServerProcess]:
-    with ServerProcess(["--save", ""], loglevel="warning") as server:
-        yield server
+from redis_cluster import redis_cluster  # noqa: F401 - fixtures, imported with `target` by the tests
+from spark_streams import sluice_server  # noqa: F401
 
 
 @pytest.fixture(params=["sluice", "redis-server", "redis-cluster"])

@@ -102,12 +102,12 @@ def test_annotation_lines_are_skipped():
 # -- the manifest ----------------------------------------------------------------------
 
 def test_manifest_round_trip_with_odd_names():
-    m = Manifest(base=AofFile("appendonly.aof.3.base.snap", 3, "b"),
+    m = Manifest(base=AofFile("appendonly.aof.3.base.sluice", 3, "b"),
                  incrs=[AofFile("with space.4.incr.aof", 4, "i"),
                         AofFile('q"uote\\\x01.5.incr.aof', 5, "i")],
                  history=[AofFile("old.2.incr.aof", 2, "h")])
     text = m.render()
-    assert text.startswith(b"file appendonly.aof.3.base.snap seq 3 type b\n")
+    assert text.startswith(b"file appendonly.aof.3.base.sluice seq 3 type b\n")
     assert Manifest.parse(text) == m
 
 
@@ -307,7 +307,7 @@ def test_rewrite_compacts_and_keeps_state(tmp_path, preamble):
     assert engine.execute("BGREWRITEAOF") == b"Background append only file rewriting started"
     second = manifest_of(tmp_path)
     assert second.base.seq == first.base.seq + 1
-    assert second.base.name.endswith(".snap" if preamble else ".aof")
+    assert second.base.name.endswith(".sluice" if preamble else ".aof")
     assert [f.seq for f in second.incrs] == [first.incrs[-1].seq + 1]
     assert not second.history
     assert sorted(os.listdir(aof_dir(tmp_path))) == sorted(
@@ -332,7 +332,8 @@ def test_a_rewrite_interrupted_before_the_swap_loses_nothing(tmp_path):
     mixed_workload(engine, clock, random.Random(6), 300)
     before = logged_state(engine)
     engine.durability.aof.flush(sync=True)
-    again = reopen(tmp_path, ManualClock(clock.now_ms()))   # no close(): a crash
+    engine.durability.dir_lock.release()       # a crash: the kernel drops the lock
+    again = reopen(tmp_path, ManualClock(clock.now_ms()))   # no close()
     assert logged_state(again) == before
     assert not [n for n in os.listdir(aof_dir(tmp_path)) if n.startswith("temp-")]
     again.close()
@@ -347,7 +348,7 @@ def test_snapshot_without_aof(tmp_path):
     before = logged_state(engine)
     engine.execute("XADD", "s1", "*", "lost", "1")       # after the save: not kept
     engine.close(save=False)
-    assert os.path.exists(tmp_path / "dump.rdb")
+    assert os.path.exists(tmp_path / "dump.sluice")
     again = Engine(clock=ManualClock(clock.now_ms()), dir=str(tmp_path))
     assert logged_state(again) == before
     again.close()
@@ -362,7 +363,7 @@ def test_turning_aof_on_later_keeps_the_data(tmp_path):
     assert again.execute("GET", "k") == b"v"
     again.execute("SET", "k2", "v2")
     again.close()
-    os.unlink(tmp_path / "dump.rdb")
+    os.unlink(tmp_path / "dump.sluice")
     last = reopen(tmp_path, clock)
     assert last.execute("MGET", "k", "k2") == [b"v", b"v2"]
     last.close()
@@ -396,9 +397,9 @@ def test_rewrite_and_save_inside_exec_wait_for_its_end(tmp_path):
     assert replies[1] == b"Background append only file rewriting scheduled"
     assert replies[2] == b"Background saving scheduled"
     assert manifest_of(tmp_path).base.seq == before + 1     # right after EXEC
-    assert not os.path.exists(tmp_path / "dump.rdb")
+    assert not os.path.exists(tmp_path / "dump.sluice")
     client.set("c", "3")                       # the next write runs the scheduled save
-    assert os.path.exists(tmp_path / "dump.rdb")
+    assert os.path.exists(tmp_path / "dump.sluice")
     engine.close(save=False)
     again = reopen(tmp_path, clock)
     assert again.execute("MGET", "a", "b", "c") == [b"1", b"2", b"3"]

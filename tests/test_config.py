@@ -44,6 +44,8 @@ DELIBERATE = {
     "maxmemory": "not enforced: only 0 accepted, non-zero refused with our own text",
     "daemonize": "'yes' refused: sluice-server never forks",
     "bind": "default 127.0.0.1 -::1 (shipped redis.conf) instead of * -::*",
+    "dbfilename": "default dump.sluice instead of dump.rdb: the snapshot is Sluice's own "
+                  "format, not RDB (the oracles here are given --dbfilename dump.sluice)",
     "config-get-order": "table order instead of hash order (replies compared as maps)",
     "memory-overflow": "a value overflowing with its unit saturates (newest Redis, #15390); "
                        "7.0 wraps it",
@@ -125,7 +127,7 @@ def _spawn(args: list[str], workdir: Path, *, stdin: bytes | None = None,
 def _oracle_args(port: int, workdir: Path) -> list[str]:
     return ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--dir", str(workdir), "--daemonize", "no", "--protected-mode", "yes",
-            "--loglevel", "warning"]
+            "--loglevel", "warning", "--dbfilename", "dump.sluice"]
 
 
 @pytest.fixture(scope="module")
@@ -1021,7 +1023,7 @@ def test_generated_multi_set_is_atomic_like_redis(pair: Pair, pairs: list[tuple[
 def test_deliberate_differences(pair: Pair) -> None:
     """Each entry of DELIBERATE, shown against the oracle."""
     assert set(DELIBERATE) == {"loglevel", "maxmemory", "daemonize", "bind", "config-get-order",
-                               "memory-overflow"}
+                               "memory-overflow", "dbfilename"}
     theirs, ours = pair.both("CONFIG", "SET", "loglevel", "nothing")
     assert theirs == Err("ERR CONFIG SET failed (possibly related to argument 'loglevel') - "
                          "argument(s) must be one of the following: debug, verbose, notice, "
@@ -1045,6 +1047,7 @@ def test_deliberate_differences(pair: Pair) -> None:
     assert info.value.reason.startswith("daemonize yes is not supported: sluice-server always "
                                         "runs in the foreground")
     assert ServerConfig().bind == ["127.0.0.1", "-::1"]
+    assert ServerConfig().dbfilename == "dump.sluice"   # dump.rdb: test_loading_matches_redis
 
     # 18014398509481985kb = 2**64 + 1024 bytes: 7.0 wraps to 1024, we saturate like newest Redis
     huge = "18014398509481985kb"
@@ -1098,6 +1101,7 @@ def test_loading_matches_redis(tmp_path: Path, label: str, text: str, extra: lis
     theirs = {k: v for k, v in theirs.items() if k in ours}
     if "bind" not in text:                                    # deliberate: another default
         del ours[b"bind"], theirs[b"bind"]
+    assert (ours.pop(b"dbfilename"), theirs.pop(b"dbfilename")) == (b"dump.sluice", b"dump.rdb")
     assert ours == theirs
 
 

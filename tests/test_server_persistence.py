@@ -32,7 +32,7 @@ def test_save_bgsave_lastsave_and_reload():
         info = r.info("persistence")
         assert info["rdb_last_bgsave_status"] == "ok" and info["rdb_saves"] == 2
         assert r.lastsave() >= first
-        assert os.path.exists(os.path.join(server.dir, "dump.rdb"))
+        assert os.path.exists(os.path.join(server.dir, "dump.sluice"))
         server.stop()
         server.start()
         r = redis.Redis(port=server.port)
@@ -60,7 +60,7 @@ def test_shutdown_nosave_and_save():
         r.set("k", "v")
         shutdown(r, nosave=True)
         server.stop()
-        assert not os.path.exists(os.path.join(server.dir, "dump.rdb"))
+        assert not os.path.exists(os.path.join(server.dir, "dump.sluice"))
         server.start()
         r = redis.Redis(port=server.port)
         assert r.get("k") is None

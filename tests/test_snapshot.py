@@ -14,7 +14,7 @@ from engine import Engine, ManualClock
 from engine_states import T0, observe, random_engine
 from persist import snapshot
 from persist import snapshot_codec as codec
-from persist.errors import CorruptFileError, TruncatedFileError
+from persist.errors import CorruptFileError, ForeignFileError, TruncatedFileError
 
 DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END = (
     codec.DB, codec.STRING, codec.STREAM, codec.ENTRIES, codec.GROUP, codec.PENDING, codec.END)
@@ -221,7 +221,7 @@ def loaded_engine() -> tuple[Engine, list]:
     return engine, [db.data for db in engine.databases]
 
 
-def assert_refused(engine, dicts, path, error=CorruptFileError) -> CorruptFileError:
+def assert_refused(engine, dicts, path, error=CorruptFileError) -> Exception:
     with pytest.raises(error) as info:
         snapshot.load_snapshot(engine, path)
     assert all(db.data is d for db, d in zip(engine.databases, dicts))
@@ -298,7 +298,11 @@ def test_not_a_snapshot(tmp_path):
     path = tmp_path / "x"
     engine, dicts = loaded_engine()
     path.write_bytes(b"REDIS0011" + b"\x00" * 100)
-    assert "not a Sluice snapshot" in str(assert_refused(engine, dicts, path))
+    assert f"{path} is a Redis RDB file (RDB version 11), not a Sluice snapshot" in str(
+        assert_refused(engine, dicts, path, ForeignFileError))
+    path.write_bytes(b"*1\r\n$4\r\nPING\r\n")
+    assert "not a Sluice snapshot (bad magic) at offset 0" in str(
+        assert_refused(engine, dicts, path))
     path.write_bytes(snapshot.HEADER.pack(snapshot.MAGIC, 99))
     assert "version 99" in str(assert_refused(engine, dicts, path))
 

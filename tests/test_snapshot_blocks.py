@@ -1,8 +1,9 @@
-"""persist.snapshot_blocks: each block of a snapshot decodes alone, from the state the
-block index noted, to exactly what a whole-file read gives; damage is refused with the
-file and offset."""
+"""persist.snapshot_blocks: each block of a snapshot decodes alone (entries column-wise),
+from the state the block index noted, to exactly what a whole-file read gives; damage
+is refused with the file and offset."""
 from __future__ import annotations
 
+import array
 import random
 from dataclasses import replace
 
@@ -48,6 +49,18 @@ def saved(tmp_path_factory):
     return path
 
 
+def rows_of(run: StreamEntries) -> list:
+    """(id, [field, value, ...]) of each entry of a run's column buffers."""
+    ms, seq, pair_ends, names, name_ends, values, value_ends = run.columns
+    ms, seq = array.array("q", ms), array.array("q", seq)
+    pair_ends, name_ends, value_ends = (array.array("i", b) for b in (pair_ends, name_ends, value_ends))
+    assert len(ms) == len(seq) == len(pair_ends) - 1 == run.count
+    return [(f"{ms[i]}-{seq[i]}",
+             [part for j in range(pair_ends[i], pair_ends[i + 1])
+              for part in (names[name_ends[j]:name_ends[j + 1]], values[value_ends[j]:value_ends[j + 1]])])
+            for i in range(run.count)]
+
+
 def whole_file(path) -> tuple[list, list]:
     """(db, stream, id, fields) and (db, stream, group, id, time, count, consumer) of every
     entry and pending entry, from the whole-file reader."""
@@ -78,16 +91,16 @@ def test_blocks_decoded_one_by_one_match_the_whole_file(saved):
     assert any(b.group is not None for b in blocks), "a block should start inside a PEL"
     decoded = {}
     for block in reversed(blocks):          # any order: each block stands alone
-        decoded[block.offset] = list(block_contents(block))
+        decoded[block.offset] = (list(block_contents(block)), list(block_contents(block, pending=True)))
     entries, pending = [], []
     for offset in sorted(decoded):
-        for run in decoded[offset]:
-            if isinstance(run, StreamEntries):
-                entries += [(run.db, run.stream, f"{ms}-{seq}", fields) for ms, seq, fields in run.entries]
-            else:
-                assert isinstance(run, PendingEntries)
-                pending += [(run.db, run.stream, run.group, f"{ms}-{seq}", t, n, c)
-                            for ms, seq, t, n, c in run.entries]
+        runs, pel_runs = decoded[offset]
+        assert all(isinstance(run, StreamEntries) for run in runs)
+        entries += [(run.db, run.stream, entry_id, fields) for run in runs
+                    for entry_id, fields in rows_of(run)]
+        assert all(isinstance(run, PendingEntries) for run in pel_runs)
+        pending += [(run.db, run.stream, run.group, f"{ms}-{seq}", t, n, c)
+                    for run in pel_runs for ms, seq, t, n, c in run.entries]
     assert (entries, pending) == whole_file(saved)
     assert {e[0] for e in entries} == {0, 1} and len({p[2] for p in pending}) == 3
 
@@ -107,3 +120,17 @@ def test_damage_is_refused_with_file_and_offset(saved, tmp_path):
     cut.write_bytes(saved.read_bytes()[:blocks[-1].offset])
     with pytest.raises(TruncatedFileError, match="file ends before its end record"):
         snapshot_blocks(cut)
+
+
+def test_only_the_wanted_streams_are_decoded(saved):
+    """A filter skips other streams' chunks; a block holds runs of the chosen ones only."""
+    blocks = snapshot_blocks(saved)
+    runs = [run for block in blocks
+            for run in block_contents(block, wanted=lambda db, key: (db, key) == (1, b"s663"))]
+    pel_runs = [run for block in blocks for run in
+                block_contents(block, pending=True, wanted=lambda db, key: key == b"big")]
+    entries, pending = whole_file(saved)
+    assert [row for run in runs for row in rows_of(run)] == \
+        [(i, f) for db, key, i, f in entries if (db, key) == (1, b"s663")]
+    assert sum(len(run.entries) for run in pel_runs) == 150_000 == \
+        len([p for p in pending if p[1] == b"big"])

@@ -32,7 +32,7 @@ def snap(tmp_path):
     engine.execute(b"XADD", b"s", b"2-0", b"f", b"w", b"\xff", b"x")
     engine.execute(b"XGROUP", b"CREATE", b"s", b"g", b"0")
     engine.execute(b"XREADGROUP", b"GROUP", b"g", b"alice", b"COUNT", 1, b"STREAMS", b"s", b">")
-    path = tmp_path / "dump.snap"
+    path = tmp_path / "dump.sluice"
     snapshot.write_snapshot(engine, path)
     return path
 
@@ -100,3 +100,33 @@ def test_usage_and_unreadable_files(snap, tmp_path):
     other.write_bytes(b"REDIS0010" + b"\x00" * 40)
     done = run("info", other)
     assert done.returncode == 1 and "not a Sluice snapshot" in done.stderr
+
+
+def rdb_named(path, tool: str, expected: str) -> str:
+    """The first sentence a tool must print for a Redis RDB file, the version read
+    from the file's signature (REDIS and four digits)."""
+    version = int(path.read_bytes()[5:9])
+    return (f"{tool}: {path} is a Redis RDB file (RDB version {version}), not {expected}; "
+            "Sluice does not read RDB: ")
+
+
+@pytest.mark.parametrize("command", ["info", "verify", "dump"])
+def test_a_redis_rdb_file_is_named_not_called_damaged(redis_data_dir, command):
+    rdb = redis_data_dir / "dump.rdb"
+    assert rdb.read_bytes().startswith(b"REDIS00")
+    done = run(command, rdb)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(rdb_named(rdb, "sluice-snapshot", "a Sluice snapshot"))
+    assert "damaged" not in done.stderr and "offset" not in done.stderr
+
+
+def test_files_are_told_by_magic_not_by_name(snap, tmp_path):
+    named_rdb = tmp_path / "dump.rdb"           # what earlier versions named our snapshot
+    named_rdb.write_bytes(snap.read_bytes())
+    assert named_rdb.read_bytes()[:12] == snapshot.HEADER.pack(snapshot.MAGIC, 1)
+    assert run("verify", named_rdb).returncode == 0
+    resp = tmp_path / "commands.sluice"
+    resp.write_bytes(b"*1\r\n$4\r\nPING\r\n")
+    done = run("info", resp)
+    assert done.returncode == 1
+    assert f"damaged: {resp}: not a Sluice snapshot (bad magic) at offset 0" in done.stderr

@@ -6,8 +6,8 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from spark_targets import redis_cluster, sluice_server, target  # noqa: F401 - fixtures
-from spark_streams import entry_ids, expected_rows, fill_streams, read_back
+from spark_targets import redis_cluster, target  # noqa: F401 - fixtures
+from spark_streams import entry_ids, expected_rows, fill_streams, read_back, sluice_client, sluice_server  # noqa: F401 - fixtures
 
 STREAMS = ["orders", "clicks", "views", "payments"]
 PER_STREAM = 25_000  # 100,000 entries in all
@@ -42,9 +42,8 @@ def test_a_pattern_finds_the_streams_and_skips_other_keys(spark, target) -> None
     assert decoded["stream"] == "ev:b" and decoded["raw"] == "\x00\ufffd"
 
 
-def test_offsets_select_ranges_exclusive_start_inclusive_end(spark, sluice_server) -> None:  # noqa: ANN001
-    client = redis.Redis(port=sluice_server.port)
-    client.flushall()
+def test_offsets_select_ranges_exclusive_start_inclusive_end(spark, sluice_server, sluice_client) -> None:  # noqa: ANN001
+    client = sluice_client
     written = fill_streams(client, ["a", "b", "c", "d"], 1000)
     ids = {name: [entry_id for entry_id, _ in entries] for name, entries in written.items()}
     starting = f'{{"a": "{ids["a"][99]}", "b": -2, "c": "latest", "d": "earliest"}}'
@@ -57,11 +56,10 @@ def test_offsets_select_ranges_exclusive_start_inclusive_end(spark, sluice_serve
     assert df.rdd.getNumPartitions() == 5
 
 
-def test_latest_is_fixed_when_the_dataframe_is_planned(spark, sluice_server) -> None:  # noqa: ANN001
+def test_latest_is_fixed_when_the_dataframe_is_planned(spark, sluice_server, sluice_client) -> None:  # noqa: ANN001
     """A batch read is a snapshot: "latest" means the last entry when the DataFrame's
     read was planned (its first action); later actions on it read the same entries."""
-    client = redis.Redis(port=sluice_server.port)
-    client.flushall()
+    client = sluice_client
     fill_streams(client, ["fixed"], 50)
     options = {"url": f"redis://127.0.0.1:{sluice_server.port}", "streams": "fixed"}
     snapshot = read(spark, options)

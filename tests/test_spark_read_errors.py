@@ -63,6 +63,8 @@ def batch_failure(spark, **options: str) -> str:  # noqa: ANN001
     ({"streams": "a", "startingOffsets": '{"a": 7}'},
      'option startingOffsets for stream \'a\' must be "earliest" or "latest" or an ID string, not 7'),
     ({"streams": "a", "endingOffsets": "earliest"}, 'option endingOffsets must be "latest" or a JSON object'),
+    ({"streams": "a", "endingOffsets": '{"a": -2}'},
+     'option endingOffsets for stream \'a\' must be "latest" or an ID string, not -2'),
     ({"streams": "a", "minPartitions": "0"}, "option minPartitions must be at least 1, not 0"),
     ({"streams": "a", "pageSize": "many"}, "option pageSize must be an integer, not 'many'"),
     ({"streams": "a", "decode": "yes"}, "option decode must be true or false, not 'yes'"),

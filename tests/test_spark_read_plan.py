@@ -2,13 +2,13 @@
 Spark session (fast): ID ranges, read limits Spark may pass, offsets."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
 
-from engine.server.testing import ServerProcess
-from spark_streams import fill_streams
+from redis_cluster import redis_cluster  # noqa: F401 - a fixture
+from spark_streams import fill_streams, sluice_client, sluice_server  # noqa: F401 - fixtures
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxRows, ReadMinRows  # noqa: E402
@@ -20,18 +20,6 @@ from pipeline.spark.read_options import read_options  # noqa: E402
 from pipeline.spark.stream_reader import DataLossError, SluiceStreamReader  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    with ServerProcess(["--save", ""], loglevel="warning") as process:
-        yield process
-
-
-@pytest.fixture
-def client(server: ServerProcess) -> Iterator[redis.Redis]:
-    connection = redis.Redis(port=server.port)
-    connection.flushall()
-    yield connection
-    connection.close()
 
 
 def reader(client: redis.Redis, **options: str) -> SluiceStreamReader:
@@ -64,11 +52,11 @@ def test_checkpoint_offsets_are_checked() -> None:
         parse_offsets({"s": {"id": "5-1", "added": -1}}, "the checkpoint offset")
 
 
-def test_max_rows_is_shared_fairly_and_never_exceeded(client: redis.Redis) -> None:
-    written = fill_streams(client, ["x"], 100)
-    written.update(fill_streams(client, ["y"], 3))
-    written.update(fill_streams(client, ["z"], 50))
-    stream_reader = reader(client, streams="x,y,z")
+def test_max_rows_is_shared_fairly_and_never_exceeded(sluice_client: redis.Redis) -> None:
+    written = fill_streams(sluice_client, ["x"], 100)
+    written.update(fill_streams(sluice_client, ["y"], 3))
+    written.update(fill_streams(sluice_client, ["z"], 50))
+    stream_reader = reader(sluice_client, streams="x,y,z")
     start = stream_reader.initialOffset()
     end = stream_reader.latestOffset(start, ReadMaxRows(31))
     # 10 each and the odd one to x (its next entry is the oldest); y has 3: its 7 spare
@@ -78,57 +66,86 @@ def test_max_rows_is_shared_fairly_and_never_exceeded(client: redis.Redis) -> No
     assert {name: offset.get("added") for name, offset in end.items()} == {"x": 15, "y": 3, "z": 13}
     assert stream_reader.latestOffset(start, ReadMaxRows(1)) == {
         **start, "x": {"id": written["x"][0][0], "added": 1}}
+    split = reader(sluice_client, streams="x,y,z", minPartitions="6").partitions(start, end)
+    assert [piece.stream for piece in split] == ["x", "x", "x", "y", "z", "z"]  # by entries to read
+    x_pieces = [piece for piece in split if piece.stream == "x"]
+    assert str(x_pieces[0].first) == written["x"][0][0] and str(x_pieces[-1].last) == written["x"][14][0]
+    assert all(left.last.following() == right.first for left, right in zip(x_pieces, x_pieces[1:]))
     everything = stream_reader.latestOffset(start, ReadAllAvailable())
     assert stream_reader.latestOffset(start, ReadMaxBytes(10)) == everything
     assert {name: offset["id"] for name, offset in everything.items()} == {
         name: entries[-1][0] for name, entries in written.items()}
 
 
-def test_min_rows_waits_for_enough_entries(client: redis.Redis) -> None:
-    fill_streams(client, ["m"], 5)
-    stream_reader = reader(client, streams="m")
+def test_min_rows_waits_for_enough_entries(sluice_client: redis.Redis) -> None:
+    fill_streams(sluice_client, ["m"], 5)
+    stream_reader = reader(sluice_client, streams="m")
     start = stream_reader.initialOffset()
     assert stream_reader.latestOffset(start, ReadMinRows(6)) == start
-    fill_streams(client, ["m"], 1, first=5)
+    fill_streams(sluice_client, ["m"], 1, first=5)
     assert stream_reader.latestOffset(start, ReadMinRows(6))["m"]["added"] == 6
 
 
-def test_available_now_stops_at_the_entries_present_when_prepared(client: redis.Redis) -> None:
-    before = fill_streams(client, ["n"], 10)
-    stream_reader = reader(client, streamPattern="n*", startingOffsets="latest")
+def test_available_now_stops_at_the_entries_present_when_prepared(sluice_client: redis.Redis) -> None:
+    before = fill_streams(sluice_client, ["n"], 10)
+    stream_reader = reader(sluice_client, streamPattern="n*", startingOffsets="latest")
     start = stream_reader.initialOffset()
     assert start == {"n": {"id": before["n"][-1][0], "added": 10}}
-    fill_streams(client, ["n"], 4, first=10)
+    fill_streams(sluice_client, ["n"], 4, first=10)
     stream_reader.prepareForTriggerAvailableNow()
-    fill_streams(client, ["n"], 4, first=14)
-    fill_streams(client, ["n2"], 4)  # a new stream after the target: not part of this run
+    fill_streams(sluice_client, ["n"], 4, first=14)
+    fill_streams(sluice_client, ["n2"], 4)  # a new stream after the target: not part of this run
     end = stream_reader.latestOffset(start, ReadAllAvailable())
-    assert end["n"]["id"] == client.xrange("n")[13][0].decode()
+    assert end["n"]["id"] == sluice_client.xrange("n")[13][0].decode()
     assert "n2" not in end or end["n2"]["id"] == "0-0"
     assert stream_reader.partitions(end, end) == []
 
 
-def test_xdel_after_the_checkpoint_is_data_loss_unless_allowed(client: redis.Redis) -> None:
-    written = fill_streams(client, ["q"], 10)
+def test_xdel_after_the_checkpoint_is_data_loss_unless_allowed(sluice_client: redis.Redis) -> None:
+    written = fill_streams(sluice_client, ["q"], 10)
     checkpoint = {"q": {"id": written["q"][3][0], "added": 4}}
-    client.xdel("q", written["q"][6][0])
+    sluice_client.xdel("q", written["q"][6][0])
     with pytest.raises(DataLossError, match=(
             f"entries of stream 'q' after the checkpoint offset {written['q'][3][0]} were trimmed or deleted "
             f"before they were read \\(XDEL removed entries up to {written['q'][6][0]}")):
-        reader(client, streams="q").latestOffset(checkpoint, ReadAllAvailable())
-    end = reader(client, streams="q", failOnDataLoss="false").latestOffset(checkpoint, ReadAllAvailable())
+        reader(sluice_client, streams="q").latestOffset(checkpoint, ReadAllAvailable())
+    end = reader(sluice_client, streams="q", failOnDataLoss="false").latestOffset(checkpoint, ReadAllAvailable())
     assert end == {"q": {"id": written["q"][9][0], "added": 10}}
 
 
-def test_trimming_read_entries_or_unused_ids_is_not_data_loss(client: redis.Redis) -> None:
-    written = fill_streams(client, ["t"], 10)
+def test_trimming_read_entries_or_unused_ids_is_not_data_loss(sluice_client: redis.Redis) -> None:
+    written = fill_streams(sluice_client, ["t"], 10)
     checkpoint = {"t": {"id": written["t"][9][0], "added": 10}}
-    client.xtrim("t", maxlen=0, approximate=False)
-    assert reader(client, streams="t").latestOffset(checkpoint, ReadAllAvailable()) == checkpoint
-    later = fill_streams(client, ["t"], 3, first=10)
-    assert reader(client, streams="t").latestOffset(checkpoint, ReadAllAvailable()) == {
+    sluice_client.xtrim("t", maxlen=0, approximate=False)
+    assert reader(sluice_client, streams="t").latestOffset(checkpoint, ReadAllAvailable()) == checkpoint
+    later = fill_streams(sluice_client, ["t"], 3, first=10)
+    assert reader(sluice_client, streams="t").latestOffset(checkpoint, ReadAllAvailable()) == {
         "t": {"id": later["t"][-1][0], "added": 13}}
-    fill_streams(client, ["t"], 3, first=13)
-    client.xtrim("t", maxlen=2, approximate=False)
+    fill_streams(sluice_client, ["t"], 3, first=13)
+    sluice_client.xtrim("t", maxlen=2, approximate=False)
     with pytest.raises(DataLossError, match="^4 entries of stream 't' after the checkpoint offset"):
-        reader(client, streams="t").latestOffset(checkpoint, ReadAllAvailable())
+        reader(sluice_client, streams="t").latestOffset(checkpoint, ReadAllAvailable())
+
+
+def test_streaming_over_a_cluster_reads_and_commits_per_stream(redis_cluster) -> None:  # noqa: ANN001
+    """The driver's planning and an executor's read, through the cluster client."""
+    client = RedisCluster(host=redis_cluster[0], port=redis_cluster[1])
+    client.flushall(target_nodes=RedisCluster.PRIMARIES)
+    names = ["c:one", "c:two", "c:three"]
+    written = fill_streams(client, names, 40)
+    assert len({client.get_node_from_key(name).name for name in names}) >= 2
+    stream_reader = SluiceStreamReader(read_options({
+        "url": f"redis://{redis_cluster[0]}:{redis_cluster[1]}", "cluster": "true",
+        "streamPattern": "c:*", "commitGroup": "job"}))
+    start = stream_reader.initialOffset()
+    end = stream_reader.latestOffset(start, ReadMaxRows(60))
+    assert sum(offset["added"] for offset in end.values()) == 60
+    got = [row for piece in stream_reader.partitions(start, end)
+           for batch in stream_reader.read(piece) for row in batch.to_pylist()]
+    assert sorted((row["stream"], row["id"]) for row in got) == sorted(
+        (name, entry_id) for name in names for entry_id, _ in written[name][:20])
+    assert all(row["fields"] == written[row["stream"]][int(row["fields"][0][1])][1] for row in got)
+    stream_reader.commit(end)
+    assert {name: client.xinfo_groups(name)[0]["lag"] for name in names} == {name: 20 for name in names}
+    stream_reader.stop()
+    client.close()

@@ -2,10 +2,8 @@
 and compared with what the server itself answers to XRANGE and XPENDING."""
 from __future__ import annotations
 
-import os
 import random
 import re
-import shutil
 import time
 from collections.abc import Iterator
 
@@ -30,6 +28,8 @@ def fill(client: redis.Redis) -> None:
         fields = {"item": f"i{i}", "qty": str(i % 7)}
         if i % 3 == 0:
             fields["note"] = "gift" * (i % 5)
+        if i % 5 == 0:
+            fields["raw"] = bytes([i % 256, 0xFF, 0])      # not UTF-8: kept as bytes
         pipe.xadd("orders", fields)
     for i in range(5000):
         pipe.xadd("clicks", {"user": f"u{i % 97}",
@@ -159,19 +159,17 @@ def test_damaged_file_names_file_and_offset(spark, saved, tmp_path):
         read(spark, str(cut), streamPattern="*").count()
 
 
-def test_redis_rdb_file_is_named_as_such(spark, redis_server, tmp_path):
-    client = redis.Redis(port=redis_server[1])
-    client.flushall()
-    client.xadd("s", {"a": "1"})
-    client.save()
-    rdb = os.path.join(client.config_get("dir")["dir"], client.config_get("dbfilename")["dbfilename"])
-    client.close()
-    copied = tmp_path / "dump.rdb"
-    shutil.copy(rdb, copied)
-    for path in (copied, tmp_path):
-        with pytest.raises(Exception, match=re.escape(f"{copied} is a Redis RDB file, not a Sluice "
-                                                      f"snapshot")):
+def test_redis_rdb_files_are_named_as_such(spark, redis_data_dir):
+    """redis-server's dump.rdb, given as a file or in its directory, and a directory whose
+    AOF base is RDB (aof-use-rdb-preamble yes)."""
+    rdb = redis_data_dir / "dump.rdb"
+    for path, named in ((rdb, rdb), (redis_data_dir, rdb)):
+        with pytest.raises(Exception, match=re.escape(f"{named} is a Redis RDB file (RDB version "
+                                                      f"10), not a Sluice snapshot")):
             read(spark, str(path), streams="s").count()
+    rdb.unlink()
+    with pytest.raises(Exception, match=r"appendonlydir/\S+ is a Redis RDB file"):
+        read(spark, str(redis_data_dir), streams="s").count()
 
 
 @pytest.mark.parametrize("path, options, message", [

@@ -1,4 +1,5 @@
-"""sluice-snapshot: inspect and check a Sluice snapshot file.
+"""sluice-snapshot: inspect and check a Sluice snapshot file (dump.sluice by default;
+it starts with the bytes \\x89SLUICE\\n).
 
     sluice-snapshot info   FILE [--json]          format version, sizes, totals
     sluice-snapshot verify FILE [--progress]      every checksum and record, as a load would
@@ -9,8 +10,9 @@ strings (keys, values, field and consumer names) appear as JSON strings when the
 are valid UTF-8, otherwise as {"base64": "..."}; IDs are "ms-seq" strings.
 
 A progress bar goes to stderr for verify and dump when stderr is a terminal, or
-with --progress. Exit codes: 0 fine; 1 the file is damaged or is not a snapshot
-(file and offset on stderr); 2 usage error or the file cannot be read.
+with --progress. Exit codes: 0 fine; 1 the file is damaged (file and offset on
+stderr) or is not a snapshot (a Redis RDB file is named as such: Sluice does not read
+RDB); 2 usage error or the file cannot be read.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from typing import Any, Optional, TextIO
 from tqdm import tqdm
 
 from persist import snapshot
-from persist.errors import CorruptFileError
+from persist.errors import CorruptFileError, ForeignFileError
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE = 0, 1, 2
 
@@ -129,6 +131,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         return COMMANDS[args.command](args, sys.stdout)
     except CorruptFileError as e:
         print(f"sluice-snapshot: damaged: {e}", file=sys.stderr)
+        return EXIT_DAMAGED
+    except ForeignFileError as e:
+        print(f"sluice-snapshot: {e}", file=sys.stderr)
         return EXIT_DAMAGED
     except BrokenPipeError:
         # The reader went away (dump | head): not an error of ours.

@@ -106,6 +106,7 @@ class ServerSession(Session):
                 save = a == b"save"
         self.server.shutdown_save = save
         self.server.request_shutdown()
+        self.conn.hold_until_exit()
         return NO_REPLY
 
     # CLIENT subcommands of a server ---------------------------------------------

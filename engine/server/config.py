@@ -77,6 +77,7 @@ from engine.errors import SYNTAX, ResponseError, arg_text, unknown_subcommand, w
 from engine.glob import match as _glob_match
 from engine.reply import OK, Status
 from engine.server.resp import split_inline
+from persist.snapshot import DEFAULT_FILENAME as SNAPSHOT_FILENAME
 
 log = logging.getLogger(__name__)
 
@@ -780,8 +781,10 @@ DIRECTIVES: tuple[Directive, ...] = (
     Directive("dir", Dir(), lambda: _s(os.fsencode(os.getcwd())),
               "Working directory: where the AOF directory and the snapshot file live.",
               protected=True, deny_loading=True),
-    Directive("dbfilename", String(check=_pathless("dbfilename", "filename", True)), "dump.rdb",
-              "Snapshot file name inside dir.", protected=True),
+    Directive("dbfilename", String(check=_pathless("dbfilename", "filename", True)),
+              SNAPSHOT_FILENAME,
+              "Snapshot file name inside dir; the file is in Sluice's own format (not "
+              "RDB) whatever its name.", protected=True),
     Directive("save", Save(), [(3600, 1), (300, 100), (60, 10000)],
               "Snapshot after <seconds> if at least <changes> writes; \"\" disables."),
     Directive("stop-writes-on-bgsave-error", Bool(), True,

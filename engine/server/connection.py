@@ -82,11 +82,13 @@ class ClientConnection(asyncio.Protocol):
         self.pending: Optional[list] = None      # received commands not yet run
         self.blocked_read = None                  # the parked XREAD/XREADGROUP
         self.write_paused = False
-        self.closing = False
+        self.closing = False                      # no more commands are run
+        self.close_when_sent = False              # close once the due replies are out
         self.closed = False
         self.registered = False
         self.soft_since: Optional[float] = None   # over the soft output limit since
         self.obuf_class: Optional[str] = None
+        self.obuf_hard = 0                        # that class's hard limit (0: none)
         self.last_cmd = b"NULL"
         self.flush_scheduled = False
 
@@ -145,20 +147,34 @@ class ClientConnection(asyncio.Protocol):
         self.session.close()
         server.client_disconnected(self)
 
-    def eof_received(self):
-        return False            # close our side too (Redis frees the client)
+    def eof_received(self) -> bool:
+        """The client closed its side: what it sent before has run; its replies
+        still go out, then the connection closes (True: we close it, not asyncio)."""
+        self.close_after_reply()
+        return True
 
     def close_after_reply(self) -> None:
+        """Runs nothing more; the replies already due are sent (with the AOF on,
+        after the log write they depend on, see Server.flush_pending), then the
+        connection closes: QUIT, protocol errors, the query-buffer limit, CLIENT
+        KILL of oneself, an idle timeout, the client's half-close."""
         if not self.closing:
             self.closing = True
+            self.close_when_sent = True
             self.flush()
-            self.transport.close()
 
     def abort(self) -> None:
-        """Closes at once, dropping unsent replies (limits exceeded, CLIENT KILL)."""
+        """Closes at once, dropping unsent replies (output limit, CLIENT KILL)."""
         if not self.closed:
             self.closing = True
             self.transport.abort()
+
+    def hold_until_exit(self) -> None:
+        """SHUTDOWN: Redis exits inside the command, so this client gets nothing
+        more, not even the replies of the commands before it in the same read; the
+        connection stays open until the server has shut down (then it is closed)."""
+        self.closing = True
+        self.out.take()
 
     # input ---------------------------------------------------------------------------
 
@@ -178,7 +194,7 @@ class ClientConnection(asyncio.Protocol):
         except QueryBufferLimitError:
             server.log.warning("Closing client that reached max query buffer length: %s",
                                self.client_line().decode("utf-8", "replace"))
-            self.abort()
+            self.close_after_reply()
             return
         if self.blocked_read is not None or self.write_paused:
             return
@@ -326,23 +342,34 @@ class ClientConnection(asyncio.Protocol):
 
     def flush(self) -> None:
         """Sends the replies; with the AOF on, at the end of the round (after the
-        log write they depend on, see Server.flush_pending)."""
-        if self.server.defer_replies:
-            if not self.flush_scheduled and len(self.out) and not self.closed:
+        log write they depend on, see Server.flush_pending). A client over its
+        hard output limit is closed at once, as Redis does."""
+        if self.server.defer_replies and (len(self.out) or self.flush_scheduled):
+            if not self.over_hard_limit(len(self.out)) and not self.flush_scheduled:
                 self.flush_scheduled = True
                 self.server.schedule_flush(self)
             return
         self.write_out()
 
     def write_out(self) -> None:
+        """Hands the replies to the transport - none if they would take the client
+        over its hard output limit: it is closed instead, Redis sends nothing then -
+        and closes the connection after them when close_after_reply asked for it
+        (the transport sends what it holds before closing)."""
+        if self.closed or self.transport.is_closing():
+            return
         out = self.out
-        if len(out) and not self.closed:
+        if len(out):
+            if self.over_hard_limit(len(out)):
+                return
             data = out.take()
             self.transport.write(data)
             stats = self.server.stats
             stats.net_output += len(data)
             stats.writes += 1
             self.check_output_limits()
+        if self.close_when_sent:
+            self.transport.close()
 
     def push(self, items: list) -> None:
         """A pub/sub message (or keyspace notification) for this client."""
@@ -370,12 +397,22 @@ class ClientConnection(asyncio.Protocol):
     def _update_water_marks(self) -> None:
         cls = self.client_type()
         self.obuf_class = cls
-        hard = self.server.obuf_limits[cls][0]
+        hard = self.obuf_hard = self.server.obuf_limits[cls][0]
         # With a hard limit the buffer may grow up to it (then the client is closed,
         # as in Redis); without one, reading pauses at DEFAULT_HIGH_WATER instead of
         # letting a client that never reads grow server memory without bound.
         high = hard + 1 if hard else DEFAULT_HIGH_WATER
         self.transport.set_write_buffer_limits(high=high, low=high // 4)
+
+    def over_hard_limit(self, pending: int) -> bool:
+        """Whether `pending` more reply bytes take the unsent output over the hard
+        limit; the client is then closed without them, as Redis closes it as soon
+        as a reply takes it there."""
+        hard = self.obuf_hard
+        if hard and self.transport.get_write_buffer_size() + pending > hard:
+            self._output_limit_exceeded()
+            return True
+        return False
 
     def check_output_limits(self) -> None:
         """client-output-buffer-limit: the hard limit closes at once, the soft limit
@@ -389,17 +426,17 @@ class ClientConnection(asyncio.Protocol):
             return
         hard, soft, seconds = self.server.obuf_limits[self.obuf_class]
         if hard and size > hard:
-            self._output_limit_exceeded(size)
+            self._output_limit_exceeded()
         elif soft and size > soft:
             now = monotonic()
             if self.soft_since is None:
                 self.soft_since = now
             elif now - self.soft_since > seconds:
-                self._output_limit_exceeded(size)
+                self._output_limit_exceeded()
         else:
             self.soft_since = None
 
-    def _output_limit_exceeded(self, size: int) -> None:
+    def _output_limit_exceeded(self) -> None:
         self.server.log.warning(
             "Client %s scheduled to be closed ASAP for overcoming of output buffer limits.",
             self.client_line().decode("utf-8", "replace"))

@@ -131,11 +131,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     wrote_pid = _write_pidfile(pidfile) if pidfile else False
 
     from engine.server.server import Server
+    from persist.directory_lock import DirectoryInUse
     from persist.errors import PersistError
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     try:
         server = Server(cfg)
+    except DirectoryInUse as exc:
+        # Fatal, as a bad configuration: in the log and on stderr.
+        log.warning("Fatal error, can't start: %s", exc)
+        if cfg.logfile:
+            sys.stderr.write(f"Fatal error, can't start: {exc}\n")
+        loop.close()
+        return 1
     except PersistError as exc:
         log.warning("Could not load the data directory: %s", exc)
         loop.close()

@@ -42,6 +42,7 @@ from engine.server.config import VERSION, ConfigApplyError, ServerConfig
 from engine.server.connection import ClientConnection, is_loopback, set_keepalive
 from engine.server.info import Stats
 from engine.server.pubsub import PubSub
+from persist.directory_lock import DirectoryInUse, DirectoryLock
 
 log = logging.getLogger("sluice")
 
@@ -131,6 +132,7 @@ class Server:
         self._last_clients_cron = 0.0
         self._flush_queue: list = []
         self._flush_scheduled = False
+        self._dir_locks: dict = {}          # directories owned after CONFIG SET dir
         self._stopped: Optional[asyncio.Future] = None
         self._shutting_down = False
         cfg.add_resetstat_hook(self.stats.reset)
@@ -487,6 +489,22 @@ class Server:
             os.chdir(new)
         except OSError as exc:
             raise ConfigApplyError(os.strerror(exc.errno or errno.EIO)) from None
+        self._own_dir(os.getcwd())
+
+    def _own_dir(self, path: str) -> None:
+        """CONFIG SET dir: snapshots and a new AOF go to `path` from now on, so the
+        server locks it as it locked the first (refused if another owner has it).
+        Directories it owned before stay locked until it exits: files there may
+        still be open."""
+        if self.durability is None or path == self.durability.dir_lock.dir \
+                or path in self._dir_locks:
+            return
+        try:
+            self._dir_locks[path] = DirectoryLock(path).acquire()
+        except DirectoryInUse as exc:
+            raise ConfigApplyError(str(exc)) from None
+        except OSError as exc:             # unwritable: saving there will fail and say so
+            log.warning("Could not lock the data directory %s: %s", path, exc.strerror)
 
     def _on_persistence_config(self, name, old, new) -> None:
         durability = self.durability
@@ -501,7 +519,7 @@ class Server:
         elif name == "appendfsync":
             durability.set_appendfsync(new)
         elif name == "dir":
-            durability.dir = os.path.abspath(new)
+            durability.dir = os.getcwd()           # _on_dir has changed to it
         else:
             setattr(durability, PERSISTENCE_DIRECTIVES[name], new)
             durability.update_refusal()

@@ -11,6 +11,7 @@ Per stream, the JSON accepts an ID, the words "earliest"/"latest", or Kafka's -2
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Dict, Iterable, Mapping, Optional, Union
@@ -18,6 +19,7 @@ from typing import Dict, Iterable, Mapping, Optional, Union
 from pipeline.spark.options import OptionError
 
 MAX_PART = 2 ** 64 - 1
+_ID_PATTERN = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 
 
 @dataclass(frozen=True, order=True)
@@ -32,12 +34,8 @@ class EntryId:
         """`ms-seq` or `ms` (sequence 0); `where` names the option or key for the error."""
         if isinstance(text, bytes):
             text = text.decode("ascii", "replace")
-        ms_text, _, seq_text = text.partition("-")
-        try:
-            ms = int(ms_text, 10) if ms_text.isdigit() else -1
-            seq = (int(seq_text, 10) if seq_text.isdigit() else -1) if seq_text else 0
-        except ValueError:
-            ms = seq = -1
+        match = _ID_PATTERN.fullmatch(text)
+        ms, seq = (int(match[1]), int(match[2] or 0)) if match else (-1, -1)
         if not (0 <= ms <= MAX_PART and 0 <= seq <= MAX_PART):
             raise OptionError(f"{where} is not a valid stream entry ID (ms-seq, e.g. 1700000000000-0): {text!r}")
         return cls(ms, seq)
@@ -63,16 +61,13 @@ _KAFKA_WORDS = {-2: EARLIEST, -1: LATEST}
 
 
 def _position(value: object, where: str, words: Iterable[str]) -> Position:
-    """One stream's position from JSON: an ID string, a word, or -2/-1."""
+    """One stream's position from JSON: an ID string, one of `words`, or Kafka's -2/-1."""
     allowed = tuple(words)
-    if isinstance(value, bool):
-        value = None
-    if isinstance(value, int) and value in _KAFKA_WORDS:
-        value = _KAFKA_WORDS[value]
-    if isinstance(value, str) and value.lower() in allowed:
-        return value.lower()
-    if isinstance(value, str):
-        return EntryId.parse(value, where)
+    word = _KAFKA_WORDS.get(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if isinstance(word, str) and word.lower() in allowed:
+        return word.lower()
+    if isinstance(word, str) and word.lower() not in (EARLIEST, LATEST):
+        return EntryId.parse(word, where)
     accepted = " or ".join([f'"{w}"' for w in allowed] + ["an ID string"])
     raise OptionError(f"{where} must be {accepted}, not {json.dumps(value)}")
 

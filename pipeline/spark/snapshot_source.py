@@ -14,7 +14,9 @@ Options:
 
 The driver reads the file's block index (persist.snapshot_blocks, which checks every
 block's checksum and the end record, so a damaged file fails before any task runs,
-naming the file and offset); each block is one partition that an executor decodes.
+naming the file and offset); each block is one partition that an executor decodes,
+so executors must see the file at the same path (local mode, or a shared filesystem,
+as for Spark's own file sources).
 """
 from __future__ import annotations
 
@@ -23,14 +25,16 @@ from dataclasses import dataclass
 from typing import Iterator, List, Mapping, Optional, Tuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from engine.glob import match
 from persist import snapshot
 from persist.aof import AppendOnlyLog
+from persist.redis_rdb import refuse_rdb
 from persist.snapshot_blocks import Block, PendingEntries, StreamEntries, block_contents, snapshot_blocks
-from pipeline.spark.arrow_entries import EntryBatchBuilder, entry_schema
+from pipeline.spark.arrow_entries import arrow_entry_schema, entry_schema
 from pipeline.spark.options import OptionError, bool_option, int_option, text_option
 from pipeline.spark.read_options import _stream_choice
 
@@ -40,29 +44,17 @@ PEL_ARROW_SCHEMA = pa.schema([("stream", pa.string()), ("group", pa.string()),
                               ("consumer", pa.string()), ("id", pa.string()),
                               ("delivery_time", pa.int64()), ("delivery_count", pa.int64())])
 TABLES = ("entries", "pel")
-RDB_MAGIC = b"REDIS"
 TEMP_PREFIX = "temp-"        # a snapshot being written beside the real one
+EXPECTED = "a Sluice snapshot"
 
 
-def _is_rdb(path: str) -> bool:
-    with open(path, "rb") as f:
-        return f.read(len(RDB_MAGIC)) == RDB_MAGIC
-
-
-def _refuse_rdb(path: str) -> None:
-    if _is_rdb(path):
-        raise OptionError(f"option path: {path} is a Redis RDB file, not a Sluice snapshot; "
-                          f"load it into redis-server and read that with format sluice")
-
-
-def _aof_snapshot_base(directory: str) -> Optional[str]:
-    """The base file of the directory's AOF when it is in snapshot form."""
+def _aof_base(directory: str) -> Optional[str]:
+    """The base file of the directory's AOF, if it has one."""
     aof = AppendOnlyLog(directory)
     manifest = aof.read_manifest()
     if manifest is None or manifest.base is None:
         return None
-    base = aof.path_of(manifest.base)
-    return base if snapshot.is_snapshot(base) else None
+    return aof.path_of(manifest.base)
 
 
 def snapshot_file(path: str) -> str:
@@ -73,8 +65,7 @@ def snapshot_file(path: str) -> str:
     if not os.path.exists(path):
         raise OptionError(f"option path: {path} does not exist")
     if not os.path.isdir(path):
-        _refuse_rdb(path)
-        return path
+        return path             # persist names a Redis RDB file or damage as it reads
     files = sorted(os.path.join(path, name) for name in os.listdir(path)
                    if not name.startswith(TEMP_PREFIX) and os.path.isfile(os.path.join(path, name)))
     found = [name for name in files if snapshot.is_snapshot(name)]
@@ -83,11 +74,11 @@ def snapshot_file(path: str) -> str:
                           f"({', '.join(found)}); give the file to read")
     if found:
         return found[0]
-    base = _aof_snapshot_base(path)
-    if base is not None:
+    base = _aof_base(path)
+    if base is not None and snapshot.is_snapshot(base):
         return base
-    for name in files:
-        _refuse_rdb(name)
+    for name in files + ([base] if base else []):
+        refuse_rdb(name, EXPECTED)
     raise OptionError(f"option path: the directory {path} holds no Sluice snapshot "
                       f"(neither a snapshot file nor an AOF whose base is one)")
 
@@ -136,13 +127,47 @@ def _text(names: List[bytes]) -> pa.Array:
     return pa.array([name.decode("utf-8", "replace") for name in names], pa.string())
 
 
+def _as_text(array: pa.Array) -> pa.Array:
+    """Binary as UTF-8 text; bytes that are not UTF-8 get the replacement character, as
+    format sluice shows them."""
+    try:
+        return array.cast(pa.string())
+    except pa.ArrowInvalid:
+        return _text(array.to_pylist())
+
+
+def _ids(ms: pa.Array, seq: pa.Array) -> pa.Array:
+    """IDs as "ms-seq" text, built column-wise."""
+    return pc.binary_join_element_wise(pc.cast(ms, pa.string()), pc.cast(seq, pa.string()), "-")
+
+
+def _buffer_array(kind: pa.DataType, length: int, *buffers: bytes) -> pa.Array:
+    return pa.Array.from_buffers(kind, length, [None, *map(pa.py_buffer, buffers)])
+
+
+def _entry_batch(schema: pa.Schema, decode: bool, run: StreamEntries) -> pa.RecordBatch:
+    """A run of entries as a record batch of the `sluice` format's schema, straight from
+    the decoded column buffers."""
+    ms_data, seq_data, pair_ends, names, name_ends, values, value_ends = run.columns
+    pairs = len(name_ends) // 4 - 1
+    ms = _buffer_array(pa.int64(), run.count, ms_data)
+    seq = _buffer_array(pa.int64(), run.count, seq_data)
+    keys = _as_text(_buffer_array(pa.binary(), pairs, name_ends, names))
+    items = _buffer_array(pa.binary(), pairs, value_ends, values)
+    fields = pa.MapArray.from_arrays(_buffer_array(pa.int32(), run.count + 1, pair_ends), keys,
+                                     _as_text(items) if decode else items,
+                                     type=schema.field("fields").type)
+    streams = pa.repeat(pa.scalar(run.stream.decode("utf-8", "replace"), pa.string()), run.count)
+    return pa.RecordBatch.from_arrays([streams, _ids(ms, seq), ms, seq, fields], schema=schema)
+
+
 def _pel_batch(run: PendingEntries) -> pa.RecordBatch:
     count = len(run.entries)
     ms, seq, times, counts, consumers = zip(*run.entries)
     return pa.RecordBatch.from_arrays([
         _text([run.stream] * count), _text([run.group] * count), _text(list(consumers)),
-        pa.array([f"{m}-{s}" for m, s in zip(ms, seq)], pa.string()),
-        pa.array(times, pa.int64()), pa.array(counts, pa.int64())], schema=PEL_ARROW_SCHEMA)
+        _ids(pa.array(ms, pa.int64()), pa.array(seq, pa.int64())), pa.array(times, pa.int64()),
+        pa.array(counts, pa.int64())], schema=PEL_ARROW_SCHEMA)
 
 
 class SnapshotReader(DataSourceReader):
@@ -157,15 +182,13 @@ class SnapshotReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         options = self.options
-        builder = EntryBatchBuilder(options.decode)
-        for run in block_contents(partition.block):
-            if not options.wants(run.db, run.stream):
-                continue
-            if isinstance(run, StreamEntries) and options.table == "entries":
-                yield builder.build(run.stream, [(f"{ms}-{seq}", fields)
-                                                 for ms, seq, fields in run.entries])
-            elif isinstance(run, PendingEntries) and options.table == "pel":
+        schema = arrow_entry_schema(options.decode)
+        if options.table == "pel":
+            for run in block_contents(partition.block, pending=True, wanted=options.wants):
                 yield _pel_batch(run)
+            return
+        for run in block_contents(partition.block, wanted=options.wants):
+            yield _entry_batch(schema, options.decode, run)
 
 
 class SluiceSnapshotDataSource(DataSource):

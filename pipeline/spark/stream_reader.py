@@ -18,7 +18,7 @@ from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadLimit, ReadM
 
 from pipeline.spark.commit_group import move_group
 from pipeline.spark.connection import Client
-from pipeline.spark.id_ranges import IdRange, keep_flat_replies, read_range
+from pipeline.spark.id_ranges import allocate_parts, keep_flat_replies, read_range, split_range
 from pipeline.spark.offsets import (EARLIEST, LATEST, ZERO_ID, EntryId, StreamOffset, offsets_json,
                                     parse_offsets)
 from pipeline.spark.read_options import ReadOptions
@@ -134,13 +134,27 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offsets_json(ends)
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        """Per stream, the IDs after its start offset up to its end offset; cut into more
+        ranges when option minPartitions asks for it (shared by entries to read, where the
+        offsets' counts tell them)."""
         starts = parse_offsets(start, "the start offset")
-        ranges: List[InputPartition] = []
+        spans: Dict[str, Tuple[EntryId, EntryId]] = {}
+        weights: Dict[str, int] = {}
         for name, offset in sorted(parse_offsets(end, "the end offset").items()):
-            first = starts.get(name, StreamOffset(ZERO_ID)).last.following()
+            begin = starts.get(name, StreamOffset(ZERO_ID))
+            first = begin.last.following()
             if first is not None and first <= offset.last:
-                ranges.append(IdRange(name, first, offset.last))
-        return ranges
+                spans[name] = (first, offset.last)
+                known = offset.added is not None and begin.added is not None
+                weights[name] = offset.added - begin.added if known else 1
+        parts = allocate_parts(weights, self.options.min_partitions or len(spans))
+        pieces: List[InputPartition] = []
+        for name, (first, last) in spans.items():
+            if parts[name] > 1:  # cut from the first entry, not from an ID before it (0-1)
+                head = self._connection().xrange(name, str(first), str(last), count=1)
+                first = EntryId.parse(head[0][0], f"an entry ID of stream {name!r}") if head else first
+            pieces.extend(split_range(name, first, last, parts[name]))
+        return pieces
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_range(self.options, partition)

@@ -12,7 +12,7 @@ Reading options (names are case-insensitive):
   "latest" | -2 | -1}; reading starts after the ID, as XREAD does;
 - `endingOffsets` (batch): latest (default) or JSON {"stream": "ID" | "latest" | -1}; the
   ID itself is read, as XRANGE does; "latest" is fixed when the DataFrame's read is planned;
-- `minPartitions` (batch; default one per stream), `pageSize` (XRANGE COUNT, 10000),
+- `minPartitions` (default one range per stream), `pageSize` (XRANGE COUNT, 10000),
   `decode` (true: fields as map<string,string>);
 - streaming: `maxEntriesPerTrigger`, `failOnDataLoss` (default true), `commitGroup` (a
   consumer group moved to each processed offset, so XINFO GROUPS shows the lag).
