@@ -7,6 +7,7 @@ knows nothing of sockets.
     resp_base.py        engine state as Redis 7.0 commands (a RESP AOF base)
     resp_log.pyx        RESP command encoding and the checked AOF reader
     manifest.py         Redis 7's appendonlydir manifest
+    files.py            durable directory steps: fsync a directory, create one
     aof.py              the multi-part AOF: writer, fsync policies, rewrite
     recovery.py         loading a data directory on start
     directory_lock.py   one owner per data directory (server, Engine, writing tools)

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from persist.errors import PersistError
-from persist.manifest import AofFile, Manifest, fsync_dir, write_atomically
+from persist.files import fsync_dir, make_dirs
+from persist.manifest import AofFile, Manifest, write_atomically
 from persist.resp_log import LogBuffer
 from persist.snapshot import EXTENSION as SNAPSHOT_EXTENSION
 
@@ -118,7 +119,7 @@ class AppendOnlyLog:
         """Starts appending. `manifest` is what recovery loaded (None: no AOF yet, so
         a base is written from the current state first, as Redis does on start);
         `write_base(fileobj)` writes the engine's state in the base format."""
-        os.makedirs(self.dir, exist_ok=True)
+        make_dirs(self.dir)
         self._remove_temp_files()
         if manifest is None:
             # Files of an earlier log (AOF turned off and on again) become history:

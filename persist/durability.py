@@ -35,7 +35,7 @@ from persist import recovery, redis_rdb, resp_base, snapshot
 from persist.aof import AppendOnlyLog
 from persist.directory_lock import DirectoryLock, die_with_parent
 from persist.errors import ForeignFileError, PersistError
-from persist.manifest import fsync_dir
+from persist.files import fsync_dir, make_dirs
 
 log = logging.getLogger("sluice")
 
@@ -110,7 +110,7 @@ class Durability:
         self._rewrite_delay = 0           # minutes automatic rewrites wait after the last
         self._rewrite_resume = 0.0        # when they may start again (time.time())
         self.closed = False
-        os.makedirs(self.dir, exist_ok=True)
+        make_dirs(self.dir)
         self.dir_lock = DirectoryLock(self.dir)   # held from start() to close()
 
     # -- start -------------------------------------------------------------------------

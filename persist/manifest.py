@@ -16,6 +16,7 @@ from typing import Optional
 
 from engine.server.config import repr_arg, split_args
 from persist.errors import CorruptFileError
+from persist.files import fsync_dir
 
 MAX_LINE = 1024
 KINDS = ("b", "i", "h")
@@ -98,15 +99,6 @@ def quote(name: str) -> bytes:
     return repr_arg(raw)
 
 
-def fsync_dir(path: str) -> None:
-    """Makes a rename or a new file in `path` durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write_atomically(path: str, data: bytes) -> None:
     """Replaces `path` with `data`: temp file, fsync, rename, directory fsync."""
     directory = os.path.dirname(path) or "."
@@ -123,4 +115,4 @@ def write_atomically(path: str, data: bytes) -> None:
     fsync_dir(directory)
 
 
-__all__ = ["AofFile", "Manifest", "write_atomically", "fsync_dir", "quote"]
+__all__ = ["AofFile", "Manifest", "write_atomically", "quote"]

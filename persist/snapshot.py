@@ -29,6 +29,7 @@ import msgpack
 
 from persist import snapshot_codec as codec
 from persist.errors import CorruptFileError, TruncatedFileError
+from persist.files import fsync_dir
 from persist.redis_rdb import rdb_error, rdb_version
 
 MAGIC = b"\x89SLUICE\n"
@@ -103,11 +104,7 @@ def write_snapshot(engine, path: str | os.PathLike, *, progress: Progress = None
         except FileNotFoundError:
             pass
         raise
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dir(directory)
     return info
 
 

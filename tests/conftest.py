@@ -147,6 +147,15 @@ def second_oracle(second_redis_server: tuple[str, int]) -> Iterator[RedisOracle]
     yield from _flushed_oracle(second_redis_server)
 
 
+@pytest.fixture(scope="session")
+def preloaded_library(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """tests/preloaded_calls.c compiled, for servers run with LD_PRELOAD: failing
+    calls on demand and power cuts (see tests/preloaded.py)."""
+    import preloaded  # noqa: PLC0415
+
+    return preloaded.build(tmp_path_factory.mktemp("preloaded"))
+
+
 @pytest.fixture
 def engine():  # noqa: ANN201 - the engine's type is not importable at collection time
     """A fresh Sluice engine; imported here so the suite collects before the engine exists."""

@@ -15,6 +15,8 @@ import time
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from engine.server.testing import ServerProcess
 
@@ -28,12 +30,15 @@ class ClientModel:
         self.key = f"s{index}"
         self.group = "g"
         self.entries: set = set()          # IDs XADD returned
+        self.added_at: dict = {}           # ID -> when its XADD was acknowledged
         self.owner: dict = {}              # pending ID -> consumer
         self.acked: set = set()            # IDs an XACK reply counted
         self.in_flight = None              # (op, detail) sent, reply not seen
 
     def run(self, port: int, rng: random.Random, stop: threading.Event) -> None:
-        r = redis.Redis(port=port, socket_timeout=5)
+        # No retries: a command sent again after the kill would be a write (or a
+        # read moving entries) the model does not know of, and waits out backoffs.
+        r = redis.Redis(port=port, socket_timeout=5, retry=Retry(NoBackoff(), 0))
         try:
             while not stop.is_set():
                 self.step(r, rng)
@@ -49,6 +54,7 @@ class ClientModel:
             self.in_flight = ("xadd", None)
             new_id = r.xadd(self.key, {"n": str(len(self.entries))})
             self.entries.add(new_id)
+            self.added_at[new_id] = time.monotonic()
         elif op < 0.7:
             consumer = rng.choice(["c1", "c2"])
             self.in_flight = ("read", consumer)

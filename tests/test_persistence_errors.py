@@ -394,82 +394,22 @@ def test_no_rewrite_starts_while_aof_writes_fail():
 
 
 # -- a failing fsync -------------------------------------------------------------------
+# The preloaded_library fixture (tests/preloaded_calls.c) fails fdatasync, fork, or a
+# child's fsyncs while a flag file exists: no disk here fails an fsync on demand, and
+# root ignores the process limit that would fail a fork; the servers run unchanged.
 
-FAILING_CALLS = r"""
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <errno.h>
-#include <stdlib.h>
-#include <sys/types.h>
-#include <unistd.h>
-
-/* True while the file named by the environment variable `name` exists. */
-static int failing(const char *name) {
-    const char *flag = getenv(name);
-    return flag != NULL && access(flag, F_OK) == 0;
-}
-
-/* The process the library was loaded into: a forked child has another pid. */
-static pid_t server_pid;
-__attribute__((constructor)) static void remember_server(void) { server_pid = getpid(); }
-
-/* Whether an fsync or fdatasync call fails: the server's fdatasync while
-   $FSYNC_FAILS_WHILE exists, either call in a forked child (the one writing a new
-   AOF base) while $CHILD_FSYNC_FAILS_WHILE exists. */
-static int sync_fails(int data_only) {
-    if (getpid() != server_pid)
-        return failing("CHILD_FSYNC_FAILS_WHILE");
-    return data_only && failing("FSYNC_FAILS_WHILE");
-}
-
-/* The C library's `name` (fsync or fdatasync) on fd, unless it is to fail. */
-static int sync_call(const char *name, int fd, int data_only) {
-    if (sync_fails(data_only)) {
-        errno = EIO;
-        return -1;
-    }
-    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, name);
-    return real(fd);
-}
-
-int fdatasync(int fd) { return sync_call("fdatasync", fd, 1); }
-int fsync(int fd) { return sync_call("fsync", fd, 0); }
-
-pid_t fork(void) {
-    if (failing("FORK_FAILS_WHILE")) {
-        errno = EAGAIN;
-        return -1;
-    }
-    pid_t (*real)(void) = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
-    return real();
-}
-"""
 FSYNC_MISCONF = "MISCONF Errors writing to the AOF file: Input/output error"
 FSYNC_FAILED_LOG = "Fail to fsync the AOF file: Input/output error"
 
 
-@pytest.fixture(scope="module")
-def failing_calls(tmp_path_factory) -> str:
-    """A preloaded library whose fdatasync (fork) fails while the file named by
-    $FSYNC_FAILS_WHILE ($FORK_FAILS_WHILE) exists, and whose fsync and fdatasync fail
-    in a forked child while $CHILD_FSYNC_FAILS_WHILE names an existing file. No disk here fails an fsync on
-    demand, and root ignores the process limit that would fail a fork (a write can be
-    made to fail for real, see file_limit); the servers run unchanged, and only those
-    C library calls answer as a failing system would."""
-    where = tmp_path_factory.mktemp("failing-calls")
-    (where / "failing_calls.c").write_text(FAILING_CALLS)
-    lib = where / "failing_calls.so"
-    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(lib),
-                    str(where / "failing_calls.c"), "-ldl"], check=True)
-    return str(lib)
 
 
-def failing_transcripts(args: list, failing_calls: str, variable: str, flag: str,
+def failing_transcripts(args: list, preloaded_library: str, variable: str, flag: str,
                         transcript: Callable) -> dict:
     """{name: transcript(name, started server)} for ours, then redis-server, both run
     with the preloaded library and `variable` naming the flag file."""
     seen = {}
-    for name, server in servers(args, env={**os.environ, "LD_PRELOAD": failing_calls,
+    for name, server in servers(args, env={**os.environ, "LD_PRELOAD": preloaded_library,
                                            variable: flag}):
         try:
             seen[name] = transcript(name, server.start())
@@ -507,7 +447,7 @@ def fsync_failure_transcript(server, flag: str, recovers: bool) -> dict:
 
 
 @needs_oracle
-def test_a_failed_fsync_under_everysec_refuses_writes_until_one_succeeds(failing_calls,
+def test_a_failed_fsync_under_everysec_refuses_writes_until_one_succeeds(preloaded_library,
                                                                           tmp_path):
     """Deliberate difference: redis-server 7.0 tries no new fsync while it refuses every
     write, so its refusal never lifts (until CONFIG SET appendonly no/yes or a
@@ -520,7 +460,7 @@ def test_a_failed_fsync_under_everysec_refuses_writes_until_one_succeeds(failing
         assert server.stop() == 0
         return seen
     seen = failing_transcripts(["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""],
-                               failing_calls, "FSYNC_FAILS_WHILE", flag, transcript)
+                               preloaded_library, "FSYNC_FAILS_WHILE", flag, transcript)
     ours = seen["sluice"]
     assert ours["refused"] == ("error", FSYNC_MISCONF)
     assert ours["status"] == "err" and ours["logged"] == 1
@@ -533,7 +473,7 @@ FSYNC_ALWAYS_EXIT = ("Can't persist AOF for fsync error when the AOF fsync polic
 
 
 @needs_oracle
-def test_a_failed_fsync_with_always_exits_without_answering(failing_calls, tmp_path):
+def test_a_failed_fsync_with_always_exits_without_answering(preloaded_library, tmp_path):
     flag = str(tmp_path / "failing")
 
     def transcript(name, server) -> dict:
@@ -547,7 +487,7 @@ def test_a_failed_fsync_with_always_exits_without_answering(failing_calls, tmp_p
         return {"replies": [first, second], "exit code": server.stop(),
                 "logged": FSYNC_ALWAYS_EXIT in server.log_text()}
     seen = failing_transcripts(["--appendonly", "yes", "--appendfsync", "always", "--save", ""],
-                               failing_calls, "FSYNC_FAILS_WHILE", flag, transcript)
+                               preloaded_library, "FSYNC_FAILS_WHILE", flag, transcript)
     assert seen["sluice"] == {"replies": [b"+OK\r\n", b"<closed>"], "exit code": 1,
                               "logged": True}
     assert seen["sluice"] == seen["redis"]
@@ -559,7 +499,7 @@ FORK_LOGS = ("Can't save in background: fork: Resource temporarily unavailable",
 
 
 @needs_oracle
-def test_a_failed_fork_fails_bgsave_and_bgrewriteaof_as_redis_does(failing_calls, tmp_path):
+def test_a_failed_fork_fails_bgsave_and_bgrewriteaof_as_redis_does(preloaded_library, tmp_path):
     flag = str(tmp_path / "failing")
 
     def transcript(name, server) -> dict:
@@ -583,7 +523,7 @@ def test_a_failed_fork_fails_bgsave_and_bgrewriteaof_as_redis_does(failing_calls
         assert server.stop() == 0
         return got
     seen = failing_transcripts(["--appendonly", "yes", "--save", "3600 1"],
-                               failing_calls, "FORK_FAILS_WHILE", flag, transcript)
+                               preloaded_library, "FORK_FAILS_WHILE", flag, transcript)
     ours = seen["sluice"]
     assert ours["bgsave"] == ("error", "")              # a bare ERR
     assert ours["write"] == ("error", RDB_MISCONF)
@@ -596,7 +536,7 @@ REWRITE_HELD = ("Background AOF rewrite has repeatedly failed and triggered the 
                 "will retry in 1 minutes")
 
 
-def test_automatic_rewrites_wait_after_three_failed_forks(failing_calls, tmp_path):
+def test_automatic_rewrites_wait_after_three_failed_forks(preloaded_library, tmp_path):
     """Each attempt starts a new incremental file: after three failed rewrites in a
     row, automatic rewrites wait a minute (then 2, 4, ... up to 60) instead of starting
     one every cron tick, as Redis 7 does after failed rewrite children. Deliberate
@@ -606,7 +546,7 @@ def test_automatic_rewrites_wait_after_three_failed_forks(failing_calls, tmp_pat
     server = ServerProcess(
         ["--appendonly", "yes", "--save", "", "--auto-aof-rewrite-percentage", "1",
          "--auto-aof-rewrite-min-size", "1"], loglevel="notice",
-        env={**os.environ, "LD_PRELOAD": failing_calls, "FORK_FAILS_WHILE": flag})
+        env={**os.environ, "LD_PRELOAD": preloaded_library, "FORK_FAILS_WHILE": flag})
     try:
         server.start()
         r = redis.Redis(port=server.port)
@@ -632,7 +572,7 @@ REWRITE_CHILD_FAILED = "Background AOF rewrite terminated with error"
 
 
 @needs_oracle
-def test_automatic_rewrites_wait_after_three_failed_rewrite_children(failing_calls, tmp_path):
+def test_automatic_rewrites_wait_after_three_failed_rewrite_children(preloaded_library, tmp_path):
     """A rewrite whose child fails (its fsync of the new base fails) counts toward the
     limit as a failed fork does: three in a row, then automatic rewrites wait a minute.
     The writes themselves go on (only the child's fsync fails). Compared with
@@ -660,7 +600,7 @@ def test_automatic_rewrites_wait_after_three_failed_rewrite_children(failing_cal
     seen = failing_transcripts(
         ["--appendonly", "yes", "--save", "", "--auto-aof-rewrite-percentage", "1",
          "--auto-aof-rewrite-min-size", "1"],
-        failing_calls, "CHILD_FSYNC_FAILS_WHILE", flag, transcript)
+        preloaded_library, "CHILD_FSYNC_FAILS_WHILE", flag, transcript)
     ours = seen["sluice"]
     assert ours["writes"] == [True] * 20 and ours["write while held"] is True
     assert ours["logged"] == (3, 1)

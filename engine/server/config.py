@@ -77,6 +77,7 @@ from engine.errors import SYNTAX, ResponseError, arg_text, unknown_subcommand, w
 from engine.glob import match as _glob_match
 from engine.reply import OK, Status
 from engine.server.resp import split_inline
+from persist.files import fsync_dir
 from persist.snapshot import DEFAULT_FILENAME as SNAPSHOT_FILENAME
 
 log = logging.getLogger(__name__)
@@ -1332,6 +1333,7 @@ class ServerConfig:
             os.fsync(fd)
             os.fchmod(fd, 0o644 & ~self._umask)
             os.replace(tmp, path)
+            fsync_dir(directory)            # the rename itself survives a power cut
         except BaseException:
             try:
                 os.unlink(tmp)

@@ -58,9 +58,12 @@ class ServerProcess:
     def __init__(self, args: Sequence[str] = (), *, port: Optional[int] = None,
                  workdir: Optional[str] = None, loglevel: str = "verbose",
                  env: Optional[dict] = None,
-                 preexec_fn: Optional[Callable[[], None]] = None) -> None:
-        """preexec_fn runs in the child before the server starts (resource limits)."""
+                 preexec_fn: Optional[Callable[[], None]] = None,
+                 config_file: Optional[str] = None) -> None:
+        """preexec_fn runs in the child before the server starts (resource limits);
+        config_file is read first (and is what CONFIG REWRITE writes)."""
         self.args = list(args)
+        self.config_file = config_file
         self.port = port
         self._tmp = None
         if workdir is None:
@@ -86,7 +89,8 @@ class ServerProcess:
                                          if env.get("PYTHONPATH") else "")
         for _ in range(3):
             port = self.port if self.port is not None else free_port()
-            argv = [sys.executable, "-m", "engine.server", "--port", str(port),
+            argv = [sys.executable, "-m", "engine.server",
+                    *([self.config_file] if self.config_file else []), "--port", str(port),
                     "--bind", "127.0.0.1", "--dir", self.dir, "--logfile", self.logfile,
                     "--loglevel", self.loglevel, *self.args]
             self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,

@@ -23,8 +23,9 @@ Options: `url`, `cluster` (connection.py), `stream`, `batchSize` (XADDs per
 pipelined round trip, default 1000), `maxLen` (trim each stream to about that many
 entries as it is written) with `approximateTrim` (default true: MAXLEN ~, which
 lets the server trim whole nodes; false: exact MAXLEN = n), `skipExistingIds`.
-Save mode append only, and output modes append and update: a stream only grows, so
-mode overwrite and output mode complete (which replace what was written) are refused.
+Save mode append only, and output mode append: a stream only grows, so mode
+overwrite and output mode complete (which replace what was written) are refused;
+Spark itself offers Python sinks no update mode (write such results with foreachBatch).
 
 Guarantees. Each task writes its rows in order, chunk by chunk; a server error
 stops the task (and the job) with the server's message, the stream and the row's
@@ -40,11 +41,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, List, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import redis
+from redis.cluster import RedisCluster
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import (ArrayType, BinaryType, MapType, StringType, StructType,
                                UserDefinedType)
@@ -133,7 +135,7 @@ def plan_sink(options: Mapping[str, str], schema: StructType) -> SinkPlan:
     max_len = int_option(options, "maxLen", None, minimum=0)
     trim: tuple = ()
     if max_len is not None:
-        trim = ("MAXLEN", "~" if bool_option(options, "approximateTrim", True) else "=", max_len)
+        trim = ("MAXLEN", "~" if bool_option(options, "approximateTrim", True) else "=", str(max_len))
     skip = bool_option(options, "skipExistingIds", False)
     if skip and id_col is None:
         raise OptionError("option skipExistingIds needs an id column: without explicit IDs "
@@ -196,38 +198,74 @@ def _batch_commands(plan: SinkPlan, batch: pa.RecordBatch) -> Iterator[tuple]:
         yield stream, entry_id, fields
 
 
+def _bulk(value: Union[str, bytes]) -> bytes:
+    data = value.encode() if isinstance(value, str) else value
+    return b"$%d\r\n%s\r\n" % (len(data), data)
+
+
+def _packed(command: tuple) -> bytes:
+    """One command in RESP."""
+    return b"*%d\r\n" % len(command) + b"".join(map(_bulk, command))
+
+
+def _round_trip(client: "Client", commands: List[tuple]) -> list:
+    """Sends the commands at once and returns every reply, a refused command's error in
+    its place. A single server gets them packed here (redis-py's pipeline costs about a
+    third more per XADD); a cluster's go through redis-py's cluster pipeline, which sends
+    each to the node that holds its key."""
+    if isinstance(client, RedisCluster):
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return pipe.execute(raise_on_error=False)
+    connection = client.connection_pool.get_connection()
+    try:
+        connection.send_packed_command([b"".join(map(_packed, commands))])
+        replies: list = []
+        for _ in commands:
+            try:
+                replies.append(connection.read_response(disable_decoding=True))
+            except redis.ResponseError as exc:
+                replies.append(exc)
+        return replies
+    except BaseException:
+        connection.disconnect()            # replies may be left unread on it
+        raise
+    finally:
+        client.connection_pool.release(connection)
+
+
 class _ChunkSender:
-    """XADDs queued on one pipeline and sent every `batch_size` rows."""
+    """XADDs queued and sent every `batch_size` rows in one round trip."""
 
     def __init__(self, plan: SinkPlan, client: "Client") -> None:
         self.plan = plan
-        self.pipe = client.pipeline(transaction=False)
-        self.queued: List[tuple] = []
+        self.client = client
+        self.commands: List[tuple] = []
         self.counts = WriteCounts()
 
     def add(self, stream: str, entry_id: str, fields: list) -> None:
-        self.pipe.execute_command("XADD", stream, *self.plan.trim, entry_id, *fields)
-        self.queued.append((stream, entry_id))
-        if len(self.queued) >= self.plan.batch_size:
+        self.commands.append(("XADD", stream, *self.plan.trim, entry_id, *fields))
+        if len(self.commands) >= self.plan.batch_size:
             self.send()
 
     def send(self) -> None:
         """One round trip; SinkError with the server's message for the first refused
         XADD (the others of the chunk have been applied: no transaction)."""
-        if not self.queued:
+        if not self.commands:
             return
-        replies = self.pipe.execute(raise_on_error=False)
-        for (stream, entry_id), reply in zip(self.queued, replies):
+        commands, self.commands = self.commands, []
+        skip = len(self.plan.trim) + 2          # XADD, the stream, the trim: then the ID
+        for command, reply in zip(commands, _round_trip(self.client, commands)):
+            stream, entry_id = command[1], command[skip]
             if not isinstance(reply, Exception):
                 self.counts.entries += 1
             elif self.plan.skip_existing_ids and entry_id != "*" and STALE_ID_ERROR in str(reply):
                 self.counts.skipped += 1
             else:
                 where = f"stream {stream!r}" + (f" (id {entry_id})" if entry_id != "*" else "")
-                self.queued.clear()
                 raise SinkError(f"the server at {self.plan.address.shown} refused XADD to "
                                 f"{where}: {reply}") from None
-        self.queued.clear()
 
 
 def write_batches(plan: SinkPlan, batches: Iterator[pa.RecordBatch]) -> WriteCounts:
@@ -282,7 +320,8 @@ class StreamStreamWriter(_XaddWriter, DataSourceStreamArrowWriter):
     """`df.writeStream.format("sluice")`: each micro-batch's tasks XADD their rows."""
 
     overwrite_refusal = ("format sluice cannot replace what earlier micro-batches wrote (output "
-                         "mode complete): a stream only grows; use output mode append or update")
+                         "mode complete): a stream only grows; use output mode append, or "
+                         "foreachBatch to write each batch's result")
 
     def abort(self, messages: List[Optional[WriteCounts]], batchId: int) -> None:
         _report_abort(messages, f"micro-batch {batchId}")
