@@ -268,7 +268,7 @@ def main(argv=None) -> int:
         if spark is not None:
             redis.Redis(port=sluice.port).save()
             contenders["snapshot"] = spark_reads(
-                snapshot_reader(spark, os.path.join(workdir, "dump.rdb"), data), total)
+                snapshot_reader(spark, workdir, data), total)   # the data directory: its snapshot is found
             contenders["floor"] = spark_reads(canned_reader(spark, total), total)
         times: Dict[str, Dict[str, List[float]]] = {name: {} for name in contenders}
         for rnd in range(repeat):
