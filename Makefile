@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: build test oracle java clean bench serve
+.PHONY: build test oracle java clean bench serve pipeline-demo
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,14 @@ test: build oracle java
 serve: build
 	mkdir -p data && $(VENV)/bin/sluice-server --dir ./data --port 6379 --bind 127.0.0.1 --appendonly yes
 
-bench: build oracle
+# The example pipeline (pipeline/examples/): a temporary persistent sluice-server, a
+# page-view generator, a Spark Structured Streaming job totalling them per user per
+# window into another stream, a consumer group printing the totals; ~90 s, then the
+# counts of every stage, checked for agreement (non-zero exit if they disagree).
+pipeline-demo: build java
+	$(PY) -m pipeline.examples.demo
+
+bench: build oracle java
 	$(PY) bench/run_all.py
 
 clean:
