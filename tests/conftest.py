@@ -198,9 +198,9 @@ def redis_data_dir(oracle: RedisOracle, tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def spark():  # noqa: ANN201 - pyspark is imported lazily, so the suite collects without it
     """One local Spark (2 cores, no UI, WARN logs) for the session, with every Sluice
-    format registered. Its Python workers run this interpreter (the venv's)."""
+    format registered, started as the example pipeline and the benchmarks start it."""
     try:
-        from pyspark.sql import SparkSession  # noqa: PLC0415
+        import pyspark  # noqa: F401, PLC0415
     except ImportError:
         if os.environ.get("CI") == "true":
             pytest.fail("CI=true but pyspark is not installed: `make test` installs the spark extra",
@@ -209,19 +209,9 @@ def spark():  # noqa: ANN201 - pyspark is imported lazily, so the suite collects
     if shutil.which("java") is None:
         pytest.fail("Spark needs Java 17 and no java is on the PATH; `make test` installs it",
                     pytrace=False)
-    import sys  # noqa: PLC0415
+    from pipeline.spark.local import local_spark  # noqa: PLC0415
 
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (SparkSession.builder.master("local[2]").appName("sluice-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.driver.memory", "2g")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("WARN")
-    from pipeline.spark import register  # noqa: PLC0415
-
-    register(session)
+    session = local_spark("sluice-tests", shuffle_partitions=4)
     try:
         yield session
     finally:
