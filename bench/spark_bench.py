@@ -24,7 +24,8 @@ SAVEs them into a snapshot file. Spark runs locally (local[2], the machine's 2 c
   Spark sink          a cached DataFrame of N rows (stream, fields map) written with
                       df.write.format("sluice"), into 4 new streams
 
-Rates are entries/s, medians of --repeat rounds; each round runs every measure on\nevery contender, in alternating order (Spark warmed up first on a small stream).
+Rates are entries/s, medians of --repeat rounds; each round runs every measure on
+every contender, in alternating order (Spark warmed up first on a small stream).
 Targets: Spark read from Sluice >= 0.5x the bare XRANGE loop on Sluice; the snapshot
 reader >= 2x the Spark read from the Sluice server; the sink >= 0.5x the bare
 pipelined-XADD loop into the same server.
