@@ -86,13 +86,8 @@ class RedisServer:
         return redis.Redis(host="127.0.0.1", port=self.port, **kw)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        from engine.server.testing import stop_child
+        stop_child(self.proc)
 
 
 @contextlib.contextmanager

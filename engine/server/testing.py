@@ -52,6 +52,17 @@ def _answers_ping(port: int, unix: Optional[str] = None) -> bool:
         return False
 
 
+def stop_child(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+    """Signals a child still running and waits for it, killing it past `timeout`."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
 class ServerProcess:
     """A sluice-server child process (see the module docstring)."""
 
@@ -116,13 +127,7 @@ class ServerProcess:
         proc = self.proc
         if proc is None:
             return self.returncode
-        if proc.poll() is None:
-            proc.send_signal(sig)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+        stop_child(proc, sig, timeout)
         if proc.stderr is not None:
             proc.stderr.close()
         self.returncode = proc.returncode

@@ -31,7 +31,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import redis
 
-from engine.server.testing import ServerProcess
+from engine.server.testing import ServerProcess, stop_child
 from pipeline.examples.consumer import ensure_group
 from pipeline.examples.totals_job import JOB_GROUP, KEYS, start_totals
 from pipeline.spark.local import local_spark
@@ -71,13 +71,7 @@ class Child:
         return int(number)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_child(self.proc)
 
 
 class Interrupts:
