@@ -2,6 +2,7 @@
 and compared with what the server itself answers to XRANGE and XPENDING."""
 from __future__ import annotations
 
+import os
 import random
 import re
 import time
@@ -15,6 +16,7 @@ pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` ins
 from engine.server.testing import ServerProcess  # noqa: E402
 from persist import snapshot  # noqa: E402
 from persist.snapshot_blocks import snapshot_blocks  # noqa: E402
+from pipeline.spark.snapshot_source import block_runs  # noqa: E402
 
 STREAMS = ("orders", "clicks", "empty")
 
@@ -83,8 +85,11 @@ def server_entries(client: redis.Redis, stream: str) -> list:
 def test_entries_match_xrange(spark, saved, where):
     server, client, path = saved
     assert len(snapshot_blocks(path)) >= 2, "the data should span several blocks"
-    df = read(spark, server.dir if where == "directory" else path, streamPattern="*")
-    assert df.rdd.getNumPartitions() == len(snapshot_blocks(path))
+    blocks = len(snapshot_blocks(path))
+    # One block per partition: every block boundary is a partition boundary.
+    df = read(spark, server.dir if where == "directory" else path, streamPattern="*",
+              minPartitions=blocks)
+    assert df.rdd.getNumPartitions() == blocks
     rows = df.collect()
     for stream in STREAMS:
         got = sorted(((r.ms, r.seq), r.id, {k.encode(): bytes(v) for k, v in r.fields.items()})
@@ -93,6 +98,23 @@ def test_entries_match_xrange(spark, saved, where):
             [(entry_id, fields) for entry_id, fields in server_entries(client, stream)]
     assert {r.stream for r in rows} == {"orders", "clicks"}
     assert len(rows) == sum(client.xlen(s) for s in STREAMS)
+
+
+def test_partitions_are_runs_of_whole_blocks(spark, saved):
+    """Blocks packed into minPartitions (default 2) or the file's size over
+    maxPartitionBytes, in order, each block in exactly one partition."""
+    _, _, path = saved
+    blocks = snapshot_blocks(path)
+    size = os.path.getsize(path)
+    assert read(spark, path, streamPattern="*").rdd.getNumPartitions() == 2
+    assert read(spark, path, streamPattern="*", maxPartitionBytes=size // 3 + 1).rdd \
+        .getNumPartitions() == min(len(blocks), 3)
+    for wanted in (1, 2, len(blocks) - 1, len(blocks), len(blocks) + 5):
+        runs = block_runs(blocks, size, wanted, 1 << 40)
+        assert len(runs) == min(wanted, len(blocks))
+        assert [b for run in runs for b in run] == list(blocks)
+        assert max(map(len, runs)) - min(map(len, runs)) <= 1
+    assert block_runs([], size, 2, 1 << 40) == []
 
 
 def test_pel_matches_xpending(spark, saved):

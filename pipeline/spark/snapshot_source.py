@@ -11,18 +11,22 @@ Options:
                    id, delivery_time in ms since the epoch, delivery_count)
     decode         entries' field values as strings instead of binary
     db             the database to read (default 0)
+    minPartitions  at least this many partitions when the file has that many blocks
+                   (default 2)
+    maxPartitionBytes  at most about this many bytes of file per partition (default
+                   32 MiB)
 
 The driver reads the file's block index (persist.snapshot_blocks, which checks every
 block's checksum and the end record, so a damaged file fails before any task runs,
-naming the file and offset); each block is one partition that an executor decodes,
-so executors must see the file at the same path (local mode, or a shared filesystem,
+naming the file and offset); a partition is a run of consecutive blocks (block_runs)
+that an executor decodes one block after another, so executors must see the file at the same path (local mode, or a shared filesystem,
 as for Spark's own file sources).
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator, List, Mapping, Optional, Tuple
+from typing import Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,6 +48,8 @@ PEL_ARROW_SCHEMA = pa.schema([("stream", pa.string()), ("group", pa.string()),
                               ("consumer", pa.string()), ("id", pa.string()),
                               ("delivery_time", pa.int64()), ("delivery_count", pa.int64())])
 TABLES = ("entries", "pel")
+DEFAULT_MIN_PARTITIONS = 2             # as local[2]; set minPartitions to the executors' cores
+DEFAULT_MAX_PARTITION_BYTES = 32 << 20  # of snapshot file (lz4-compressed) per task
 TEMP_PREFIX = "temp-"        # a snapshot being written beside the real one
 EXPECTED = "a Sluice snapshot"
 
@@ -93,6 +99,8 @@ class SnapshotOptions:
     pattern: Optional[str]
     decode: bool
     db: int
+    min_partitions: int
+    max_partition_bytes: int
 
     def wants(self, db: int, stream: bytes) -> bool:
         if db != self.db:
@@ -113,14 +121,31 @@ def snapshot_options(options: Mapping[str, str]) -> SnapshotOptions:
         raise OptionError(f"option table must be entries or pel, not {table!r}")
     streams, pattern = _stream_choice(options)
     return SnapshotOptions(snapshot_file(path), table, streams, pattern,
-                           bool_option(options, "decode", False), int_option(options, "db", 0, 0))
+                           bool_option(options, "decode", False), int_option(options, "db", 0, 0),
+                           int_option(options, "minPartitions", DEFAULT_MIN_PARTITIONS),
+                           int_option(options, "maxPartitionBytes", DEFAULT_MAX_PARTITION_BYTES))
+
+
+def block_runs(blocks: Sequence[Block], file_size: int, min_partitions: int,
+               max_partition_bytes: int) -> List[Tuple[Block, ...]]:
+    """Consecutive blocks grouped into partitions, as Spark's file sources pack splits:
+    as many as the file's bytes over max_partition_bytes, at least min_partitions
+    (when there are that many blocks), blocks shared out evenly. A task costs Spark
+    tens of milliseconds whatever it reads, and a block holds well under a megabyte
+    of file: one task per block spends more on tasks than on decoding."""
+    if not blocks:
+        return []
+    wanted = max(min_partitions, -(-file_size // max_partition_bytes))
+    count = min(len(blocks), wanted)
+    return [tuple(blocks[i * len(blocks) // count:(i + 1) * len(blocks) // count])
+            for i in range(count)]
 
 
 @dataclass(frozen=True)
 class BlockPartition(InputPartition):
-    """One block of the snapshot, read by one task."""
+    """Consecutive blocks of the snapshot, read by one task."""
 
-    block: Block
+    blocks: Tuple[Block, ...]
 
 
 def _text(names: List[bytes]) -> pa.Array:
@@ -178,17 +203,22 @@ class SnapshotReader(DataSourceReader):
         self.blocks = snapshot_blocks(options.path)
 
     def partitions(self) -> List[InputPartition]:
-        return [BlockPartition(block) for block in self.blocks]
+        options = self.options
+        return [BlockPartition(run) for run in block_runs(
+            self.blocks, os.path.getsize(options.path), options.min_partitions,
+            options.max_partition_bytes)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         options = self.options
         schema = arrow_entry_schema(options.decode)
         if options.table == "pel":
-            for run in block_contents(partition.block, pending=True, wanted=options.wants):
-                yield _pel_batch(run)
+            for block in partition.blocks:
+                for run in block_contents(block, pending=True, wanted=options.wants):
+                    yield _pel_batch(run)
             return
-        for run in block_contents(partition.block, wanted=options.wants):
-            yield _entry_batch(schema, options.decode, run)
+        for block in partition.blocks:
+            for run in block_contents(block, wanted=options.wants):
+                yield _entry_batch(schema, options.decode, run)
 
 
 class SluiceSnapshotDataSource(DataSource):
