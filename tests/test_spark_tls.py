@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import redis
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 
 from engine.server.testing import free_port, stop_child  # noqa: E402
+from redis_ready import wait_for_ping  # noqa: E402
 from spark_streams import expected_rows, fill_streams, read_back  # noqa: E402
 
 PASSWORD = "tls-s3cret"
@@ -40,15 +40,7 @@ def tls_server(redis_server_binary: str, tmp_path: Path) -> Iterator[tuple[int, 
     try:
         client = redis.Redis(host="127.0.0.1", port=port, password=PASSWORD, ssl=True,
                              ssl_ca_certs=str(cert))
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                assert proc.poll() is None and time.monotonic() < deadline, \
-                    (directory / "redis.log").read_text(errors="replace")
-                time.sleep(0.05)
+        wait_for_ping(client, proc, (directory / "redis.log").read_text)
         client.close()
         yield port, cert
     finally:

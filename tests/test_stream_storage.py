@@ -8,13 +8,13 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 
 import pytest
 import redis
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from engine.memory import used_bytes
+from redis_ready import wait_for_ping
 from engine.stream import CHECKPOINT_EVERY as K, CHECKPOINT_NARROW_MAX, StreamTestView
 
 MAX = 2**64 - 1
@@ -471,16 +471,7 @@ def server():
                              "--appendonly", "no"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = redis.Redis(port=port)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise
-            time.sleep(0.05)
+    wait_for_ping(client, proc)
     yield client
     client.close()
     proc.terminate()
