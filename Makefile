@@ -46,4 +46,5 @@ bench: build oracle java
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf build $(VENV) engine/*.so engine/*.c engine/commands/*.so engine/commands/*.c engine/server/*.so engine/server/*.c persist/*.so persist/*.c
+	rm -rf build $(VENV)
+	find engine persist \( -name "*.so" -o -name "*.c" \) -delete

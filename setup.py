@@ -3,8 +3,10 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 extensions = [
-    Extension("*", ["engine/*.pyx"], extra_compile_args=["-O2"]),
+    Extension("*", ["engine/core/*.pyx"], extra_compile_args=["-O2"]),
+    Extension("*", ["engine/resp/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/commands/*.pyx"], extra_compile_args=["-O2"]),
+    Extension("*", ["engine/api/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/server/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["persist/*.pyx"], extra_compile_args=["-O2"]),
 ]

@@ -25,16 +25,16 @@ try:
 except ImportError:
     sys.path.insert(0, REPO)
 
-NA_CLIENT = "n/a (engine.client not available)"
+NA_CLIENT = "n/a (engine.api.client not available)"
 NA_REDIS = "n/a (redis-server not available)"
 
 
 # -- the optional in-process redis-py client ----------------------------------------
 
 def load_embedded():
-    """(EmbeddedRedis class, None) or (None, reason) when engine.client is missing."""
+    """(EmbeddedRedis class, None) or (None, reason) when engine.api.client is missing."""
     try:
-        from engine.client import EmbeddedRedis
+        from engine import EmbeddedRedis
     except Exception as exc:  # ImportError, or a half-written module
         return None, "%s: %s" % (type(exc).__name__, exc)
     return EmbeddedRedis, None

@@ -36,7 +36,7 @@ go through the identical procedure, interleaved. Stream IDs are explicit,
 Part 3 (the slowest call). Consumer c1 owns a 500,000-entry PEL, all of it idle;
 c2 takes it all, 1,000 entries per call (engine: XREADGROUP ... CLAIM; redis-server:
 XAUTOCLAIM from the returned cursor). c1 loses every entry, so the engine sweeps the
-stale keys of its PEL on the way (engine/groups.pyx): the table shows whether any
+stale keys of its PEL on the way (engine/core/groups.pyx): the table shows whether any
 single call pays for that (max) beside the median.
 """
 from __future__ import annotations

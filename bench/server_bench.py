@@ -46,7 +46,7 @@ import _common as C  # noqa: E402  (also makes the checkout's `engine` importabl
 from claim_bench import COUNT as CLAIM_COUNT  # noqa: E402
 from claim_bench import HOT, MIN_IDLE, fill_redis, set_idles  # noqa: E402
 
-from engine.server.resp import encode_reply  # noqa: E402
+from engine.resp.codec import encode_reply  # noqa: E402
 from engine.server.testing import ServerProcess  # noqa: E402
 
 BENCH_CLIENTS = 50

@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     EmbeddedRedis, why = C.load_embedded()
     C.header("throughput_bench", args)
     if EmbeddedRedis is None:
-        print("engine.client: %s" % why)
+        print("engine.api.client: %s" % why)
 
     import fakeredis
 

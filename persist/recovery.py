@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from engine.errors import ResponseError
+from engine.core.errors import ResponseError
 from persist import snapshot
 from persist.errors import CorruptFileError, TruncatedFileError
 from persist.manifest import Manifest

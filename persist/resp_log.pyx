@@ -17,7 +17,7 @@ from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free
 from libc.string cimport memchr
 
-from engine.resp_writer cimport WBuf, wb_reserve, ll_text, put_hdr, put_bulk
+from engine.resp.writer cimport WBuf, wb_reserve, ll_text, put_hdr, put_bulk
 from persist.errors import CorruptFileError, TruncatedFileError
 
 cdef enum:

@@ -36,14 +36,14 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t, int64_t, INT64_MI
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
-from engine.resp_writer cimport WBuf, wb_reserve, ll_text, put_lit, put_hdr, put_bulk
-from engine.streamid cimport StreamID, id_cmp, id_decode, id_write
-from engine.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
+from engine.resp.writer cimport WBuf, wb_reserve, ll_text, put_lit, put_hdr, put_bulk
+from engine.core.streamid cimport StreamID, id_cmp, id_decode, id_write
+from engine.core.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
                             stream_iter_stop, stream_iter_raw, stored_string)
-from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
+from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN)
-from engine.keyspace cimport Database
-from engine.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST
+from engine.core.keyspace cimport Database
+from engine.core.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST
 
 cdef enum:
     REC_DB = 1
@@ -70,7 +70,7 @@ class RecordError(ValueError):
 
 
 # ---------------------------------------------------------------------------------
-# Varints and chunks, in a WBuf (engine/resp_writer.pxd: the one growable byte buffer)
+# Varints and chunks, in a WBuf (engine/resp/writer.pxd: the one growable byte buffer)
 
 cdef inline int buf_varint(WBuf* b, uint64_t v) except -1:
     cdef uint8_t* p

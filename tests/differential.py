@@ -249,7 +249,7 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         newest="the same rax statistic",
         treatment="normalize: compared as ANY; Sluice reports the node count of its own radix "
                   "tree, a different data structure (radix-tree-keys, the node count, matches)",
-        source="design: engine/radix.pyx is a bucketed radix tree, not rax",
+        source="design: engine/core/radix.pyx is a bucketed radix tree, not rax",
     ),
     DeliberateDifference(
         name="XINFO CONSUMERS 'inactive' field",

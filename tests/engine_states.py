@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 
 from engine import Engine, ManualClock, ResponseError
-from engine.groups import pending_by_time, verify_group
-from engine.stream import Stream
+from engine.core.groups import pending_by_time, verify_group
+from engine.core.stream import Stream
 
 T0 = 1_700_000_000_000
 DATABASES = (0, 1, 5)

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from engine import Engine, ManualClock, ResponseError
-from engine.client import EmbeddedRedis
+from engine.api.client import EmbeddedRedis
 from engine_states import logged_state, mixed_workload
 from persist.errors import CorruptFileError, TruncatedFileError
 from persist.manifest import AofFile, Manifest

@@ -18,7 +18,7 @@ import redis
 from redis.exceptions import ExecAbortError, ResponseError, WatchError
 
 from engine import Engine, ManualClock
-from engine.client import EmbeddedConnection, EmbeddedRedis
+from engine.api.client import EmbeddedConnection, EmbeddedRedis
 
 TOLERANCE_MS = 1500
 T0 = 1_700_000_000_000

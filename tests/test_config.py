@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 from redis.exceptions import ResponseError as RedisResponseError
 
 from differential import RedisOracle
-from engine.errors import ResponseError
-from engine.reply import OK
+from engine.core.errors import ResponseError
+from engine.resp.reply import OK
 from engine.server import config as C
 from engine.server.config import (ConfigApplyError, ConfigError, ServerConfig, config_command,
                                   memtoull, parse_command_line, repr_arg, split_args, string2ll)

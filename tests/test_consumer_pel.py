@@ -1,5 +1,5 @@
 """Consumer PELs after claims: a claim leaves the old owner's key in place (stale, see
-engine/groups.pyx); every reader of a consumer's PEL must still see exactly what the
+engine/core/groups.pyx); every reader of a consumer's PEL must still see exactly what the
 consumer owns, and the stale keys must go (all at once when it owns nothing, by a
 sweep once they outnumber the owned ones). Checked against a model of who owns
 what, with thousands of entries so that the sweeps happen."""
@@ -8,7 +8,7 @@ import random
 import pytest
 
 from engine import Engine, ManualClock
-from engine.groups import consumer_pel_state, verify_group
+from engine.core.groups import consumer_pel_state, verify_group
 
 T0 = 1_700_000_000_000
 CONSUMERS = ["c1", "c2", "c3", "c4"]

@@ -20,7 +20,7 @@ import weakref
 import pytest
 
 from engine import Engine
-from engine.client import EmbeddedRedis
+from engine.api.client import EmbeddedRedis
 from persist.durability import DEFAULT_SAVE_POINTS
 
 MODES = {

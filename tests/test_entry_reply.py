@@ -9,9 +9,9 @@ clock; one answers with Python values, the other with EncodedReply."""
 from hypothesis import given, settings, strategies as st
 
 from engine import Engine, ManualClock, ResponseError
-from engine.reply import NULL_ARRAY
-from engine.resp_writer import EncodedReply
-from engine.server.resp import encode_reply
+from engine.resp.reply import NULL_ARRAY
+from engine.resp.writer import EncodedReply
+from engine.resp.codec import encode_reply
 
 T0 = 1_700_000_000_000
 KEYS = [b"s1", b"s2"]

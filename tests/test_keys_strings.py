@@ -1,5 +1,5 @@
 """Keys, strings and server commands (engine/commands/keys|strings|server.pyx),
-glob matching (engine/glob.pyx) and the shared argument parsers
+glob matching (engine/core/glob.pyx) and the shared argument parsers
 (engine/commands/parsing.pyx).
 
 Differential tests replay the same commands on Sluice and on redis-server 7.0 (the
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from engine import Engine, ManualClock, ResponseError
 from engine.commands import parsing
 from engine.commands.dispatch import dispatch
-from engine.glob import match
+from engine.core.glob import match
 
 from differential import run_both
 

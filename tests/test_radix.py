@@ -1,4 +1,4 @@
-"""engine.radix against a sorted-list reference model, plus its memory targets.
+"""engine.core.radix against a sorted-list reference model, plus its memory targets.
 
 The tree is driven through RadixTestTree / RadixTestIter (thin wrappers over the cdef
 API). `bucket_max` shrinks buckets so that a few dozen keys already exercise bursts,
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.radix import SPARE_LIMIT, RadixTestTree, treat_all_trees_as_big
+from engine.core.radix import SPARE_LIMIT, RadixTestTree, treat_all_trees_as_big
 
 OPS = ("first", "last", "ge", "gt", "le", "lt", "eq")
 

@@ -1,4 +1,4 @@
-"""The RESP codec (engine.server.resp).
+"""The RESP codec (engine.resp.codec).
 
 Replies: exact bytes against a spec-level reference encoder and a round trip
 through hiredis.Reader for generated nested values; double formatting, null
@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis.connection import Connection
 
-from engine.errors import ResponseError
-from engine.reply import Status
-from engine.server.resp import (
+from engine.core.errors import ResponseError
+from engine.resp.reply import Status
+from engine.resp.codec import (
     NULL_ARRAY,
     ProtocolError,
     QueryBufferLimitError,

@@ -1,4 +1,4 @@
-"""engine/session.py without sockets: Redis's processCommand rules as the embedded
+"""engine/api/session.py without sockets: Redis's processCommand rules as the embedded
 client and the server share them (the server's byte-level behaviour is compared with
 redis-server in test_server_differential.py)."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 import redis
 
 from engine import Engine, ResponseError
-from engine.client import EmbeddedRedis
-from engine.session import BLOCKED, Hub, Session, Verbatim
+from engine.api.client import EmbeddedRedis
+from engine.api.session import BLOCKED, Hub, Session, Verbatim
 
 
 @pytest.fixture

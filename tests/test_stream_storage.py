@@ -1,4 +1,4 @@
-"""Stream storage (engine/stream.pyx): checked against a Python model of Redis's
+"""Stream storage (engine/core/stream.pyx): checked against a Python model of Redis's
 node layout and trimming, and against a real redis-server for node boundaries
 (XINFO radix-tree-keys), trimming results and memory per entry."""
 import bisect
@@ -13,9 +13,9 @@ import pytest
 import redis
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from engine.memory import used_bytes
+from engine.core.memory import used_bytes
 from redis_ready import wait_for_ping
-from engine.stream import CHECKPOINT_EVERY as K, CHECKPOINT_NARROW_MAX, StreamTestView
+from engine.core.stream import CHECKPOINT_EVERY as K, CHECKPOINT_NARROW_MAX, StreamTestView
 
 MAX = 2**64 - 1
 LO, HI = (0, 0), (MAX, MAX)

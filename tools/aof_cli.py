@@ -23,7 +23,7 @@ from typing import BinaryIO, Callable, Iterator, Optional, TypeVar
 from tqdm import tqdm
 
 from engine.commands.dispatch import resolve
-from engine.errors import ResponseError
+from engine.core.errors import ResponseError
 from engine.server.command_info import CommandMeta
 from persist import recovery, snapshot
 from persist.directory_lock import LOCK_NAME, DirectoryInUse, DirectoryLock

@@ -3,8 +3,8 @@
 # blocked readers and WATCH) and keyspace events.
 
 from libc.stdint cimport int64_t, uint64_t
-from engine.keyspace cimport Database
-from engine.clock cimport Clock
+from engine.core.keyspace cimport Database
+from engine.core.clock cimport Clock
 
 cdef class CommandContext:
     cdef public object engine
@@ -15,7 +15,7 @@ cdef class CommandContext:
     cdef public bint resp3
     cdef public bint null_array       # a None reply is a null array, not a null bulk
     cdef public object nil_array      # what a null array inside a reply is: None, or
-                                      # engine.reply.NULL_ARRAY for exact RESP (server)
+                                      # engine.resp.reply.NULL_ARRAY for exact RESP (server)
     cdef public bint encode_replies   # big replies as EncodedReply RESP (the server)
     cdef public bint logging          # someone consumes effects (else they are skipped)
     cdef public long long dirty       # changes made (counted with or without logging)

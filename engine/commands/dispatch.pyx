@@ -5,7 +5,7 @@ event here, so the keyspace never needs to know about logs or clients.
 """
 from engine.commands.context cimport CommandContext
 from engine.commands.table import COMMANDS
-from engine.errors import ResponseError, wrong_arity, unknown_command, unknown_subcommand
+from engine.core.errors import ResponseError, wrong_arity, unknown_command, unknown_subcommand
 
 cdef dict _commands = COMMANDS
 

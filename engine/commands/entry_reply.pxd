@@ -4,9 +4,9 @@
 # per entry, field or value). See entry_reply.pyx.
 
 from libc.stdint cimport int64_t
-from engine.streamid cimport StreamID
-from engine.stream cimport Stream, StreamNode, EntryFields
-from engine.resp_writer cimport EncodedReply, WBuf
+from engine.core.streamid cimport StreamID
+from engine.core.stream cimport Stream, StreamNode, EntryFields
+from engine.resp.writer cimport EncodedReply, WBuf
 from engine.commands.context cimport CommandContext
 
 cdef class EntryReply:

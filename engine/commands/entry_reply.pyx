@@ -1,7 +1,7 @@
 """Replies made of stream entries, built for the caller's context.
 
 The embedded API gets Python lists (untracked by the cycle collector, see
-engine/reply_lists.pxd). The server's contexts set `encode_replies`: the reply is
+engine/core/reply_lists.pxd). The server's contexts set `encode_replies`: the reply is
 then RESP written as the command finds the entries, straight from the stream's
 nodes into one buffer (an EncodedReply the server copies out as is). A claim of
 1,000 entries so skips ~6,000 Python objects, their encoding and their freeing.
@@ -12,14 +12,14 @@ closes (resp_writer.put_hdr_at).
 """
 from libc.stdint cimport uint8_t, uint64_t, int64_t
 
-from engine.streamid cimport StreamID, id_write, id_format
-from engine.stream cimport (Stream, StreamNode, StreamIter, EntryFields, stream_iter_start,
+from engine.core.streamid cimport StreamID, id_write, id_format
+from engine.core.stream cimport (Stream, StreamNode, StreamIter, EntryFields, stream_iter_start,
                             stream_iter_next, stream_iter_stop, stream_entry_raw,
                             stored_string)
 from libc.stdlib cimport free
-from engine.resp_writer cimport (EncodedReply, WBuf, wb_mark, wb_insert, put_hdr, put_hdr_at,
+from engine.resp.writer cimport (EncodedReply, WBuf, wb_mark, wb_insert, put_hdr, put_hdr_at,
                                  put_bulk, put_lit)
-from engine.reply_lists cimport leaf_list
+from engine.core.reply_lists cimport leaf_list
 from engine.commands.context cimport CommandContext
 
 

@@ -1,7 +1,7 @@
 from libc.stdint cimport int64_t, uint64_t
-from engine.streamid cimport StreamID
-from engine.stream cimport Stream
-from engine.groups cimport ConsumerGroup, Consumer
+from engine.core.streamid cimport StreamID
+from engine.core.stream cimport Stream
+from engine.core.groups cimport ConsumerGroup, Consumer
 from engine.commands.context cimport CommandContext
 
 cdef void propagate_delivery(CommandContext ctx, bytes key, ConsumerGroup g,

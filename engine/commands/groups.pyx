@@ -9,21 +9,21 @@ exactly, whatever the clock says during the replay.
 from libc.stdint cimport uint8_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, free
 
-from engine.streamid cimport (StreamID, id_cmp, id_incr, id_decr, id_format, id_decode,
+from engine.core.streamid cimport (StreamID, id_cmp, id_incr, id_decr, id_format, id_decode,
                               id_encode)
-from engine.stream cimport Stream, EntryPos
-from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
+from engine.core.stream cimport Stream, EntryPos
+from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN)
-from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
+from engine.core.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
                            RADIX_FIRST, RADIX_LAST)
 from engine.commands.context cimport CommandContext
 from engine.commands.entry_reply cimport EntryReply, entry_reply
-from engine.reply_lists cimport leaf_list
+from engine.core.reply_lists cimport leaf_list
 from engine.commands.stream_args cimport parse_id, parse_bound
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command, container
-from engine.errors import ResponseError, SYNTAX, arg_text, subcommand_syntax
-from engine.reply import OK
+from engine.core.errors import ResponseError, SYNTAX, arg_text, subcommand_syntax
+from engine.resp.reply import OK
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 

@@ -19,14 +19,14 @@ is already past; RENAMENX logs RENAME; nothing is logged when nothing changed.
 from libc.stdint cimport int64_t, uint64_t, INT64_MAX
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
-from engine.keyspace cimport Database
-from engine.stream cimport Stream
-from engine.glob cimport stringmatchlen
+from engine.core.keyspace cimport Database
+from engine.core.stream cimport Stream
+from engine.core.glob cimport stringmatchlen
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, parse_cursor, is_option
 from engine.commands.table import command
-from engine.errors import ResponseError, SYNTAX, NO_SUCH_KEY, arg_text
-from engine.reply import OK, Status
+from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, arg_text
+from engine.resp.reply import OK, Status
 
 # C's LLONG_MAX / 1000 and LLONG_MIN / 1000 (truncating division).
 cdef int64_t MAX_SECONDS = 9223372036854775

@@ -5,7 +5,7 @@ from libc.stdlib cimport strtold, strtoull
 from libc.math cimport HUGE_VAL, isnan
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
-from engine.errors import ResponseError, NOT_INTEGER
+from engine.core.errors import ResponseError, NOT_INTEGER
 
 cdef extern from "<ctype.h>":
     int isspace(int c) nogil

@@ -13,15 +13,15 @@ client that may not block gets from Redis).
 from libc.stdint cimport uint8_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 
-from engine.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_decode, id_encode
-from engine.stream cimport (Stream, StreamIter, EntryPos, stream_iter_start,
+from engine.core.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_decode, id_encode
+from engine.core.stream cimport (Stream, StreamIter, EntryPos, stream_iter_start,
                             stream_iter_next, stream_iter_stop)
-from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
+from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             pe_set_count, advance_last_delivered, time_key_split)
-from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
+from engine.core.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
                            RADIX_FIRST)
 from engine.commands.context cimport CommandContext
-from engine.reply_lists cimport gc_pause, gc_resume
+from engine.core.reply_lists cimport gc_pause, gc_resume
 from engine.commands.entry_reply cimport EntryReply, entry_reply
 from engine.commands.stream_args cimport parse_id
 from engine.commands.streams cimport stream_edge_id
@@ -30,7 +30,7 @@ from engine.commands.groups cimport (propagate_delivery, propagate_pending,
                                      drop_vanished)
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command
-from engine.errors import arg_text, ResponseError, SYNTAX
+from engine.core.errors import arg_text, ResponseError, SYNTAX
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 
@@ -176,7 +176,7 @@ def xread(CommandContext ctx, list argv):
             count = a.count if a.count else -1
             if argv[a.streams_at + a.nstreams + i] == b"+":
                 count = 1
-            gc_was_enabled = gc_pause()        # see engine/reply_lists.pxd
+            gc_was_enabled = gc_pause()        # see engine/core/reply_lists.pxd
             try:
                 reply.begin_stream(argv[a.streams_at + i])
                 reply.entry_range(s, &start, &hi, count, False)
@@ -225,7 +225,7 @@ def xreadgroup(CommandContext ctx, list argv):
             parse_id(arg, &after, 0, True)
     cdef ConsumerGroup grp
     cdef Consumer c
-    cdef bint gc_was_enabled = gc_pause()      # see engine/reply_lists.pxd
+    cdef bint gc_was_enabled = gc_pause()      # see engine/core/reply_lists.pxd
     try:
         reply.begin_streams()
         for i in range(a.nstreams):

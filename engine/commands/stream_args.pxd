@@ -1,8 +1,8 @@
 # Parsing of stream-command arguments (IDs, range bounds, trim options) with
 # Redis's error replies.
 from libc.stdint cimport uint64_t, int64_t
-from engine.streamid cimport StreamID
-from engine.stream cimport TrimStrategy
+from engine.core.streamid cimport StreamID
+from engine.core.stream cimport TrimStrategy
 
 # "ms-seq" / "ms" (seq = missing_seq); "-" and "+" unless strict.
 cdef int parse_id(object arg, StreamID* out, uint64_t missing_seq, bint strict) except -1

@@ -1,10 +1,10 @@
 """Argument parsing shared by the stream command families."""
 from libc.stdint cimport uint64_t, int64_t
 
-from engine.streamid cimport StreamID, id_parse
-from engine.stream cimport TRIM_NONE, TRIM_MAXLEN, TRIM_MINID
+from engine.core.streamid cimport StreamID, id_parse
+from engine.core.stream cimport TRIM_NONE, TRIM_MAXLEN, TRIM_MINID
 from engine.commands.parsing cimport parse_int
-from engine.errors import ResponseError, INVALID_STREAM_ID, SYNTAX
+from engine.core.errors import ResponseError, INVALID_STREAM_ID, SYNTAX
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 

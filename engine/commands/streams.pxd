@@ -1,5 +1,5 @@
-from engine.streamid cimport StreamID
-from engine.stream cimport Stream
+from engine.core.streamid cimport StreamID
+from engine.core.stream cimport Stream
 from engine.commands.context cimport CommandContext
 
 cdef bint stream_edge_id(Stream s, bint last, StreamID* out) except -1

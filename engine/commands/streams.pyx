@@ -2,19 +2,19 @@
 XTRIM, XSETID."""
 from libc.stdint cimport uint64_t, int64_t
 
-from engine.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_is_zero
-from engine.stream cimport (Stream, StreamIter, TRIM_NONE, stream_iter_start,
+from engine.core.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_is_zero
+from engine.core.stream cimport (Stream, StreamIter, TRIM_NONE, stream_iter_start,
                             stream_iter_next, stream_iter_stop)
-from engine.keyspace cimport Database
+from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.entry_reply cimport EntryReply, entry_reply
-from engine.reply_lists cimport gc_pause, gc_resume
+from engine.core.reply_lists cimport gc_pause, gc_resume
 from engine.commands.stream_args cimport (TrimArgs, parse_trim_args, parse_id,
                                           parse_bound)
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command
-from engine.errors import ResponseError, SYNTAX, NO_SUCH_KEY, wrong_arity
-from engine.reply import OK
+from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, wrong_arity
+from engine.resp.reply import OK
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 
@@ -147,7 +147,7 @@ cdef object range_command(CommandContext ctx, list argv, bint rev):
     if id_cmp(&start, &end) > 0:
         return []
     cdef EntryReply reply = entry_reply(ctx)
-    cdef bint gc_was_enabled = gc_pause()      # see engine/reply_lists.pxd
+    cdef bint gc_was_enabled = gc_pause()      # see engine/core/reply_lists.pxd
     try:
         reply.begin_entries()
         reply.entry_range(s, &start, &end, count, rev)

@@ -8,12 +8,12 @@ known, GETDEL is logged as DEL, the counters as INCRBY with the delta.
 from libc.stdint cimport int64_t, INT64_MAX, INT64_MIN
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
-from engine.keyspace cimport Database
+from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, string2ll, is_option
 from engine.commands.table import command
-from engine.errors import ResponseError, WRONGTYPE, SYNTAX, NOT_INTEGER
-from engine.reply import OK
+from engine.core.errors import ResponseError, WRONGTYPE, SYNTAX, NOT_INTEGER
+from engine.resp.reply import OK
 
 # proto-max-bulk-len: the largest string APPEND may build.
 cdef int64_t MAX_STRING = 512 * 1024 * 1024

@@ -3,13 +3,13 @@
 A reader that found nothing with BLOCK is parked (no reply yet) under each (db, key)
 it reads, in FIFO order. Commands report the keys they changed (the engine's
 `touched`); after every command the keys that have parked readers are served: each
-reader's command runs again (engine/session.py BlockedRead.retry), oldest first, and
+reader's command runs again (engine/api/session.py BlockedRead.retry), oldest first, and
 is answered as soon as it yields entries (or an error: the stream or the group went
 away); the others stay parked. A per-reader loop timer answers nil at the timeout.
 
 XREADGROUP ... CLAIM min-idle-time ... BLOCK is also served when a pending entry of
 its group becomes claimable. Each such reader has a due time, the oldest delivery of
-its group's PEL plus min-idle-time (engine/groups.pyx oldest_delivery), recomputed
+its group's PEL plus min-idle-time (engine/core/groups.pyx oldest_delivery), recomputed
 whenever the PEL of one of its keys changes (the engine's effects name the key);
 a single loop timer is armed for the earliest due time across all readers. When it
 fires, the due readers run again in FIFO order; those that got nothing (others took
@@ -20,7 +20,7 @@ from __future__ import annotations
 from itertools import count as _count
 from typing import TYPE_CHECKING, Optional
 
-from engine.session import BlockedRead, Hub
+from engine.api.session import BlockedRead, Hub
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
@@ -131,7 +131,7 @@ class ServerHub(Hub):
 
     def unblock_client(self, br: ServerBlockedRead, error: Optional[str]) -> None:
         """CLIENT UNBLOCK: nil (TIMEOUT) or an UNBLOCKED error."""
-        from engine.errors import ResponseError
+        from engine.core.errors import ResponseError
         if error is None:
             self.answer(br, br.timeout_reply(), True)
         else:

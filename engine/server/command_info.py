@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Optional
 
 from engine.commands.table import COMMANDS
-from engine.errors import ResponseError, unknown_subcommand
-from engine.glob import match
-from engine.reply import Status
+from engine.core.errors import ResponseError, unknown_subcommand
+from engine.core.glob import match
+from engine.resp.reply import Status
 
 # name -> (group, since, summary). Engine commands take their group from here too.
 DOCS = {

@@ -73,10 +73,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from engine.errors import SYNTAX, ResponseError, arg_text, unknown_subcommand, wrong_arity
-from engine.glob import match as _glob_match
-from engine.reply import OK, Status
-from engine.server.resp import split_inline
+from engine.core.errors import SYNTAX, ResponseError, arg_text, unknown_subcommand, wrong_arity
+from engine.core.glob import match as _glob_match
+from engine.resp.reply import OK, Status
+from engine.resp.codec import split_inline
 from persist.files import fsync_dir
 from persist.snapshot import DEFAULT_FILENAME as SNAPSHOT_FILENAME
 
@@ -209,7 +209,7 @@ def _s(value: bytes) -> str:
 def split_args(line: bytes) -> Optional[list[bytes]]:
     """sdssplitargs: split a config line into arguments; None on unbalanced quotes.
 
-    The same splitter as inline requests (engine.server.resp), on what a C string
+    The same splitter as inline requests (engine.resp.codec), on what a C string
     function would see of the line (everything before a NUL byte)."""
     return split_inline(_cstr(line))
 

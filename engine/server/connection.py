@@ -6,8 +6,8 @@ transport.write per read (or per 64 KiB of replies) sends them, so a pipeline of
 thousands of commands costs one write. The loop over a batch is compiled
 (engine/server/fastpath.pyx): the common case - an engine command outside MULTI,
 authenticated, not subscribed - runs there directly (engine.execute_in); the rest
-goes through `call_slow` and the session (engine/session.py,
-engine/server/commands.py), which applies Redis's order of checks (unknown command,
+goes through `call_slow` and the session (engine/api/session.py,
+engine/server/session.py), which applies Redis's order of checks (unknown command,
 arity, NOAUTH, pub/sub context, MULTI queueing).
 
 Flow control: while the transport's write buffer is above its high-water mark (the
@@ -25,12 +25,12 @@ from time import monotonic, perf_counter_ns
 from typing import TYPE_CHECKING, Optional
 
 from engine.commands.table import COMMANDS
-from engine.errors import ResponseError
-from engine.server.commands import NO_REPLY, Pushes, ServerSession
+from engine.core.errors import ResponseError
+from engine.server.session import NO_REPLY, Pushes, ServerSession
 from engine.server.fastpath import run_batch
-from engine.server.resp import (ProtocolError, QueryBufferLimitError, ReplyBuffer,
+from engine.resp.codec import (ProtocolError, QueryBufferLimitError, ReplyBuffer,
                                 RequestParser)
-from engine.session import BLOCKED, QUEUED, Verbatim
+from engine.api.session import BLOCKED, QUEUED, Verbatim
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server

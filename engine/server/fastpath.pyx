@@ -14,8 +14,8 @@ from libc.stdlib cimport calloc, free
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from engine.commands.context cimport CommandContext
-from engine.server.resp cimport ReplyBuffer
-from engine.errors import ResponseError
+from engine.resp.codec cimport ReplyBuffer
+from engine.core.errors import ResponseError
 
 cdef enum:
     FLUSH_AT = 64 * 1024       # reply bytes that trigger a socket write mid-batch

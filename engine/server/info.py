@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING
 
 from engine.server.fastpath import CommandStat
-from engine.session import SERVER_VERSION
+from engine.api.session import SERVER_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server

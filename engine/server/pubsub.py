@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.glob import match
+from engine.core.glob import match
 from engine.server.config import (NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_KEYEVENT,
                                   NOTIFY_KEYSPACE, NOTIFY_NEW, NOTIFY_STREAM, NOTIFY_STRING)
 

@@ -37,7 +37,7 @@ from engine import Engine
 from engine.commands.dispatch import resolve
 from engine.commands.table import COMMANDS
 from engine.server.blocking import ServerHub
-from engine.server.commands import COMMAND_TABLE
+from engine.server.session import COMMAND_TABLE
 from engine.server.config import VERSION, ConfigApplyError, ServerConfig
 from engine.server.connection import ClientConnection, is_loopback, set_keepalive
 from engine.server.info import Stats

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from engine.glob import match
+from engine.core.glob import match
 from persist import snapshot
 from persist.aof import AppendOnlyLog
 from persist.redis_rdb import refuse_rdb

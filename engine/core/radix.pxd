@@ -12,7 +12,7 @@
 # - An iterator stays usable across inserts/removes on its tree (including removing
 #   the element it is positioned on): its next step continues from the last key it
 #   returned, in its direction.
-# - All memory goes through engine.memory (mem_alloc & co.), so radix_bytes() and the
+# - All memory goes through engine.core.memory (mem_alloc & co.), so radix_bytes() and the
 #   engine's used_memory are exact.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t

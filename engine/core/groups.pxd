@@ -6,8 +6,8 @@
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.string cimport memcpy
-from engine.streamid cimport StreamID, id_decode, u64_from_be
-from engine.radix cimport RadixTree
+from engine.core.streamid cimport StreamID, id_decode, u64_from_be
+from engine.core.radix cimport RadixTree
 
 # Inline value of the group PEL: 16 bytes. Times are ms since the epoch (48 bits
 # last until the year 10889); the delivery count is a signed 48-bit integer.
@@ -106,7 +106,7 @@ cdef inline uint64_t time_key_split(const uint8_t* key, StreamID* id) noexcept:
     id_decode(key + 8, id)
     return u64_from_be(key)
 
-from engine.stream cimport Stream
+from engine.core.stream cimport Stream
 
 # The logical read counter of `id` (how many entries were ever added up to it), or
 # ENTRIES_READ_UNKNOWN when tombstones or its position make it unknowable.

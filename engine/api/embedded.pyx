@@ -7,11 +7,11 @@ import weakref
 
 from libc.stdint cimport uint64_t
 
-from engine.clock cimport Clock, SystemClock
-from engine.keyspace cimport Database
+from engine.core.clock cimport Clock, SystemClock
+from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.dispatch cimport dispatch, drain_expired, to_argv
-from engine.memory cimport mem_used
+from engine.core.memory cimport mem_used
 
 # Persistent engines still open, closed at interpreter exit (see Engine.close).
 _open_engines = weakref.WeakSet()
@@ -35,7 +35,7 @@ cdef class Engine:
     Redis's error text.
 
     Stream-entry lists in replies are not tracked by Python's cycle collector (see
-    engine/reply_lists.pxd): use them freely, but a reference cycle you build through
+    engine/core/reply_lists.pxd): use them freely, but a reference cycle you build through
     one of them is not collected."""
 
     cdef readonly Clock clock

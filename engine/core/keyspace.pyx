@@ -5,8 +5,8 @@ from heapq import heapify, heappop, heappush
 import sys
 from random import randrange
 
-from engine.errors import ResponseError, WRONGTYPE
-from engine.stream cimport Stream
+from engine.core.errors import ResponseError, WRONGTYPE
+from engine.core.stream cimport Stream
 
 
 cdef class KeyOrder:

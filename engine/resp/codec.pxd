@@ -2,7 +2,7 @@
 # buffer keep their state in C fields and expose cpdef methods that Cython callers
 # reach without a Python call.
 
-from engine.resp_writer cimport WBuf, RespBuffer
+from engine.resp.writer cimport WBuf, RespBuffer
 
 
 cdef class RequestParser:

@@ -1,10 +1,10 @@
 # Stream storage: entries in compact C nodes indexed by a radix tree (node key = the
 # node's first ("master") ID). Knows nothing of commands; consumer groups live in
-# engine/groups.pyx and are attached through `groups`.
+# engine/core/groups.pyx and are attached through `groups`.
 
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
-from engine.streamid cimport StreamID
-from engine.radix cimport RadixTree, RadixIter
+from engine.core.streamid cimport StreamID
+from engine.core.radix cimport RadixTree, RadixIter
 
 # One node = one allocation: this header, then `used` bytes of packed entries, free
 # room, and the node's checkpoint array at the allocation's end (format described

@@ -35,7 +35,7 @@ Python value           RESP2                       RESP3
 bytes (also bytearray,  ``$<len>`` bulk string      same
 memoryview; str as
 UTF-8)
-engine.reply.Status    ``+text`` simple string     same
+engine.resp.reply.Status    ``+text`` simple string     same
 int                    ``:n`` (beyond 64 bits:     ``:n`` (beyond 64 bits:
                        bulk string of the digits)  ``(`` big number)
 bool                   ``:1`` / ``:0``             ``#t`` / ``#f``
@@ -51,7 +51,7 @@ dict                   ``*2n`` flat array (as      ``%n`` map
 set / frozenset        ``*n`` array                ``~n`` set
 exception instance     ``-text`` error (str(exc),  same
 (ResponseError)        CR/LF made safe)
-engine.resp_writer.    copied as is (the command   same
+engine.resp.writer.    copied as is (the command   same
 EncodedReply           encoded it for the
                        context's protocol)
 =====================  ==========================  ===========================
@@ -61,7 +61,7 @@ nested None is a null bulk). Redis 7.0 writes a nested ``*-1`` (RESP2) in:
 the deleted entry of an XREADGROUP history read (``[id, nil]``), and the
 consumer list of XPENDING's summary of an empty PEL (``[0, nil, nil, nil]``:
 the last nil is an array). Put NULL_ARRAY in the reply where that nil goes.
-(If engine.reply defines NULL_ARRAY, that object is used, so the command layer
+(If engine.resp.reply defines NULL_ARRAY, that object is used, so the command layer
 need not import the server package.)
 
 `encode_push(items, resp3)` writes a pub/sub push message (``>n`` in RESP3, a
@@ -80,9 +80,9 @@ from libc.stdio cimport snprintf
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memmove
 
-from engine.reply import Status
+from engine.resp.reply import Status
 from engine.commands.parsing cimport string2ll
-from engine.resp_writer cimport (EncodedReply, wb_reserve, put_ll, put_hdr, put_lit,
+from engine.resp.writer cimport (EncodedReply, wb_reserve, put_ll, put_hdr, put_lit,
                                  put_bulk, put_simple)
 
 cdef extern from "Python.h":
@@ -128,7 +128,7 @@ class QueryBufferLimitError(Exception):
     a reply."""
 
 
-from engine.reply import NULL_ARRAY
+from engine.resp.reply import NULL_ARRAY
 
 cdef object _NULL_ARRAY = NULL_ARRAY
 cdef object _Status = Status

@@ -88,7 +88,7 @@
 
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from engine.memory cimport mem_alloc, mem_realloc, mem_free, mem_used
+from engine.core.memory cimport mem_alloc, mem_realloc, mem_free, mem_used
 
 cdef extern from "<malloc.h>":
     size_t malloc_usable_size(void* ptr) nogil
@@ -207,7 +207,7 @@ cdef enum:
 
 # ---- allocation, counted per tree ----
 
-# engine.memory counts malloc_usable_size of every block; the tree's share is the change
+# engine.core.memory counts malloc_usable_size of every block; the tree's share is the change
 # in that count (cheaper than asking malloc again). Every change of the tree's shape
 # allocates, moves or frees a node, so these three also forget the fingers and count
 # the change in t.shape (see "Fingers" and "Batched lookups" below).

@@ -3,8 +3,8 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcmp, memcpy, memset
 
-from engine.streamid cimport StreamID, id_encode, id_decode, u64_to_be, u64_from_be
-from engine.radix cimport (RadixTree, RadixIter, RadixHint, radix_new, radix_new_sized,
+from engine.core.streamid cimport StreamID, id_encode, id_decode, u64_to_be, u64_from_be
+from engine.core.radix cimport (RadixTree, RadixIter, RadixHint, radix_new, radix_new_sized,
                            radix_free, radix_count, radix_bytes, radix_insert,
                            radix_try_insert, radix_find, radix_remove, radix_iter_init,
                            radix_seek, radix_next, RADIX_FIRST, RADIX_GE, radix_locate_many,
@@ -333,8 +333,8 @@ cdef class ConsumerGroup:
 
 # -- the read counter (entries-read) and lag -------------------------------------
 
-from engine.streamid cimport id_cmp, id_is_zero
-from engine.stream cimport Stream
+from engine.core.streamid cimport id_cmp, id_is_zero
+from engine.core.stream cimport Stream
 
 
 cdef bint tombstones_after(Stream s, const StreamID* start) noexcept:

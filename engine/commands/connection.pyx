@@ -4,8 +4,8 @@ from libc.stdint cimport int64_t
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command
-from engine.errors import ResponseError, wrong_arity
-from engine.reply import OK, PONG
+from engine.core.errors import ResponseError, wrong_arity
+from engine.resp.reply import OK, PONG
 
 
 @command("ping", -1, "fast", 0, 0, 0)

@@ -1,5 +1,5 @@
 """Client sessions: what Redis keeps per connection, shared by the embedded redis-py
-client (engine/client.py) and the network server (engine/server/).
+client (engine/api/client.py) and the network server (engine/server/).
 
 A `Session` is one client: its command context (database, RESP version), CLIENT ID
 and name, authentication state, the MULTI queue with Redis's queue-time error rules
@@ -27,9 +27,9 @@ from itertools import count as _count
 from typing import Any, Callable, Optional
 
 from engine.commands.dispatch import resolve
-from engine.errors import ResponseError, arg_text, unknown_subcommand, wrong_arity
-from engine.reply import OK, PONG, Status
-from engine.stream import Stream
+from engine.core.errors import ResponseError, arg_text, unknown_subcommand, wrong_arity
+from engine.resp.reply import OK, PONG, Status
+from engine.core.stream import Stream
 
 __all__ = ["Session", "Hub", "SessionCommand", "BlockedRead", "Verbatim", "BLOCKED",
            "SERVER_NAME", "SERVER_VERSION"]

@@ -4,17 +4,17 @@ Replies are maps: flat [name, value, ...] lists in RESP2, dicts in RESP3.
 """
 from libc.stdint cimport uint64_t, int64_t
 
-from engine.streamid cimport StreamID, id_format, id_decode
-from engine.stream cimport Stream
-from engine.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
+from engine.core.streamid cimport StreamID, id_format, id_decode
+from engine.core.stream cimport Stream
+from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN, group_lag)
-from engine.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST,
+from engine.core.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST,
                            radix_node_count)
 from engine.commands.context cimport CommandContext
 from engine.commands.entry_reply cimport EntryReply, entry_lists
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command, container
-from engine.errors import ResponseError, NO_SUCH_KEY, arg_text, subcommand_syntax
+from engine.core.errors import ResponseError, NO_SUCH_KEY, arg_text, subcommand_syntax
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 

@@ -1,6 +1,6 @@
 """A redis-py client whose connections run commands in an in-process Engine.
 
-    from engine.client import EmbeddedRedis
+    from engine.api.client import EmbeddedRedis
     r = EmbeddedRedis()                      # a fresh Engine, or EmbeddedRedis(engine=e)
     r.xadd("jobs", {"task": "resize"})
     r.xreadgroup("workers", "w1", {"jobs": ">"}, count=10, claim_min_idle_time=30000)
@@ -16,7 +16,7 @@ as the redis.exceptions class that redis-py maps the error prefix to). Nothing i
 packed to or parsed from RESP on this path.
 
 The engine has no notion of connections; what a server does per connection comes
-from engine/session.py, which the network server (engine/server/) shares: HELLO
+from engine/api/session.py, which the network server (engine/server/) shares: HELLO
 (RESP2/RESP3 per connection), AUTH (accepted: there is no access control
 in-process), CLIENT SETINFO/SETNAME/GETNAME/ID/INFO, RESET, QUIT, MULTI/EXEC/DISCARD
 (queued with Redis's queue-time error rules, then run atomically), WATCH/UNWATCH
@@ -47,13 +47,13 @@ from redis.utils import SENTINEL
 
 from engine import Engine
 from engine.commands.dispatch import to_argv
-from engine.errors import ResponseError as EngineError
-from engine.reply import Status
-from engine.session import BLOCKED, SERVER_NAME, SERVER_VERSION, Hub, Session, Verbatim
+from engine.core.errors import ResponseError as EngineError
+from engine.resp.reply import Status
+from engine.api.session import BLOCKED, SERVER_NAME, SERVER_VERSION, Hub, Session, Verbatim
 
 __all__ = ["EmbeddedRedis", "EmbeddedConnection", "EmbeddedConnectionPool", "engine_lock"]
 
-# SERVER_NAME / SERVER_VERSION (what HELLO reports) come from engine/session.py and
+# SERVER_NAME / SERVER_VERSION (what HELLO reports) come from engine/api/session.py and
 # stay importable from here.
 
 
@@ -194,7 +194,7 @@ class EmbeddedConnection(AbstractConnection):
     def _parse_error(self, message: str):
         """The exception redis-py's parser makes of an error reply (whose bytes it
         decodes with replacement characters: engine errors keep a client's non-UTF-8
-        bytes as surrogate escapes, see engine.errors.arg_text)."""
+        bytes as surrogate escapes, see engine.core.errors.arg_text)."""
         message = message.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         return self._parser.parse_error(message)
 

@@ -1,4 +1,4 @@
-"""The server's session: engine/session.py's Session plus the commands only a server
+"""The server's session: engine/api/session.py's Session plus the commands only a server
 has - INFO, CONFIG, COMMAND, CLIENT LIST | KILL | UNBLOCK, SHUTDOWN, and Pub/Sub
 (SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB)."""
 from __future__ import annotations
@@ -6,15 +6,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from engine.errors import ResponseError, arg_text, subcommand_syntax
-from engine.reply import NULL_ARRAY, OK
+from engine.core.errors import ResponseError, arg_text, subcommand_syntax
+from engine.resp.reply import NULL_ARRAY, OK
 from engine.server.blocking import ServerBlockedRead
 from engine.server.command_info import build_table, command_command
 from engine.server.config import config_command
 from engine.server.info import render_info
-from engine.session import (BASE_COMMANDS, CLIENT_ARITY, CLIENT_HELP, Session, SessionCommand,
+from engine.api.session import (BASE_COMMANDS, CLIENT_ARITY, CLIENT_HELP, Session, SessionCommand,
                             Verbatim, command_table)
-from engine.reply import Status
+from engine.resp.reply import Status
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.connection import ClientConnection

@@ -41,17 +41,17 @@ StreamNode.lp_rest keeps it, computed with listpack's element encoding rules.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
 from cpython.ref cimport Py_INCREF
-from engine.reply_lists cimport leaf_list
+from engine.core.reply_lists cimport leaf_list
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t, uintptr_t
 from libc.string cimport memcmp, memcpy, memmove
 from libc.stdlib cimport malloc, free
 
-from engine.memory cimport mem_alloc, mem_realloc, mem_free
-from engine.radix cimport (RadixIter, RADIX_FIRST, RADIX_LAST, RADIX_LE, radix_new,
+from engine.core.memory cimport mem_alloc, mem_realloc, mem_free
+from engine.core.radix cimport (RadixIter, RADIX_FIRST, RADIX_LAST, RADIX_LE, radix_new,
                            radix_free, radix_count, radix_bytes, radix_insert, radix_find,
                            radix_remove, radix_iter_init, radix_seek, radix_next,
                            radix_prev, radix_floor, radix_floor_prefetch, RadixHint)
-from engine.streamid cimport StreamID, id_cmp, id_encode, id_decode, id_format
+from engine.core.streamid cimport StreamID, id_cmp, id_encode, id_decode, id_format
 
 cdef extern from "<malloc.h>":
     size_t malloc_usable_size(void* ptr) nogil

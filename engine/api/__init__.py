@@ -1,0 +1,3 @@
+"""The embedded API: the `Engine` (keyspace + command layer + persistence), client
+sessions (MULTI, WATCH, AUTH, blocked reads) and the redis-py compatible
+`EmbeddedRedis`. It knows nothing of sockets."""
