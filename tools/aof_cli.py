@@ -24,7 +24,6 @@ from tqdm import tqdm
 
 from engine.commands.dispatch import resolve
 from engine.core.errors import ResponseError
-from engine.server.command_info import CommandMeta
 from persist import recovery, snapshot
 from persist.directory_lock import LOCK_NAME, DirectoryInUse, DirectoryLock
 from persist.errors import CorruptFileError, PersistError, TruncatedFileError
@@ -269,8 +268,7 @@ def key_args(argv: list) -> list:
         spec = resolve(argv)
     except ResponseError:
         return []
-    return CommandMeta(spec.full_name, spec.arity, spec.flags, spec.first_key,
-                       spec.last_key, spec.step).keys(argv)
+    return spec.keys(argv)
 
 
 def cmd_info(args) -> int:

@@ -24,7 +24,7 @@ import socket
 from time import monotonic, perf_counter_ns
 from typing import TYPE_CHECKING, Optional
 
-from engine.commands.table import COMMANDS
+from engine.commands.table import ENGINE_COMMANDS
 from engine.core.errors import ResponseError
 from engine.server.session import NO_REPLY, Pushes, ServerSession
 from engine.server.fastpath import run_batch
@@ -42,7 +42,7 @@ def classify(argv: list):
     """(full command name or None, rejected) for an engine command that failed:
     rejected = refused by lookup/arity before running (Redis's rejected_calls);
     unknown commands and subcommands have no name (no commandstats entry)."""
-    spec = COMMANDS.get(argv[0].lower())
+    spec = ENGINE_COMMANDS.get(argv[0].lower())
     if spec is None:
         return None, True
     argc = len(argv)
@@ -53,10 +53,7 @@ def classify(argv: list):
         if sub is None:
             return None, True
         spec = sub
-    arity = spec.arity
-    if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
-        return spec.full_name, True
-    return spec.full_name, False
+    return spec.name, not spec.arity_ok(argc)
 
 
 class ClientConnection(asyncio.Protocol):

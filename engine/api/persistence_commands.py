@@ -1,5 +1,7 @@
-"""SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE: they hand over to the engine's persistence
-(persist.durability); the command layer itself never writes files."""
+"""SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE: the engine's handlers of these records of
+engine/commands/table.py live here, in the API layer, because they drive the
+engine's persistence (persist.durability): the command layer reaches the disk only
+through the effects list and imports nothing from persist/."""
 import logging
 
 from engine.commands.table import command
@@ -26,7 +28,7 @@ def _run(action):
         raise ResponseError(f"ERR {exc.strerror or exc}") from None
 
 
-@command("save", 1, "admin noscript", 0, 0, 0)
+@command("save")
 def save(ctx, argv):
     durability = _durability(ctx)
 
@@ -42,7 +44,7 @@ def save(ctx, argv):
     return OK
 
 
-@command("bgsave", -1, "admin noscript", 0, 0, 0)
+@command("bgsave")
 def bgsave(ctx, argv):
     schedule = False
     if len(argv) > 1:
@@ -53,11 +55,11 @@ def bgsave(ctx, argv):
     return Status(_run(lambda: durability.bgsave(schedule)).encode())
 
 
-@command("bgrewriteaof", 1, "admin noscript", 0, 0, 0)
+@command("bgrewriteaof")
 def bgrewriteaof(ctx, argv):
     return Status(_run(_durability(ctx).bgrewriteaof).encode())
 
 
-@command("lastsave", 1, "random fast", 0, 0, 0)
+@command("lastsave")
 def lastsave(ctx, argv):
     return _durability(ctx).lastsave
