@@ -59,9 +59,9 @@ def docs(record: Command) -> dict:
     return out
 
 
-def build_table() -> dict:
+def _table() -> dict:
     """name -> record of every command (engine/commands/table.py), sorted by name as
-    COMMAND lists them."""
+    COMMAND lists them; built per call, so COMMAND sees every record there is."""
     return {raw.decode(): record for raw, record in sorted(COMMANDS.items())}
 
 
@@ -73,8 +73,9 @@ def _find(table: dict, name: bytes) -> Optional[Command]:
     return record
 
 
-def command_command(table: dict, argv: list, resp3: bool):
+def command_command(argv: list, resp3: bool):
     """COMMAND [COUNT | INFO name... | DOCS name... | LIST [FILTERBY ...] | GETKEYS ... | HELP]."""
+    table = _table()
     if len(argv) == 1:
         return [info(record, resp3) for record in table.values()]
     sub = argv[1].lower()

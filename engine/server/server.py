@@ -37,7 +37,6 @@ from engine import Engine
 from engine.commands.dispatch import resolve
 from engine.commands.table import ENGINE_COMMANDS
 from engine.server.blocking import ServerHub
-from engine.server.session import COMMAND_TABLE
 from engine.server.config import VERSION, ConfigApplyError, ServerConfig
 from engine.server.connection import ClientConnection, is_loopback, set_keepalive
 from engine.server.info import Stats
@@ -113,7 +112,6 @@ class Server:
         self._set_notify_flags(cfg.notify_keyspace_events)
         self.stats = Stats()
         self.stat_cache: dict = {}          # argv[0] as sent -> CommandStat
-        self.command_table = COMMAND_TABLE
         self.clients: dict = {}             # client id -> ClientConnection
         self.limits = Limits(cfg)
         self.obuf_limits = cfg.client_output_buffer_limit

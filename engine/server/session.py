@@ -10,7 +10,7 @@ from engine.core.errors import ResponseError, arg_text, subcommand_syntax
 from engine.resp.reply import NULL_ARRAY, OK
 from engine.server.blocking import ServerBlockedRead
 from engine.commands.table import layer_commands
-from engine.server.command_info import build_table, command_command
+from engine.server.command_info import command_command
 from engine.server.config import config_command
 from engine.server.info import render_info
 from engine.api.session import CLIENT_HELP, Session, Verbatim
@@ -86,7 +86,7 @@ class ServerSession(Session):
                               client_is_local=self.conn.is_local)
 
     def cmd_command(self, argv):
-        return command_command(self.server.command_table, argv, self.ctx.resp3)
+        return command_command(argv, self.ctx.resp3)
 
     def cmd_shutdown(self, argv):
         save = None
@@ -318,5 +318,3 @@ PUBSUB_HELP = (
     "HELP",
     "    Print this help.",
 )
-
-COMMAND_TABLE = build_table()
