@@ -26,7 +26,7 @@ COMMAND, pub/sub...) names them in `layers` and `commands`.
 from __future__ import annotations
 
 from itertools import count as _count
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from engine.api.after_command import report
 from engine.commands.dispatch import check, resolve

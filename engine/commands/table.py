@@ -30,7 +30,7 @@ the flags of the same names.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 # Redis's order of command flags (server.h CMD_*), as COMMAND INFO lists them.
@@ -127,17 +127,14 @@ def _complete(record: Command, group: str, container: Optional[Command]) -> None
         record.name = f"{container.name}|{record.name}"
         record.layer = record.layer or container.layer
         record.method = record.method or container.method
-    elif record.layer is None:
-        record.layer = "engine"
-    elif record.layer != "engine" and record.subcommands is not None \
-            and all(sub.method for sub in record.subcommands.values()):
-        record.method = None            # a container whose subcommands run alone
-    elif record.layer != "engine":
-        record.method = f"cmd_{record.name}"
+    else:
+        record.layer = record.layer or "engine"
+        # (a container whose subcommands have methods of their own has none)
+        if record.layer != "engine" and not (
+                record.subcommands and all(s.method for s in record.subcommands.values())):
+            record.method = f"cmd_{record.name}"
     if record.layer not in LAYERS:
         raise ValueError(f"{record.name}: unknown layer {record.layer!r}")
-    if record.layer == "engine":
-        record.method = None
     record.acl_categories = _acl_categories(record)
     for sub in (record.subcommands or {}).values():
         _complete(sub, group, record)
@@ -309,22 +306,27 @@ COMMANDS: dict[bytes, Command] = _index(
             docs=("6.0.0", "Handshakes with the Redis server.")),
         cmd("ping", -1, "fast", layer="session", pubsub_ok=True, denied_on_misconf=True,
             docs=("1.0.0", "Returns the server's liveliness response.")),
-        cmd("quit", -1, "noscript loading stale fast no_auth allow_busy", layer="session", pubsub_ok=True, immediate=True,
+        cmd("quit", -1, "noscript loading stale fast no_auth allow_busy",
+            layer="session", pubsub_ok=True, immediate=True,
             docs=("1.0.0", "Closes the connection.")),
-        cmd("reset", 1, "noscript loading stale fast no_auth allow_busy", layer="session", pubsub_ok=True, immediate=True,
+        cmd("reset", 1, "noscript loading stale fast no_auth allow_busy",
+            layer="session", pubsub_ok=True, immediate=True,
             docs=("6.2.0", "Resets the connection.")),
         cmd("select", 2, "loading stale fast",
             docs=("1.0.0", "Changes the selected database."))),
     family("transactions",
-        cmd("discard", 1, "noscript loading stale fast allow_busy", layer="session", immediate=True,
+        cmd("discard", 1, "noscript loading stale fast allow_busy",
+            layer="session", immediate=True,
             docs=("2.0.0", "Discards a transaction.")),
-        cmd("exec", 1, "noscript loading stale skip_slowlog", layer="session", immediate=True, aborts_exec=True,
+        cmd("exec", 1, "noscript loading stale skip_slowlog",
+            layer="session", immediate=True, aborts_exec=True,
             docs=("1.2.0", "Executes all commands in a transaction.")),
         cmd("multi", 1, "noscript loading stale fast allow_busy", layer="session", immediate=True,
             docs=("1.2.0", "Starts a transaction.")),
         cmd("unwatch", 1, "noscript loading stale fast allow_busy", layer="session",
             docs=("2.2.0", "Forgets about watched keys of a transaction.")),
-        cmd("watch", -2, "noscript loading stale fast allow_busy", keys=(1, -1, 1), layer="session", immediate=True,
+        cmd("watch", -2, "noscript loading stale fast allow_busy",
+            keys=(1, -1, 1), layer="session", immediate=True,
             docs=("2.2.0", "Monitors changes to keys to determine the execution of a transaction."))),
     family("pubsub",
         cmd("psubscribe", -2, "pubsub noscript loading stale", layer="server", pubsub_ok=True,
@@ -395,7 +397,8 @@ COMMANDS: dict[bytes, Command] = _index(
             docs=("1.0.0", "Returns the Unix timestamp of the last successful save to disk.")),
         cmd("save", 1, "admin noscript",
             docs=("1.0.0", "Synchronously saves the database(s) to disk.")),
-        cmd("shutdown", -1, "admin noscript loading stale no_async_loading no_multi allow_busy", layer="server",
+        cmd("shutdown", -1, "admin noscript loading stale no_async_loading no_multi allow_busy",
+            layer="server",
             docs=("1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.")),
         cmd("time", 1, "loading stale fast",
             docs=("2.6.0", "Returns the server time."))),
@@ -439,5 +442,4 @@ def layer_commands(*layers: str) -> dict:
 def _with_subcommands(record: Command, subcommands: dict) -> Command:
     if subcommands.keys() == record.subcommands.keys():
         return record
-    from dataclasses import replace
     return replace(record, subcommands=subcommands)

@@ -6,9 +6,9 @@ transport.write per read (or per 64 KiB of replies) sends them, so a pipeline of
 thousands of commands costs one write. The loop over a batch is compiled
 (engine/server/fastpath.pyx): the common case - an engine command outside MULTI,
 authenticated, not subscribed - runs there directly (engine.execute_in); the rest
-goes through `call_slow` and the session (engine/api/session.py,
-engine/server/session.py), which applies Redis's order of checks (unknown command,
-arity, NOAUTH, pub/sub context, MULTI queueing).
+goes through `call_slow` and the session's process_command (engine/api/session.py),
+which applies Redis's order of checks (unknown command, arity, NOAUTH, the write
+refusal, pub/sub context, MULTI queueing) and runs the command by its layer.
 
 Flow control: while the transport's write buffer is above its high-water mark (the
 client does not read its replies), reading from the client is paused and commands

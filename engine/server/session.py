@@ -59,15 +59,15 @@ class ServerSession(Session):
         self.server.pubsub.drop(self.conn)
         self.conn.parser.authenticated = not self.auth_required()
 
-    def exec_one(self, argv, cmd):
+    def exec_one(self, argv, record):
         """Inside EXEC: every command counts in commandstats; errors in errorstats."""
         server = self.server
         start = time.perf_counter_ns()
-        reply = super().exec_one(argv, cmd)
+        reply = super().exec_one(argv, record)
         if reply.__class__ is Pushes:
             reply = reply[0] if len(reply) == 1 else list(reply)
-        server.stats.command(cmd.name).add_call(time.perf_counter_ns() - start,
-                                                isinstance(reply, ResponseError))
+        server.stats.command(record.name).add_call(time.perf_counter_ns() - start,
+                                                   isinstance(reply, ResponseError))
         if isinstance(reply, ResponseError):
             server.stats.error(str(reply))
         server.stats.total_commands += 1
