@@ -33,7 +33,7 @@ Errors
 Snapshots
     is_snapshot, snapshot_info, verify_snapshot, iter_records, load_snapshot
                         recognise, describe, check, dump and load a snapshot file
-    snapshot_blocks, block_contents, Block, StreamEntries, PendingEntries
+    block_index, block_contents, Block, StreamEntries, PendingEntries
                         a snapshot split into independently readable blocks
 AOF files
     Manifest            a multi-part AOF's manifest (its files in replay order)
@@ -67,7 +67,7 @@ _HOMES = {
     "verify_snapshot": ("persist.snapshot", "verify_snapshot"),
     "iter_records": ("persist.snapshot", "iter_records"),
     "load_snapshot": ("persist.snapshot", "load_snapshot"),
-    "snapshot_blocks": ("persist.snapshot_blocks", "snapshot_blocks"),
+    "block_index": ("persist.snapshot_blocks", "snapshot_blocks"),
     "block_contents": ("persist.snapshot_blocks", "block_contents"),
     "Block": ("persist.snapshot_blocks", "Block"),
     "StreamEntries": ("persist.snapshot_blocks", "StreamEntries"),

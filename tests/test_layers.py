@@ -203,3 +203,6 @@ def test_public_api_names_exist(package: str) -> None:
     module = import_module(package)
     missing = [name for name in public_api(package) if not hasattr(module, name)]
     assert not missing, f"{package}.__all__ names what {package} does not define: {missing}"
+    # A public name that is also a submodule's is shadowed by the module once imported.
+    shadowed = [name for name in public_api(package) if _is_module(f"{package}.{name}")]
+    assert not shadowed, f"{package}.__all__ names that are also modules of {package}: {shadowed}"

@@ -16,7 +16,7 @@ Options:
     maxPartitionBytes  at most about this many bytes of file per partition (default
                    32 MiB)
 
-The driver reads the file's block index (persist.snapshot_blocks, which checks every
+The driver reads the file's block index (persist.block_index, which checks every
 block's checksum and the end record, so a damaged file fails before any task runs,
 naming the file and offset); a partition is a run of consecutive blocks (block_runs)
 that an executor decodes one block after another, so executors must see the file at the same path (local mode, or a shared filesystem,
@@ -34,8 +34,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from engine import glob_match
-from persist import (Block, PendingEntries, StreamEntries, aof_base_file, block_contents, is_snapshot,
-                     refuse_rdb, snapshot_blocks)
+from persist import (Block, PendingEntries, StreamEntries, aof_base_file, block_contents, block_index,
+                     is_snapshot, refuse_rdb)
 from pipeline.spark.arrow_entries import arrow_entry_schema, entry_schema
 from pipeline.spark.options import OptionError, bool_option, int_option, text_option
 from pipeline.spark.read_options import _stream_choice
@@ -189,7 +189,7 @@ class SnapshotReader(DataSourceReader):
 
     def __init__(self, options: SnapshotOptions) -> None:
         self.options = options
-        self.blocks = snapshot_blocks(options.path)
+        self.blocks = block_index(options.path)
 
     def partitions(self) -> List[InputPartition]:
         options = self.options
