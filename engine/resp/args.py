@@ -26,24 +26,17 @@ def split_args(line: bytes) -> Optional[list[bytes]]:
     return split_inline(c_string(line))
 
 
+_ESCAPES = {0x5C: b"\\\\", 0x22: b'\\"', 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x07: b"\\a",
+            0x08: b"\\b"}
+
+
 def repr_arg(value: bytes) -> bytes:
     """sdscatrepr: a double-quoted form that split_args turns back into ``value``."""
     out = bytearray(b'"')
     for c in value:
-        if c == 0x5C:
-            out += b"\\\\"
-        elif c == 0x22:
-            out += b'\\"'
-        elif c == 0x0A:
-            out += b"\\n"
-        elif c == 0x0D:
-            out += b"\\r"
-        elif c == 0x09:
-            out += b"\\t"
-        elif c == 0x07:
-            out += b"\\a"
-        elif c == 0x08:
-            out += b"\\b"
+        escaped = _ESCAPES.get(c)
+        if escaped is not None:
+            out += escaped
         elif 0x20 <= c <= 0x7E:
             out.append(c)
         else:
