@@ -42,8 +42,6 @@ PERSIST_CEILING = PREFIX_LAYER["engine.resp"]
 # Known violations another change of issue 14 removes: (file, imported module) -> why.
 # The test fails on an entry that no longer matches an import: delete it then.
 ALLOWED = {
-    ("persist/manifest.py", "engine.server.config"):
-        "split_args/repr_arg move to engine/resp/args.py (the `config` change)",
     ("engine/commands/persistence.py", "persist.errors"):
         "SAVE/BGSAVE/BGREWRITEAOF move to the api layer (the `table` change)",
     ("pipeline/examples/demo.py", "engine.server.testing"):
