@@ -24,6 +24,8 @@ Owning a data directory
     DirectoryLock       the lock that makes a process a data directory's one owner
     DirectoryInUse      raised when another process owns it
     LOCK_NAME           the lock file's name (its presence marks a data directory)
+    SNAPSHOT_FILENAME   the snapshot's default file name (the dbfilename default)
+    fsync_dir           makes a directory's entries durable (after a rename in it)
 Errors
     PersistError        any persistence failure with a message for the user
     CorruptFileError    a damaged file (path, offset of the last good byte, reason)
@@ -57,6 +59,8 @@ _HOMES = {
     "DirectoryLock": ("persist.directory_lock", "DirectoryLock"),
     "DirectoryInUse": ("persist.directory_lock", "DirectoryInUse"),
     "LOCK_NAME": ("persist.directory_lock", "LOCK_NAME"),
+    "SNAPSHOT_FILENAME": ("persist.snapshot", "DEFAULT_FILENAME"),
+    "fsync_dir": ("persist.files", "fsync_dir"),
     "PersistError": ("persist.errors", "PersistError"),
     "CorruptFileError": ("persist.errors", "CorruptFileError"),
     "TruncatedFileError": ("persist.errors", "TruncatedFileError"),

@@ -5,7 +5,8 @@ Every `import`, `from ... import` and `cimport` of engine/, persist/, tools/ and
 given the layer of the module it names, and an import that goes up fails the test with the
 file, the line and both layers. Two narrower rules sit on top: persist/ uses nothing of the
 engine above engine.resp (the rest the engine hands it at run time), and tools/ and
-pipeline/ use only the public API of `engine` and `persist` (their `__all__`).
+pipeline/ use only the public API of `engine` and `persist` (their `__all__`), and the engine
+uses persistence only through `persist`'s.
 """
 from __future__ import annotations
 
@@ -154,6 +155,13 @@ def violation(imp: Import, apis: dict) -> Optional[str]:
         return (f"{where}: {home} ({LAYERS[layer_of(home)]}) imports {imp.module} "
                 f"({LAYERS[layer_of(imp.module)]}); {top} may use only the public API of "
                 f"{' and '.join(apis)} (`from engine import ...`, `from persist import ...`)")
+    if top == "engine" and imp.module.split(".")[0] == "persist":
+        if imp.module != "persist":
+            return (f"{where}: {home} imports {imp.module}; the engine uses persistence "
+                    f"through its public API only (`from persist import ...`)")
+        private = sorted(set(imp.names) - apis["persist"])
+        if private:
+            return f"{where}: {home} uses persist.{', '.join(private)}, not in persist.__all__"
     source = layer_of(home)
     for target in _targets(imp):
         reached = layer_of(target)
