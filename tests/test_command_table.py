@@ -17,7 +17,7 @@ from engine.api.session import Hub, QUEUED, Session
 from engine.commands.table import (COMMANDS, ENGINE_COMMANDS, FLAG_ORDER, cmd, command,
                                    family)
 from engine.core.errors import ResponseError
-from engine.server.config import ServerConfig
+from engine.server.config.server_config import ServerConfig
 from engine.server.server import Server
 from engine.server.session import ServerSession
 from engine.server.testing import free_port, raw_socket, read_all

@@ -7,7 +7,7 @@ import logging
 from engine.commands.table import command
 from engine.core.errors import SYNTAX, ResponseError
 from engine.resp.reply import OK, Status
-from persist.errors import PersistError
+from persist import PersistError
 
 NOT_PERSISTENT = "ERR persistence is off: this engine was created without a data directory"
 

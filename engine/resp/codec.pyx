@@ -81,7 +81,7 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memmove
 
 from engine.resp.reply import Status
-from engine.commands.parsing cimport string2ll
+from engine.resp.numbers cimport string2ll
 from engine.resp.writer cimport (EncodedReply, wb_reserve, put_ll, put_hdr, put_lit,
                                  put_bulk, put_simple)
 
@@ -235,8 +235,9 @@ cdef object split_args(const unsigned char* line, Py_ssize_t n):
 
 
 def split_inline(line):
-    """sdssplitargs for one inline request line (bytes without the newline):
-    the argv, or None when the quotes are unbalanced. Exposed for tests."""
+    """sdssplitargs for one line (bytes without the newline): the argv, or None
+    when the quotes are unbalanced. The inline requests' splitter, shared through
+    engine.resp.args.split_args (configuration lines, the AOF manifest)."""
     cdef bytes b = bytes(line)
     if b"\0" in b:
         raise ValueError("an inline request line cannot hold NUL bytes")

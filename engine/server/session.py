@@ -11,7 +11,7 @@ from engine.resp.reply import NULL_ARRAY, OK
 from engine.server.blocking import ServerBlockedRead
 from engine.commands.table import layer_commands
 from engine.server.command_info import command_command
-from engine.server.config import config_command
+from engine.server.config.config_command import config_command
 from engine.server.info import render_info
 from engine.api.session import CLIENT_HELP, Session, Verbatim
 from engine.resp.reply import Status
