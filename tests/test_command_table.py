@@ -105,7 +105,7 @@ def probe_command() -> Iterator[None]:
     try:
         yield
     finally:
-        del COMMANDS[b"probe"], ENGINE_COMMANDS[b"probe"]
+        del COMMANDS[b"probe"], ENGINE_COMMANDS[b"probe"], ENGINE_COMMANDS[b"PROBE"]
 
 
 @contextlib.contextmanager

@@ -7,12 +7,13 @@ from engine.commands.context cimport CommandContext
 
 
 cdef inline int report_command(object hub, CommandContext ctx, list touched, list woken,
-                               list events) except -1:
-    """touched/woken/events: the lists ctx held while the command ran."""
+                               list events, bint notify) except -1:
+    """touched/woken/events: the lists ctx held while the command ran; notify:
+    hub.notify_events (a caller running many commands reads it once)."""
     if touched and (hub.watchers or hub.blocked):
         hub.touched(ctx.db.index, touched)
     if woken and hub.blocked:
         hub.wake(ctx.db.index, woken)
-    if events and (hub.notify_events or events[len(events) - 1][1] == b"expired"):
+    if events and (notify or events[len(events) - 1][1] == b"expired"):
         hub.events(ctx.db.index, events)
     return 0

@@ -19,13 +19,17 @@ cpdef object resolve(list argv):
         spec = _commands.get(name.lower())
         if spec is None:
             raise unknown_command(argv)
-    return check(spec, argv)
+    return _check(spec, argv)
 
 
 cpdef object check(object spec, list argv):
     """Redis's lookup checks for argv, whose command is `spec`: the subcommand's record
     for a container (unless it runs alone: COMMAND), and the arity; raises their
     error."""
+    return _check(spec, argv)
+
+
+cdef inline object _check(object spec, list argv):
     cdef Py_ssize_t argc = len(argv)
     if spec.subcommands is not None and (argc >= 2 or not spec.base_ok):
         if argc < 2:

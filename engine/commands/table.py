@@ -407,7 +407,8 @@ COMMANDS: dict[bytes, Command] = _index(
 
 ENGINE_COMMANDS: dict[bytes, Command] = {}
 """The records the engine runs (Engine.execute): those with a handler, filled by
-@command. Session and server commands are unknown there."""
+@command, by lower- and upper-case name (the common spellings, found without
+lower()). Session and server commands are unknown there."""
 
 
 def command(name: str):
@@ -419,7 +420,7 @@ def command(name: str):
         if sub:
             record = container.subcommands[sub.encode()]
         record.handler = handler
-        ENGINE_COMMANDS[top.encode()] = container
+        ENGINE_COMMANDS[top.encode()] = ENGINE_COMMANDS[top.upper().encode()] = container
         return handler
     return bind
 

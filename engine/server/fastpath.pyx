@@ -160,6 +160,7 @@ def run_batch(object conn, list cmds):
     cdef object stat_obj, reply
     cdef int64_t start
     cdef bint fast = plain_session(session, hub)
+    cdef bint notify = hub.notify_events     # changes only through a slow-path command
     cdef bint ok
     try:
         for argv in cmds:
@@ -182,7 +183,7 @@ def run_batch(object conn, list cmds):
                             stat_obj = server.stat_for(argv)
                         (<CommandStat>stat_obj).record(now_ns() - start)
                         ok = True
-                    report_command(hub, ctx, touched, woken, events)
+                    report_command(hub, ctx, touched, woken, events, notify)
                     last = name
                     if ok:
                         if ctx.block is not None:
@@ -196,6 +197,7 @@ def run_batch(object conn, list cmds):
                     if not conn.call_slow(argv):
                         return n
                     fast = plain_session(session, hub)
+                    notify = hub.notify_events
             except Exception as exc:  # a bug must not kill the client
                 conn.internal_error(argv, exc)
             if hub.ready:
