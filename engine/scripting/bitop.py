@@ -31,15 +31,17 @@ def _signed(u: int) -> int:
 
 
 def library(lua: Any) -> tuple[dict, dict]:
-    def need(name: str, values: tuple) -> None:
-        for position, value in enumerate(values, 1):
+    def need(name: str, values: tuple, count: int) -> None:
+        """Every one of the first `count` arguments must be a number."""
+        for position in range(1, count + 1):
+            value = values[position - 1] if position <= len(values) else None
             if _bits(value) is None:
-                got = "no value" if value is None else _lua_type_name(value)
+                got = "no value" if position > len(values) else _lua_type_name(value)
                 raise LuaRaise(f"bad argument #{position} to '{name}' (number expected, got {got})".encode())
 
     def fold(name: str, op):
         def run(*args: Any) -> Any:
-            need(name, args or (None,))
+            need(name, args, max(len(args), 1))
             acc = _bits(args[0])
             for value in args[1:]:
                 acc = op(acc, _bits(value))
@@ -47,19 +49,21 @@ def library(lua: Any) -> tuple[dict, dict]:
         return run
 
     def unary(name: str, op):
-        def run(x: Any = None, *_: Any) -> Any:
-            need(name, (x,))
-            return _signed(op(_bits(x)))
+        def run(*args: Any) -> Any:
+            need(name, args, 1)
+            return _signed(op(_bits(args[0])))
         return run
 
     def shift(name: str, op):
-        def run(x: Any = None, n: Any = None, *_: Any) -> Any:
-            need(name, (x, n))
-            return _signed(op(_bits(x), _bits(n) & 31))
+        def run(*args: Any) -> Any:
+            need(name, args, 2)
+            return _signed(op(_bits(args[0]), _bits(args[1]) & 31))
         return run
 
-    def tohex(x: Any = None, n: Any = 8, *_: Any) -> Any:
-        need("tohex", (x, n))
+    def tohex(*args: Any) -> Any:
+        need("tohex", args, 1)
+        x, n = args[0], (args[1] if len(args) > 1 and args[1] is not None else 8)
+        need("tohex", (x, n), 2)
         digits = _signed(_bits(n))
         upper = digits < 0
         digits = min(abs(digits), 8)
@@ -85,6 +89,8 @@ def library(lua: Any) -> tuple[dict, dict]:
 
 
 def _lua_type_name(value: Any) -> str:
+    if value is None:
+        return "nil"
     if type(value) is bool:
         return "boolean"
     if type(value) is bytes:

@@ -6,6 +6,7 @@ are 1..n (holes allowed up to lua-cjson's sparseness rule) as an array; decoding
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 from lupa.lua51 import lua_type
@@ -99,7 +100,7 @@ def encode(value: Any, cfg: Config, depth: int = 0) -> str:
         elif type(key) in (int, float):
             name = '"' + _number(key, cfg) + '"'
         else:
-            raise JsonError("Cannot serialise table: table key must be a number or string")
+            raise JsonError(f"Cannot serialise {_type_name(key)}: table key must be a number or string")
         parts.append(name + ":" + encode(item, cfg, depth))
     return "{" + ",".join(parts) + "}"
 
@@ -142,11 +143,12 @@ class Decoder:
             end += 1
         word = self.text[pos:end].decode("latin-1")
         try:
-            if word.lower().lstrip("+-").startswith("0x"):
-                raise ValueError
             value = float(word)
         except ValueError:
-            raise self.fail("value", "invalid number", start) from None
+            try:                        # strtod reads hexadecimal too
+                value = float.fromhex(word)
+            except ValueError:
+                raise self.fail("value", "invalid number", start) from None
         self.pos = end
         return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
@@ -154,7 +156,7 @@ class Decoder:
         text, out = self.text, bytearray()
         while True:
             if pos >= len(text):
-                raise self.fail("value", "unexpected end of string", start)
+                raise self.fail("value", "unexpected end of string", pos)
             ch = text[pos]
             if ch == 34:
                 self.pos = pos + 1
@@ -170,10 +172,10 @@ class Decoder:
                 out += simple[esc]
                 pos += 2
             elif esc == "u":
-                code, pos = self.unicode(pos, start)
+                code, pos = self.unicode(pos, pos)
                 out += chr(code).encode("utf-8", "surrogatepass")
             else:
-                raise self.fail("value", "invalid escape code", start)
+                raise self.fail("value", "invalid escape code", pos)
 
     def unicode(self, pos: int, start: int) -> tuple[int, int]:
         def hex4(at: int) -> int:
@@ -188,7 +190,7 @@ class Decoder:
         if 0xD800 <= code <= 0xDBFF:
             if self.text[pos:pos + 2] != b"\\u":
                 raise self.fail("value", "invalid unicode escape code", start)
-            low = hex4(pos)
+            low = hex4(pos + 2)
             if not 0xDC00 <= low <= 0xDFFF:
                 raise self.fail("value", "invalid unicode escape code", start)
             code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
@@ -262,10 +264,15 @@ def library(lua: Any) -> tuple[dict, dict]:
 
     def guarded(f):
         def run(*args: Any) -> Any:
+            # each nesting level is a few Python frames: leave room for the configured depths
+            limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(limit, 4 * max(cfg.encode_depth, cfg.decode_depth) + 200))
             try:
                 return f(*args)
             except JsonError as err:
                 raise LuaRaise(str(err).encode()) from None
+            finally:
+                sys.setrecursionlimit(limit)
         return run
 
     def do_encode(*args: Any) -> Any:
@@ -304,7 +311,7 @@ def library(lua: Any) -> tuple[dict, dict]:
                 else:
                     setattr(cfg, ATTRS[name], bool(value) and value not in (b"off", 0))
             current = getattr(cfg, ATTRS[name])
-            return b"null" if current == "null" else (b"on" if current else b"off")
+            return b"null" if current == "null" else bool(current)
         return run
 
     def sparse(*args: Any) -> Any:
@@ -314,7 +321,7 @@ def library(lua: Any) -> tuple[dict, dict]:
             cfg.sparse_ratio = int(args[1])
         if len(args) > 2 and args[2] is not None:
             cfg.sparse_safe = int(args[2])
-        return (b"on" if cfg.sparse_convert else b"off"), cfg.sparse_ratio, cfg.sparse_safe
+        return cfg.sparse_convert, cfg.sparse_ratio, cfg.sparse_safe
 
     functions = {
         b"encode": guarded(do_encode), b"decode": guarded(do_decode),

@@ -139,14 +139,13 @@ def library(lua: Any) -> tuple[dict, dict]:
                                     object_pairs_hook=_Pairs, max_buffer_size=max(len(data), 1))
         unpacker.feed(data[offset:])
         values = []
+        total = len(data) - offset
         try:
-            while limit <= 0 or len(values) < limit:
+            while (limit <= 0 or len(values) < limit) and unpacker.tell() < total:
                 try:
                     values.append(to_lua(unpacker.unpack()))
                 except msgpack.OutOfData:
-                    if unpacker.tell() < len(data) - offset:
-                        raise LuaRaise(b"Missing bytes in input.") from None
-                    break
+                    raise LuaRaise(b"Missing bytes in input.") from None
         except (msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, ValueError):
             raise LuaRaise(b"Bad data format in input.") from None
         consumed = offset + unpacker.tell()

@@ -37,6 +37,8 @@ def options(fmt: str):
             continue
         if c == "!":
             max_align, i = _digits(fmt, i, 8)
+            if max_align & (max_align - 1):
+                raise StructError(f"alignment {max_align} is not a power of 2")
             continue
         if c in "iI":
             size, i = _digits(fmt, i, 4)
@@ -49,17 +51,17 @@ def options(fmt: str):
         elif c in SIZES:
             size = SIZES[c]
         else:
-            raise StructError(f"invalid format option '{c}'")
+            raise StructError(f"bad argument #1 to '{{name}}' (invalid format option '{c}')")
         yield c, size, little, max_align
 
 
 def _padding(offset: int, size: int, max_align: int, letter: str) -> int:
-    align = min(size, max_align)
-    if letter in "csx" or align <= 1:
+    """lua-struct's padding rule, kept as it computes it (sizes that are no power of two,
+    such as i3, pad by its bit arithmetic too)."""
+    if size == 0 or letter == "c":
         return 0
-    if align & (align - 1):
-        raise StructError("alignment must be power of 2")
-    return (align - (offset & (align - 1))) & (align - 1)
+    size = min(size, max_align)
+    return (size - (offset & (size - 1))) & (size - 1)
 
 
 def _to_int(value: Any) -> int:
@@ -78,7 +80,7 @@ def pack(fmt: bytes, *values: Any) -> bytes:
         if letter == "x":
             out.append(0)
             continue
-        position, value = next(args, (len(values) + 2, None))
+        position, value = next(args, (len(values) + 2, None))     # missing reads as nil
         if letter in "fd":
             if type(value) not in (int, float):
                 raise StructError(f"bad argument #{position} to 'pack' (number expected, got {_name(value)})")
@@ -92,8 +94,8 @@ def pack(fmt: bytes, *values: Any) -> bytes:
                 out += value + b"\0"
             else:
                 size = size or len(value)
-                if len(value) < size:
-                    raise StructError(f"bad argument #{position} to 'pack' (string too short)")
+                if len(value) < size:     # lua-struct names the argument after this one
+                    raise StructError(f"bad argument #{position + 1} to 'pack' (string too short)")
                 out += value[:size]
         else:
             try:
@@ -140,14 +142,14 @@ def size(fmt: bytes) -> int:
     total = 0
     for letter, item_size, _, max_align in options(fmt.decode("latin-1")):
         if letter == "s" or (letter == "c" and item_size == 0):
-            raise StructError("options 'c0' - 's' have undefined sizes")
+            raise StructError(f"bad argument #1 to 'size' (option '{letter}' has no fixed size)")
         total += _padding(total, item_size, max_align, letter) + item_size
     return total
 
 
 def _name(value: Any) -> str:
     if value is None:
-        return "no value"
+        return "nil"
     return {bool: "boolean", bytes: "string", int: "number", float: "number"}.get(type(value), "table")
 
 
@@ -155,11 +157,12 @@ def library(lua: Any) -> tuple[dict, dict]:
     def guarded(name: str, f):
         def run(fmt: Any = None, *args: Any) -> Any:
             if type(fmt) is not bytes:
-                raise LuaRaise(f"bad argument #1 to '{name}' (string expected, got {_name(fmt)})".encode())
+                got = "no value" if fmt is None else _name(fmt)
+                raise LuaRaise(f"bad argument #1 to '{name}' (string expected, got {got})".encode())
             try:
                 return f(fmt, *args)
             except StructError as err:
-                raise LuaRaise(str(err).encode()) from None
+                raise LuaRaise(str(err).replace("{name}", name).encode()) from None
         return run
 
     def do_unpack(fmt: bytes, data: Any = None, init: Any = 1, *_: Any) -> tuple:

@@ -26,6 +26,7 @@ LOG_LEVELS = (logging.DEBUG, logging.INFO, logging.INFO, logging.WARNING)
 REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
 NO_ARGUMENTS = b"ERR Please specify at least one argument for this redis lib call"
 BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
+WRONG_ARGUMENTS = b"ERR wrong number or type of arguments"
 
 log = logging.getLogger("sluice.scripting")
 
@@ -51,32 +52,65 @@ class ScriptRuntime:
         table = lua.table_from
         self._table = table
         self._to_lua = ReplyToLua(lua)
+        api = self._reply_errors
         redis = {
             b"call": self._redis_call, b"pcall": self._redis_pcall,
             b"error_reply": self._error_reply, b"status_reply": self._status_reply,
-            b"sha1hex": self._sha1hex, b"log": self._log, b"setresp": self._setresp,
-            b"set_repl": self._set_repl, b"replicate_commands": lambda *a: True,
-            b"breakpoint": lambda *a: False, b"debug": lambda *a: None,
-            b"acl_check_cmd": self._acl_check_cmd,
+            b"sha1hex": api(self._sha1hex), b"log": api(self._log),
+            b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),
+            b"replicate_commands": lambda *a: True, b"breakpoint": lambda *a: False,
+            b"debug": lambda *a: None, b"acl_check_cmd": api(self._acl_check_cmd),
             b"REDIS_VERSION": redis_version.encode(),
             b"REDIS_VERSION_NUM": version_number(redis_version),
             b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3,
             **{name.encode(): flag for name, flag in REPL_FLAGS.items()},
         }
-        libraries = {}
-        for name, module in (("bit", bitop), ("cjson", cjson), ("cmsgpack", cmsgpack),
-                             ("struct", lstruct)):
-            functions, constants = module.library(lua)
-            libraries[name.encode()] = table({**functions, **constants})
+        libraries = {name.encode(): self._c_library(module.library)
+                     for name, module in (("bit", bitop), ("cjson", cjson),
+                                          ("cmsgpack", cmsgpack), ("struct", lstruct))}
         hooks = table({
-            b"error_value": _error_value,
-            b"random": self._random.lua_random(), b"randomseed": self._random.lua_randomseed(),
+            b"error_value": _error_value, b"set_where": self._set_where,
+            b"random": self._located(self._random.lua_random()),
+            b"randomseed": self._located(self._random.lua_randomseed()),
             b"redis": table(redis), b"libraries": table(libraries),
         })
         # the chunk's name marks its frames as ours (the error handler skips them)
         setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
             SANDBOX_SOURCE.encode())
         self._compile, self._run = setup(hooks)
+
+    def _set_where(self, where: Any) -> None:
+        self._where = where
+
+    def _c_library(self, make: Callable) -> Any:
+        """A library table whose functions fail as C library functions do (cjson.new makes
+        another, with settings of its own)."""
+        functions, constants = make(self.lua)
+        located = {name: self._located(f) for name, f in functions.items()}
+        if make is cjson.library:
+            located[b"new"] = lambda *args: self._c_library(make)
+        return self._table({**located, **constants})
+
+    def _located(self, f: Callable) -> Callable:
+        """f's failures carry the caller's position, as luaL_error puts it in front."""
+        def run(*args: Any) -> Any:
+            try:
+                return f(*args)
+            except LuaRaise as failure:
+                if type(failure.value) is bytes:
+                    failure.value = self._where() + failure.value
+                raise
+        return run
+
+    def _reply_errors(self, f: Callable) -> Callable:
+        """f's failures as Redis raises its own: an {err=...} table."""
+        def run(*args: Any) -> Any:
+            try:
+                return f(*args)
+            except LuaRaise as failure:
+                failure.value = self._table({b"err": failure.value})
+                raise
+        return run
 
     # -- compiling and running -------------------------------------------------------------
 
@@ -145,13 +179,12 @@ class ScriptRuntime:
 
     def _error_reply(self, *args: Any) -> Any:
         if len(args) != 1 or type(args[0]) is not bytes:
-            raise LuaRaise(b"ERR wrong number or type of arguments")
-        msg = args[0]
-        return self._table({b"err": msg[1:] if msg[:1] == b"-" else b"ERR " + msg})
+            return self._table({b"err": WRONG_ARGUMENTS})
+        return self._table({b"err": error_code_text(args[0])})
 
     def _status_reply(self, *args: Any) -> Any:
         if len(args) != 1 or type(args[0]) is not bytes:
-            raise LuaRaise(b"ERR wrong number or type of arguments")
+            return self._table({b"err": WRONG_ARGUMENTS})
         return self._table({b"ok": args[0]})
 
     def _sha1hex(self, *args: Any) -> Any:
@@ -198,6 +231,16 @@ class ScriptRuntime:
         if type(name) is not bytes or (self._is_command and not self._is_command(name)):
             raise LuaRaise(b"ERR Invalid command passed to redis.acl_check_cmd()")
         return True
+
+
+def error_code_text(msg: bytes) -> bytes:
+    """An error text as redis.error_reply stores it: "-CODE text" loses its dash, and a
+    text without a code (no space after the dash, or no dash) gets ERR."""
+    if msg[:1] == b"-":
+        msg = msg[1:]
+        if b" " in msg:
+            return msg
+    return b"ERR " + msg
 
 
 def format_lua_tostring(value: Any) -> bytes:

@@ -38,9 +38,21 @@ local function plain(err)
   if type(err) == 'userdata' then return error_value(err) end
   return err
 end
+-- Redis's pcall hands a script the text of an {err=...} error, not the table.
 local function settle(ok, ...)
   if ok then return ok, ... end
-  return false, plain((...))
+  local err = plain((...))
+  if type(err) == 'table' and type(rawget(err, 'err')) == 'string' then err = err.err end
+  return false, err
+end
+
+-- A base function's own errors, raised as if the script had called it directly: argument
+-- errors name the function and point at the script's line, the others point nowhere.
+local function as_caller(name, ok, ...)
+  if ok then return ... end
+  local msg = (...)
+  if msg:sub(1, 13) ~= 'bad argument ' then error(msg, 0) end
+  error((msg:gsub("to '%?'", "to '" .. name .. "'", 1)), 3)
 end
 
 local G = {}
@@ -54,18 +66,26 @@ G.xpcall = function(f, handler)
   return xpcall(f, function(err) return handler(plain(err)) end)
 end
 
-G.next = function(t, k) return next(behind[t] or t, k) end
+G.next = function(t, k)
+  local key, value = as_caller('next', pcall(next, behind[t] or t, k))
+  return key, value
+end
 local see_through_next = G.next
 G.pairs = function(t) return see_through_next, t, nil end
-G.rawget = function(t, k) return rawget(behind[t] or t, k) end
+G.rawget = function(t, k)
+  local value = as_caller('rawget', pcall(rawget, behind[t] or t, k))
+  return value
+end
 G.rawset = function(t, k, v)
   if behind[t] then error(READONLY, 0) end
-  return rawset(t, k, v)
+  local result = as_caller('rawset', pcall(rawset, t, k, v))
+  return result
 end
 G.getmetatable = function(t) return getmetatable(behind[t] or t) end
 G.setmetatable = function(t, mt)
   if behind[t] then error(READONLY, 0) end
-  return setmetatable(t, mt)
+  local result = as_caller('setmetatable', pcall(setmetatable, t, mt))
+  return result
 end
 
 local math_lib = {}
@@ -106,6 +126,14 @@ local function on_error(err)
   if info then return {err = msg, source = info.source, line = info.currentline} end
   return {err = msg}
 end
+
+-- Where a C function's error points: the line of the script that called it.
+local function where()
+  local info = debug_getinfo(3, 'Sl')
+  if info and info.currentline > 0 then return info.short_src .. ':' .. info.currentline .. ': ' end
+  return ''
+end
+hooks.set_where(where)
 
 local function compile(body, name)
   local fn, msg = loadstring(body, name)
