@@ -27,6 +27,25 @@ def lua_number_to_integer(n: float | int) -> int:
     return int(n)
 
 
+def lua_tointeger(value: Any) -> int | None:
+    """lua_tonumber then a C cast to int: numbers and numeric strings (spaces, hex) count,
+    fractions are truncated; anything else is None."""
+    if type(value) is bytes:
+        text = value.decode("latin-1").strip()
+        try:
+            value = float(text)
+        except ValueError:
+            try:
+                value = float(int(text, 16)) if text.lower().lstrip("-").startswith("0x") else None
+            except ValueError:
+                value = None
+    if type(value) is int:
+        return value
+    if type(value) is float and value == value and abs(value) != math.inf:
+        return int(value)
+    return None
+
+
 def format_number_arg(n: float | int) -> bytes:
     """A Lua number passed to redis.call as Redis 7 spells it (%.17g, C's nan sign)."""
     if type(n) is int and -10**17 < n < 10**17:

@@ -14,7 +14,7 @@ from lupa.lua51 import LuaRuntime
 
 from engine.core.errors import ResponseError
 from engine.scripting import bitop, cjson, cmsgpack, lstruct
-from engine.scripting.convert import ReplyToLua, format_number_arg, lua_to_reply
+from engine.scripting.convert import ReplyToLua, format_number_arg, lua_to_reply, lua_tointeger
 from engine.scripting.errors import LuaRaise, ScriptFailure, call_error_text, script_error_text
 from engine.scripting.random48 import Random48
 from engine.scripting.sandbox import SANDBOX_SOURCE
@@ -22,7 +22,7 @@ from engine.scripting.sandbox import SANDBOX_SOURCE
 Call = Callable[[list], Any]
 """argv (a list of bytes) -> the command's reply; raises ResponseError."""
 
-LOG_LEVELS = (logging.DEBUG, logging.INFO, logging.INFO, logging.WARNING)
+LOG_LEVELS = (logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)   # redis.LOG_*
 REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
 NO_ARGUMENTS = b"ERR Please specify at least one argument for this redis lib call"
 BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
@@ -54,7 +54,7 @@ class ScriptRuntime:
         self._to_lua = ReplyToLua(lua)
         api = self._reply_errors
         redis = {
-            b"call": self._redis_call, b"pcall": self._redis_pcall,
+            b"call": api(self._dispatch), b"pcall": self._redis_pcall,
             b"error_reply": self._error_reply, b"status_reply": self._status_reply,
             b"sha1hex": api(self._sha1hex), b"log": api(self._log),
             b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),
@@ -140,7 +140,7 @@ class ScriptRuntime:
 
     # -- what scripts call -----------------------------------------------------------------
 
-    def _dispatch(self, args: tuple) -> Any:
+    def _dispatch(self, *args: Any) -> Any:
         """Runs a command for redis.call/pcall: the Lua value of its reply, or LuaRaise with
         the error text (the {err=...} table is made by the caller)."""
         if not args:
@@ -164,16 +164,9 @@ class ScriptRuntime:
             return reply
         return self._to_lua.convert(reply, resp3)
 
-    def _redis_call(self, *args: Any) -> Any:
-        try:
-            return self._dispatch(args)
-        except LuaRaise as failure:
-            failure.value = self._table({b"err": failure.value})
-            raise
-
     def _redis_pcall(self, *args: Any) -> Any:
         try:
-            return self._dispatch(args)
+            return self._dispatch(*args)
         except LuaRaise as failure:
             return self._table({b"err": failure.value})
 
@@ -198,28 +191,29 @@ class ScriptRuntime:
     def _log(self, *args: Any) -> Any:
         if len(args) < 2:
             raise LuaRaise(b"ERR redis.log() requires two arguments or more.")
-        level = args[0]
-        if type(level) not in (int, float):
+        level = lua_tointeger(args[0])
+        if level is None:
             raise LuaRaise(b"ERR First argument must be a number (log level).")
         if not 0 <= level <= 3:
             raise LuaRaise(b"ERR Invalid debug level.")
         words = [format_lua_tostring(a) if type(a) is not bytes else a for a in args[1:]]
-        log.log(LOG_LEVELS[int(level)], "%s", b" ".join(words).decode("utf-8", "replace"))
+        log.log(LOG_LEVELS[level], "%s", b" ".join(words).decode("utf-8", "replace"))
         return None
 
     def _setresp(self, *args: Any) -> Any:
         if len(args) != 1:
             raise LuaRaise(b"ERR redis.setresp() requires one argument.")
-        if args[0] not in (2, 3):
+        version = lua_tointeger(args[0])
+        if version not in (2, 3):
             raise LuaRaise(b"ERR RESP version must be 2 or 3.")
-        self.resp3 = args[0] == 3
+        self.resp3 = version == 3
         return None
 
     def _set_repl(self, *args: Any) -> Any:
         if len(args) != 1:
             raise LuaRaise(b"ERR redis.set_repl() requires two arguments.")
-        flags = args[0]
-        if type(flags) is not int or flags & ~3:
+        flags = lua_tointeger(args[0])
+        if flags is None or flags & ~3:
             raise LuaRaise(b"ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
                            b"REPL_ALL or REPL_NONE.")
         return None
