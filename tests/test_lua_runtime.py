@@ -262,7 +262,9 @@ REDIS_API = [
     "math.randomseed(7); return tostring(math.random())",
     "math.randomseed(-3); return math.random(1000)", "math.randomseed(1); return math.random(0)",
     "math.randomseed(1); return math.random(3, 1)", "return math.random(1, 2, 3)",
-    "math.randomseed(2^40); return math.random(1000)",
+    "math.randomseed(2^40); return math.random(1000)", "return math.random('x')",
+    "return math.random(1, {})", "math.randomseed('5'); return math.random('10')",
+    "return math.randomseed('x')", "return math.randomseed()", "math.randomseed(3.9); return math.random(7.9)",
 ]
 
 KEYS_AND_ARGS = [
@@ -474,18 +476,15 @@ GENERATED = (_generated_bit_snippets(RNG, 40) + _generated_cjson_snippets(RNG, 6
              + _generated_conversion_snippets(RNG, 40))
 
 
-@pytest.mark.parametrize("script", CONVERSIONS)
-def test_conversions(both: Both, script: str) -> None:
-    both.check(script)
+SNIPPETS = [pytest.param(script, id=f"{group}-{index}")
+            for group, scripts in (("conversions", CONVERSIONS), ("errors", ERRORS),
+                                   ("redis", REDIS_API), ("cjson", CJSON), ("cmsgpack", CMSGPACK),
+                                   ("struct", STRUCT), ("bit", BIT), ("generated", GENERATED))
+            for index, script in enumerate(scripts)]
 
 
-@pytest.mark.parametrize("script", ERRORS)
-def test_errors(both: Both, script: str) -> None:
-    both.check(script)
-
-
-@pytest.mark.parametrize("script", REDIS_API)
-def test_redis_api(both: Both, script: str) -> None:
+@pytest.mark.parametrize("script", SNIPPETS)
+def test_snippet(both: Both, script: str) -> None:
     both.check(script)
 
 
@@ -497,31 +496,6 @@ def test_keys_and_args(both: Both, script: str, keys: tuple, args: tuple) -> Non
 @pytest.mark.parametrize("number", NUMBER_ARGS)
 def test_number_arguments(both: Both, number: str) -> None:
     both.check(f"redis.call('set', 'fk', {number}); return redis.call('get', 'fk')")
-
-
-@pytest.mark.parametrize("script", CJSON)
-def test_cjson(both: Both, script: str) -> None:
-    both.check(script)
-
-
-@pytest.mark.parametrize("script", CMSGPACK)
-def test_cmsgpack(both: Both, script: str) -> None:
-    both.check(script)
-
-
-@pytest.mark.parametrize("script", STRUCT)
-def test_struct(both: Both, script: str) -> None:
-    both.check(script)
-
-
-@pytest.mark.parametrize("script", BIT)
-def test_bit(both: Both, script: str) -> None:
-    both.check(script)
-
-
-@pytest.mark.parametrize("script", GENERATED)
-def test_generated(both: Both, script: str) -> None:
-    both.check(script)
 
 
 # -- what the oracle cannot show ------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from engine.scripting.convert import lua_type_name
 from engine.scripting.errors import LuaRaise
 
 ROUNDING = 6755399441055744.0       # 2**52 + 2**51: adding it leaves the low 32 bits rounded
@@ -36,7 +37,7 @@ def library(lua: Any) -> tuple[dict, dict]:
         for position in range(1, count + 1):
             value = values[position - 1] if position <= len(values) else None
             if _bits(value) is None:
-                got = "no value" if position > len(values) else _lua_type_name(value)
+                got = "no value" if position > len(values) else lua_type_name(value)
                 raise LuaRaise(f"bad argument #{position} to '{name}' (number expected, got {got})".encode())
 
     def fold(name: str, op):
@@ -88,11 +89,3 @@ def library(lua: Any) -> tuple[dict, dict]:
     return {name.encode(): f for name, f in functions.items()}, {}
 
 
-def _lua_type_name(value: Any) -> str:
-    if value is None:
-        return "nil"
-    if type(value) is bool:
-        return "boolean"
-    if type(value) is bytes:
-        return "string"
-    return "table"

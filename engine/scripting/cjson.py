@@ -11,6 +11,7 @@ from typing import Any
 
 from lupa.lua51 import lua_type
 
+from engine.scripting.convert import lua_type_name
 from engine.scripting.errors import LuaRaise
 
 ESCAPES = {i: b"\\u%04x" % i for i in range(32)}
@@ -100,7 +101,7 @@ def encode(value: Any, cfg: Config, depth: int = 0) -> str:
         elif type(key) in (int, float):
             name = '"' + _number(key, cfg) + '"'
         else:
-            raise JsonError(f"Cannot serialise {_type_name(key)}: table key must be a number or string")
+            raise JsonError(f"Cannot serialise {lua_type_name(key)}: table key must be a number or string")
         parts.append(name + ":" + encode(item, cfg, depth))
     return "{" + ",".join(parts) + "}"
 
@@ -288,7 +289,7 @@ def library(lua: Any) -> tuple[dict, dict]:
             text = b"%.14g" % text
         if type(text) is not bytes:
             raise LuaRaise(b"bad argument #1 to 'decode' (string expected, got "
-                           + _type_name(text).encode() + b")")
+                           + lua_type_name(text).encode() + b")")
         return Decoder(text, cfg).document()
 
     def setting(name: str, lo: int, hi: int):
@@ -341,9 +342,3 @@ ATTRS = {"encode_number_precision": "precision", "encode_max_depth": "encode_dep
          "encode_invalid_numbers": "encode_invalid", "decode_invalid_numbers": "decode_invalid"}
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "no value"
-    if type(value) is bool:
-        return "boolean"
-    return lua_type(value) or "userdata"

@@ -27,6 +27,20 @@ def lua_number_to_integer(n: float | int) -> int:
     return int(n)
 
 
+def lua_type_name(value: Any) -> str:
+    """The Lua type of a value lupa handed Python, as Lua's type() names it."""
+    if value is None:
+        return "nil"
+    t = type(value)
+    if t is bool:
+        return "boolean"
+    if t is bytes:
+        return "string"
+    if t is int or t is float:
+        return "number"
+    return lua_type(value) or "userdata"
+
+
 def lua_tointeger(value: Any) -> int | None:
     """lua_tonumber then a C cast to int: numbers and numeric strings (spaces, hex) count,
     fractions are truncated; anything else is None."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from engine.scripting.convert import lua_type_name
 from engine.scripting.errors import LuaRaise
 
 SIZES = {"b": 1, "B": 1, "h": 2, "H": 2, "l": 8, "L": 8, "T": 8, "i": 4, "I": 4,
@@ -83,13 +84,13 @@ def pack(fmt: bytes, *values: Any) -> bytes:
         position, value = next(args, (len(values) + 2, None))     # missing reads as nil
         if letter in "fd":
             if type(value) not in (int, float):
-                raise StructError(f"bad argument #{position} to 'pack' (number expected, got {_name(value)})")
+                raise StructError(f"bad argument #{position} to 'pack' (number expected, got {lua_type_name(value)})")
             out += struct.pack(("<" if little else ">") + letter, value)
         elif letter in "cs":
             if type(value) in (int, float):
                 value = b"%.14g" % value
             if type(value) is not bytes:
-                raise StructError(f"bad argument #{position} to 'pack' (string expected, got {_name(value)})")
+                raise StructError(f"bad argument #{position} to 'pack' (string expected, got {lua_type_name(value)})")
             if letter == "s":
                 out += value + b"\0"
             else:
@@ -101,7 +102,7 @@ def pack(fmt: bytes, *values: Any) -> bytes:
             try:
                 n = _to_int(value)
             except (TypeError, ValueError):
-                raise StructError(f"bad argument #{position} to 'pack' (number expected, got {_name(value)})") from None
+                raise StructError(f"bad argument #{position} to 'pack' (number expected, got {lua_type_name(value)})") from None
             out += (n & ((1 << (8 * size)) - 1)).to_bytes(size, "little" if little else "big")
     return bytes(out)
 
@@ -147,17 +148,11 @@ def size(fmt: bytes) -> int:
     return total
 
 
-def _name(value: Any) -> str:
-    if value is None:
-        return "nil"
-    return {bool: "boolean", bytes: "string", int: "number", float: "number"}.get(type(value), "table")
-
-
 def library(lua: Any) -> tuple[dict, dict]:
     def guarded(name: str, f):
         def run(fmt: Any = None, *args: Any) -> Any:
             if type(fmt) is not bytes:
-                got = "no value" if fmt is None else _name(fmt)
+                got = "no value" if fmt is None else lua_type_name(fmt)
                 raise LuaRaise(f"bad argument #1 to '{name}' (string expected, got {got})".encode())
             try:
                 return f(fmt, *args)
@@ -167,7 +162,7 @@ def library(lua: Any) -> tuple[dict, dict]:
 
     def do_unpack(fmt: bytes, data: Any = None, init: Any = 1, *_: Any) -> tuple:
         if type(data) is not bytes:
-            raise StructError(f"bad argument #2 to 'unpack' (string expected, got {_name(data)})")
+            raise StructError(f"bad argument #2 to 'unpack' (string expected, got {lua_type_name(data)})")
         return unpack(fmt, data, int(init))
 
     return ({b"pack": guarded("pack", pack), b"unpack": guarded("unpack", do_unpack),

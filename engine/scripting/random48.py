@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from engine.scripting.convert import lua_tointeger, lua_type_name
 from engine.scripting.errors import LuaRaise
 
 MULTIPLIER = 0x5DEECE66D
@@ -33,12 +34,13 @@ class Random48:
                 return r
             if len(args) > 2:
                 raise LuaRaise(b"wrong number of arguments")
-            if not all(type(a) in (int, float) for a in args):
-                raise LuaRaise(f"bad argument #{_first_bad(args)} to 'random' (number expected)".encode())
-            if len(args) == 1:
-                low, high, position = 1, int(args[0]), 1
-            else:
-                low, high, position = int(args[0]), int(args[1]), 2
+            bounds = [lua_tointeger(a) for a in args]
+            for position, (arg, bound) in enumerate(zip(args, bounds), 1):
+                if bound is None:
+                    raise LuaRaise(f"bad argument #{position} to 'random' (number expected, "
+                                   f"got {lua_type_name(arg)})".encode())
+            low, high = (1, bounds[0]) if len(bounds) == 1 else bounds
+            position = len(bounds)
             if low > high:
                 raise LuaRaise(f"bad argument #{position} to 'random' (interval is empty)".encode())
             return math.floor(r * (high - low + 1)) + low
@@ -46,12 +48,11 @@ class Random48:
 
     def lua_randomseed(self):
         def randomseed(*args: Any) -> Any:
-            if not args or type(args[0]) not in (int, float):
-                raise LuaRaise(b"bad argument #1 to 'randomseed' (number expected, got no value)")
-            self.seed(int(args[0]))
+            seed = lua_tointeger(args[0]) if args else None
+            if seed is None:
+                got = lua_type_name(args[0]) if args else "no value"
+                raise LuaRaise(f"bad argument #1 to 'randomseed' (number expected, got {got})".encode())
+            self.seed(seed)
             return None
         return randomseed
 
-
-def _first_bad(args: tuple) -> int:
-    return next(i for i, a in enumerate(args, 1) if type(a) not in (int, float))
