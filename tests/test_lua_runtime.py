@@ -318,7 +318,9 @@ CJSON = [
     "return cjson.encode_number_precision()", "return cjson.encode_max_depth()",
     "return cjson.decode_max_depth()", "return cjson.encode_invalid_numbers()",
     "return cjson.decode_invalid_numbers()", "return cjson._NAME", "return cjson._VERSION",
-    "return cjson.new().encode({1})", "local c = cjson.new(); c.encode_max_depth(2); return {pcall(c.encode, {{{1}}})}",
+    "return cjson.new().encode({1})",
+    "return cjson.encode({alpha=1, beta=2, gamma={x=1,y=2,z=3}, delta='d', k0=1, k1=2, k2=3})",
+    "local t = {} for i = 1, 50 do t['key' .. i] = i end return cjson.encode(t)", "local c = cjson.new(); c.encode_max_depth(2); return {pcall(c.encode, {{{1}}})}",
     "local c = cjson.new(); c.encode_number_precision(3); return c.encode(1/3)",
 ]
 
@@ -388,12 +390,12 @@ def _generated_bit_snippets(rng: random.Random, count: int) -> list[str]:
     return out
 
 
-def _lua_literal(value, rng: random.Random) -> str:
+def _lua_literal(value) -> str:
     if isinstance(value, dict):
-        return "{" + ", ".join(f"[{_lua_literal(k, rng)}]={_lua_literal(v, rng)}"
+        return "{" + ", ".join(f"[{_lua_literal(k)}]={_lua_literal(v)}"
                                for k, v in value.items()) + "}"
     if isinstance(value, list):
-        return "{" + ", ".join(_lua_literal(v, rng) for v in value) + "}"
+        return "{" + ", ".join(_lua_literal(v) for v in value) + "}"
     if isinstance(value, str):
         return "'" + "".join(c if c.isalnum() else "\\%d" % ord(c) for c in value) + "'"
     if isinstance(value, bool):
@@ -415,35 +417,24 @@ def _random_value(rng: random.Random, depth: int = 0):
         return "cjson.null"
     if kind == 5:
         return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {f"k{i}": _random_value(rng, depth + 1) for i in range(rng.randint(1, 1))}
+    # several keys: the object's key order is Lua's table order on both sides
+    return {f"k{i}": _random_value(rng, depth + 1) for i in range(rng.randint(1, 4))}
 
 
-def _literal(value, rng: random.Random) -> str:
+def _literal(value) -> str:
     if value == "cjson.null":
         return "cjson.null"
     if isinstance(value, list):
-        return "{" + ", ".join(_literal(v, rng) for v in value) + "}"
+        return "{" + ", ".join(_literal(v) for v in value) + "}"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}={_literal(v, rng)}" for k, v in value.items()) + "}"
-    return _lua_literal(value, rng)
+        return "{" + ", ".join(f"{k}={_literal(v)}" for k, v in value.items()) + "}"
+    return _lua_literal(value)
 
 
-def _generated_cjson_snippets(rng: random.Random, count: int) -> list[str]:
-    out = []
-    for _ in range(count):
-        literal = _literal(_random_value(rng), rng)
-        out.append(f"local v = {literal}; local s = cjson.encode(v); "
-                   f"return {{s, cjson.encode(cjson.decode(s))}}")
-    return out
-
-
-def _generated_cmsgpack_snippets(rng: random.Random, count: int) -> list[str]:
-    out = []
-    for _ in range(count):
-        literal = _literal(_random_value(rng), rng).replace("cjson.null", "false")
-        out.append(f"local p = cmsgpack.pack({literal}); "
-                   f"return {{p, cmsgpack.pack(cmsgpack.unpack(p))}}")
-    return out
+def _value_snippets(rng: random.Random, count: int, null: str, make) -> list[str]:
+    """`count` scripts, each made by make(literal) from a random nested Lua value (with
+    `null` standing for cjson.null where the library has no such value)."""
+    return [make(_literal(_random_value(rng)).replace("cjson.null", null)) for _ in range(count)]
 
 
 def _generated_struct_snippets(rng: random.Random, count: int) -> list[str]:
@@ -461,19 +452,14 @@ def _generated_struct_snippets(rng: random.Random, count: int) -> list[str]:
     return out
 
 
-def _generated_conversion_snippets(rng: random.Random, count: int) -> list[str]:
-    out = []
-    for _ in range(count):
-        value = _random_value(rng)
-        literal = _literal(value, rng).replace("cjson.null", "nil")
-        out.append(f"return {literal}")
-    return out
-
-
 RNG = random.Random(15)
-GENERATED = (_generated_bit_snippets(RNG, 40) + _generated_cjson_snippets(RNG, 60)
-             + _generated_cmsgpack_snippets(RNG, 40) + _generated_struct_snippets(RNG, 40)
-             + _generated_conversion_snippets(RNG, 40))
+GENERATED = (
+    _generated_bit_snippets(RNG, 40) + _generated_struct_snippets(RNG, 40)
+    + _value_snippets(RNG, 60, "cjson.null", lambda v: f"local s = cjson.encode({v}); "
+                      "return {s, cjson.encode(cjson.decode(s))}")
+    + _value_snippets(RNG, 40, "false", lambda v: f"local p = cmsgpack.pack({v}); "
+                      "return {p, cmsgpack.pack(cmsgpack.unpack(p))}")
+    + _value_snippets(RNG, 40, "nil", lambda v: f"return {v}"))
 
 
 SNIPPETS = [pytest.param(script, id=f"{group}-{index}")
