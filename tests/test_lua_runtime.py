@@ -190,6 +190,17 @@ ERRORS = [
     "return tostring()", "return table.concat({{}})", "setmetatable(1, {})", "rawget(1, 2)",
     "next({}, 'nokey')",
     "error(string.rep('x', 300))",
+    # chunks compiled by a script stay in the sandbox; bytecode is refused
+    "return loadstring('return os')()", "return loadstring('return type(redis)')()",
+    "return {loadstring(string.dump(function() return 1 end))}",
+    "return {pcall(loadstring(string.dump(function() return 1 end)))}",
+    "local f, e = loadstring(string.dump(function() return 1 end)); return e",
+    "local f, e = loadstring(string.dump(function() return 1 end), 'named'); return e",
+    "local f = loadstring('x = 1'); return {pcall(f)}",
+    "local parts = {'return ', '5'}; local i = 0; return load(function() i = i + 1; return parts[i] end)()",
+    "return {load(function() return string.dump(function() end) end)}",
+    "getmetatable('').__index = nil; return 1", "getmetatable('').x = 1; return 1",
+    "getmetatable(_G).__index = nil; return 1", "return type(getmetatable(_G).__index)",
 ]
 
 REDIS_API = [
@@ -494,6 +505,18 @@ def test_table_error_without_err_field(engine) -> None:
     runtime = ScriptRuntime(lambda argv: engine.execute(*argv), redis_version=ORACLE_VERSION)
     with pytest.raises(ResponseError, match=r"^ERR unknown error script: x, on @user_script:1\.$"):
         runtime.run(runtime.compile(b"error({foo=1})"), [], [], "x")
+
+
+def test_bytecode_refused(both: Both) -> None:
+    """EVAL of precompiled Lua fails to compile, as on Redis (which parses it as text)."""
+    bytecode = both.oracle.execute("EVAL", "return string.dump(function() return 1 end)", 0)
+    from engine import ResponseError
+
+    with pytest.raises(RedisResponseError) as theirs:
+        both.oracle.execute("EVAL", bytecode, 0)
+    with pytest.raises(ResponseError) as ours:
+        both.runtime.compile(bytecode)
+    assert str(ours.value) == str(theirs.value)
 
 
 def test_python_objects_stay_closed(engine) -> None:

@@ -20,6 +20,7 @@ local rawget, rawset, next = rawget, rawset, next
 local getmetatable, setmetatable = getmetatable, setmetatable
 local READONLY = 'Attempt to modify a readonly table'
 local INTERNAL = '=sluice'
+local table_concat = table.concat
 
 local behind = setmetatable({}, {__mode = 'k'})   -- proxy -> the table it guards
 
@@ -62,6 +63,33 @@ for _, name in ipairs({'assert', 'collectgarbage', 'error', 'gcinfo', 'ipairs', 
   G[name] = _G[name]
 end
 G.pcall = function(f, ...) return settle(pcall(f, ...)) end
+
+-- Chunks a script compiles run in the sandbox too (a new chunk would otherwise get the real
+-- globals). Precompiled bytecode is refused: Redis's Lua parses it as text, so its first byte
+-- is an unexpected symbol; the message is made the same way, with another such byte.
+local globals
+local function binary_refused(chunkname)
+  local _, msg = loadstring('\1', chunkname)
+  return nil, (msg:gsub("'char%(1%)'$", "'char(27)'"))
+end
+local function sandboxed(fn, ...)
+  if fn then setfenv(fn, globals) end
+  return fn, ...
+end
+G.loadstring = function(s, name)
+  if type(s) == 'string' and s:byte(1) == 27 then return binary_refused(name or s) end
+  return sandboxed(loadstring(s, name))
+end
+G.load = function(reader, name)
+  local parts = {}
+  while true do
+    local part = reader()
+    if part == nil or part == '' then break end
+    if #parts == 0 and part:byte(1) == 27 then return binary_refused(name or '=(load)') end
+    parts[#parts + 1] = part
+  end
+  return G.loadstring(table_concat(parts), name or '=(load)')
+end
 G.xpcall = function(f, handler)
   return xpcall(f, function(err) return handler(plain(err)) end)
 end
@@ -81,7 +109,12 @@ G.rawset = function(t, k, v)
   local result = as_caller('rawset', pcall(rawset, t, k, v))
   return result
 end
-G.getmetatable = function(t) return getmetatable(behind[t] or t) end
+-- the metatables a script can reach (the globals' and strings') are read-only as well
+local guarded_meta = {}
+G.getmetatable = function(t)
+  local mt = getmetatable(behind[t] or t)
+  return guarded_meta[mt] or mt
+end
 G.setmetatable = function(t, mt)
   if behind[t] then error(READONLY, 0) end
   local result = as_caller('setmetatable', pcall(setmetatable, t, mt))
@@ -101,11 +134,12 @@ G.coroutine = protect(coroutine)
 for name, lib in next, hooks.libraries do G[name] = protect(lib) end
 G.redis = protect(hooks.redis)
 
-local globals = protect(G)
+globals = protect(G)
 G._G = globals
 setmetatable(G, {__index = function(_, name)
   error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
 end})
+for _, mt in ipairs({getmetatable(G), getmetatable('')}) do guarded_meta[mt] = protect(mt) end
 
 -- The error handler: where did the script fail (the first frame that is the script's own,
 -- skipping C functions and this chunk), and what is the message.
@@ -136,6 +170,7 @@ end
 hooks.set_where(where)
 
 local function compile(body, name)
+  if body:byte(1) == 27 then return binary_refused(name) end
   local fn, msg = loadstring(body, name)
   if not fn then return nil, msg end
   setfenv(fn, globals)
