@@ -29,6 +29,9 @@ DIFFERENCES = {
     "pcall(redis.call, ...)": "7.0 stack bug",
     # Internal helper Redis 7.0 leaves visible in _G; Sluice has no such global.
     "__redis__err__handler": "internal name",
+    # Redis 7.4 gave scripts `os` with os.clock() only (redis/redis#12971); 7.0 has no `os`.
+    # Sluice follows 7.4+: test_os_clock_only checks it, the snippets leave `os` out.
+    "os": "os.clock (7.4+)",
     # A Python function a script calls is a userdata, not a function: type(redis.call)
     # is 'userdata' (Redis: 'function'); needed so `return redis.call(...)` keeps its frame.
     "type(redis.call)": "userdata",
@@ -180,9 +183,9 @@ ERRORS = [
     "x = 1", "function f() end", "return x", "return _G.x", "_G.x = 1", "rawset(_G, 'x', 1)",
     "local s = string; s.x = 1; return 1", "string.x = 1", "cjson.x = 1", "redis.x = 1",
     "redis.call = nil", "KEYS = 1", "math.pi = 3", "bit.band = nil", "setmetatable(_G, nil)",
-    "return os", "return io", "return loadfile", "return dofile", "return require",
+    "return io", "return loadfile", "return dofile", "return require",
     "return module", "return debug", "return print", "return getfenv", "return setfenv",
-    "return newproxy", "return package", "return os.time()",
+    "return newproxy", "return package",
     "retur", "return (", "return 'unfinished", "local = 1", "for i = 1 do end",
     "return 1 +", "\n\nreturn }", "local t = {1, 2,, 3}",
     "local a = assert(false, 'assertion message')", "assert(nil)", "assert(false)",
@@ -191,7 +194,7 @@ ERRORS = [
     "next({}, 'nokey')",
     "error(string.rep('x', 300))",
     # chunks compiled by a script stay in the sandbox; bytecode is refused
-    "return loadstring('return os')()", "return loadstring('return type(redis)')()",
+    "return loadstring('return io')()", "return loadstring('return type(redis)')()",
     "return {loadstring(string.dump(function() return 1 end))}",
     "return {pcall(loadstring(string.dump(function() return 1 end)))}",
     "local f, e = loadstring(string.dump(function() return 1 end)); return e",
@@ -259,7 +262,7 @@ REDIS_API = [
     "redis.setresp(3); redis.call('xadd', 's', '1-1', 'f', 'v'); local r = redis.call('xinfo', 'stream', 's'); return {type(r.map), r.map.length}",
     "redis.call('xadd', 's', '1-1', 'f', 'v'); local r = redis.call('xinfo', 'stream', 's'); return {type(r), r[1], r[2]}",
     "local t = {} for k, v in pairs(redis) do t[#t+1] = k end table.sort(t) return t",
-    "local t = {} for k, v in pairs(_G) do if k ~= '__redis__err__handler' then t[#t+1] = k end end table.sort(t) return t",
+    "local t = {} for k, v in pairs(_G) do if k ~= '__redis__err__handler' and k ~= 'os' then t[#t+1] = k end end table.sort(t) return t",
     "local t = {} for k, v in pairs(cjson) do t[#t+1] = k end table.sort(t) return t",
     "local t = {} for k, v in pairs(bit) do t[#t+1] = k end table.sort(t) return t",
     "local t = {} for k, v in pairs(struct) do t[#t+1] = k end table.sort(t) return t",
@@ -517,6 +520,24 @@ def test_bytecode_refused(both: Both) -> None:
     with pytest.raises(ResponseError) as ours:
         both.runtime.compile(bytecode)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_os_clock_only(engine) -> None:
+    """As in Redis 7.4+: `os` holds clock() and nothing else, read-only."""
+    from engine import ResponseError
+    from engine.scripting import ScriptRuntime
+
+    runtime = ScriptRuntime(lambda argv: engine.execute(*argv), redis_version=ORACLE_VERSION)
+
+    def run(script: bytes):
+        return runtime.run(runtime.compile(script), [], [], "x")
+
+    assert run(b"local t = {} for k in pairs(os) do t[#t+1] = k end return t") == [b"clock"]
+    assert run(b"return type(os.clock())") == b"number"
+    with pytest.raises(ResponseError, match=r"attempt to call field 'execute' \(a nil value\)"):
+        run(b"return os.execute('true')")
+    with pytest.raises(ResponseError, match="Attempt to modify a readonly table"):
+        run(b"os.exit = 1")
 
 
 def test_python_objects_stay_closed(engine) -> None:

@@ -131,6 +131,7 @@ getmetatable('').__index = string_proxy
 G.table = protect(table)
 G.math = protect(math_lib)
 G.coroutine = protect(coroutine)
+G.os = protect({clock = os.clock})    -- Redis 7.4+ (7.0 has no os at all)
 for name, lib in next, hooks.libraries do G[name] = protect(lib) end
 G.redis = protect(hooks.redis)
 
