@@ -1,0 +1,259 @@
+"""One Lua 5.1 interpreter per engine, sandboxed as Redis 7 sets its scripting up.
+
+The command layer compiles a script once (`compile`), then runs it per call (`run`) with its
+KEYS and ARGV; `redis.call` inside it goes to the `call` callable the runtime was given.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from lupa.lua51 import LuaRuntime
+
+from engine.core.errors import ResponseError
+from engine.scripting import bitop, cjson, cmsgpack, lstruct
+from engine.scripting.convert import ReplyToLua, format_number_arg, lua_to_reply, lua_tointeger
+from engine.scripting.errors import LuaRaise, ScriptFailure, call_error_text, script_error_text
+from engine.scripting.random48 import Random48
+from engine.scripting.sandbox import SANDBOX_SOURCE
+
+Call = Callable[[list], Any]
+"""argv (a list of bytes) -> the command's reply; raises ResponseError."""
+
+LOG_LEVELS = (logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)   # redis.LOG_*
+REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
+NO_ARGUMENTS = b"ERR Please specify at least one argument for this redis lib call"
+BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
+WRONG_ARGUMENTS = b"ERR wrong number or type of arguments"
+
+log = logging.getLogger("sluice.scripting")
+
+
+def version_number(version: str) -> int:
+    major, minor, patch = (int(part) for part in version.split("."))
+    return (major << 16) | (minor << 8) | patch
+
+
+class ScriptRuntime:
+    """The interpreter, its sandboxed globals and the bridge to the engine's commands."""
+
+    def __init__(self, call: Call, *, redis_version: str, call_resp3: Call | None = None,
+                 is_command: Callable[[bytes], bool] | None = None) -> None:
+        self._call = call
+        self._call_resp3 = call_resp3 or call
+        self._is_command = is_command
+        self.resp3 = False          # redis.setresp(3) in the running script
+        self._random = Random48()
+        lua = self.lua = LuaRuntime(encoding=None, unpack_returned_tuples=True,
+                                    register_eval=False, register_builtins=False,
+                                    attribute_filter=_no_attributes)
+        table = lua.table_from
+        self._table = table
+        self._to_lua = ReplyToLua(lua)
+        api = self._reply_errors
+        redis = {
+            b"call": api(self._dispatch), b"pcall": self._redis_pcall,
+            b"error_reply": self._error_reply, b"status_reply": self._status_reply,
+            b"sha1hex": api(self._sha1hex), b"log": api(self._log),
+            b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),
+            b"replicate_commands": lambda *a: True, b"breakpoint": lambda *a: False,
+            b"debug": lambda *a: None, b"acl_check_cmd": api(self._acl_check_cmd),
+            b"REDIS_VERSION": redis_version.encode(),
+            b"REDIS_VERSION_NUM": version_number(redis_version),
+            b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3,
+            **{name.encode(): flag for name, flag in REPL_FLAGS.items()},
+        }
+        libraries = {name.encode(): self._c_library(module.library)
+                     for name, module in (("bit", bitop), ("cjson", cjson),
+                                          ("cmsgpack", cmsgpack), ("struct", lstruct))}
+        hooks = table({
+            b"error_value": _error_value, b"set_where": self._set_where,
+            b"random": self._located(self._random.lua_random()),
+            b"randomseed": self._located(self._random.lua_randomseed()),
+            b"redis": table(redis), b"libraries": table(libraries),
+        })
+        # the chunk's name marks its frames as ours (the error handler skips them)
+        setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
+            SANDBOX_SOURCE.encode())
+        self._compile, self._run = setup(hooks)
+
+    def _set_where(self, where: Any) -> None:
+        self._where = where
+
+    def _c_library(self, make: Callable) -> Any:
+        """A library table whose functions fail as C library functions do (cjson.new makes
+        another, with settings of its own)."""
+        functions, constants = make(self.lua)
+        located = {name: self._located(f) for name, f in functions.items()}
+        if make is cjson.library:
+            located[b"new"] = lambda *args: self._c_library(make)
+        return self._table({**located, **constants})
+
+    def _located(self, f: Callable) -> Callable:
+        """f's failures carry the caller's position, as luaL_error puts it in front."""
+        def run(*args: Any) -> Any:
+            try:
+                return f(*args)
+            except LuaRaise as failure:
+                if type(failure.value) is bytes:
+                    failure.value = self._where() + failure.value
+                raise
+        return run
+
+    def _reply_errors(self, f: Callable) -> Callable:
+        """f's failures as Redis raises its own: an {err=...} table."""
+        def run(*args: Any) -> Any:
+            try:
+                return f(*args)
+            except LuaRaise as failure:
+                failure.value = self._table({b"err": failure.value})
+                raise
+        return run
+
+    # -- compiling and running -------------------------------------------------------------
+
+    def compile(self, body: bytes, name: bytes = b"@user_script") -> Any:
+        """The script as a Lua function; a syntax error raises Redis's compile error."""
+        compiled = self._compile(body, name)
+        if type(compiled) is tuple:         # (nil, message)
+            raise ResponseError("ERR Error compiling script (new function): "
+                                + compiled[1].decode("utf-8", "surrogateescape"))
+        return compiled
+
+    def run(self, fn: Any, keys: list, args: list, name: str, resp3: bool = False) -> Any:
+        """Runs a compiled script; returns its reply for a client of the given protocol, or
+        raises ResponseError with the text Redis prints (`name` is the sha or function)."""
+        self.resp3 = False
+        result = self._run(fn, self.lua.table_from(keys), self.lua.table_from(args))
+        if type(result) is tuple:
+            ok, value = result[0], (result[1] if len(result) > 1 else None)
+        else:
+            ok, value = result, None
+        if not ok:
+            raise ResponseError(script_error_text(ScriptFailure.from_lua(value), name))
+        reply = lua_to_reply(value, resp3)
+        if isinstance(reply, ResponseError):
+            raise reply
+        return reply
+
+    # -- what scripts call -----------------------------------------------------------------
+
+    def _dispatch(self, *args: Any) -> Any:
+        """Runs a command for redis.call/pcall: the Lua value of its reply, or LuaRaise with
+        the error text (the {err=...} table is made by the caller)."""
+        if not args:
+            raise LuaRaise(NO_ARGUMENTS)
+        argv = []
+        for arg in args:
+            t = type(arg)
+            if t is bytes:
+                argv.append(arg)
+            elif t is int or t is float:
+                argv.append(format_number_arg(arg))
+            else:
+                raise LuaRaise(BAD_ARGUMENT)
+        resp3 = self.resp3
+        try:
+            reply = (self._call_resp3 if resp3 else self._call)(argv)
+        except ResponseError as err:
+            raise LuaRaise(call_error_text(str(err)).encode("utf-8", "surrogateescape")) from None
+        t = type(reply)
+        if t is int or t is bytes:
+            return reply
+        return self._to_lua.convert(reply, resp3)
+
+    def _redis_pcall(self, *args: Any) -> Any:
+        try:
+            return self._dispatch(*args)
+        except LuaRaise as failure:
+            return self._table({b"err": failure.value})
+
+    def _error_reply(self, *args: Any) -> Any:
+        if len(args) != 1 or type(args[0]) is not bytes:
+            return self._table({b"err": WRONG_ARGUMENTS})
+        return self._table({b"err": error_code_text(args[0])})
+
+    def _status_reply(self, *args: Any) -> Any:
+        if len(args) != 1 or type(args[0]) is not bytes:
+            return self._table({b"err": WRONG_ARGUMENTS})
+        return self._table({b"ok": args[0]})
+
+    def _sha1hex(self, *args: Any) -> Any:
+        if len(args) != 1:
+            raise LuaRaise(b"ERR wrong number of arguments")
+        data = args[0]
+        if type(data) is not bytes:
+            data = format_lua_tostring(data)
+        return hashlib.sha1(data).hexdigest().encode()
+
+    def _log(self, *args: Any) -> Any:
+        if len(args) < 2:
+            raise LuaRaise(b"ERR redis.log() requires two arguments or more.")
+        level = lua_tointeger(args[0])
+        if level is None:
+            raise LuaRaise(b"ERR First argument must be a number (log level).")
+        if not 0 <= level <= 3:
+            raise LuaRaise(b"ERR Invalid debug level.")
+        words = [format_lua_tostring(a) if type(a) is not bytes else a for a in args[1:]]
+        log.log(LOG_LEVELS[level], "%s", b" ".join(words).decode("utf-8", "replace"))
+        return None
+
+    def _setresp(self, *args: Any) -> Any:
+        if len(args) != 1:
+            raise LuaRaise(b"ERR redis.setresp() requires one argument.")
+        version = lua_tointeger(args[0])
+        if version not in (2, 3):
+            raise LuaRaise(b"ERR RESP version must be 2 or 3.")
+        self.resp3 = version == 3
+        return None
+
+    def _set_repl(self, *args: Any) -> Any:
+        if len(args) != 1:
+            raise LuaRaise(b"ERR redis.set_repl() requires two arguments.")
+        flags = lua_tointeger(args[0])
+        if flags is None or flags & ~3:
+            raise LuaRaise(b"ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
+                           b"REPL_ALL or REPL_NONE.")
+        return None
+
+    def _acl_check_cmd(self, *args: Any) -> Any:
+        if not args:
+            raise LuaRaise(NO_ARGUMENTS)
+        name = args[0]
+        if type(name) is not bytes or (self._is_command and not self._is_command(name)):
+            raise LuaRaise(b"ERR Invalid command passed to redis.acl_check_cmd()")
+        return True
+
+
+def error_code_text(msg: bytes) -> bytes:
+    """An error text as redis.error_reply stores it: "-CODE text" loses its dash, and a
+    text without a code (no space after the dash, or no dash) gets ERR."""
+    if msg[:1] == b"-":
+        msg = msg[1:]
+        if b" " in msg:
+            return msg
+    return b"ERR " + msg
+
+
+def format_lua_tostring(value: Any) -> bytes:
+    """What lua_tolstring gives for a number (%.14g); other non-strings give nothing."""
+    if type(value) in (int, float):
+        return b"%.14g" % value
+    return b""
+
+
+def _no_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
+    """Scripts get no way into the Python objects behind the library functions."""
+    raise AttributeError(name)
+
+
+def _error_value(err: Any) -> Any:
+    """The Lua error a Python function meant to raise (other exceptions are our bugs: they
+    surface as an error text instead of a crash)."""
+    if isinstance(err, LuaRaise):
+        return err.value
+    if isinstance(err, BaseException):
+        return f"{type(err).__name__}: {err}".encode()
+    return err
