@@ -1,6 +1,6 @@
 """engine.core.radix against a sorted-list reference model, plus its memory targets.
 
-The tree is driven through RadixTestTree / RadixTestIter (thin wrappers over the cdef
+The tree is driven through RadixTestTree / RadixTestIter (tests/native/radix_probe.pyx, thin wrappers over the cdef
 API). `bucket_max` shrinks buckets so that a few dozen keys already exercise bursts,
 merges, collapses and deep paths.
 """
@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.core.radix import SPARE_LIMIT, RadixTestTree, treat_all_trees_as_big
+from engine.core.radix import treat_all_trees_as_big
+from native.radix_probe import SPARE_LIMIT, RadixTestTree
 
 OPS = ("first", "last", "ge", "gt", "le", "lt", "eq")
 
