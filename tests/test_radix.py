@@ -1,8 +1,8 @@
 """engine.core.radix against a sorted-list reference model, plus its memory targets.
 
-The tree is driven through RadixTestTree / RadixTestIter (tests/native/radix_probe.pyx, thin wrappers over the cdef
-API). `bucket_max` shrinks buckets so that a few dozen keys already exercise bursts,
-merges, collapses and deep paths.
+The tree is driven through RadixTestTree / RadixTestIter (thin wrappers over the cdef
+API in the test probe tests/native/radix_probe.pyx). `bucket_max` shrinks buckets so
+that a few dozen keys already exercise bursts, merges, collapses and deep paths.
 """
 import bisect
 import random
