@@ -3,7 +3,7 @@ several streams, the idle boundary, and pel_by_time kept exact throughout."""
 import pytest
 
 from engine import Engine, ManualClock, ResponseError
-from engine.core.groups import pending_by_time, verify_group
+from native.groups_probe import pending_by_time, verify_group
 
 T0 = 1_700_000_000_000
 

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from engine import Engine, ManualClock
-from engine.core.groups import consumer_pel_state, verify_group
+from native.groups_probe import consumer_pel_state, verify_group
 
 T0 = 1_700_000_000_000
 CONSUMERS = ["c1", "c2", "c3", "c4"]

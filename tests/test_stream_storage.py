@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from engine.core.memory import used_bytes
 from redis_ready import wait_for_ping
-from engine.core.stream import CHECKPOINT_EVERY as K, CHECKPOINT_NARROW_MAX, StreamTestView
+from native.stream_probe import CHECKPOINT_EVERY as K, CHECKPOINT_NARROW_MAX, StreamTestView
 
 MAX = 2**64 - 1
 LO, HI = (0, 0), (MAX, MAX)
