@@ -8,7 +8,7 @@ from typing import Dict, Iterable, List, Tuple
 import pytest
 import redis
 
-from engine.server.testing import ServerProcess
+from servers import SluiceServer
 
 Fields = List[Tuple[str, bytes]]
 Written = Dict[str, List[Tuple[str, Fields]]]
@@ -16,14 +16,14 @@ CHUNK = 2000
 
 
 @pytest.fixture(scope="session")
-def sluice_server() -> Iterator[ServerProcess]:
+def sluice_server() -> Iterator[SluiceServer]:
     """One Sluice server (no snapshots) for the Spark reader tests."""
-    with ServerProcess(["--save", ""], loglevel="warning") as server:
+    with SluiceServer(["--save", ""], loglevel="warning") as server:
         yield server
 
 
 @pytest.fixture
-def sluice_client(sluice_server: ServerProcess) -> Iterator[redis.Redis]:
+def sluice_client(sluice_server: SluiceServer) -> Iterator[redis.Redis]:
     """A client of that server, emptied (FLUSHALL) for the test."""
     client = redis.Redis(port=sluice_server.port)
     client.flushall()

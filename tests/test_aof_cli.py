@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from engine import Engine, ManualClock
-from engine.server.testing import ROOT
+from servers import ROOT
 from engine_states import logged_state, mixed_workload
 from persist.manifest import Manifest
 

@@ -10,42 +10,30 @@ import random
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from engine import Engine
 from differential import RedisOracle
+from servers import RedisServer
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None and
                                 os.environ.get("CI") != "true",
                                 reason="redis-server is not installed (`make oracle`)")
 
 
-def start_redis(workdir, *args) -> tuple:
-    from engine.server.testing import free_port
-    port = free_port()
-    proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
-         "--save", "", "--loglevel", "warning", *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "redis-server exited (could not load the directory?)"
+@contextmanager
+def redis_on(workdir: Path, *args: str) -> Iterator[RedisOracle]:
+    """A raw connection to a redis-server loading (and writing) `workdir`."""
+    with RedisServer(["--save", "", "--loglevel", "warning", *args], workdir=workdir) as srv:
+        conn = RedisOracle("127.0.0.1", srv.port)
         try:
-            conn = RedisOracle("127.0.0.1", port)
-            if conn.execute("PING") == b"PONG":
-                return proc, conn
-        except Exception:  # noqa: BLE001 - not up yet
-            time.sleep(0.05)
-    raise AssertionError("redis-server did not start")
-
-
-def stop_redis(proc, conn) -> None:
-    try:
-        conn.execute("SHUTDOWN", "NOSAVE")
-    except Exception:  # noqa: BLE001 - the connection closes as it exits
-        pass
-    proc.wait(10)
+            yield conn
+        finally:
+            conn.close()
 
 
 def pairs(flat: list) -> dict:
@@ -145,16 +133,12 @@ def test_redis_loads_an_aof_written_by_sluice(tmp_path):
                            capture_output=True, text=True)
     assert check.returncode == 0 and "is valid" in check.stdout, check.stdout
 
-    proc, conn = start_redis(tmp_path, "--appendonly", "yes")
-    try:
+    with redis_on(tmp_path, "--appendonly", "yes") as conn:
         assert view(conn.execute, STREAMS, STRINGS) == expected
-    finally:
-        stop_redis(proc, conn)
 
 
 def test_sluice_loads_an_aof_written_by_redis(tmp_path):
-    proc, conn = start_redis(tmp_path, "--appendonly", "yes", "--aof-use-rdb-preamble", "no")
-    try:
+    with redis_on(tmp_path, "--appendonly", "yes", "--aof-use-rdb-preamble", "no") as conn:
         stream_workload(conn.execute, random.Random(3), 400, 1)
         conn.execute("BGREWRITEAOF")
         deadline = time.monotonic() + 10
@@ -167,16 +151,11 @@ def test_sluice_loads_an_aof_written_by_redis(tmp_path):
         conn.execute("SET", "k0", "multi")
         conn.execute("EXEC")
         stream_workload(conn.execute, random.Random(4), 300, 10 ** 13)
-    finally:
-        stop_redis(proc, conn)
     # What the directory holds is what redis-server itself loads back: 7.0's log does
     # not keep everything it had live (entries-read after XREADGROUP, some delivery
     # counts), so the reference is its own reload, not its state before the restart.
-    proc, conn = start_redis(tmp_path, "--appendonly", "yes", "--aof-use-rdb-preamble", "no")
-    try:
+    with redis_on(tmp_path, "--appendonly", "yes", "--aof-use-rdb-preamble", "no") as conn:
         expected = view(conn.execute, STREAMS, STRINGS)
-    finally:
-        stop_redis(proc, conn)
     names = os.listdir(tmp_path / "appendonlydir")
     assert any(n.endswith(".base.aof") for n in names)
     engine = Engine(dir=str(tmp_path), appendonly=True)

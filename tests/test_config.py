@@ -17,10 +17,7 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +34,7 @@ from engine.resp.reply import OK
 from engine.server import config as C
 from engine.server.config import (ConfigApplyError, ConfigError, ServerConfig, config_command,
                                   memtoull, parse_command_line, repr_arg, split_args, string2ll)
+from servers import RedisServer, free_port
 
 # Where Sluice differs from redis-server 7.0 on purpose (asserted in test_deliberate_*):
 DELIBERATE = {
@@ -56,95 +54,30 @@ DELIBERATE = {
 # --------------------------------------------------------------------------------------------
 
 
-def _redis_binary() -> str:
-    binary = shutil.which("redis-server")
-    if binary:
-        return binary
-    if os.environ.get("CI") == "true":
-        pytest.fail("CI=true but redis-server (the oracle) is missing", pytrace=False)
-    pytest.skip(reason="redis-server (the differential oracle) is not installed")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _ping(port: int) -> bool:
-    try:
-        oracle = RedisOracle("127.0.0.1", port)
-        try:
-            return oracle.execute("PING") == b"PONG"
-        except RedisResponseError as exc:
-            return str(exc).startswith("NOAUTH")               # up, and wants a password
-        finally:
-            oracle.close()
-    except Exception:  # noqa: BLE001 - not up yet
-        return False
-
-
-@dataclass
-class Spawned:
-    proc: subprocess.Popen
-    port: int
-    output: Path
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-
-
 def _spawn(args: list[str], workdir: Path, *, stdin: bytes | None = None,
-           port: int | None = None) -> Spawned | str:
-    """Start redis-server with args; the Spawned server once it answers PING, or its output
-    (str) if it exited (a fatal configuration error)."""
-    binary = _redis_binary()
-    out = workdir / f"redis-{time.monotonic_ns()}.out"
-    with open(out, "wb") as sink:
-        proc = subprocess.Popen([binary, *args], stdout=sink, stderr=subprocess.STDOUT,
-                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
-    if stdin is not None:
-        proc.stdin.write(stdin)
-        proc.stdin.close()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return out.read_text(errors="replace")
-        if port is not None and _ping(port):
-            return Spawned(proc, port, out)
-        time.sleep(0.02)
-    proc.kill()
-    proc.wait()
-    pytest.fail(f"redis-server {args} neither started nor failed:\n{out.read_text()}")
+           port: int | None = None) -> RedisServer | str:
+    """Start redis-server with exactly args; the server once it answers PING at port, or
+    its output (str) if it exited (a fatal configuration error)."""
+    server = RedisServer(args, workdir=workdir, port=port, args_only=True, stdin=stdin)
+    output = server.try_start()
+    return server if output is None else output
+
+
+_ORACLE_SETTINGS = ["--save", "", "--appendonly", "no", "--protected-mode", "yes",
+                    "--loglevel", "warning", "--dbfilename", "dump.sluice"]
 
 
 def _oracle_args(port: int, workdir: Path) -> list[str]:
-    return ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--dir", str(workdir), "--daemonize", "no", "--protected-mode", "yes",
-            "--loglevel", "warning", "--dbfilename", "dump.sluice"]
+    return ["--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
+            "--daemonize", "no", *_ORACLE_SETTINGS]
 
 
 @pytest.fixture(scope="module")
 def oracle_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, list[str]]]:
     """Our own redis-server (CONFIG SET changes it, so it is not shared with other modules)."""
     workdir = tmp_path_factory.mktemp("config-oracle")
-    for _ in range(3):
-        port = _free_port()
-        spawned = _spawn(_oracle_args(port, workdir), workdir, port=port)
-        if isinstance(spawned, Spawned):
-            break
-    else:
-        pytest.fail(f"redis-server did not start: {spawned}")
-    try:
-        yield port, _oracle_args(port, workdir)
-    finally:
-        spawned.stop()
+    with RedisServer(_ORACLE_SETTINGS, workdir=workdir) as srv:
+        yield srv.port, _oracle_args(srv.port, workdir)
 
 
 @dataclass(frozen=True)
@@ -752,10 +685,10 @@ def test_rewrite_matches_redis(tmp_path: Path) -> None:
     inc = _write(tmp_path / "inc.conf", "databases 8\n")
     theirs_conf = _write(tmp_path / "theirs.conf", REWRITE_INPUT.format(inc=inc))
     ours_conf = _write(tmp_path / "ours.conf", REWRITE_INPUT.format(inc=inc))
-    port = _free_port()
+    port = free_port()
     args = ["--port", str(port), "--dir", str(tmp_path), "--appendonly", "no"]
     spawned = _spawn([str(theirs_conf), *args], tmp_path, port=port)
-    assert isinstance(spawned, Spawned), spawned
+    assert isinstance(spawned, RedisServer), spawned
     cfg = ServerConfig()
     cfg.apply_args([str(ours_conf), *args])
     oracle = RedisOracle("127.0.0.1", port)
@@ -1084,10 +1017,10 @@ LOAD_CASES = [
 def test_loading_matches_redis(tmp_path: Path, label: str, text: str, extra: list[str]) -> None:
     _write(tmp_path / "inc.conf", "databases 4\nsave 100 1\ntimeout 8\n")
     conf = _write(tmp_path / "case.conf", text.format(dir=tmp_path))
-    port = _free_port()
+    port = free_port()
     args = [str(conf), *extra, "--port", str(port), "--dir", str(tmp_path)]
     spawned = _spawn(args, tmp_path, port=port)
-    assert isinstance(spawned, Spawned), spawned
+    assert isinstance(spawned, RedisServer), spawned
     try:
         oracle = RedisOracle("127.0.0.1", port)
         pw = ServerConfig.from_args(args).requirepass
@@ -1170,11 +1103,11 @@ def test_fatal_open_errors_match_redis(tmp_path: Path) -> None:
 
 
 def test_stdin_loading_matches_redis(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     args = ["--dir", str(tmp_path), "--port", str(port), "-"]
     stdin = b"timeout 4\nsave 7 7\nport 1\n"                 # the --port option wins
     spawned = _spawn(args, tmp_path, stdin=stdin, port=port)
-    assert isinstance(spawned, Spawned), spawned
+    assert isinstance(spawned, RedisServer), spawned
     try:
         oracle = RedisOracle("127.0.0.1", port)
         theirs = _as_map(oracle.execute("CONFIG", "GET", "timeout", "save", "port"))

@@ -18,7 +18,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from engine.server.testing import ServerProcess
+from servers import SluiceServer
 
 CLIENTS = 4
 
@@ -109,7 +109,7 @@ class ClientModel:
         self.in_flight = None
 
 
-def start_load(server: ServerProcess, models: list, seed: int):
+def start_load(server: SluiceServer, models: list, seed: int):
     stop = threading.Event()
     threads = [threading.Thread(target=m.run, args=(server.port, random.Random(seed * 31 + i), stop),
                                 daemon=True) for i, m in enumerate(models)]
@@ -118,7 +118,7 @@ def start_load(server: ServerProcess, models: list, seed: int):
     return stop, threads
 
 
-def crash_cycles(server: ServerProcess, models: list, cycles: int, rng: random.Random,
+def crash_cycles(server: SluiceServer, models: list, cycles: int, rng: random.Random,
                  during=None) -> None:
     for cycle in range(cycles):
         stop, threads = start_load(server, models, cycle)
@@ -137,7 +137,7 @@ def crash_cycles(server: ServerProcess, models: list, cycles: int, rng: random.R
         r.close()
 
 
-def setup_groups(server: ServerProcess, models: list) -> None:
+def setup_groups(server: SluiceServer, models: list) -> None:
     r = redis.Redis(port=server.port)
     for m in models:
         r.xgroup_create(m.key, m.group, id="0", mkstream=True)
@@ -147,7 +147,7 @@ def setup_groups(server: ServerProcess, models: list) -> None:
 def test_kill_9_with_always_loses_nothing_acknowledged():
     rng = random.Random(11)
     models = [ClientModel(i) for i in range(CLIENTS)]
-    with ServerProcess(["--appendonly", "yes", "--appendfsync", "always", "--save", ""]) as server:
+    with SluiceServer(["--appendonly", "yes", "--appendfsync", "always", "--save", ""]) as server:
         setup_groups(server, models)
         crash_cycles(server, models, 8, rng)
         assert sum(len(m.entries) for m in models) > 100   # the load did real work
@@ -166,7 +166,7 @@ def test_kill_9_during_rewrites_loses_nothing_acknowledged():
         r.close()
         time.sleep(rng.uniform(0, 0.3))
 
-    with ServerProcess(["--appendonly", "yes", "--appendfsync", "always", "--save", ""]) as server:
+    with SluiceServer(["--appendonly", "yes", "--appendfsync", "always", "--save", ""]) as server:
         setup_groups(server, models)
         r = redis.Redis(port=server.port)
         pipe = r.pipeline(transaction=False)
@@ -183,7 +183,7 @@ def test_kill_9_during_rewrites_loses_nothing_acknowledged():
 
 
 def test_kill_9_with_everysec_loses_at_most_two_seconds():
-    with ServerProcess(["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""]) as server:
+    with SluiceServer(["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""]) as server:
         r = redis.Redis(port=server.port)
         acked = []
         deadline = time.monotonic() + 3.0
@@ -201,7 +201,7 @@ def test_kill_9_with_everysec_loses_at_most_two_seconds():
 
 
 def test_sigterm_then_restart_keeps_everything_and_logs_it():
-    with ServerProcess(["--appendonly", "yes"]) as server:
+    with SluiceServer(["--appendonly", "yes"]) as server:
         r = redis.Redis(port=server.port)
         r.xgroup_create("s", "g", id="$", mkstream=True)
         ids = [r.xadd("s", {"i": i}) for i in range(100)]
@@ -219,7 +219,7 @@ def test_sigterm_then_restart_keeps_everything_and_logs_it():
 
 
 def test_damaged_aof_refuses_to_start_and_names_the_file():
-    with ServerProcess(["--appendonly", "yes"]) as server:
+    with SluiceServer(["--appendonly", "yes"]) as server:
         r = redis.Redis(port=server.port)
         for i in range(20):
             r.set(f"k{i}", "v")

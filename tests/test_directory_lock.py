@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from engine import Engine
-from engine.server.testing import ROOT, ServerProcess, free_port
+from servers import ROOT, SluiceServer, free_port
 from persist.directory_lock import LOCK_NAME, DirectoryInUse, DirectoryLock
 from persist.errors import PersistError
 from persist.manifest import Manifest
@@ -49,14 +49,14 @@ def files_of(directory: str) -> dict:
     return out
 
 
-def xadd(server: ServerProcess, n: int) -> redis.Redis:
+def xadd(server: SluiceServer, n: int) -> redis.Redis:
     r = redis.Redis(port=server.port)
     for i in range(n):
         r.xadd("s", {"n": i})
     return r
 
 
-def five_more_survive_kill_9(server: ServerProcess, r: redis.Redis) -> None:
+def five_more_survive_kill_9(server: SluiceServer, r: redis.Redis) -> None:
     """The owner's writes after a refused intruder: acknowledged, then kept."""
     xadd(server, 5)
     assert r.xlen("s") == 10
@@ -78,7 +78,7 @@ def in_use_by(pid: int, directory: str) -> str:
 
 
 def test_a_second_server_is_refused_and_the_first_goes_on():
-    with ServerProcess(AOF_ON) as first:
+    with SluiceServer(AOF_ON) as first:
         r = xadd(first, 5)
         log = os.path.join(first.dir, "second.log")
         second = run_server(first.dir, log, *AOF_ON)
@@ -93,7 +93,7 @@ def test_a_refused_server_leaves_the_owners_pid_file_alone(tmp_path):
     """Two servers on one directory and one pidfile: the refused one (directory in
     use, or its port taken) neither overwrites the owner's pid file nor removes it."""
     pidfile = tmp_path / "sluice.pid"
-    with ServerProcess([*AOF_ON, "--pidfile", str(pidfile)]) as first:
+    with SluiceServer([*AOF_ON, "--pidfile", str(pidfile)]) as first:
         assert pidfile.read_text() == f"{first.proc.pid}\n"
         same_dir = run_server(first.dir, tmp_path / "second.log", *AOF_ON,
                               "--pidfile", str(pidfile))
@@ -147,7 +147,7 @@ def test_writing_tools_refuse_a_live_directory(tool, tmp_path):
     source = tmp_path / "other"
     with Engine(dir=str(source), appendonly=True) as engine:
         engine.execute("XADD", "t", "*", "n", "1")
-    with ServerProcess(AOF_ON) as server:
+    with SluiceServer(AOF_ON) as server:
         r = xadd(server, 5)
         before = files_of(server.dir)
         result = sluice_aof(*(arg.format(dir=server.dir, other=source) for arg in tool))
@@ -158,7 +158,7 @@ def test_writing_tools_refuse_a_live_directory(tool, tmp_path):
 
 
 def test_writing_tools_work_once_the_server_is_gone(tmp_path):
-    with ServerProcess(AOF_ON, workdir=str(tmp_path)) as server:
+    with SluiceServer(AOF_ON, workdir=str(tmp_path)) as server:
         xadd(server, 5)
         server.stop(signal.SIGKILL)
         result = sluice_aof("rewrite", tmp_path)
@@ -168,7 +168,7 @@ def test_writing_tools_work_once_the_server_is_gone(tmp_path):
 
 
 def test_a_lock_file_left_by_a_killed_server_blocks_nobody(tmp_path):
-    with ServerProcess(AOF_ON, workdir=str(tmp_path)) as server:
+    with SluiceServer(AOF_ON, workdir=str(tmp_path)) as server:
         xadd(server, 5)
         killed = server.proc.pid
         server.stop(signal.SIGKILL)
@@ -179,7 +179,7 @@ def test_a_lock_file_left_by_a_killed_server_blocks_nobody(tmp_path):
 
 
 def test_the_lock_outlives_bgsave_and_bgrewriteaof_children():
-    with ServerProcess(AOF_ON) as server:
+    with SluiceServer(AOF_ON) as server:
         r = xadd(server, 5)
         assert r.bgsave() is True
         wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0)
@@ -250,7 +250,7 @@ def test_a_rewrite_child_dies_with_its_killed_server():
     """The child's base file is a FIFO nobody reads, so the child hangs in open(),
     inheriting the lock: it must not outlive its parent (keeping the directory
     locked, or writing into it under a new owner)."""
-    with ServerProcess(AOF_ON) as server:
+    with SluiceServer(AOF_ON) as server:
         xadd(server, 5)
         aof = os.path.join(server.dir, "appendonlydir")
         with open(os.path.join(aof, "appendonly.aof.manifest"), "rb") as fh:
@@ -274,7 +274,7 @@ def test_a_rewrite_child_dies_with_its_killed_server():
 
 
 def test_read_only_tools_work_on_a_live_directory():
-    with ServerProcess(AOF_ON) as server:
+    with SluiceServer(AOF_ON) as server:
         r = xadd(server, 5)
         assert r.save() is True
         for args in (["check", server.dir], ["info", server.dir],
@@ -293,7 +293,7 @@ def test_read_only_tools_read_steadily_while_the_server_rewrites(capsys):
     caught in between reads the new set again instead of reporting damage."""
     from tools import aof_cli
     resp_base = [*AOF_ON, "--aof-use-rdb-preamble", "no"]      # replay sends RESP only
-    with ServerProcess(resp_base) as server, ServerProcess(["--save", ""]) as copy:
+    with SluiceServer(resp_base) as server, SluiceServer(["--save", ""]) as copy:
         replay = ["replay", server.dir, "--to-server", f"127.0.0.1:{copy.port}"]
         r = xadd(server, 50)
 
@@ -322,7 +322,7 @@ def test_read_only_tools_read_steadily_while_the_server_rewrites(capsys):
 
 def test_config_set_dir_locks_the_new_directory(tmp_path):
     args = [*AOF_ON, "--enable-protected-configs", "yes"]
-    with ServerProcess(args) as owner, ServerProcess(args) as server:
+    with SluiceServer(args) as owner, SluiceServer(args) as server:
         r = redis.Redis(port=server.port)
         with pytest.raises(redis.ResponseError, match=in_use_by(owner.proc.pid, owner.dir)):
             r.config_set("dir", owner.dir)

@@ -14,15 +14,14 @@ import re
 import resource
 import signal
 import socket
-import subprocess
-import tempfile
 import time
 from typing import Callable, Optional
 
 import pytest
 import redis
 
-from engine.server.testing import ServerProcess, free_port, raw_socket
+from raw_io import raw_socket
+from servers import RedisServer, SluiceServer
 
 FILE_LIMIT = 20000            # bytes: the AOF fills up after about 20 SETs of 1000 bytes
 VALUE = "x" * 1000
@@ -62,63 +61,12 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-class RedisProcess:
-    """redis-server run the way ServerProcess runs ours: loopback, a free port, its
-    own temporary directory with the log file in it, stopped with SIGTERM."""
-
-    def __init__(self, args: list, *, preexec_fn: Optional[Callable[[], None]] = None,
-                 env: Optional[dict] = None) -> None:
-        self.args = list(args)
-        self.preexec_fn = preexec_fn
-        self.env = env
-        self._tmp = tempfile.TemporaryDirectory(prefix="oracle-")
-        self.dir = self._tmp.name
-        self.logfile = os.path.join(self.dir, "redis.log")
-        self.proc: Optional[subprocess.Popen] = None
-        self.port = 0
-
-    def start(self) -> "RedisProcess":
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-             "--logfile", self.logfile, *self.args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=self.preexec_fn, env=self.env)
-        client = redis.Redis(port=self.port)
-
-        def answers() -> bool:
-            assert self.proc.poll() is None, self.log_text()
-            try:
-                return client.ping()
-            except redis.ConnectionError:
-                return False
-        wait_for(answers)
-        client.close()
-        return self
-
-    def stop(self, sig: int = signal.SIGTERM) -> Optional[int]:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        return self.proc.wait(timeout=10)
-
-    def log_text(self) -> str:
-        try:
-            with open(self.logfile, errors="replace") as fh:
-                return fh.read()
-        except OSError:
-            return ""
-
-    def close(self) -> None:
-        if self.proc is not None:
-            self.stop(signal.SIGKILL)
-        self._tmp.cleanup()
-
-
 def servers(args: list, preexec_fn: Optional[Callable[[], None]] = None,
             env: Optional[dict] = None) -> list:
     """(name, server not started yet): ours, then redis-server. Close them after."""
-    return [("sluice", ServerProcess(args, loglevel="notice", preexec_fn=preexec_fn, env=env)),
-            ("redis", RedisProcess(args, preexec_fn=preexec_fn, env=env))]
+    return [("sluice", SluiceServer(args, loglevel="notice", preexec_fn=preexec_fn, env=env)),
+            ("redis", RedisServer(args, preexec_fn=preexec_fn, env=env,
+                                  close_signal=signal.SIGKILL))]
 
 
 def run(r: redis.Redis, *cmd):
@@ -225,7 +173,7 @@ def test_aof_write_errors_refuse_writes_until_written_as_redis_does():
 def test_every_acknowledged_write_survives_a_write_error():
     """The write that hit the limit was acknowledged (everysec): it stays buffered,
     goes out once writing works again, and a strict reload finds everything."""
-    server = ServerProcess(["--appendonly", "yes", "--save", ""], loglevel="notice",
+    server = SluiceServer(["--appendonly", "yes", "--save", ""], loglevel="notice",
                            preexec_fn=file_limit(FILE_LIMIT))
     with server:
         seen = aof_failure_transcript(server)
@@ -242,7 +190,7 @@ def test_every_acknowledged_write_survives_a_write_error():
 def test_a_crash_during_a_write_error_leaves_whole_commands():
     """The short write is cut off again: killed while writes fail, the AOF loads with
     aof-load-truncated no, holding every acknowledged write but the buffered one."""
-    server = ServerProcess(["--appendonly", "yes", "--save", ""], loglevel="notice",
+    server = SluiceServer(["--appendonly", "yes", "--save", ""], loglevel="notice",
                            preexec_fn=file_limit(FILE_LIMIT))
     with server:
         r = redis.Redis(port=server.port)
@@ -261,7 +209,7 @@ def test_a_crash_during_a_write_error_leaves_whole_commands():
 def test_sigterm_during_a_write_error_exits_cleanly():
     """What still cannot be written is reported at shutdown, which goes on (as in
     Redis: the buffered write is lost, the file stays whole)."""
-    server = ServerProcess(["--appendonly", "yes", "--save", ""], loglevel="notice",
+    server = SluiceServer(["--appendonly", "yes", "--save", ""], loglevel="notice",
                            preexec_fn=file_limit(FILE_LIMIT))
     with server:
         r = redis.Redis(port=server.port)
@@ -367,7 +315,7 @@ def test_no_rewrite_starts_while_aof_writes_fail():
     would already hold its effects and replaying the buffer after it would apply
     them twice (redis-server 7.0 starts the rewrite, and a counter acknowledged at
     N reloads as N + 1). After the recovery a rewrite runs and nothing doubles."""
-    server = ServerProcess(["--appendonly", "yes", "--save", ""], loglevel="notice",
+    server = SluiceServer(["--appendonly", "yes", "--save", ""], loglevel="notice",
                            preexec_fn=file_limit(FILE_LIMIT))
     with server:
         r = redis.Redis(port=server.port)
@@ -543,7 +491,7 @@ def test_automatic_rewrites_wait_after_three_failed_forks(preloaded_library, tmp
     difference: redis-server 7.0 does not count a failed fork toward that limit and
     starts a new incremental file every 100 ms for as long as fork fails."""
     flag = str(tmp_path / "failing")
-    server = ServerProcess(
+    server = SluiceServer(
         ["--appendonly", "yes", "--save", "", "--auto-aof-rewrite-percentage", "1",
          "--auto-aof-rewrite-min-size", "1"], loglevel="notice",
         env={**os.environ, "LD_PRELOAD": preloaded_library, "FORK_FAILS_WHILE": flag})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from engine.server.testing import ServerProcess
+from servers import SluiceServer
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 from pipeline.examples.demo import EVENTS, TOTALS, Report, SparkCounts, check  # noqa: E402
@@ -35,7 +35,7 @@ def total(user: str, start: int, events: int, amount: str) -> dict:
 def streams():
     """A server holding five events: u1 twice and u2 once in the first window, u1 twice in
     the next, all read by the job's group; the caller adds the totals."""
-    with ServerProcess(["--save", ""], loglevel="warning") as server:
+    with SluiceServer(["--save", ""], loglevel="warning") as server:
         client = redis.Redis(port=server.port)
         for event in (view("u1", W0 + 5, "1.10"), view("u2", W0 + 900, "2.00"),
                       view("u1", W0 + 9_999, "0.90"), view("u1", W0 + 10_000, "5.00"),

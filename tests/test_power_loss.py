@@ -28,7 +28,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from engine.server.testing import ServerProcess
+from servers import SluiceServer
 from preloaded import PowerSupply
 from test_crash_recovery import ClientModel, setup_groups, start_load
 from test_persistence_errors import wait_for
@@ -42,10 +42,10 @@ TRUNCATED_TAIL = "It ends inside a command"
 
 
 class PoweredServer:
-    """A ServerProcess on a power supply that the test can cut."""
+    """A SluiceServer on a power supply that the test can cut."""
 
     def __init__(self, library: str, image_dir: str, args: list) -> None:
-        self.server = ServerProcess(args, loglevel="notice")
+        self.server = SluiceServer(args, loglevel="notice")
         self.supply = PowerSupply(library, self.server.dir, image_dir)
         self.server.env = self.supply.env()
         self.checks: list = []             # what sluice-aof check said after each cut

@@ -12,10 +12,7 @@ before AUTH and the query buffer limit.
 from __future__ import annotations
 
 import math
-import os
-import shutil
 import socket
-import subprocess
 import time
 import tracemalloc
 
@@ -38,6 +35,7 @@ from engine.resp.codec import (
     encode_reply,
     split_inline,
 )
+from servers import RedisServer
 
 _CONN = Connection()
 
@@ -65,60 +63,20 @@ PASSWORD = b"sluice-pw"
 _INCOMPLETE = object()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _spawn_redis(tmp_path_factory, *extra: str):
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is required in CI", pytrace=False)
-        pytest.skip(reason="redis-server is not installed")
-    workdir = tmp_path_factory.mktemp("resp-redis")
-    for _ in range(3):
-        port = _free_port()
-        proc = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-             "no", "--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning", *extra],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(100).startswith((b"+PONG", b"-NOAUTH")):
-                        return proc, port
-            except OSError:
-                time.sleep(0.05)
-        proc.terminate()
-        proc.wait(5)
-    pytest.fail("redis-server did not start", pytrace=False)
-
-
-def _stop(proc) -> None:
-    proc.terminate()
-    try:
-        proc.wait(5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
+def _redis(tmp_path_factory, *extra: str):
+    with RedisServer(["--save", "", "--appendonly", "no", "--loglevel", "warning", *extra],
+                     workdir=tmp_path_factory.mktemp("resp-redis")) as srv:
+        yield srv.port
 
 
 @pytest.fixture(scope="module")
 def redis_port(tmp_path_factory):
-    proc, port = _spawn_redis(tmp_path_factory)
-    yield port
-    _stop(proc)
+    yield from _redis(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def auth_redis_port(tmp_path_factory):
-    proc, port = _spawn_redis(tmp_path_factory, "--requirepass", PASSWORD.decode())
-    yield port
-    _stop(proc)
+    yield from _redis(tmp_path_factory, "--requirepass", PASSWORD.decode())
 
 
 def exchange(port: int, data: bytes) -> bytes:

@@ -25,7 +25,8 @@ from redis.exceptions import ResponseError
 from redis.retry import Retry
 
 from engine.server.info import parse_info
-from engine.server.testing import ServerProcess, raw_socket, read_until_closed
+from raw_io import raw_socket, read_until_closed
+from servers import RedisServer, SluiceServer
 
 # The redis-py scenarios of the embedded client, run against the server here (they use
 # the `pair`, `pairs2` and `options` fixtures defined below).
@@ -60,7 +61,7 @@ needs_tools = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def sluice():
-    with ServerProcess() as srv:
+    with SluiceServer() as srv:
         yield srv
 
 
@@ -782,52 +783,37 @@ def test_protected_mode_refuses_a_non_loopback_client(tmp_path):
     ip = non_loopback_ipv4()
     if ip is None:
         pytest.skip(reason="no non-loopback IPv4 address on this machine")
-    from engine.server.testing import free_port
-    redis_port = free_port()
-    oracle = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1",
-                               ip, "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with ServerProcess(["--bind", "127.0.0.1", ip]) as srv:
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    redis.Redis(port=redis_port, retry=NO_RETRY).ping()
-                    break
-                except redis.ConnectionError:
-                    assert time.monotonic() < deadline
-                    time.sleep(0.05)
+    with RedisServer(["--bind", "127.0.0.1", ip, "--save", "", "--appendonly", "no"],
+                     workdir=tmp_path) as oracle, SluiceServer(["--bind", "127.0.0.1", ip]) as srv:
+        redis_port = oracle.port
 
-            def remote(port, data=b"PING\r\n"):
-                s = socket.create_connection((ip, port))
-                s.sendall(data)
-                out = read_until_closed(s, limit=0.5)
-                s.close()
-                return out
+        def remote(port, data=b"PING\r\n"):
+            s = socket.create_connection((ip, port))
+            s.sendall(data)
+            out = read_until_closed(s, limit=0.5)
+            s.close()
+            return out
 
-            refused = remote(srv.port)
-            assert refused.startswith(b"-DENIED Redis is running in protected mode")
-            assert refused == remote(redis_port)
-            for port in (srv.port, redis_port):
-                admin = redis.Redis(port=port)
-                assert admin.config_set("protected-mode", "no")
-                assert remote(port) == b"+PONG\r\n"
-                assert admin.config_set("protected-mode", "yes")
-                assert admin.config_set("requirepass", "pw")
-                assert remote(port, b"PING\r\nAUTH nope\r\nAUTH pw\r\nPING\r\n") == (
-                    b"-NOAUTH Authentication required.\r\n-WRONGPASS invalid username-password "
-                    b"pair or user is disabled.\r\n+OK\r\n+PONG\r\n")
-                admin.close()
-            for port in (srv.port, redis_port):             # counted, as in Redis
-                assert info(redis.Redis(port=port, password="pw"),
-                            "stats")["rejected_connections"] == "1"
-    finally:
-        oracle.terminate()
-        oracle.wait(timeout=10)
+        refused = remote(srv.port)
+        assert refused.startswith(b"-DENIED Redis is running in protected mode")
+        assert refused == remote(redis_port)
+        for port in (srv.port, redis_port):
+            admin = redis.Redis(port=port)
+            assert admin.config_set("protected-mode", "no")
+            assert remote(port) == b"+PONG\r\n"
+            assert admin.config_set("protected-mode", "yes")
+            assert admin.config_set("requirepass", "pw")
+            assert remote(port, b"PING\r\nAUTH nope\r\nAUTH pw\r\nPING\r\n") == (
+                b"-NOAUTH Authentication required.\r\n-WRONGPASS invalid username-password "
+                b"pair or user is disabled.\r\n+OK\r\n+PONG\r\n")
+            admin.close()
+        for port in (srv.port, redis_port):             # counted, as in Redis
+            assert info(redis.Redis(port=port, password="pw"),
+                        "stats")["rejected_connections"] == "1"
 
 
 def test_requirepass_with_redis_py():
-    with ServerProcess(["--requirepass", "s3cret"]) as srv:
+    with SluiceServer(["--requirepass", "s3cret"]) as srv:
         for protocol in (2, 3):
             with pytest.raises(redis.AuthenticationError):
                 redis.Redis(port=srv.port, protocol=protocol, retry=NO_RETRY).ping()
@@ -848,7 +834,7 @@ def test_requirepass_with_redis_py():
 
 
 def test_maxclients():
-    with ServerProcess(["--maxclients", "2"]) as srv:
+    with SluiceServer(["--maxclients", "2"]) as srv:
         keep = [raw_socket(srv.port) for _ in range(2)]
         for s in keep:
             s.sendall(b"PING\r\n")
@@ -895,8 +881,8 @@ def test_query_buffer_limit_closes_without_reply(r, sluice):
 
 
 def test_config_set_port_moves_the_listener():
-    from engine.server.testing import free_port
-    with ServerProcess() as srv:
+    from servers import free_port
+    with SluiceServer() as srv:
         admin = redis.Redis(port=srv.port, protocol=2)
         new_port = free_port()
         assert admin.config_set("port", new_port)
@@ -919,7 +905,7 @@ def test_slow_reader_hits_the_hard_output_limit():
     """A client that never reads while the server sends it big replies is disconnected
     at the hard limit; a well-behaved client keeps getting correct answers."""
     args = ["--client-output-buffer-limit", "normal", "4mb", "2mb", "10"]
-    with ServerProcess(args) as srv:
+    with SluiceServer(args) as srv:
         good = redis.Redis(port=srv.port)
         pipe = good.pipeline(transaction=False)
         for i in range(200):
@@ -975,7 +961,7 @@ def test_reader_that_never_reads_does_not_grow_server_memory(sluice):
 
 
 def test_idle_client_timeout():
-    with ServerProcess(["--timeout", "1"]) as srv:
+    with SluiceServer(["--timeout", "1"]) as srv:
         idle = raw_socket(srv.port)
         idle.sendall(b"PING\r\n")
         assert idle.recv(100) == b"+PONG\r\n"
@@ -1049,7 +1035,7 @@ def test_redis_benchmark(sluice):
 def test_signal_shuts_down_cleanly(tmp_path, sig):
     pidfile = tmp_path / "sluice.pid"
     sock = tmp_path / "sluice.sock"
-    srv = ServerProcess(["--pidfile", str(pidfile), "--unixsocket", str(sock)]).start()
+    srv = SluiceServer(["--pidfile", str(pidfile), "--unixsocket", str(sock)]).start()
     try:
         assert pidfile.read_text().strip() == str(srv.proc.pid)
         unix = redis.Redis(unix_socket_path=str(sock))
@@ -1071,7 +1057,7 @@ def test_signal_shuts_down_cleanly(tmp_path, sig):
 
 
 def test_shutdown_command(tmp_path):
-    srv = ServerProcess().start()
+    srv = SluiceServer().start()
     try:
         client = redis.Redis(port=srv.port, retry=NO_RETRY)
         client.shutdown(nosave=True)             # redis-py expects the connection to close

@@ -21,7 +21,7 @@ import hiredis
 import pytest
 import redis
 
-from engine.server.testing import raw_socket, read_all
+from raw_io import raw_socket, read_all
 from test_persistence_errors import servers
 
 pytestmark = pytest.mark.usefixtures("redis_server_binary")   # conftest: CI fails without

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import socket
-import time
 
 import pytest
 
@@ -20,12 +19,13 @@ from command_generator import generate
 from differential import RedisOracle, run_both
 from test_differential import SEQUENCES
 
-from engine.server.testing import ServerProcess, read_all
+from raw_io import read_all
+from servers import RedisServer, SluiceServer
 
 
 @pytest.fixture(scope="module")
 def sluice():
-    with ServerProcess() as srv:
+    with SluiceServer() as srv:
         yield srv
 
 
@@ -182,42 +182,28 @@ def test_garbage_bytes_close_the_connection(sluice, redis_server) -> None:
 
 def test_unauthenticated_limits_match_redis(tmp_path, redis_server) -> None:
     """With requirepass: NOAUTH rules, unauthenticated protocol limits, AUTH, HELLO AUTH."""
-    import subprocess
-
-    from engine.server.testing import free_port
-    port = free_port()
-    redis_proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--requirepass", "s3cret", "--dir", str(tmp_path),
-         "--loglevel", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with ServerProcess(["--requirepass", "s3cret"]) as srv:
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                if exchange(port, resp("PING"), 0.1).startswith(b"-NOAUTH"):
-                    break
-                time.sleep(0.05)
-            cases = [
-                script("FOO", "GET", "GET a", "PING", "AUTH x", "AUTH u x", "AUTH a b c",
-                       "HELLO 3", "HELLO 4", "HELLO 3 AUTH default wrong", "MULTI", "GET a",
-                       "EXEC", "CLIENT SETNAME x", "AUTH s3cret", "PING",
-                       "CLIENT GETNAME", "RESET", "PING", "HELLO 3 AUTH default s3cret SETNAME nm",
-                       "CLIENT GETNAME", "QUIT"),
-                resp(*(["XADD", "s", "*"] + ["f", "v"] * 6)),       # > 10 args before AUTH
-                b"*2\r\n$4\r\nECHO\r\n$20000\r\n",                  # > 16 KiB bulk before AUTH
-                resp("AUTH", "s3cret") + resp("ECHO", "x" * 20000)[:30],
-            ]
-            for data in cases:
-                ours = exchange(srv.port, data)
-                theirs = exchange(port, data)
-                assert mask_version(ours) == mask_version(theirs), data[:60]
-            # Redis 7.0 sets the name of a refused HELLO ... SETNAME (fixed later):
-            # Sluice sets it only once the client is authenticated.
-            assert exchange(srv.port, script("HELLO 2 SETNAME n", "AUTH s3cret",
-                                             "CLIENT GETNAME")).endswith(b"+OK\r\n$-1\r\n")
-    finally:
-        redis_proc.terminate()
-        redis_proc.wait(timeout=10)
+    with RedisServer(["--save", "", "--appendonly", "no", "--requirepass", "s3cret",
+                      "--loglevel", "warning"], workdir=tmp_path) as oracle, \
+            SluiceServer(["--requirepass", "s3cret"]) as srv:
+        port = oracle.port
+        cases = [
+            script("FOO", "GET", "GET a", "PING", "AUTH x", "AUTH u x", "AUTH a b c",
+                   "HELLO 3", "HELLO 4", "HELLO 3 AUTH default wrong", "MULTI", "GET a",
+                   "EXEC", "CLIENT SETNAME x", "AUTH s3cret", "PING",
+                   "CLIENT GETNAME", "RESET", "PING", "HELLO 3 AUTH default s3cret SETNAME nm",
+                   "CLIENT GETNAME", "QUIT"),
+            resp(*(["XADD", "s", "*"] + ["f", "v"] * 6)),       # > 10 args before AUTH
+            b"*2\r\n$4\r\nECHO\r\n$20000\r\n",                  # > 16 KiB bulk before AUTH
+            resp("AUTH", "s3cret") + resp("ECHO", "x" * 20000)[:30],
+        ]
+        for data in cases:
+            ours = exchange(srv.port, data)
+            theirs = exchange(port, data)
+            assert mask_version(ours) == mask_version(theirs), data[:60]
+        # Redis 7.0 sets the name of a refused HELLO ... SETNAME (fixed later):
+        # Sluice sets it only once the client is authenticated.
+        assert exchange(srv.port, script("HELLO 2 SETNAME n", "AUTH s3cret",
+                                         "CLIENT GETNAME")).endswith(b"+OK\r\n$-1\r\n")
 
 
 # -- which writes count as a change of the key for WATCH -------------------------------

@@ -15,7 +15,8 @@ import time
 import redis
 
 from engine.server.info import parse_info
-from engine.server.testing import ServerProcess, raw_socket, read_until_closed
+from raw_io import raw_socket, read_until_closed
+from servers import SluiceServer
 
 PIPELINED = 1_000_000
 PING = b"*1\r\n$4\r\nPING\r\n"
@@ -153,7 +154,7 @@ def never_reads(port: int, stop: threading.Event) -> int:
 
 
 def test_hostile_clients_do_not_disturb_a_good_one():
-    with ServerProcess() as srv:
+    with SluiceServer() as srv:
         good = redis.Redis(port=srv.port, protocol=2, socket_timeout=30)
         pipe = good.pipeline(transaction=False)
         for i in range(200):
@@ -224,7 +225,7 @@ def test_subscriber_that_stops_reading_is_disconnected():
     limit after its seconds; the publisher is not held up. (The kernel's socket
     buffers take the first megabytes, so the test watches the server's own omem.)"""
     args = ["--client-output-buffer-limit", "pubsub", "1mb", "256kb", "1"]
-    with ServerProcess(args) as srv:
+    with SluiceServer(args) as srv:
         admin = redis.Redis(port=srv.port, protocol=2)
         hard = silent_subscriber(srv.port, "hard", "news")
         soft = silent_subscriber(srv.port, "soft", "quiet")

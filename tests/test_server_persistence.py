@@ -10,7 +10,7 @@ import time
 
 import redis
 
-from engine.server.testing import ServerProcess
+from servers import SluiceServer
 from preloaded import kill_and_wait
 
 ENTRIES = 600
@@ -24,7 +24,7 @@ def wait_for(predicate, timeout: float = 10.0) -> None:
 
 
 def test_save_bgsave_lastsave_and_reload():
-    with ServerProcess(["--save", ""]) as server:
+    with SluiceServer(["--save", ""]) as server:
         r = redis.Redis(port=server.port)
         r.xadd("s", {"f": "v"}, id="1-1")
         assert r.info("persistence")["rdb_changes_since_last_save"] == 1
@@ -45,7 +45,7 @@ def test_save_bgsave_lastsave_and_reload():
 
 
 def test_save_points_trigger_a_background_save():
-    with ServerProcess(["--save", "1 3"]) as server:
+    with SluiceServer(["--save", "1 3"]) as server:
         r = redis.Redis(port=server.port)
         for i in range(3):
             r.set(f"k{i}", i)
@@ -60,7 +60,7 @@ def test_shutdown_nosave_and_save():
         except redis.ConnectionError:       # the server closes the connection
             pass
 
-    with ServerProcess(["--save", "3600 1"]) as server:
+    with SluiceServer(["--save", "3600 1"]) as server:
         r = redis.Redis(port=server.port)
         r.set("k", "v")
         shutdown(r, nosave=True)
@@ -79,7 +79,7 @@ def test_shutdown_nosave_and_save():
 def test_bgrewriteaof_and_automatic_rewrite():
     args = ["--appendonly", "yes", "--save", "", "--auto-aof-rewrite-percentage", "100",
             "--auto-aof-rewrite-min-size", "64kb"]
-    with ServerProcess(args) as server:
+    with SluiceServer(args) as server:
         r = redis.Redis(port=server.port)
         assert r.execute_command("BGREWRITEAOF") is True
         wait_for(lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0)
@@ -102,7 +102,7 @@ def test_bgrewriteaof_and_automatic_rewrite():
 
 
 def test_appendonly_switched_on_at_runtime():
-    with ServerProcess(["--save", ""]) as server:
+    with SluiceServer(["--save", ""]) as server:
         r = redis.Redis(port=server.port)
         r.set("before", "1")
         assert r.info("persistence")["aof_enabled"] == 0
@@ -116,7 +116,7 @@ def test_appendonly_switched_on_at_runtime():
         assert r.mget("before", "after") == [b"1", b"2"]
 
 
-def stopped_while_writing(server: ServerProcess, r: redis.Redis) -> tuple[int, str]:
+def stopped_while_writing(server: SluiceServer, r: redis.Redis) -> tuple[int, str]:
     """Starts a BGSAVE and stops (SIGSTOP) its child while its temporary file, named
     after it, exists (before the rename): the child's pid and that file."""
     assert r.bgsave() is True
@@ -133,10 +133,10 @@ def stopped_while_writing(server: ServerProcess, r: redis.Redis) -> tuple[int, s
     return child, temp
 
 
-def snapshot_under_way(tmp_path) -> tuple[ServerProcess, redis.Redis, bytes]:
+def snapshot_under_way(tmp_path) -> tuple[SluiceServer, redis.Redis, bytes]:
     """A server whose SAVE wrote the real snapshot (its bytes), with enough data
     (40 MB that do not compress) that a BGSAVE takes a while."""
-    server = ServerProcess(["--save", ""], workdir=str(tmp_path)).start()
+    server = SluiceServer(["--save", ""], workdir=str(tmp_path)).start()
     r = redis.Redis(port=server.port)
     pipe = r.pipeline(transaction=False)
     for _ in range(ENTRIES):

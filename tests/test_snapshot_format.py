@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from engine import Engine
-from engine.server.testing import ROOT, ServerProcess
+from servers import ROOT, SluiceServer
 from persist import snapshot
 from persist.directory_lock import LOCK_NAME
 from persist.errors import ForeignFileError
@@ -24,7 +24,7 @@ HEADER = snapshot.HEADER.pack(snapshot.MAGIC, snapshot.FORMAT_VERSION)
 
 
 def test_save_writes_dump_sluice_starting_with_the_magic():
-    with ServerProcess(["--save", ""]) as server:
+    with SluiceServer(["--save", ""]) as server:
         r = redis.Redis(port=server.port)
         assert r.config_get("dbfilename") == {"dbfilename": "dump.sluice"}
         r.xadd("s", {"f": "v"}, id="1-1")
@@ -36,7 +36,7 @@ def test_save_writes_dump_sluice_starting_with_the_magic():
 
 @pytest.mark.parametrize("name", ["dump.rdb", "state.bin"])
 def test_a_dbfilename_set_explicitly_is_written_in_our_format(name):
-    with ServerProcess(["--save", "", "--dbfilename", name]) as server:
+    with SluiceServer(["--save", "", "--dbfilename", name]) as server:
         r = redis.Redis(port=server.port)
         assert r.config_get("dbfilename") == {"dbfilename": name}
         r.xadd("s", {"f": "v"}, id="1-1")
@@ -54,7 +54,7 @@ def test_a_snapshot_an_earlier_version_named_dump_rdb_loads_and_is_renamed(tmp_p
     engine = Engine()
     engine.execute("XADD", "s", "1-1", "f", "v")
     snapshot.write_snapshot(engine, tmp_path / "dump.rdb")
-    with ServerProcess(["--save", ""], workdir=str(tmp_path)) as server:
+    with SluiceServer(["--save", ""], workdir=str(tmp_path)) as server:
         r = redis.Redis(port=server.port)
         assert r.xrange("s") == [(b"1-1", {b"f": b"v"})]
         assert not os.path.exists(tmp_path / "dump.rdb")
@@ -117,7 +117,7 @@ def test_a_redis_dump_rdb_under_the_default_name_is_left_alone(redis_data_dir, t
 def test_a_redis_dump_rdb_set_as_dbfilename_stops_the_start(redis_data_dir, tmp_path):
     rdb = redis_data_dir / "dump.rdb"
     shutil.copy(rdb, tmp_path / "dump.rdb")
-    server = ServerProcess(["--save", "", "--dbfilename", "dump.rdb"], workdir=str(tmp_path))
+    server = SluiceServer(["--save", "", "--dbfilename", "dump.rdb"], workdir=str(tmp_path))
     with pytest.raises(RuntimeError, match="did not start"):
         server.start()
     assert server.returncode == 1

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from engine.server.testing import ServerProcess, free_port
+from servers import SluiceServer, free_port
 from spark_streams import fill_streams
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
@@ -18,8 +18,8 @@ PASSWORD = "s3cret-pw"
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    with ServerProcess(["--save", "", "--requirepass", PASSWORD], loglevel="warning") as process:
+def server() -> Iterator[SluiceServer]:
+    with SluiceServer(["--save", "", "--requirepass", PASSWORD], loglevel="warning") as process:
         client = redis.Redis(port=process.port, password=PASSWORD)
         client.flushall()
         fill_streams(client, ["a", "b"], 20)
@@ -29,7 +29,7 @@ def server() -> Iterator[ServerProcess]:
 
 
 @pytest.fixture(scope="module")
-def url(server: ServerProcess) -> str:
+def url(server: SluiceServer) -> str:
     return f"redis://:{PASSWORD}@127.0.0.1:{server.port}/0"
 
 

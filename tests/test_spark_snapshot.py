@@ -13,7 +13,7 @@ import redis
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 
-from engine.server.testing import ServerProcess  # noqa: E402
+from servers import SluiceServer  # noqa: E402
 from persist import snapshot  # noqa: E402
 from persist.snapshot_blocks import snapshot_blocks  # noqa: E402
 from pipeline.spark.snapshot_source import block_runs  # noqa: E402
@@ -57,10 +57,10 @@ def fill(client: redis.Redis) -> None:
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory) -> Iterator[tuple[ServerProcess, redis.Redis, str]]:
+def saved(tmp_path_factory) -> Iterator[tuple[SluiceServer, redis.Redis, str]]:
     """A running Sluice server with data, SAVEd: (server, client, snapshot file)."""
     directory = tmp_path_factory.mktemp("sluice-data")
-    with ServerProcess(loglevel="warning", workdir=str(directory)) as server:
+    with SluiceServer(loglevel="warning", workdir=str(directory)) as server:
         client = redis.Redis(port=server.port)
         fill(client)
         client.save()
@@ -149,7 +149,7 @@ def test_stream_filters_decode_and_db(spark, saved):
 
 def test_base_of_an_aof_directory(spark, tmp_path):
     """Without a snapshot file, a data directory's AOF base (in snapshot form) is read."""
-    with ServerProcess(["--appendonly", "yes"], loglevel="warning", workdir=str(tmp_path)) as server:
+    with SluiceServer(["--appendonly", "yes"], loglevel="warning", workdir=str(tmp_path)) as server:
         client = redis.Redis(port=server.port)
         for i in range(50):
             client.xadd("s", {"n": str(i)})

@@ -13,15 +13,14 @@ import redis
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 
-from engine.server.testing import free_port, stop_child  # noqa: E402
-from redis_ready import wait_for_ping  # noqa: E402
+from servers import RedisServer  # noqa: E402
 from spark_streams import expected_rows, fill_streams, read_back  # noqa: E402
 
 PASSWORD = "tls-s3cret"
 
 
 @pytest.fixture
-def tls_server(redis_server_binary: str, tmp_path: Path) -> Iterator[tuple[int, Path]]:
+def tls_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     """(TLS port, CA file) of a redis-server that only speaks TLS and wants a password."""
     if shutil.which("openssl") is None:
         pytest.fail("openssl is needed to make the test's certificate", pytrace=False)
@@ -30,21 +29,13 @@ def tls_server(redis_server_binary: str, tmp_path: Path) -> Iterator[tuple[int, 
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
                     "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
                     "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
-    port = free_port()
-    with open(directory / "redis.log", "wb") as log:
-        proc = subprocess.Popen(
-            [redis_server_binary, "--port", "0", "--tls-port", str(port), "--tls-cert-file", str(cert),
-             "--tls-key-file", str(key), "--tls-ca-cert-file", str(cert), "--tls-auth-clients", "no",
-             "--requirepass", PASSWORD, "--save", "", "--appendonly", "no", "--dir", str(directory)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    try:
-        client = redis.Redis(host="127.0.0.1", port=port, password=PASSWORD, ssl=True,
-                             ssl_ca_certs=str(cert))
-        wait_for_ping(client, proc, (directory / "redis.log").read_text)
-        client.close()
-        yield port, cert
-    finally:
-        stop_child(proc)
+    with RedisServer(["--port", "0", "--tls-cert-file", str(cert), "--tls-key-file", str(key),
+                      "--tls-ca-cert-file", str(cert), "--tls-auth-clients", "no",
+                      "--requirepass", PASSWORD, "--save", "", "--appendonly", "no"],
+                     workdir=directory, port_option="--tls-port",
+                     client_options={"password": PASSWORD, "ssl": True,
+                                     "ssl_ca_certs": str(cert)}) as srv:
+        yield srv.port, cert
 
 
 def test_read_and_write_over_tls_with_a_password(spark, tls_server):

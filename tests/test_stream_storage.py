@@ -2,20 +2,16 @@
 node layout and trimming, and against a real redis-server for node boundaries
 (XINFO radix-tree-keys), trimming results and memory per entry."""
 import bisect
-import os
 import random
 import re
-import shutil
-import socket
-import subprocess
 
 import pytest
 import redis
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from engine.core.memory import used_bytes
-from redis_ready import wait_for_ping
 from native.stream_probe import CHECKPOINT_EVERY as K, CHECKPOINT_NARROW_MAX, StreamTestView
+from servers import RedisServer
 
 MAX = 2**64 - 1
 LO, HI = (0, 0), (MAX, MAX)
@@ -459,23 +455,10 @@ def test_rejects_non_bytes():
 
 @pytest.fixture(scope="module")
 def server():
-    exe = shutil.which("redis-server")
-    if exe is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server is required when CI=true")
-        pytest.skip(reason="redis-server is not installed (the differential oracle)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
-    wait_for_ping(client, proc)
-    yield client
-    client.close()
-    proc.terminate()
-    proc.wait(10)
+    with RedisServer(["--save", "", "--appendonly", "no"]) as srv:
+        client = srv.client()
+        yield client
+        client.close()
 
 
 def configure(r, max_bytes, max_entries):

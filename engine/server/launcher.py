@@ -1,4 +1,4 @@
-"""Running a sluice-server as a child process (tests, benchmarks, tools).
+"""Running a sluice-server as a child process (the example pipeline, benchmarks, tests).
 
     with ServerProcess(["--requirepass", "s3cret"]) as srv:
         r = redis.Redis(port=srv.port, password="s3cret")
@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 STARTUP_TIMEOUT_S = 15.0
-ROOT = Path(__file__).resolve().parents[2]
+LOG_TAIL_CHARS = 4000      # of the log, in the error when the server does not start
+_ROOT = Path(__file__).resolve().parents[2]   # the child imports this tree's engine
 
 
 def free_port() -> int:
@@ -63,7 +64,49 @@ def stop_child(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float
             proc.wait(timeout=5)
 
 
-class ServerProcess:
+class ChildServer:
+    """What any server run as a child process has: its process while it runs, its exit
+    status once stopped, a log file; used in a `with` block, it is closed at the end.
+    Subclasses start it and set proc, port and logfile."""
+
+    proc: Optional[subprocess.Popen] = None
+    returncode: Optional[int] = None
+    port: Optional[int] = None
+    logfile: str = ""
+
+    def start(self) -> "ChildServer":
+        raise NotImplementedError
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> Optional[int]:
+        """Signals the server and waits; returns its exit status."""
+        proc = self.proc
+        if proc is None:
+            return self.returncode
+        stop_child(proc, sig, timeout)
+        for pipe in (proc.stdin, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        self.returncode = proc.returncode
+        self.proc = None
+        return self.returncode
+
+    def log_text(self) -> str:
+        try:
+            return Path(self.logfile).read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        self.stop()
+
+    def __enter__(self) -> "ChildServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class ServerProcess(ChildServer):
     """A sluice-server child process (see the module docstring)."""
 
     def __init__(self, args: Sequence[str] = (), *, port: Optional[int] = None,
@@ -84,8 +127,7 @@ class ServerProcess:
         self.loglevel = loglevel
         self.env = env
         self.preexec_fn = preexec_fn
-        self.proc: Optional[subprocess.Popen] = None
-        self.returncode: Optional[int] = None
+        self.stderr_text = ""       # what a run that exited at startup wrote to stderr
         self.logfile = os.path.join(self.dir, "sluice.log")
 
     @property
@@ -96,7 +138,7 @@ class ServerProcess:
 
     def start(self) -> "ServerProcess":
         env = dict(os.environ if self.env is None else self.env)
-        env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"]
+        env["PYTHONPATH"] = str(_ROOT) + (os.pathsep + env["PYTHONPATH"]
                                          if env.get("PYTHONPATH") else "")
         for _ in range(3):
             port = self.port if self.port is not None else free_port()
@@ -115,30 +157,13 @@ class ServerProcess:
                     self.port = port
                     return self
                 time.sleep(0.05)
+            if self.proc.poll() is not None:        # exited: its stderr says why
+                self.stderr_text = self.proc.stderr.read().decode(errors="replace")
             self.stop()
             if self.port is not None:
                 break
-        raise RuntimeError("sluice-server did not start:\n" + self.log_text()
-                           + (self.proc.stderr.read().decode(errors="replace")
-                              if self.proc and self.proc.stderr else ""))
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> Optional[int]:
-        """Signals the server and waits; returns its exit status."""
-        proc = self.proc
-        if proc is None:
-            return self.returncode
-        stop_child(proc, sig, timeout)
-        if proc.stderr is not None:
-            proc.stderr.close()
-        self.returncode = proc.returncode
-        self.proc = None
-        return self.returncode
-
-    def log_text(self) -> str:
-        try:
-            return Path(self.logfile).read_text(errors="replace")
-        except OSError:
-            return ""
+        raise RuntimeError("sluice-server did not start:\n" + self.log_text()[-LOG_TAIL_CHARS:]
+                           + self.stderr_text)
 
     def close(self) -> None:
         self.stop()
@@ -146,37 +171,3 @@ class ServerProcess:
             self._tmp.cleanup()
             self._tmp = None
 
-    def __enter__(self) -> "ServerProcess":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def raw_socket(port: int, timeout: float = 5.0) -> socket.socket:
-    """A plain TCP connection to a local server, for tests that speak raw bytes."""
-    s = socket.create_connection(("127.0.0.1", port))
-    s.settimeout(timeout)
-    return s
-
-
-def read_all(s: socket.socket, quiet: float) -> tuple:
-    """(everything the server sends, whether it closed the connection): reads until
-    it closes or stays quiet for `quiet` seconds."""
-    s.settimeout(quiet)
-    out = b""
-    try:
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                return out, True
-            out += chunk
-    except socket.timeout:
-        return out, False
-    except ConnectionResetError:
-        return out, True
-
-
-def read_until_closed(s: socket.socket, limit: float = 5.0) -> bytes:
-    """Everything the server sends until it closes the connection (or `limit` s)."""
-    return read_all(s, limit)[0]
