@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from engine.server.config import repr_arg, split_args
+from engine.resp.args import repr_arg, split_args
 from persist.errors import CorruptFileError
 from persist.files import fsync_dir
 

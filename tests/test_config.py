@@ -1,4 +1,4 @@
-"""engine/server/config.py: redis.conf parsing, command-line merging, fatal reports, CONFIG.
+"""engine/server/config/: redis.conf parsing, command-line merging, fatal reports, CONFIG.
 
 Three layers:
 
@@ -31,9 +31,19 @@ from redis.exceptions import ResponseError as RedisResponseError
 from differential import RedisOracle
 from engine.core.errors import ResponseError
 from engine.resp.reply import OK
-from engine.server import config as C
-from engine.server.config import (ConfigApplyError, ConfigError, ServerConfig, config_command,
-                                  memtoull, parse_command_line, repr_arg, split_args, string2ll)
+from engine.resp.args import repr_arg, split_args
+from engine.server.config.command_line import parse_command_line, usage
+from engine.server.config.config_command import config_command
+from engine.server.config.config_file import REWRITE_SIGNATURE
+from engine.server.config.directives import DIRECTIVES, Directive
+from engine.server.config.errors import ConfigApplyError, ConfigError
+from engine.server.config.keyspace_events import (NOTIFY_EXPIRED, NOTIFY_KEYEVENT, NOTIFY_NEW,
+                                                  NOTIFY_STREAM, format_notify_flags,
+                                                  parse_notify_flags)
+from engine.server.config.kinds import Bool, Enum, Int, Notify, Save
+from engine.server.config.server_config import ServerConfig
+from engine.server.config.value_parsing import INT_MAX, MEMORY_UNITS, memtoull, string2ll
+from engine.server.config.version import PROGRAM_NAME, VERSION, version_text
 from servers import RedisServer, free_port
 
 # Where Sluice differs from redis-server 7.0 on purpose (asserted in test_deliberate_*):
@@ -220,17 +230,17 @@ def test_string2ll(text: bytes, value: int | None) -> None:
 
 
 def test_notify_flags_normalisation() -> None:
-    fmt = C.format_notify_flags
-    assert fmt(C.parse_notify_flags(b"KEA")) == b"AKE"
-    assert fmt(C.parse_notify_flags(b"g$lshzxetd")) == b"A"
-    assert fmt(C.parse_notify_flags(b"Ex")) == b"xE"
-    assert fmt(C.parse_notify_flags(b"nmdtexzhsl$gKE")) == b"AKEm"
-    assert fmt(C.parse_notify_flags(b"An")) == b"A"          # 'n' is set but A hides it
-    assert C.parse_notify_flags(b"An") & C.NOTIFY_NEW
-    assert fmt(C.parse_notify_flags(b"tn")) == b"tn"
-    assert C.parse_notify_flags(b"q") is None
-    assert C.parse_notify_flags(b"K E") is None
-    assert C.parse_notify_flags(b"") == 0
+    fmt = format_notify_flags
+    assert fmt(parse_notify_flags(b"KEA")) == b"AKE"
+    assert fmt(parse_notify_flags(b"g$lshzxetd")) == b"A"
+    assert fmt(parse_notify_flags(b"Ex")) == b"xE"
+    assert fmt(parse_notify_flags(b"nmdtexzhsl$gKE")) == b"AKEm"
+    assert fmt(parse_notify_flags(b"An")) == b"A"          # 'n' is set but A hides it
+    assert parse_notify_flags(b"An") & NOTIFY_NEW
+    assert fmt(parse_notify_flags(b"tn")) == b"tn"
+    assert parse_notify_flags(b"q") is None
+    assert parse_notify_flags(b"K E") is None
+    assert parse_notify_flags(b"") == 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,7 +283,7 @@ hz 0
     assert cfg.stream_node_max_bytes == 8192
     assert cfg.timeout == 20                                  # repeated: the last one wins
     assert cfg.formatted("notify-keyspace-events") == b"AKE"
-    assert cfg.notify_keyspace_events & C.NOTIFY_STREAM
+    assert cfg.notify_keyspace_events & NOTIFY_STREAM
     assert cfg.unixsocketperm == 0o700 and cfg.formatted("unixsocketperm") == b"700"
     assert cfg.hz == 1                                        # clamped like Redis
     assert cfg.config_file == str(conf)
@@ -339,7 +349,7 @@ def test_include_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         ServerConfig().load_file(main)
     assert info.value.report() == (
-        f"\n*** FATAL CONFIG FILE ERROR ({C.PROGRAM_NAME} {C.VERSION}) ***\n"
+        f"\n*** FATAL CONFIG FILE ERROR ({PROGRAM_NAME} {VERSION}) ***\n"
         f"Reading the configuration file '{bad}', at line 3\n"
         ">>> 'not-a-directive 1'\n"
         "Bad directive or wrong number of arguments\n")
@@ -368,7 +378,7 @@ def test_unknown_directive_reports(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         ServerConfig().apply_args(["--port", "7000", "--foo", "bar"])
     assert info.value.report() == (
-        f"\n*** FATAL CONFIG FILE ERROR ({C.PROGRAM_NAME} {C.VERSION}) ***\n"
+        f"\n*** FATAL CONFIG FILE ERROR ({PROGRAM_NAME} {VERSION}) ***\n"
         "Reading the command line, at argument '--foo'\n"
         ">>> 'foo \"bar\"'\n"
         "Bad directive or wrong number of arguments\n")
@@ -413,7 +423,7 @@ def test_command_line_quirks() -> None:
     assert parse_command_line(["-h", "--port", "1"]).action == "help"
     # "-" only means stdin as the first or the last argument
     assert parse_command_line(["--port", "-", "1"]).from_stdin is False
-    assert C.PROGRAM_NAME in C.usage() and C.VERSION in C.version_text()
+    assert PROGRAM_NAME in usage() and VERSION in version_text()
 
 
 def test_config_file_errors_from_args() -> None:
@@ -462,7 +472,7 @@ def test_listeners_fire_on_change_only() -> None:
     assert seen == []
     cfg.add_listener(["notify-keyspace-events", "requirepass"], lambda *a: seen.append(a))
     _run(cfg, "CONFIG", "SET", "notify-keyspace-events", "Ex", "requirepass", "s3cret")
-    assert ("notify-keyspace-events", 0, C.NOTIFY_KEYEVENT | C.NOTIFY_EXPIRED) in seen
+    assert ("notify-keyspace-events", 0, NOTIFY_KEYEVENT | NOTIFY_EXPIRED) in seen
     assert ("requirepass", "", "s3cret") in seen
     with pytest.raises(KeyError):
         cfg.add_listener("no-such-directive", print)
@@ -554,7 +564,7 @@ def test_resp3_get_is_a_map_and_values_are_typed() -> None:
 
 
 def test_aliases_behave_like_redis_aliases() -> None:
-    table = C.DIRECTIVES + (C.Directive("replica-priority", C.Int(0, C.INT_MAX), 100, "doc",
+    table = DIRECTIVES + (Directive("replica-priority", Int(0, INT_MAX), 100, "doc",
                                         aliases=("slave-priority",)),)
     cfg = ServerConfig(table)
     assert _run(cfg, "CONFIG", "SET", "SLAVE-priority", "x") == Err(
@@ -705,7 +715,7 @@ def test_rewrite_matches_redis(tmp_path: Path) -> None:
         oracle.close()
         spawned.stop()
 
-    signature = C.REWRITE_SIGNATURE.decode()
+    signature = REWRITE_SIGNATURE.decode()
 
     def split(text: str) -> tuple[list[str], set[str]]:
         head, _, tail = text.partition(signature)
@@ -883,19 +893,19 @@ def _typed(name: str) -> st.SearchStrategy:
     """Values of the directive's own type (mostly valid), mixed with anything at all."""
     kind = ServerConfig().lookup(name)
     kind = kind.kind if kind else None
-    if isinstance(kind, C.Bool):
+    if isinstance(kind, Bool):
         own = st.sampled_from(["yes", "no", "YES", "No", "yEs"])
-    elif isinstance(kind, C.Enum):
+    elif isinstance(kind, Enum):
         own = st.sampled_from(kind.names).flatmap(
             lambda n: st.sampled_from([n, n.upper(), n.capitalize()]))
-    elif isinstance(kind, C.Int) and kind.memory:
+    elif isinstance(kind, Int) and kind.memory:
         own = st.tuples(_numbers, st.sampled_from(["", "b", "k", "kb", "m", "mb", "g", "gb", "KB",
                                                    "Gb"])).map("".join)
-    elif isinstance(kind, C.Int):
+    elif isinstance(kind, Int):
         own = _numbers
-    elif isinstance(kind, C.Notify):
+    elif isinstance(kind, Notify):
         own = st.text(alphabet="KEg$lshzxetdmnA", max_size=6)
-    elif isinstance(kind, C.Save):
+    elif isinstance(kind, Save):
         own = st.lists(st.tuples(st.integers(1, 10**6), st.integers(0, 10**6)).map(
             lambda t: f"{t[0]} {t[1]}"), max_size=3).map(" ".join)
     else:
@@ -907,7 +917,7 @@ def _memory_overflow(value: Any) -> bool:
     """Whether a memory value overflows only once multiplied by its unit (deliberate)."""
     digits, unit = re.fullmatch(rb"([0-9]*)(.*)", _bytes(value).split(b"\0")[0],
                                 re.DOTALL).groups()
-    mul = C._MEMORY_UNITS.get(unit.lower())
+    mul = MEMORY_UNITS.get(unit.lower())
     return bool(mul and digits and min(int(digits), 2**64 - 1) * mul > 2**64 - 1)
 
 
@@ -1084,7 +1094,7 @@ def test_fatal_errors_match_redis(tmp_path: Path, label: str, text: str, extra: 
     with pytest.raises(ConfigError) as info:
         ServerConfig.from_args(args)
     report = info.value.report()
-    assert report.startswith(f"\n*** FATAL CONFIG FILE ERROR ({C.PROGRAM_NAME} ")
+    assert report.startswith(f"\n*** FATAL CONFIG FILE ERROR ({PROGRAM_NAME} ")
     assert _fatal_tail(report) == _fatal_tail(theirs)
 
 

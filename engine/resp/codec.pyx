@@ -235,8 +235,9 @@ cdef object split_args(const unsigned char* line, Py_ssize_t n):
 
 
 def split_inline(line):
-    """sdssplitargs for one inline request line (bytes without the newline):
-    the argv, or None when the quotes are unbalanced. Exposed for tests."""
+    """sdssplitargs for one line (bytes without the newline): the argv, or None
+    when the quotes are unbalanced. The inline requests' splitter, shared through
+    engine.resp.args.split_args (configuration lines, the AOF manifest)."""
     cdef bytes b = bytes(line)
     if b"\0" in b:
         raise ValueError("an inline request line cannot hold NUL bytes")

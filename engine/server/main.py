@@ -1,6 +1,6 @@
 """`sluice-server [config-file] [--directive value ...] [-]`: the server's entry point.
 
-Reads the configuration like redis-server (engine/server/config.py), changes to
+Reads the configuration like redis-server (engine/server/config/), changes to
 `dir`, sets up logging (Redis's line format, `loglevel`, `logfile`), runs the server on
 uvloop (asyncio's loop if uvloop is missing) and exits 0 on SIGTERM/SIGINT or SHUTDOWN
 after closing the listeners and the clients.
@@ -20,7 +20,10 @@ import sys
 import time
 from typing import Optional, Sequence
 
-from engine.server.config import (ConfigError, ServerConfig, VERSION, usage, version_text)
+from engine.server.config.command_line import usage
+from engine.server.config.errors import ConfigError
+from engine.server.config.server_config import ServerConfig
+from engine.server.config.version import VERSION, version_text
 
 log = logging.getLogger("sluice")
 

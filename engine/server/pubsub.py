@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.core.glob import match
-from engine.server.config import (NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_KEYEVENT,
-                                  NOTIFY_KEYSPACE, NOTIFY_NEW, NOTIFY_STREAM, NOTIFY_STRING)
+from engine.server.config.keyspace_events import (NOTIFY_EXPIRED, NOTIFY_GENERIC,
+                                                  NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_NEW,
+                                                  NOTIFY_STREAM, NOTIFY_STRING)
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.connection import ClientConnection

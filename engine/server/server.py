@@ -38,7 +38,9 @@ from engine.commands.dispatch import resolve
 from engine.commands.table import COMMANDS
 from engine.server.blocking import ServerHub
 from engine.server.session import COMMAND_TABLE
-from engine.server.config import VERSION, ConfigApplyError, ServerConfig
+from engine.server.config.errors import ConfigApplyError
+from engine.server.config.server_config import ServerConfig
+from engine.server.config.version import VERSION
 from engine.server.connection import ClientConnection, is_loopback, set_keepalive
 from engine.server.info import Stats
 from engine.server.pubsub import PubSub

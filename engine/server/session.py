@@ -10,7 +10,7 @@ from engine.core.errors import ResponseError, arg_text, subcommand_syntax
 from engine.resp.reply import NULL_ARRAY, OK
 from engine.server.blocking import ServerBlockedRead
 from engine.server.command_info import build_table, command_command
-from engine.server.config import config_command
+from engine.server.config.config_command import config_command
 from engine.server.info import render_info
 from engine.api.session import (BASE_COMMANDS, CLIENT_ARITY, CLIENT_HELP, Session, SessionCommand,
                             Verbatim, command_table)

@@ -1,0 +1,153 @@
+"""The directive table: every configuration directive Sluice knows, with its kind, default,
+documentation and CONFIG SET rules (mutable, protected, refused while loading, secret).  One
+place to read which directives exist; anything not listed is "Bad directive" at start-up and
+"Unknown option" for CONFIG SET.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from engine.server.config.kinds import (Bind, Bool, ClientOutputBufferLimit, Dir, Enum, Int, Kind,
+                                        Notify, Save, String, pathless)
+from engine.server.config.value_parsing import INT_MAX, LLONG_MAX, UINT_MAX, ULLONG_MAX, as_str
+from engine.server.config.version import PROGRAM_NAME
+from persist.snapshot import DEFAULT_FILENAME as SNAPSHOT_FILENAME
+
+CONFIG_MIN_HZ, CONFIG_MAX_HZ = 1, 500
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One configuration directive.
+
+    mutable       CONFIG SET may change it (else "can't set immutable config")
+    protected     CONFIG SET only when enable-protected-configs allows it (dir, dbfilename)
+    deny_loading  CONFIG SET refused with -LOADING while the dataset loads
+    sensitive     the value is a secret: redact it in MONITOR/SLOWLOG/logs
+    check         extra validation after parsing: value -> error text or None
+    default       the value, or a zero-argument callable computing it (dir: the cwd)
+    """
+
+    name: str
+    kind: Kind
+    default: Any
+    doc: str
+    mutable: bool = True
+    protected: bool = False
+    deny_loading: bool = False
+    sensitive: bool = False
+    aliases: tuple[str, ...] = ()
+    check: Optional[Callable[[Any], Optional[str]]] = None
+
+
+def _only_no_daemonize(value: bool) -> Optional[str]:
+    if value:
+        return (f"daemonize yes is not supported: {PROGRAM_NAME} always runs in the foreground; "
+                "use a process supervisor (systemd, docker, nohup) to run it in the background")
+    return None
+
+
+def _maxmemory_unsupported(value: int) -> Optional[str]:
+    if value:
+        return ("maxmemory is not supported by Sluice yet: memory is not limited and nothing is "
+                "evicted, so only 0 (no limit) is accepted")
+    return None
+
+
+MB = 1024 * 1024
+
+DIRECTIVES: tuple[Directive, ...] = (
+    # --- network ---
+    Directive("port", Int(0, 65535), 6379, "TCP port to accept connections on; 0 disables TCP."),
+    Directive("bind", Bind(), ["127.0.0.1", "-::1"],
+              "Addresses to listen on (up to 16); a '-' prefix marks an address that may be "
+              "unavailable; \"\" listens on none."),
+    Directive("protected-mode", Bool(), True,
+              "Refuse non-loopback clients while no password is set and bind is the default."),
+    Directive("unixsocket", String(empty_is_null=True), "",
+              "Path of a Unix socket to listen on too; empty: none.", mutable=False),
+    Directive("unixsocketperm", Int(0, 0o777, unsigned=True, octal=True), 0,
+              "Permissions (octal) of the Unix socket; 0 keeps the umask's.", mutable=False),
+    Directive("timeout", Int(0, INT_MAX), 0, "Close a client idle this many seconds; 0 = never."),
+    Directive("tcp-keepalive", Int(0, INT_MAX), 300,
+              "SO_KEEPALIVE interval in seconds for client sockets; 0 disables."),
+    Directive("maxclients", Int(1, UINT_MAX, unsigned=True), 10000,
+              "Maximum number of connected clients."),
+    Directive("requirepass", String(empty_is_null=True, c_string=False), "",
+              "Password clients must AUTH with; empty: no password.", sensitive=True),
+    # --- limits ---
+    Directive("proto-max-bulk-len", Int(MB, LLONG_MAX, memory=True), 512 * MB,
+              "Largest bulk string a client may send."),
+    Directive("client-query-buffer-limit", Int(MB, LLONG_MAX, unsigned=True, memory=True),
+              1024 * MB, "Largest query buffer of one client."),
+    Directive("client-output-buffer-limit", ClientOutputBufferLimit(),
+              {"normal": (0, 0, 0), "replica": (256 * MB, 64 * MB, 60),
+               "pubsub": (32 * MB, 8 * MB, 60)},
+              "Output buffer limits per client class: <class> <hard> <soft> <soft-seconds>."),
+    Directive("maxmemory", Int(0, ULLONG_MAX, unsigned=True, memory=True), 0,
+              "Memory limit.  Not enforced by Sluice yet: only 0 (no limit) is accepted.",
+              check=_maxmemory_unsupported),
+    Directive("maxmemory-policy",
+              Enum("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                   "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
+              "noeviction",
+              "Eviction policy; reported only (with maxmemory 0 nothing is ever evicted)."),
+    # --- streams ---
+    Directive("stream-node-max-entries", Int(0, LLONG_MAX), 100,
+              "Entries per stream node before a new node starts; 0 = no limit."),
+    Directive("stream-node-max-bytes", Int(0, LLONG_MAX, unsigned=True, memory=True), 4096,
+              "Bytes per stream node before a new node starts; 0 = no limit."),
+    Directive("notify-keyspace-events", Notify(), 0,
+              "Keyspace notification classes: K E g $ l s h z x e t m n d, A = g$lshzxetd."),
+    Directive("databases", Int(1, INT_MAX), 16, "Number of databases (SELECT 0..n-1).",
+              mutable=False),
+    # --- persistence ---
+    Directive("dir", Dir(), lambda: as_str(os.fsencode(os.getcwd())),
+              "Working directory: where the AOF directory and the snapshot file live.",
+              protected=True, deny_loading=True),
+    Directive("dbfilename", String(check=pathless("dbfilename", "filename", True)),
+              SNAPSHOT_FILENAME,
+              "Snapshot file name inside dir; the file is in Sluice's own format (not "
+              "RDB) whatever its name.", protected=True),
+    Directive("save", Save(), [(3600, 1), (300, 100), (60, 10000)],
+              "Snapshot after <seconds> if at least <changes> writes; \"\" disables."),
+    Directive("stop-writes-on-bgsave-error", Bool(), True,
+              "Refuse write commands while the last background save failed (when save "
+              "points are set), until a save succeeds."),
+    Directive("appendonly", Bool(), False, "Log every write to the append-only file.",
+              deny_loading=True),
+    Directive("appendfilename",
+              String(check=pathless("appendfilename", "filename", False)), "appendonly.aof",
+              "Base name of the append-only files.", mutable=False),
+    Directive("appenddirname",
+              String(check=pathless("appenddirname", "dirname", False)), "appendonlydir",
+              "Directory (inside dir) holding the append-only files.", mutable=False),
+    Directive("appendfsync", Enum("everysec", "always", "no"), "everysec",
+              "When the append-only file is fsynced: always, everysec or no (leave it to the OS)."),
+    Directive("auto-aof-rewrite-percentage", Int(0, INT_MAX), 100,
+              "Rewrite the AOF when it grew this many percent since the last rewrite; 0 = never."),
+    Directive("auto-aof-rewrite-min-size", Int(0, LLONG_MAX, memory=True), 64 * MB,
+              "Smallest AOF size that triggers an automatic rewrite."),
+    Directive("aof-use-rdb-preamble", Bool(), True,
+              "Start a rewritten AOF with a snapshot of the data set."),
+    Directive("aof-load-truncated", Bool(), True,
+              "Load an AOF whose last command is truncated (else refuse to start)."),
+    # --- process ---
+    Directive("loglevel", Enum("debug", "verbose", "notice", "warning", "nothing"), "notice",
+              "Log verbosity: debug, verbose, notice, warning or nothing."),
+    Directive("logfile", String(), "", "Log file; empty: standard output.", mutable=False),
+    Directive("pidfile", String(empty_is_null=True), "",
+              "Write the process id to this file; empty: none.", mutable=False),
+    Directive("daemonize", Bool(), False,
+              f"Only 'no': {PROGRAM_NAME} always runs in the foreground.", mutable=False,
+              check=_only_no_daemonize),
+    Directive("hz", Int(0, INT_MAX, clamp=(CONFIG_MIN_HZ, CONFIG_MAX_HZ)), 10,
+              "Background tasks per second (expiry, timeouts); kept within 1..500."),
+    Directive("enable-protected-configs", Enum("no", "yes", "local"), "no",
+              "Whether CONFIG SET may change dir and dbfilename: no, yes, or local (loopback "
+              "clients only).", mutable=False),
+)
+
