@@ -1210,7 +1210,8 @@ def test_generator_is_stable_across_processes() -> None:
             "print(hashlib.sha256(repr([g.generate(s, 300) for s in range(3)]).encode()).hexdigest())")
     digests = {
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                       cwd=os.path.dirname(__file__), env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+                       cwd=os.path.dirname(os.path.dirname(__file__)),     # tests/: the generator
+                       env={**os.environ, "PYTHONHASHSEED": seed}).stdout
         for seed in ("1", "2")
     }
     assert len(digests) == 1

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The radix tree driven from Python, for tests/test_radix.py: RadixTestTree wraps a
+"""The radix tree driven from Python, for tests/core/test_radix.py: RadixTestTree wraps a
 RadixTree (bytes keys and values) and checks its structural invariants; RadixTestIter is
 a RadixIter that lives across calls. Built by `make test` (tests/native/setup.py), never
 shipped: the engine itself uses the cdef API of engine/core/radix.pxd."""

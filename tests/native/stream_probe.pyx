@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""A Stream driven from Python, for tests/test_stream_storage.py: StreamTestView appends,
+"""A Stream driven from Python, for tests/core/test_stream_storage.py: StreamTestView appends,
 deletes, trims and iterates through the cdef API and reads the nodes' layout back.
 Built by `make test` (tests/native/setup.py), never shipped."""
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t

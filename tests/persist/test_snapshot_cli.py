@@ -12,8 +12,9 @@ import pytest
 from engine import Engine, ManualClock
 from engine_states import T0, random_engine
 from persist import snapshot
+from servers import ROOT
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = str(ROOT)
 SCRIPT = os.path.join(os.path.dirname(sys.executable), "sluice-snapshot")
 COMMAND = [SCRIPT] if os.path.exists(SCRIPT) else [sys.executable, "-m", "tools.snapshot_cli"]
 

@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from servers import SluiceServer
+from servers import ROOT, SluiceServer
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 from pipeline.examples.demo import EVENTS, TOTALS, Report, SparkCounts, check  # noqa: E402
 from pipeline.examples.totals_job import JOB_GROUP  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 WINDOW_S = 10
 W0 = 1_700_000_000_000  # a window start (a multiple of 10 s)
 

@@ -1,7 +1,7 @@
 """sluice-server over real sockets: redis-py (sync and asyncio, RESP2 and RESP3),
 redis-cli and redis-benchmark against a server started as a subprocess.
 
-The redis-py scenarios of tests/test_client.py run here too, against the network
+The redis-py scenarios of tests/api/test_client.py run here too, against the network
 server instead of the embedded client (each one is compared with the same calls
 against the real redis-server oracle). Tests that need a special configuration
 start a server of their own.

@@ -1,7 +1,7 @@
 """The network server against redis-server, over RESP.
 
 * tests/differential.py's runner with an "engine over a socket" executor: the
-  hand-written sequences of tests/test_differential.py (and a few random ones) are
+  hand-written sequences of tests/commands/test_differential.py (and a few random ones) are
   replayed on sluice-server and on the oracle, replies compared with the deliberate
   differences absorbed exactly as for the embedded engine;
 * raw RESP byte streams (connection-level commands, transactions, pub/sub context,

@@ -3,7 +3,7 @@ client keeps working: garbage bytes, truncated frames, declared-but-never-sent h
 bulks (4 GB over the limit, 400 MB under it), a pipeline of 10^6 commands, a client
 that never reads its replies, and a pub/sub subscriber that stops reading. The good
 client must get correct answers throughout, with bounded latency, and the server
-must end in a sane state (codec-level limits are pinned in tests/test_resp.py).
+must end in a sane state (codec-level limits are pinned in tests/resp/test_resp.py).
 """
 from __future__ import annotations
 
