@@ -170,4 +170,3 @@ class ServerProcess(ChildServer):
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
-
