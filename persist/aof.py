@@ -401,4 +401,14 @@ class AppendOnlyLog:
         return (self.size - base) * 100 // base >= percentage
 
 
-__all__ = ["AppendOnlyLog", "RewriteJob", "POLICIES"]
+def base_file(directory: str) -> Optional[str]:
+    """The base file of the AOF in data directory `directory` (default names), or None
+    when it has no AOF or its AOF no base."""
+    aof = AppendOnlyLog(directory)
+    manifest = aof.read_manifest()
+    if manifest is None or manifest.base is None:
+        return None
+    return aof.path_of(manifest.base)
+
+
+__all__ = ["AppendOnlyLog", "RewriteJob", "POLICIES", "base_file"]

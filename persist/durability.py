@@ -215,6 +215,18 @@ class Durability:
                             "without it", legacy)
 
     @property
+    def logging(self) -> bool:
+        """An AOF is open: the server holds a round's replies until its log is written."""
+        return self.aof is not None
+
+    @property
+    def fsync_failing(self) -> bool:
+        """The AOF's writes get through but its last fsync failed (the reason the server
+        names when appendfsync always makes it stop)."""
+        aof = self.aof
+        return aof is not None and bool(aof.fsync_errno) and not aof.write_errno
+
+    @property
     def snapshot_path(self) -> str:
         return os.path.join(self.dir, self.dbfilename)
 

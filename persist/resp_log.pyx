@@ -69,13 +69,6 @@ cdef class LogBuffer:
         return out
 
 
-def encode_command(*args) -> bytes:
-    """One command as RESP (arguments: bytes, or str/int encoded the usual way)."""
-    cdef LogBuffer buf = LogBuffer()
-    buf.append_command([a if type(a) is bytes else str(a).encode() for a in args])
-    return buf.take()
-
-
 cdef class CommandReader:
     """Commands from a buffer holding an AOF file's bytes (bytes, mmap...).
 

@@ -22,15 +22,11 @@ from typing import BinaryIO, Callable, Iterator, Optional, TypeVar
 
 from tqdm import tqdm
 
-from engine.commands.dispatch import resolve
-from engine.core.errors import ResponseError
-from engine.server.command_info import CommandMeta
-from persist import recovery, snapshot
-from persist.directory_lock import LOCK_NAME, DirectoryInUse, DirectoryLock
-from persist.errors import CorruptFileError, PersistError, TruncatedFileError
-from persist.manifest import Manifest
-from persist.redis_rdb import refuse_rdb
-from persist.resp_log import CommandReader, LogBuffer
+from engine import command_keys
+from persist import (AOF_BASE_FORMATS, LOCK_NAME, CommandReader, CorruptFileError, DirectoryInUse,
+                     DirectoryLock, LogBuffer, Manifest, PersistError, TruncatedFileError,
+                     is_snapshot, load_snapshot, loading, refuse_rdb, replay_file, snapshot_info,
+                     verify_snapshot)
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE, EXIT_IN_USE = 0, 1, 2, 3
 STEADY_TRIES = 5               # attempts at reading a directory a live server changes
@@ -98,7 +94,7 @@ def locate(path: str) -> Target:
         manifest = Manifest.parse(fh.read(), manifest_path)
     files = [(os.path.join(aof_dir, f.name), f.kind) for f in manifest.files()]
     if manifest.base is not None:
-        refuse_rdb(files[0][0], recovery.BASE_FORMATS)
+        refuse_rdb(files[0][0], AOF_BASE_FORMATS)
     return Target(files, aof_dir, manifest, manifest_path)
 
 
@@ -142,7 +138,7 @@ def _shape(target: Target) -> tuple:
 def is_snapshot_file(path: str, kind: str) -> bool:
     """A snapshot base: a base file (or a single file) that starts with the
     snapshot's magic; everything else is RESP."""
-    return kind in ("b", "file") and snapshot.is_snapshot(path)
+    return kind in ("b", "file") and is_snapshot(path)
 
 
 def progress_bar(total: int, desc: str, enabled: bool):
@@ -178,7 +174,7 @@ def check_files(target: Target, show: bool) -> None:
             if not os.path.exists(path):
                 raise CorruptFileError(path, 0, "file named in the manifest is missing")
             if is_snapshot_file(path, kind):
-                snapshot.verify_snapshot(path)
+                verify_snapshot(path)
                 bar.update(os.path.getsize(path))
             else:
                 for _ in commands_of(path, bar):
@@ -262,17 +258,6 @@ def confirmed() -> bool:
     return True
 
 
-def key_args(argv: list) -> list:
-    """The key arguments of a logged command, from the command table's key
-    positions (XGROUP CREATE's key is its third word); none for unknown commands."""
-    try:
-        spec = resolve(argv)
-    except ResponseError:
-        return []
-    return CommandMeta(spec.full_name, spec.arity, spec.flags, spec.first_key,
-                       spec.last_key, spec.step).keys(argv)
-
-
 def cmd_info(args) -> int:
     def attempt(target: Target) -> tuple:
         total = sum(os.path.getsize(p) for p, _ in target.files)
@@ -283,7 +268,7 @@ def cmd_info(args) -> int:
             for path, kind in target.files:
                 size = os.path.getsize(path)
                 if is_snapshot_file(path, kind):
-                    info = snapshot.snapshot_info(path)
+                    info = snapshot_info(path)
                     lines.append(f"{os.path.basename(path)}  snapshot base  {size} bytes  "
                                  + "  ".join(f"{k}={v}" for k, v in sorted(info.items())
                                              if isinstance(v, (int, float, str))))
@@ -293,7 +278,7 @@ def cmd_info(args) -> int:
                 for argv in commands_of(path, bar):
                     count += 1
                     by_name[argv[0].decode("latin-1").upper()] += 1
-                    by_key.update(key_args(argv))
+                    by_key.update(command_keys(argv))
                 lines.append(f"{os.path.basename(path)}  {'base' if kind == 'b' else 'incr'}  "
                              f"{size} bytes  {count} commands")
         return lines, by_name, by_key
@@ -322,11 +307,11 @@ def load_into(engine, target: Target, show: bool) -> None:
     with progress_bar(total, "loading", show) as bar:
         for path, kind in target.files:
             if is_snapshot_file(path, kind):
-                snapshot.load_snapshot(engine, path)
+                load_snapshot(engine, path)
             else:
-                with recovery.loading(engine):
+                with loading(engine):
                     try:
-                        recovery.replay_file(engine, path)
+                        replay_file(engine, path)
                     except TruncatedFileError as exc:
                         if not tail_cut(target, exc):
                             raise

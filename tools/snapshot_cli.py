@@ -25,8 +25,7 @@ from typing import Any, Optional, TextIO
 
 from tqdm import tqdm
 
-from persist import snapshot
-from persist.errors import CorruptFileError, ForeignFileError
+from persist import CorruptFileError, ForeignFileError, iter_records, snapshot_info, verify_snapshot
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE = 0, 1, 2
 
@@ -60,7 +59,7 @@ class ProgressBar:
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
-    info = snapshot.snapshot_info(args.file)
+    info = snapshot_info(args.file)
     if args.json:
         print(json.dumps(info), file=out)
         return EXIT_OK
@@ -80,7 +79,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     bar = ProgressBar(args.file, args.progress)
     try:
-        totals = snapshot.verify_snapshot(args.file, progress=bar)
+        totals = verify_snapshot(args.file, progress=bar)
     finally:
         bar.close()
     print(f"{args.file}: OK ({totals['keys']:,} keys, {totals['entries']:,} entries, "
@@ -92,7 +91,7 @@ def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
     bar = ProgressBar(args.file, args.progress)
     target = open(args.output, "w", encoding="utf-8") if args.output else out
     try:
-        for record in snapshot.iter_records(args.file, progress=bar):
+        for record in iter_records(args.file, progress=bar):
             target.write(json.dumps(jsonable(record), ensure_ascii=False))
             target.write("\n")
     finally:

@@ -44,7 +44,7 @@ cdef class Engine:
     cdef public uint64_t stream_node_max_entries
     cdef readonly list effect_listeners
     cdef readonly long long dirty       # changes so far (save points count them)
-    cdef readonly object durability     # persist.durability.Durability, or None
+    cdef readonly object durability     # persist.Durability, or None
     cdef int _tx_depth                  # inside EXEC: effects are bracketed by MULTI/EXEC
     cdef bint _tx_logged                # MULTI already handed to the listeners
     cdef object _contexts
@@ -64,7 +64,7 @@ cdef class Engine:
         every write to its AOF (`appendonly`, fsync policy `appendfsync`: always,
         everysec or no), and snapshots at its `save` points (Redis's by default) and
         on close. More options (dbfilename, aof_use_rdb_preamble, aof_load_truncated,
-        auto_aof_rewrite_percentage, ...) are those of persist.durability.Durability.
+        auto_aof_rewrite_percentage, ...) are those of persist.Durability.
         What each call changed is handed to the OS when it returns (README.md,
         "What each mode survives"). Call close() (or use `with`) when done; an
         engine dropped unclosed, or open at interpreter exit, is closed then."""
@@ -78,7 +78,7 @@ cdef class Engine:
         self._ctx = self.new_context()
         self.durability = None
         if dir is not None:
-            from persist.durability import Durability
+            from persist import Durability
             self.durability = Durability(self, dir, appendonly=appendonly,
                                          appendfsync=appendfsync, **persistence)
             self.durability.start()

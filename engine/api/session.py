@@ -27,9 +27,9 @@ from itertools import count as _count
 from typing import Any, Callable, Optional
 
 from engine.commands.dispatch import resolve
+from engine.commands.reads import claim_deadline
 from engine.core.errors import ResponseError, arg_text, unknown_subcommand, wrong_arity
 from engine.resp.reply import OK, PONG, Status
-from engine.core.stream import Stream
 
 __all__ = ["Session", "Hub", "SessionCommand", "BlockedRead", "Verbatim", "BLOCKED",
            "SERVER_NAME", "SERVER_VERSION"]
@@ -245,21 +245,9 @@ class BlockedRead:
         self.timeout_ms = request.timeout_ms
         self.claim_min_idle = request.claim_min_idle if self.is_group else -1
         self.group = _group_name(argv) if self.is_group else None
-        # XREAD's `$` means the last ID when the command blocked, not when it wakes.
-        self.argv = argv if self.is_group else self._resolve_dollar(argv, request)
+        # XREAD's `$` there is already the last ID when the command blocked (BlockRequest).
+        self.argv = request.argv
         self.state = None           # the waiting side's bookkeeping (server: timers)
-
-    def _resolve_dollar(self, argv: list, request) -> list:
-        keys = request.keys
-        first_id = len(argv) - len(keys)
-        if b"$" not in argv[first_id:]:
-            return argv
-        argv = list(argv)
-        db = self.session.engine.databases[self.db]
-        for i, key in enumerate(keys):
-            if argv[first_id + i] == b"$":
-                argv[first_id + i] = _last_generated_id(self.session, db, key)
-        return argv
 
     def retry(self) -> tuple:
         """Runs the read again: (True, reply) when it is answered (entries, or an error
@@ -299,22 +287,8 @@ class BlockedRead:
         delivery + min-idle-time), or None."""
         if self.claim_min_idle < 0:
             return None
-        db = self.session.engine.databases[self.db]
-        best = None
-        for key in self.keys:
-            stream = db.data.get(key)
-            if type(stream) is not Stream:
-                continue
-            group = stream.groups.get(self.group)
-            if group is None:
-                continue
-            oldest = group.oldest_delivery()
-            if oldest is None:
-                continue
-            due = oldest + self.claim_min_idle
-            if best is None or due < best:
-                best = due
-        return best
+        return claim_deadline(self.session.engine.databases[self.db], self.keys, self.group,
+                              self.claim_min_idle)
 
 
 def _group_name(argv: list) -> Optional[bytes]:
@@ -324,17 +298,6 @@ def _group_name(argv: list) -> Optional[bytes]:
         if argv[i].lower() == b"streams":
             break
     return None
-
-
-def _last_generated_id(session: "Session", db, key: bytes) -> bytes:
-    if type(db.data.get(key)) is not Stream:
-        return b"0-0"
-    probe = session.probe_context(db.index)
-    try:
-        info = session.engine.execute_in(probe, [b"XINFO", b"STREAM", key])
-        return info[info.index(b"last-generated-id") + 1]
-    except (ResponseError, ValueError):
-        return b"0-0"
 
 
 # -- the session -----------------------------------------------------------------------

@@ -4,10 +4,7 @@
 # "ERR value is not an integer or out of range".
 from libc.stdint cimport int64_t, uint64_t
 
-# Redis's string2ll: optional '-', then "0" or a digit 1-9 followed by digits; no
-# spaces, no '+', no leading zeros, no "-0", within int64, at most 20 characters.
-cdef bint string2ll(const char* s, Py_ssize_t slen, int64_t* out) noexcept
-# string2ll on a bytes argument, or ResponseError(message).
+# string2ll (engine/resp/numbers.pxd) on a bytes argument, or ResponseError(message).
 cdef int64_t parse_int(object arg, const char* message) except? -1
 # parse_int, then lo <= value <= hi, else ResponseError(message) (both cases).
 cdef int64_t parse_int_range(object arg, int64_t lo, int64_t hi,

@@ -5,6 +5,7 @@ from libc.stdlib cimport strtold, strtoull
 from libc.math cimport HUGE_VAL, isnan
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
+from engine.resp.numbers cimport string2ll
 from engine.core.errors import ResponseError, NOT_INTEGER
 
 cdef extern from "<ctype.h>":
@@ -20,57 +21,13 @@ cdef extern from *:
     bint erange "sluice_erange"() noexcept nogil
 
 cdef enum:
-    LONG_STR_SIZE = 21                  # Redis's limits on numeric arguments
-    MAX_LONG_DOUBLE_CHARS = 5 * 1024
+    MAX_LONG_DOUBLE_CHARS = 5 * 1024    # Redis's limit on a float argument's text
 
 
 cdef inline object _error(const char* message, str default):
     if message == NULL:
         return ResponseError(default)
     return ResponseError((<bytes>message).decode("utf-8", "replace"))
-
-
-cdef bint string2ll(const char* s, Py_ssize_t slen, int64_t* out) noexcept:
-    cdef Py_ssize_t i = 0
-    cdef bint negative = 0
-    cdef uint64_t v
-    cdef unsigned char d
-    if slen == 0 or slen >= LONG_STR_SIZE:
-        return 0
-    if slen == 1 and s[0] == 48:
-        out[0] = 0
-        return 1
-    if s[0] == 45:
-        negative = 1
-        i = 1
-        if i == slen:
-            return 0
-    d = <unsigned char>s[i]
-    if d >= 49 and d <= 57:
-        v = d - 48
-        i += 1
-    else:
-        return 0
-    while i < slen:
-        d = <unsigned char>s[i]
-        if d < 48 or d > 57:
-            return 0
-        if v > 0xffffffffffffffff // 10:
-            return 0
-        v *= 10
-        if v > 0xffffffffffffffff - (d - 48):
-            return 0
-        v += d - 48
-        i += 1
-    if negative:
-        if v > (<uint64_t>INT64_MAX) + 1:
-            return 0
-        out[0] = <int64_t>(0 - v)
-    else:
-        if v > <uint64_t>INT64_MAX:
-            return 0
-        out[0] = <int64_t>v
-    return 1
 
 
 cdef int64_t parse_int(object arg, const char* message) except? -1:

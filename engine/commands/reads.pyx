@@ -14,6 +14,7 @@ from libc.stdint cimport uint8_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 
 from engine.core.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_decode, id_encode
+from engine.core.keyspace cimport Database
 from engine.core.stream cimport (Stream, StreamIter, EntryPos, stream_iter_start,
                             stream_iter_next, stream_iter_stop)
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
@@ -36,7 +37,9 @@ cdef uint64_t U64_MAX = 0xffffffffffffffff
 
 
 class BlockRequest:
-    """What a blocked XREAD/XREADGROUP waits for (read by the server)."""
+    """What a blocked XREAD/XREADGROUP waits for (read by the server). `argv` is the
+    command to run again; XREAD's `$` in it is already the last ID of its stream when
+    the read blocked (as Redis keeps it), not the last ID when the read wakes."""
 
     __slots__ = ("keys", "timeout_ms", "argv", "claim_min_idle")
 
@@ -141,12 +144,13 @@ def xread(CommandContext ctx, list argv):
     cdef bytes arg
     cdef EntryReply reply = entry_reply(ctx)
     cdef StreamID start, top, hi
-    cdef bint gc_was_enabled
+    cdef bint gc_was_enabled, dollar = False
     try:
         for i in range(a.nstreams):
             s = ctx.db.lookup_stream(argv[a.streams_at + i], ctx.now)
             arg = argv[a.streams_at + a.nstreams + i]
             if arg == b"$":
+                dollar = True
                 if s is not None:
                     after[i] = s.last_id
                 else:
@@ -183,6 +187,11 @@ def xread(CommandContext ctx, list argv):
                 reply.end_stream(False)
             finally:
                 gc_resume(gc_was_enabled)
+        if dollar and a.timeout >= 0:
+            argv = list(argv)
+            for i in range(a.nstreams):
+                if argv[a.streams_at + a.nstreams + i] == b"$":
+                    argv[a.streams_at + a.nstreams + i] = id_format(&after[i])
     finally:
         free(after)
     return finish(ctx, reply, &a, argv)
@@ -252,6 +261,24 @@ def xreadgroup(CommandContext ctx, list argv):
     finally:
         gc_resume(gc_was_enabled)
     return finish(ctx, reply, &a, argv)
+
+
+def claim_deadline(Database db, list keys, bytes group, int64_t min_idle):
+    """For a blocked XREADGROUP ... CLAIM: the earliest time (engine clock, ms) at which
+    a pending entry of `group` on one of `keys` becomes claimable (its oldest delivery
+    + min_idle), or None when none of them has a pending entry."""
+    cdef object best = None, oldest, stream, group_obj
+    for key in keys:
+        stream = db.data.get(key)
+        if type(stream) is not Stream:
+            continue
+        group_obj = (<Stream>stream).groups.get(group)
+        if group_obj is None:
+            continue
+        oldest = (<ConsumerGroup>group_obj).oldest_delivery()
+        if oldest is not None and (best is None or oldest + min_idle < best):
+            best = oldest + min_idle
+    return best
 
 
 cdef enum:

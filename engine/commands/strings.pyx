@@ -10,7 +10,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
-from engine.commands.parsing cimport parse_int, string2ll, is_option
+from engine.commands.parsing cimport parse_int, is_option
+from engine.resp.numbers cimport string2ll
 from engine.commands.table import command
 from engine.core.errors import ResponseError, WRONGTYPE, SYNTAX, NOT_INTEGER
 from engine.resp.reply import OK

@@ -28,8 +28,34 @@ class CommandSpec:
         """The name error messages use: 'xgroup|create' for subcommands."""
         return f"{self.container}|{self.name}" if self.container else self.name
 
+    def keys(self, argv: list) -> list:
+        """The key arguments of argv (COMMAND GETKEYS, the AOF tool)."""
+        return key_arguments(argv, self.first_key, self.last_key, self.step,
+                             KEYWORD_KEYS.get(self.full_name))
+
 
 COMMANDS: dict[bytes, CommandSpec] = {}
+
+# Commands whose keys follow a keyword (movablekeys): name -> the keyword.
+KEYWORD_KEYS = {"xread": "STREAMS", "xreadgroup": "STREAMS"}
+
+
+def key_arguments(argv: list, first: int, last: int, step: int,
+                  keyword: Optional[str] = None) -> list:
+    """The keys of argv by key positions (first, last, step), or, for a `keyword`
+    command, the first half of the arguments after the keyword (XREAD's keys, then
+    its IDs)."""
+    if keyword is not None:
+        word = keyword.encode()
+        for i in range(1, len(argv)):
+            if argv[i].upper() == word:
+                rest = argv[i + 1:]
+                return rest[:len(rest) // 2]
+        return []
+    if not first or len(argv) <= first:
+        return []
+    end = last if last >= 0 else len(argv) + last
+    return argv[first:end + 1:step or 1]
 
 
 def command(name: str, arity: int, flags: str = "", first_key: int = 0,

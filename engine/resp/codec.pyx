@@ -81,7 +81,7 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memmove
 
 from engine.resp.reply import Status
-from engine.commands.parsing cimport string2ll
+from engine.resp.numbers cimport string2ll
 from engine.resp.writer cimport (EncodedReply, wb_reserve, put_ll, put_hdr, put_lit,
                                  put_bulk, put_simple)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from engine.commands.table import COMMANDS
+from engine.commands.table import COMMANDS, KEYWORD_KEYS, key_arguments
 from engine.core.errors import ResponseError, unknown_subcommand
 from engine.core.glob import match
 from engine.resp.reply import Status
@@ -138,9 +138,6 @@ SERVER_FLAGS = {
     "publish": "pubsub loading stale fast may_replicate", "pubsub": "",
 }
 
-# Commands whose keys follow a keyword: (keyword, step between keys) - movablekeys.
-KEYWORD_KEYS = {"xread": "STREAMS", "xreadgroup": "STREAMS"}
-
 _GROUP_CATEGORY = {"stream": "@stream", "string": "@string", "generic": "@keyspace",
                    "connection": "@connection", "server": "@admin", "transactions": "@transaction",
                    "pubsub": "@pubsub"}
@@ -226,17 +223,7 @@ class CommandMeta:
 
     def keys(self, argv: list) -> list:
         """The key arguments of argv (COMMAND GETKEYS)."""
-        if self.name in KEYWORD_KEYS:
-            keyword = KEYWORD_KEYS[self.name].encode()
-            for i in range(1, len(argv)):
-                if argv[i].upper() == keyword:
-                    rest = argv[i + 1:]
-                    return rest[:len(rest) // 2]
-            return []
-        if not self.first or len(argv) <= self.first:
-            return []
-        last = self.last if self.last >= 0 else len(argv) + self.last
-        return argv[self.first:last + 1:self.step or 1]
+        return key_arguments(argv, self.first, self.last, self.step, KEYWORD_KEYS.get(self.name))
 
 
 def build_table(session_commands: dict) -> dict:

@@ -153,8 +153,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     "to specify a config file use %s /path/to/sluice.conf",
                     "sluice-server")
     from engine.server.server import Server
-    from persist.directory_lock import DirectoryInUse
-    from persist.errors import PersistError
+    from persist import DirectoryInUse, PersistError
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     try:

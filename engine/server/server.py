@@ -44,7 +44,7 @@ from engine.server.config.version import VERSION
 from engine.server.connection import ClientConnection, is_loopback, set_keepalive
 from engine.server.info import Stats
 from engine.server.pubsub import PubSub
-from persist.directory_lock import DirectoryInUse, DirectoryLock
+from persist import DirectoryInUse, DirectoryLock
 
 log = logging.getLogger("sluice")
 
@@ -149,7 +149,7 @@ class Server:
         self.hub.write_refusal = text
 
     def _update_defer_replies(self) -> None:
-        self.defer_replies = self.durability is not None and self.durability.aof is not None
+        self.defer_replies = self.durability is not None and self.durability.logging
 
     def _close_durability(self, server: "Server") -> None:
         self.durability.close(self.shutdown_save)
@@ -251,8 +251,7 @@ class Server:
         except OSError as exc:
             if self.durability.appendfsync != "always":
                 return True
-            aof = self.durability.aof
-            if aof is not None and aof.fsync_errno and not aof.write_errno:
+            if self.durability.fsync_failing:
                 self.log.warning("Can't persist AOF for fsync error when the AOF fsync "
                                  "policy is 'always': %s. Exiting...", exc.strerror)
             else:

@@ -16,7 +16,7 @@ Options:
     maxPartitionBytes  at most about this many bytes of file per partition (default
                    32 MiB)
 
-The driver reads the file's block index (persist.snapshot_blocks, which checks every
+The driver reads the file's block index (persist.block_index, which checks every
 block's checksum and the end record, so a damaged file fails before any task runs,
 naming the file and offset); a partition is a run of consecutive blocks (block_runs)
 that an executor decodes one block after another, so executors must see the file at the same path (local mode, or a shared filesystem,
@@ -33,11 +33,9 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from engine.core.glob import match
-from persist import snapshot
-from persist.aof import AppendOnlyLog
-from persist.redis_rdb import refuse_rdb
-from persist.snapshot_blocks import Block, PendingEntries, StreamEntries, block_contents, snapshot_blocks
+from engine import glob_match
+from persist import (Block, PendingEntries, StreamEntries, aof_base_file, block_contents, block_index,
+                     is_snapshot, refuse_rdb)
 from pipeline.spark.arrow_entries import arrow_entry_schema, entry_schema
 from pipeline.spark.options import OptionError, bool_option, int_option, text_option
 from pipeline.spark.read_options import _stream_choice
@@ -54,15 +52,6 @@ TEMP_PREFIX = "temp-"        # a snapshot being written beside the real one
 EXPECTED = "a Sluice snapshot"
 
 
-def _aof_base(directory: str) -> Optional[str]:
-    """The base file of the directory's AOF, if it has one."""
-    aof = AppendOnlyLog(directory)
-    manifest = aof.read_manifest()
-    if manifest is None or manifest.base is None:
-        return None
-    return aof.path_of(manifest.base)
-
-
 def snapshot_file(path: str) -> str:
     """The snapshot `path` names. A data directory's snapshot is the one file in it that
     starts with the snapshot magic (whatever `dbfilename` calls it); without one, the
@@ -74,14 +63,14 @@ def snapshot_file(path: str) -> str:
         return path             # persist names a Redis RDB file or damage as it reads
     files = sorted(os.path.join(path, name) for name in os.listdir(path)
                    if not name.startswith(TEMP_PREFIX) and os.path.isfile(os.path.join(path, name)))
-    found = [name for name in files if snapshot.is_snapshot(name)]
+    found = [name for name in files if is_snapshot(name)]
     if len(found) > 1:
         raise OptionError(f"option path: the directory {path} holds several snapshots "
                           f"({', '.join(found)}); give the file to read")
     if found:
         return found[0]
-    base = _aof_base(path)
-    if base is not None and snapshot.is_snapshot(base):
+    base = aof_base_file(path)
+    if base is not None and is_snapshot(base):
         return base
     for name in files + ([base] if base else []):
         refuse_rdb(name, EXPECTED)
@@ -107,7 +96,7 @@ class SnapshotOptions:
             return False
         if self.streams is not None:
             return stream.decode("utf-8", "surrogateescape") in self.streams
-        return match(self.pattern.encode("utf-8", "surrogateescape"), stream)
+        return glob_match(self.pattern.encode("utf-8", "surrogateescape"), stream)
 
 
 def snapshot_options(options: Mapping[str, str]) -> SnapshotOptions:
@@ -200,7 +189,7 @@ class SnapshotReader(DataSourceReader):
 
     def __init__(self, options: SnapshotOptions) -> None:
         self.options = options
-        self.blocks = snapshot_blocks(options.path)
+        self.blocks = block_index(options.path)
 
     def partitions(self) -> List[InputPartition]:
         options = self.options

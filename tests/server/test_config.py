@@ -42,7 +42,8 @@ from engine.server.config.keyspace_events import (NOTIFY_EXPIRED, NOTIFY_KEYEVEN
                                                   parse_notify_flags)
 from engine.server.config.kinds import Bool, Enum, Int, Notify, Save
 from engine.server.config.server_config import ServerConfig
-from engine.server.config.value_parsing import INT_MAX, MEMORY_UNITS, memtoull, string2ll
+from engine.resp.numbers import strict_int
+from engine.server.config.value_parsing import INT_MAX, MEMORY_UNITS, memtoull
 from engine.server.config.version import PROGRAM_NAME, VERSION, version_text
 from servers import RedisServer, free_port
 
@@ -226,7 +227,7 @@ def test_memtoull(text: bytes, value: int | None) -> None:
     (b"+5", None), (b" 5", None), (b"-0", None), (b"", None), (b"5 ", None), (b"1e3", None),
 ])
 def test_string2ll(text: bytes, value: int | None) -> None:
-    assert string2ll(text) == value
+    assert strict_int(text) == value
 
 
 def test_notify_flags_normalisation() -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 from engine.resp.args import c_string, split_args
 from engine.server.config.errors import ConfigError, ConfigValueError, Origin
 from engine.server.config.value_parsing import as_str
-from persist.files import fsync_dir
+from persist import fsync_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.config.server_config import ServerConfig

@@ -14,7 +14,7 @@ from engine.server.config.kinds import (Bind, Bool, ClientOutputBufferLimit, Dir
                                         Notify, Save, String, pathless)
 from engine.server.config.value_parsing import INT_MAX, LLONG_MAX, UINT_MAX, ULLONG_MAX, as_str
 from engine.server.config.version import PROGRAM_NAME
-from persist.snapshot import DEFAULT_FILENAME as SNAPSHOT_FILENAME
+from persist import SNAPSHOT_FILENAME
 
 CONFIG_MIN_HZ, CONFIG_MAX_HZ = 1, 500
 

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
 from engine.resp.args import c_string, repr_arg
+from engine.resp.numbers import strict_int
 from engine.server.config.errors import ConfigValueError
 from engine.server.config.keyspace_events import format_notify_flags, parse_notify_flags
 from engine.server.config.value_parsing import (ULLONG_MAX, as_bytes, as_str, format_memory,
-                                                memtoull, string2ll, strtoll, to_signed64,
+                                                memtoull, strtoll, to_signed64,
                                                 wrap_int32)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,7 +84,7 @@ class Int(Kind):
                 raise ConfigValueError("argument couldn't be parsed as an octal number")
             value = v
         else:
-            value = string2ll(text)
+            value = strict_int(text)
             if value is None:
                 raise ConfigValueError("argument couldn't be parsed into an integer")
         if self.unsigned:

@@ -1,12 +1,12 @@
-"""Redis's value parsers, byte for byte: integers (string2ll, strtoll), memory sizes with units
-(memtoull, and the form CONFIG REWRITE writes back), C integer wrap-around, and the str/bytes
+"""Redis's value parsers, byte for byte: integers (strtoll; the strict string2ll is
+engine.resp.numbers.strict_int, shared with the commands), memory sizes with units (memtoull,
+and the form CONFIG REWRITE writes back), C integer wrap-around, and the str/bytes
 conversions every directive uses.  Kept apart from the directive kinds so each quirk carried over
 from Redis is tested on its own (tests/server/test_config.py).
 """
 from __future__ import annotations
 
 import os
-import re
 from typing import Optional, Union
 
 from engine.resp.args import c_string
@@ -30,17 +30,6 @@ def as_bytes(value: StrOrBytes) -> bytes:
 def as_str(value: bytes) -> str:
     """Bytes as the str a directive stores (surrogateescape: any byte survives)."""
     return value.decode("utf-8", "surrogateescape")
-
-
-_LL_RE = re.compile(rb"-?[1-9][0-9]*|0")
-
-
-def string2ll(s: bytes) -> Optional[int]:
-    """Redis's strict integer parser: no sign '+', no spaces, no leading zeros, 64-bit range."""
-    if not s or len(s) >= 21 or not _LL_RE.fullmatch(s):
-        return None
-    v = int(s)
-    return v if LLONG_MIN <= v <= LLONG_MAX else None
 
 
 def strtoll(s: bytes, base: int = 10) -> tuple[int, bytes, bool]:
