@@ -21,7 +21,7 @@ from typing import Callable, Optional, Sequence
 import pytest
 import redis
 
-from engine.server.launcher import ChildServer, ServerProcess, free_port
+from pipeline.examples.processes import ChildServer, ServerProcess, free_port
 
 ROOT = Path(__file__).resolve().parents[1]      # the project's checkout
 READY_TIMEOUT_S = 10.0
@@ -197,7 +197,7 @@ class RedisServer(_Tracked):
 
 
 class SluiceServer(_Tracked, ServerProcess):
-    """engine.server.launcher's ServerProcess, kept in a directory of the test run when
+    """pipeline.examples.processes's ServerProcess, kept in a directory of the test run when
     given none, and named in the report of a test that fails while it runs."""
 
     def __init__(self, args: Sequence[str] = (), *, workdir: Optional[str | os.PathLike] = None,

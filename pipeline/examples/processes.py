@@ -7,6 +7,8 @@
 
 The server listens on 127.0.0.1 and a free port, logs to a file in its own
 temporary directory (`dir`), and is stopped with SIGTERM (escalating to SIGKILL).
+It runs as `python -m engine.server` in its own process: nothing here imports the
+engine, so the demo stays a client of it (and tests/servers.py builds on this).
 """
 from __future__ import annotations
 
