@@ -20,7 +20,8 @@ from engine.core.errors import ResponseError
 from engine.server.config.server_config import ServerConfig
 from engine.server.server import Server
 from engine.server.session import ServerSession
-from engine.server.testing import free_port, raw_socket, read_all
+from raw_io import raw_socket, read_all
+from servers import free_port
 
 GROUPS = {"stream", "string", "generic", "connection", "transactions", "pubsub", "server"}
 # Flags of ours that Redis 7 no longer prints but our COMMAND INFO always has (LASTSAVE).
