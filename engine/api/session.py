@@ -330,7 +330,6 @@ class Session:
         self.rejected = False               # the last call was refused before running
         self.cmd_name: Optional[str] = None  # full name of the last command, if known
         self.blocked: Optional[BlockedRead] = None
-        self._probe = None
         hub.sessions[self.id] = self
 
     # state -----------------------------------------------------------------------
@@ -349,14 +348,6 @@ class Session:
 
     def auth_required(self) -> bool:
         return not self.authenticated and self.hub.password_required()
-
-    def probe_context(self, db: int):
-        """A context of this session's for internal look-ups (no tracking)."""
-        probe = self._probe
-        if probe is None:
-            probe = self._probe = self.engine.new_context(db, False)
-        probe.db = self.engine.databases[db]
-        return probe
 
     def close(self) -> None:
         """The client went away: nothing of it stays behind in the hub."""
