@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -19,9 +19,9 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from conftest import _start_redis, _stop
-from pipeline.worker import (ConfigError, RecoveryConfig, Scripts, WorkerConfig, dlq_key,
-                             ensure_expired_events, lock_key)
+from conftest import _free_port, _start_redis, _stop
+from pipeline.worker import (ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
+                             dlq_key, ensure_expired_events, lock_key)
 from pipeline.worker.keys import error_key
 from redis_ready import wait_for_ping
 
@@ -217,7 +217,6 @@ def test_expired_events_are_turned_on(client: redis.Redis) -> None:
 
 def test_refused_config_says_what_to_set(redis_server_binary: str, tmp_path: Path,
                                          caplog: pytest.LogCaptureFixture) -> None:
-    from conftest import _free_port
     port = _free_port()
     proc = subprocess.Popen([redis_server_binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                              "--dir", str(tmp_path), "--rename-command", "CONFIG", ""],
@@ -232,6 +231,24 @@ def test_refused_config_says_what_to_set(redis_server_binary: str, tmp_path: Pat
         c.close()
         proc.kill()
         proc.wait()
+
+
+def test_worker_in_a_thread_with_undecoded_replies(server: int, client: redis.Redis) -> None:
+    """Stopped by `stop()` from another thread; a client without decode_responses gets bytes fields."""
+    raw = redis.Redis(port=server)
+    seen: list[Task] = []
+    worker = Worker(raw, WorkerConfig(STREAM, GROUP, "t1", **{k: FAST[k] for k in ("lock_ttl", "block")},
+                                      recovery=RecoveryConfig(**FAST["recovery"])), seen.append)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    entry_id = client.xadd(STREAM, {"task": "a"})
+    wait_for(lambda: worker.stats.tasks_done == 1, "the task to be handled")
+    worker.stop()
+    thread.join(timeout=10)
+    raw.close()
+    assert not thread.is_alive()
+    assert seen == [Task(entry_id, {b"task": b"a"}, 0, entry_id, None)]
+    assert client.xpending(STREAM, GROUP)["pending"] == 0 and client.keys("lock:*") == []
 
 
 # --- worker processes ------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 
 import redis
 
+from pipeline.worker.background import Background
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.keys import entry_of_lock
 from pipeline.worker.requeue import Requeuer
@@ -45,25 +46,20 @@ def ensure_expired_events(client: Any) -> bool:
     return False
 
 
-class ExpiryListener:
+class ExpiryListener(Background):
     def __init__(self, client: Any, config: WorkerConfig, requeuer: Requeuer) -> None:
+        super().__init__("worker-expiry")
         self._client = client
         self._config = config
         self._requeuer = requeuer
         db = client.connection_pool.connection_kwargs.get("db", 0)
         self._channel = f"__keyevent@{db}__:expired"
         self._subscribed = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="worker-expiry", daemon=True)
 
     def start(self, timeout: float = 5.0) -> None:
         """Starts listening; returns once subscribed (so no expiry after start is missed)."""
-        self._thread.start()
+        super().start()
         self._subscribed.wait(timeout)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
 
     def _run(self) -> None:
         while not self._stop.is_set():

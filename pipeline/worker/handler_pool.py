@@ -2,10 +2,13 @@
 shutdown that can give up on a handler without waiting for it to return."""
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
 from typing import Callable
+
+log = logging.getLogger("pipeline.worker")
 
 
 class HandlerPool:
@@ -61,5 +64,7 @@ class HandlerPool:
             job = self._jobs.get()
             try:
                 job()
+            except Exception:  # noqa: BLE001 - a job's failure must not shrink the pool
+                log.exception("a handler job failed outside its handler; its entry is left to recovery")
             finally:
                 self._finished()

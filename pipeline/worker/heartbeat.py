@@ -7,29 +7,22 @@ import threading
 
 import redis
 
+from pipeline.worker.background import Background
 from pipeline.worker.scripts import Scripts
 from pipeline.worker.stats import WorkerStats
 
 log = logging.getLogger("pipeline.worker")
 
 
-class Heartbeat:
+class Heartbeat(Background):
     def __init__(self, scripts: Scripts, interval: float, ttl_ms: int, stats: WorkerStats) -> None:
+        super().__init__("worker-heartbeat")
         self._scripts = scripts
         self._interval = interval
         self._ttl_ms = ttl_ms
         self._stats = stats
         self._held: dict[str, str] = {}          # lock key -> our token
         self._guard = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="worker-heartbeat", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
 
     def hold(self, lock: str, token: str) -> None:
         with self._guard:

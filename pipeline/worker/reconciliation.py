@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 from typing import Any
 
 import redis
 
+from pipeline.worker.background import Background
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.requeue import Requeuer
 from pipeline.worker.stats import WorkerStats
@@ -20,14 +20,13 @@ log = logging.getLogger("pipeline.worker")
 SCAN_REASON = "pending past min_idle_time with no lock: its worker died"
 
 
-class Reconciler:
+class Reconciler(Background):
     def __init__(self, client: Any, config: WorkerConfig, requeuer: Requeuer, stats: WorkerStats) -> None:
+        super().__init__("worker-reconcile")
         self._client = client
         self._config = config
         self._requeuer = requeuer
         self._stats = stats
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="worker-reconcile", daemon=True)
 
     def scan_once(self) -> int:
         """One cycle: requeue up to batch_size stuck entries; returns how many were."""
@@ -48,13 +47,6 @@ class Reconciler:
             start = "(" + text(page[-1]["message_id"])
         self._stats.add("scans")
         return requeued
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
 
     def _run(self) -> None:
         r = self._config.recovery

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.worker.task import text
+
 # KEYS: lock; ARGV: token, ttl_ms
 _ACQUIRE = "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0"
 
@@ -65,10 +67,6 @@ return {'requeued', redis.call('XADD', KEYS[1], '*', unpack(out))}
 """
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 @dataclass(frozen=True)
 class RequeueResult:
     """What the requeue script did: outcome is one of 'requeued', 'dead' (to the DLQ),
@@ -108,4 +106,4 @@ class Scripts:
         outcome, new_id = self._requeue(
             keys=[stream, dlq or stream, lock, error],
             args=[group, entry_id, prefix, max_retries, reason, token, "1" if dlq else "0"])
-        return RequeueResult(_text(outcome), _text(new_id))
+        return RequeueResult(text(outcome), text(new_id))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
