@@ -290,11 +290,13 @@ def stop_and_collect(procs: list[subprocess.Popen]) -> Counter:
 def test_slow_task_is_not_handed_to_a_second_worker(client: redis.Redis, workers) -> None:
     """The RFC's duplicate bug: a task running well past MinIdleTime whose lock is renewed
     must not be requeued by the other worker's scans."""
-    client.xadd(STREAM, {"task": "slow", "sleep": 3.0})
-    procs = [workers("w1", concurrency=1), workers("w2", concurrency=1)]
+    client.xadd(STREAM, {"task": "slow", "sleep": 4.0})
+    # A roomier lock than FAST's, so a busy machine delaying a heartbeat cannot lose it.
+    slow = {"concurrency": 1, "lock_ttl": 1.0, "recovery": {"min_idle_time": 2.0}}
+    procs = [workers("w1", **slow), workers("w2", **slow)]
     wait_for(lambda: client.llen("starts") == 1, "the slow task to start")
     # Idle past MinIdleTime: XAUTOCLAIM-style recovery would take it now.
-    wait_for(lambda: client.xpending_range(STREAM, GROUP, "-", "+", 10, idle=1500) != [],
+    wait_for(lambda: client.xpending_range(STREAM, GROUP, "-", "+", 10, idle=2500) != [],
              "the slow entry to idle past min_idle_time")
     wait_for(lambda: client.hexists("done", "slow"), "the slow task to finish")
     time.sleep(1.0)                                  # a scan cycle or two after it finished

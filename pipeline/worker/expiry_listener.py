@@ -52,7 +52,8 @@ class ExpiryListener(Background):
         self._client = client
         self._config = config
         self._requeuer = requeuer
-        db = client.connection_pool.connection_kwargs.get("db", 0)
+        pool = getattr(client, "connection_pool", None)     # a cluster client has none: db 0
+        db = pool.connection_kwargs.get("db", 0) if pool is not None else 0
         self._channel = f"__keyevent@{db}__:expired"
         self._subscribed = threading.Event()
 
