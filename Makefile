@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: build test oracle java clean bench serve pipeline-demo
+.PHONY: build probes test oracle java clean bench serve pipeline-demo
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,11 @@ $(STAMP): pyproject.toml setup.py
 
 build: $(STAMP)
 	$(PY) setup.py -q build_ext --inplace -j 2
+
+# The test probes (tests/native/*.pyx): the engine's C structures driven from tests,
+# built beside the engine by their own setup script so that no wheel ships them.
+probes: build
+	$(PY) tests/native/setup.py -q build_ext --inplace
 
 # The differential oracle: Debian's redis-server.
 oracle:
@@ -27,7 +32,7 @@ java:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
 	@command -v java >/dev/null 2>&1
 
-test: build oracle java
+test: probes oracle java
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 # The RESP server on 127.0.0.1:6379 with persistence on (AOF + snapshots in ./data);
@@ -47,4 +52,4 @@ bench: build oracle java
 
 clean:
 	rm -rf build $(VENV)
-	find engine persist \( -name "*.so" -o -name "*.c" \) -delete
+	find engine persist tests/native \( -name "*.so" -o -name "*.c" \) -delete

@@ -86,7 +86,7 @@ class RedisServer:
         return redis.Redis(host="127.0.0.1", port=self.port, **kw)
 
     def stop(self) -> None:
-        from engine.server.testing import stop_child
+        from pipeline.examples.processes import stop_child
         stop_child(self.proc)
 
 

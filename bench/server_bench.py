@@ -2,7 +2,7 @@
 """sluice-server against redis-server over RESP, side by side in one run.
 
 Both servers run on free loopback ports (sluice-server through
-engine/server/testing.py's ServerProcess, redis-server with `--save "" --appendonly
+pipeline/examples/processes.py's ServerProcess, redis-server with `--save "" --appendonly
 no`); every measurement alternates between them, round after round, and a verdict
 is the median of the per-round ratios, so load that comes and goes on a shared
 machine hits both sides of a ratio alike.
@@ -47,7 +47,7 @@ from claim_bench import COUNT as CLAIM_COUNT  # noqa: E402
 from claim_bench import HOT, MIN_IDLE, fill_redis, set_idles  # noqa: E402
 
 from engine.resp.codec import encode_reply  # noqa: E402
-from engine.server.testing import ServerProcess  # noqa: E402
+from pipeline.examples.processes import ServerProcess  # noqa: E402
 
 BENCH_CLIENTS = 50
 PIPELINE = 16

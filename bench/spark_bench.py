@@ -3,7 +3,7 @@
 
 Data: N entries (default 1,000,000; --quick 100,000) spread over 4 streams
 `s0..s3`, each `user u<0..999> amount <0..99999>`, loaded into a sluice-server
-(engine/server/testing.py's ServerProcess, no persistence) and a redis-server
+(pipeline/examples/processes.py's ServerProcess, no persistence) and a redis-server
 (`--save "" --appendonly no`), both on free loopback ports; the sluice-server then
 SAVEs them into a snapshot file. Spark runs locally (local[2], the machine's 2 cores).
 
@@ -45,7 +45,7 @@ import _common as C  # noqa: E402  (also makes the checkout's `engine` importabl
 
 import redis  # noqa: E402
 
-from engine.server.testing import ServerProcess  # noqa: E402
+from pipeline.examples.processes import ServerProcess  # noqa: E402
 
 STREAMS = 4
 USERS = 1000

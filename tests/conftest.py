@@ -4,125 +4,54 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import servers
 from differential import RedisOracle
 
-REDIS_MISSING_REASON = ("redis-server (the differential oracle) is not installed; "
-                        "`make test` installs it")
-STARTUP_TIMEOUT_S = 10.0
-START_ATTEMPTS = 3
+
+@pytest.fixture(scope="session", autouse=True)
+def _server_dirs(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Servers started without a workdir keep it (and their log) in this run's tmp tree."""
+    servers.tmp_path_factory = tmp_path_factory
 
 
-def _redis_server_binary() -> str:
-    """Path of redis-server; fail loudly in CI (the oracle is mandatory there), skip elsewhere."""
-    binary = shutil.which("redis-server")
-    if binary:
-        return binary
-    if os.environ.get("CI") == "true":
-        pytest.fail("CI=true but redis-server is not installed: the differential oracle is required "
-                    "in CI (install it with `make oracle` or apt-get install redis-server)", pytrace=False)
-    pytest.skip(reason=REDIS_MISSING_REASON)
-
-
-def _free_port() -> int:
-    """A loopback port that was free a moment ago (the kernel picks it when binding port 0)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _answers_ping(port: int) -> bool:
-    """True once the server accepts a connection and replies PONG."""
-    try:
-        oracle = RedisOracle("127.0.0.1", port)
-        try:
-            return oracle.execute("PING") == b"PONG"
-        finally:
-            oracle.close()
-    except Exception:  # noqa: BLE001 - any failure just means "not up yet"
-        return False
-
-
-def _spawn(binary: str, workdir: Path, port: int) -> subprocess.Popen[bytes]:
-    """Start redis-server with no persistence, TCP on loopback only, no unix socket."""
-    with open(workdir / f"redis-{port}.log", "wb") as log:  # the child keeps its own descriptor
-        return subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(workdir), "--daemonize", "no", "--protected-mode", "yes",
-             "--loglevel", "warning"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )
-
-
-def _wait_until_ready(proc: subprocess.Popen[bytes], port: int) -> bool:
-    """Poll PING until it answers, the process dies, or the timeout passes."""
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        if _answers_ping(port):
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Terminate our own child process, escalating to kill if it does not exit."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-
-
-def _start_redis(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """Start a server, retrying with another port if the chosen one was taken in the meantime."""
-    binary = _redis_server_binary()
-    for _ in range(START_ATTEMPTS):
-        port = _free_port()
-        proc = _spawn(binary, workdir, port)
-        if _wait_until_ready(proc, port):
-            return proc, port
-        _stop(proc)
-    log_tail = "\n".join(p.read_text(errors="replace")[-2000:] for p in workdir.glob("redis-*.log"))
-    pytest.fail(f"redis-server did not answer PING after {START_ATTEMPTS} attempts:\n{log_tail}",
-                pytrace=False)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A failed test's report shows the log tails of the servers that ran during it."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for name, tail in servers.servers_seen_since(call.start):
+            report.sections.append((f"log of {name}", tail))
 
 
 @pytest.fixture
 def redis_server_binary() -> str:
-    """For tests that start redis-server their own way: its path (a failure in CI when
-    it is missing, a skip elsewhere)."""
-    return _redis_server_binary()
+    """redis-server's path, for tests that need the oracle (a failure in CI when it is
+    missing, a skip elsewhere)."""
+    return servers.redis_server_binary()
+
+
+def _oracle(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    with servers.RedisServer(servers.ORACLE_FLAGS, workdir=tmp_path_factory.mktemp(name)) as srv:
+        yield "127.0.0.1", srv.port
 
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     """A real redis-server (the oracle) for the whole session, as (host, port)."""
-    proc, port = _start_redis(tmp_path_factory.mktemp("redis-oracle"))
-    try:
-        yield "127.0.0.1", port
-    finally:
-        _stop(proc)
+    yield from _oracle("redis-oracle", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def second_redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     """An independent second redis-server, used to validate the runner without the engine."""
-    proc, port = _start_redis(tmp_path_factory.mktemp("redis-oracle-2"))
-    try:
-        yield "127.0.0.1", port
-    finally:
-        _stop(proc)
+    yield from _oracle("redis-oracle-2", tmp_path_factory)
 
 
 def _flushed_oracle(address: tuple[str, int]) -> Iterator[RedisOracle]:
@@ -176,7 +105,7 @@ def redis_data_dir(oracle: RedisOracle, tmp_path: Path) -> Path:
     def rewrite_aof(preamble: str, into: Path) -> None:
         oracle.execute("CONFIG", "SET", "aof-use-rdb-preamble", preamble)
         oracle.execute("BGREWRITEAOF")
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        deadline = time.monotonic() + servers.READY_TIMEOUT_S
         while b"aof_rewrite_in_progress:0" not in oracle.execute("INFO", "persistence") \
                 or b"aof_rewrite_scheduled:0" not in oracle.execute("INFO", "persistence"):
             assert time.monotonic() < deadline, "redis-server's BGREWRITEAOF did not finish"

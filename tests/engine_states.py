@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from engine import Engine, ManualClock, ResponseError
-from engine.core.groups import pending_by_time, verify_group
+from native.groups_probe import pending_by_time, verify_group
 from engine.core.stream import Stream
 
 T0 = 1_700_000_000_000

@@ -40,14 +40,6 @@ PREFIX_LAYER = {
 CLIENTS = ("tools", "pipeline")        # use the public API only
 PERSIST_CEILING = PREFIX_LAYER["engine.resp"]
 
-# Known violations another change of issue 14 removes: (file, imported module) -> why.
-# The test fails on an entry that no longer matches an import: delete it then.
-ALLOWED = {
-    ("engine/commands/persistence.py", "persist.errors"):
-        "SAVE/BGSAVE/BGREWRITEAOF move to the api layer (the `table` change)",
-    ("pipeline/examples/demo.py", "engine.server.testing"):
-        "test scaffolding leaves production modules (the `testkit` change)",
-}
 
 
 @dataclass(frozen=True)
@@ -174,29 +166,14 @@ def violation(imp: Import, apis: dict) -> Optional[str]:
     return None
 
 
-def _violations() -> tuple[list[str], set]:
+def _violations() -> list[str]:
     apis = {package: public_api(package) for package in ("engine", "persist")}
-    found, allowed_seen = [], set()
-    for imp in project_imports():
-        why = violation(imp, apis)
-        if why is None:
-            continue
-        if (imp.file, imp.module) in ALLOWED:
-            allowed_seen.add((imp.file, imp.module))
-        else:
-            found.append(why)
-    return found, allowed_seen
+    return [why for imp in project_imports() if (why := violation(imp, apis)) is not None]
 
 
 def test_imports_only_look_down() -> None:
-    found, _ = _violations()
+    found = _violations()
     assert not found, "imports that go up (see ARCHITECTURE.md):\n" + "\n".join(found)
-
-
-def test_allowed_violations_still_exist() -> None:
-    _, seen = _violations()
-    stale = sorted(set(ALLOWED) - seen)
-    assert not stale, f"fixed, now remove from ALLOWED in {Path(__file__).name}: {stale}"
 
 
 @pytest.mark.parametrize("package", ["engine", "persist"])

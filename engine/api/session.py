@@ -4,9 +4,11 @@ client (engine/api/client.py) and the network server (engine/server/).
 A `Session` is one client: its command context (database, RESP version), CLIENT ID
 and name, authentication state, the MULTI queue with Redis's queue-time error rules
 (EXECABORT), WATCHed keys, pub/sub subscriptions (the server fills them) and the
-blocked read it waits on. `Session.call(argv)` runs one command the way Redis's
-processCommand does: unknown command and arity first, then NOAUTH, then the RESP2
-pub/sub context, then MULTI queueing, then the command itself. It returns the reply
+blocked read it waits on. `Session.call(argv)` is `process_command(session, argv)`,
+the one road from a client to a command (Redis's processCommand): unknown command
+and arity first, then NOAUTH, then the write refusal, then the RESP2 pub/sub
+context, then MULTI queueing, then the command itself, run by its layer (the
+command table: engine/commands/table.py). It returns the reply
 (plain values, as Engine.execute does), raises engine.ResponseError with Redis's
 text, or returns BLOCKED when an XREAD/XREADGROUP ... BLOCK has to wait: the caller
 then waits its own way (a condition variable in the embedded client, the event loop
@@ -15,23 +17,25 @@ in the server) and calls `session.blocked.retry()` when a key it waits on change
 A `Hub` is what the sessions of one engine share: CLIENT IDs, the WATCH registry,
 the keys blocked readers wait on, and the password.
 
-Connection-level commands implemented here: PING, HELLO, AUTH, CLIENT ID | SETNAME |
-GETNAME | SETINFO | INFO | HELP, MULTI, EXEC, DISCARD, WATCH, UNWATCH, RESET, QUIT and
-FLUSHALL (the engine's, plus WATCH/blocked-reader bookkeeping for the other
-databases). Subclasses add their own (the server: INFO, CONFIG, COMMAND, pub/sub...)
-through `Session.commands`, a table of `SessionCommand`.
+The commands of the `session` layer are methods here: PING, HELLO, AUTH, CLIENT ID |
+SETNAME | GETNAME | SETINFO | INFO | HELP, MULTI, EXEC, DISCARD, WATCH, UNWATCH,
+RESET, QUIT and FLUSHALL (the engine's, plus WATCH/blocked-reader bookkeeping for the
+other databases). A subclass that runs more layers (the server: INFO, CONFIG,
+COMMAND, pub/sub...) names them in `layers` and `commands`.
 """
 from __future__ import annotations
 
 from itertools import count as _count
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
-from engine.commands.dispatch import resolve
+from engine.api.after_command import report
+from engine.commands.dispatch import check, resolve
 from engine.commands.reads import claim_deadline
-from engine.core.errors import ResponseError, arg_text, unknown_subcommand, wrong_arity
-from engine.resp.reply import OK, PONG, Status
+from engine.commands.table import Command, layer_commands
+from engine.core.errors import ResponseError, arg_text, wrong_arity
+from engine.resp.reply import OK, Status
 
-__all__ = ["Session", "Hub", "SessionCommand", "BlockedRead", "Verbatim", "BLOCKED",
+__all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "BLOCKED", "process_command",
            "SERVER_NAME", "SERVER_VERSION"]
 
 # What HELLO and INFO report. 8.4 is the first Redis with everything Sluice
@@ -73,77 +77,6 @@ class Verbatim(bytes):
     __slots__ = ()
 
 
-def error_code(text: str) -> str:
-    """The error code Redis counts in INFO errorstats: the first word of the text."""
-    return text.split(" ", 1)[0]
-
-
-# -- the command table of session-level commands -------------------------------------
-
-class SessionCommand:
-    """A command implemented by the session (not by the engine).
-
-    flags: "noauth" (allowed before AUTH), "pubsub" (allowed in a RESP2 subscribed
-    context), "immediate" (runs at once inside MULTI instead of being queued),
-    "nomulti" (refused inside MULTI), "exec" (a rejected call aborts the transaction
-    with the reason: EXEC), "write" (changes data: refused while the hub has a
-    write_refusal), "stopwrites" (refused then too though not a write: PING, so that
-    health checks notice).
-    subcommands: name -> arity for container commands (CLIENT, CONFIG...): unknown
-    subcommands and wrong arities are refused before the handler runs (also at
-    queue time, like Redis); `base_ok` lets the container run without one (COMMAND).
-    """
-
-    __slots__ = ("name", "handler", "arity", "flags", "subcommands", "base_ok",
-                 "noauth", "pubsub", "immediate", "nomulti", "write", "refusable")
-
-    def __init__(self, name: str, handler: Callable, arity: int, flags: str = "",
-                 subcommands: Optional[dict] = None, base_ok: bool = False) -> None:
-        self.name = name
-        self.handler = handler
-        self.arity = arity
-        self.flags = frozenset(flags.split())
-        self.subcommands = subcommands
-        self.base_ok = base_ok
-        self.noauth = "noauth" in self.flags
-        self.pubsub = "pubsub" in self.flags
-        self.immediate = "immediate" in self.flags
-        self.nomulti = "nomulti" in self.flags
-        self.write = "write" in self.flags
-        self.refusable = self.write or "stopwrites" in self.flags
-
-    def check(self, argv: list) -> str:
-        """The full name ('client|setname') after Redis's lookup and arity checks
-        (raises the error they give)."""
-        argc = len(argv)
-        if self.subcommands is not None and (argc >= 2 or not self.base_ok):
-            if argc < 2:
-                raise wrong_arity(self.name)
-            sub = argv[1].lower()
-            arity = self.subcommands.get(sub)
-            if arity is None:
-                raise unknown_subcommand(argv[0], argv[1])
-            full = f"{self.name}|{sub.decode()}"
-            if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
-                raise wrong_arity(full)
-            return full
-        arity = self.arity
-        if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
-            raise wrong_arity(self.name)
-        return self.name
-
-
-def command_table(*tables: dict) -> dict:
-    """Merges tables of SessionCommands keyed by lower-case name, adding the
-    upper-case spellings (the common ones) for a lookup without lower()."""
-    out: dict = {}
-    for table in tables:
-        out.update(table)
-    for name, cmd in list(out.items()):
-        out[name.upper()] = cmd
-    return out
-
-
 # -- what the sessions of one engine share -----------------------------------------
 
 class Hub:
@@ -168,6 +101,9 @@ class Hub:
         # Whether contexts collect touched keys (costs every write a little): always
         # for the server; for the embedded client from the first WATCH/blocked read.
         self.tracking = track
+        # Whether every command's keyspace events go to events() (the server's
+        # notify-keyspace-events); else only those that report expired keys.
+        self.notify_events = False
 
     # authentication
 
@@ -214,7 +150,8 @@ class Hub:
         """A key some reader is blocked on changed (override)."""
 
     def events(self, db: int, events: list) -> None:
-        """Keyspace events of a command run by a session (override: notifications)."""
+        """Keyspace events of a command (override: notifications), when notify_events
+        is on or some key expired."""
 
     def interesting_keys(self, db: int) -> set:
         """Keys of database `db` that a WATCH or a blocked reader looks at."""
@@ -300,6 +237,54 @@ def _group_name(argv: list) -> Optional[bytes]:
     return None
 
 
+# -- the one road in ------------------------------------------------------------------
+
+def process_command(session: "Session", argv: list) -> Any:
+    """Runs argv for `session` the way Redis's processCommand does, each check once:
+    lookup and arity, NOAUTH, the write refusal while persistence fails (MISCONF),
+    the RESP2 pub/sub context, MULTI queueing, then the call by the command's layer
+    (engine/commands/table.py). The reply; or raises ResponseError; or BLOCKED.
+
+    Every road goes through here: Session.call (the embedded client, the server's
+    slow path; the server's fast path is the plain-session case below, compiled),
+    and scripts (redis.call runs a command with its argv and the script's session).
+    """
+    session.null_array = False
+    session.rejected = False
+    session.cmd_name = None
+    refusal = session.hub.write_refusal
+    record = session.lookup(argv[0])
+    try:
+        if record is None:
+            if session.multi is None and session.authenticated and not session.channels \
+                    and not session.patterns and refusal is None:
+                return session.run_command(argv)     # the engine checks it itself
+            record = resolve(argv)
+        else:
+            record = check(record, argv)
+    except ResponseError as error:
+        session._reject(record, error)
+        raise
+    session.cmd_name = record.name
+    if not record.no_auth and session.auth_required():
+        error = ResponseError(NOAUTH)
+    elif refusal is not None and (record.denied_on_misconf
+                                  or (record.aborts_exec and session._queued_write())):
+        error = ResponseError(refusal)
+    elif (session.channels or session.patterns) and not record.pubsub_ok \
+            and not session.ctx.resp3:
+        error = ResponseError(PUBSUB_CONTEXT % record.name)
+    elif session.multi is not None and not record.immediate:
+        if not record.no_multi:
+            session.multi.append((argv, record))
+            return QUEUED
+        error = ResponseError("ERR Command not allowed inside a transaction")
+    else:
+        return session.invoke(record, argv)
+    session._reject(record, error)
+    raise error
+
+
 # -- the session -----------------------------------------------------------------------
 
 def _valid_client_name(name: bytes):
@@ -317,8 +302,8 @@ class Session:
     command directly (no MULTI/auth checks) and reports touched keys to the hub;
     `close()` forgets its WATCHes and unregisters it."""
 
-    commands: dict = {}             # filled at the end of the module
-    client_subcommands: dict = {}
+    layers = ("session",)           # the layers of the command table it runs itself
+    commands: dict = layer_commands(*layers)    # their records, by name
 
     def __init__(self, hub: Hub, ctx=None) -> None:
         self.hub = hub
@@ -334,7 +319,7 @@ class Session:
         self.lib_name = None
         self.lib_ver = None
         self.authenticated = not hub.password_required()
-        self.multi: Optional[list] = None   # queued (argv, SessionCommand | None)
+        self.multi: Optional[list] = None   # queued (argv, its Command record)
         self.multi_dirty = False            # a command failed to queue: EXECABORT
         self.watched: dict = {}             # (db, key) -> existed when WATCHed
         self.watch_dirty = False
@@ -382,77 +367,29 @@ class Session:
 
     # running commands -----------------------------------------------------------------
 
-    def lookup(self, name: bytes) -> Optional[SessionCommand]:
+    def lookup(self, name: bytes) -> Optional[Command]:
+        """The record of a command this session runs itself (not an engine one)."""
         commands = self.commands
         cmd = commands.get(name)
         if cmd is None and not name.isupper():
             cmd = commands.get(name.lower())
         return cmd
 
-    def call(self, argv: list) -> Any:
-        """Runs one command with Redis's checks; the reply, or raises ResponseError,
-        or BLOCKED (self.blocked says what it waits for)."""
-        self.null_array = False
-        self.rejected = False
-        self.cmd_name = None
-        cmd = self.lookup(argv[0])
-        refusal = self.hub.write_refusal
-        if cmd is None:
-            if self.multi is None and self.authenticated and not self.channels \
-                    and not self.patterns and refusal is None:
-                return self.run_command(argv)
-            try:
-                spec = resolve(argv)
-            except ResponseError:
-                self._reject(None)
-                raise
-            self.cmd_name = spec.full_name
-            if self.auth_required():
-                self._reject(None)
-                raise ResponseError(NOAUTH)
-            if refusal is not None and "write" in spec.flags:
-                self._reject(None)
-                raise ResponseError(refusal)
-            if (self.channels or self.patterns) and not self.ctx.resp3:
-                self._reject(None)
-                raise ResponseError(PUBSUB_CONTEXT % spec.full_name)
-            if self.multi is not None:
-                self.multi.append((argv, None))
-                return QUEUED
-            return self.run_command(argv)
-        try:
-            self.cmd_name = cmd.check(argv)
-        except ResponseError as err:
-            self._reject(cmd, err)
-            raise
-        if not cmd.noauth and self.auth_required():
-            self._reject(cmd, ResponseError(NOAUTH))
-            raise ResponseError(NOAUTH)
-        if refusal is not None and (cmd.refusable or ("exec" in cmd.flags
-                                                      and self._queued_write())):
-            error = ResponseError(refusal)
-            self._reject(cmd, error)
-            raise error
-        if (self.channels or self.patterns) and not cmd.pubsub and not self.ctx.resp3:
-            error = ResponseError(PUBSUB_CONTEXT % self.cmd_name)
-            self._reject(cmd, error)
-            raise error
-        if self.multi is not None and not cmd.immediate:
-            if cmd.nomulti:
-                error = ResponseError("ERR Command not allowed inside a transaction")
-                self._reject(cmd, error)
-                raise error
-            self.multi.append((argv, cmd))
-            return QUEUED
-        return cmd.handler(self, argv)
+    call = process_command
 
-    def _reject(self, cmd: Optional[SessionCommand], error: Optional[ResponseError] = None):
+    def invoke(self, record: Command, argv: list) -> Any:
+        """Runs a command that passed the checks, by its layer."""
+        if record.layer == "engine":
+            return self.run_command(argv)
+        return getattr(self, record.method)(argv)
+
+    def _reject(self, record: Optional[Command], error: ResponseError) -> None:
         """A command refused before running: it flags the transaction; a refused EXEC
         aborts it, naming the reason."""
         self.rejected = True
         if self.multi is not None:
             self.multi_dirty = True
-        if cmd is not None and "exec" in cmd.flags and error is not None:
+        if record is not None and record.aborts_exec:
             self.multi = None
             self.multi_dirty = False
             self._unwatch()
@@ -463,10 +400,7 @@ class Session:
 
     def _queued_write(self) -> bool:
         """Whether the MULTI queue holds a write command (EXEC then counts as one)."""
-        for argv, cmd in self.multi or ():
-            if cmd.write if cmd is not None else "write" in resolve(argv).flags:
-                return True
-        return False
+        return any(record.write for _, record in self.multi or ())
 
     def run(self, argv: list) -> Any:
         """Runs an engine command now (no checks), telling the hub what it touched
@@ -479,12 +413,7 @@ class Session:
         try:
             return self.execute_in(ctx, argv)
         finally:
-            if touched:
-                self.hub.touched(ctx.db.index, touched)
-            if woken:
-                self.hub.wake(ctx.db.index, woken)
-            if events:
-                self.hub.events(ctx.db.index, events)
+            report(self.hub, ctx, touched, woken, events)
 
     def run_command(self, argv: list) -> Any:
         """An engine command outside MULTI: run it; BLOCKED if it has to wait."""
@@ -539,19 +468,19 @@ class Session:
         engine = self.engine
         engine.transaction_begin()
         try:
-            for cmd_argv, cmd in queued:
-                replies.append(self.exec_one(cmd_argv, cmd))
+            for cmd_argv, record in queued:
+                replies.append(self.exec_one(cmd_argv, record))
         finally:
             engine.transaction_end(self.ctx.db.index)
         self.null_array = False
         return replies
 
-    def exec_one(self, argv: list, cmd: Optional[SessionCommand]):
+    def exec_one(self, argv: list, record: Command):
         """One queued command inside EXEC: its reply, or the error instance."""
         try:
-            if cmd is not None:
+            if record.layer != "engine":
                 self.null_array = False
-                reply = cmd.handler(self, argv)
+                reply = getattr(self, record.method)(argv)
                 if reply is None and self.null_array:
                     reply = self.ctx.nil_array
                 return reply
@@ -628,11 +557,12 @@ class Session:
     # connection commands --------------------------------------------------------
 
     def cmd_ping(self, argv: list):
-        if len(argv) > 2:
-            raise wrong_arity("ping")
+        """The engine's PING, except in a RESP2 subscribed context: a message."""
         if (self.channels or self.patterns) and not self.ctx.resp3:
+            if len(argv) > 2:
+                raise wrong_arity("ping")
             return [b"pong", argv[1] if len(argv) == 2 else b""]
-        return argv[1] if len(argv) == 2 else PONG
+        return self.run(argv)
 
     def cmd_hello(self, argv: list):
         version = 0
@@ -698,10 +628,6 @@ class Session:
         else:
             self.authenticate(argv[1], argv[2])
         return OK
-
-    def cmd_client(self, argv: list):
-        handler = self.client_subcommands[argv[1].lower()]
-        return handler(self, argv)
 
     def client_setinfo(self, argv: list):
         attr = argv[2].lower()
@@ -779,26 +705,3 @@ CLIENT_HELP = (
     "HELP",
     "    Print this help.",
 )
-
-S = Session
-CLIENT_ARITY = {b"id": 2, b"setname": 3, b"getname": 2, b"setinfo": 4, b"info": 2,
-                b"help": 2}
-Session.client_subcommands = {b"id": S.client_id, b"setname": S.client_setname,
-                              b"getname": S.client_getname, b"setinfo": S.client_setinfo,
-                              b"info": S.client_info, b"help": S.client_help}
-BASE_COMMANDS = {
-    b"ping": SessionCommand("ping", S.cmd_ping, -1, "pubsub stopwrites"),
-    b"hello": SessionCommand("hello", S.cmd_hello, -1, "noauth"),
-    b"auth": SessionCommand("auth", S.cmd_auth, -2, "noauth"),
-    b"client": SessionCommand("client", S.cmd_client, -2, "", CLIENT_ARITY),
-    b"multi": SessionCommand("multi", S.cmd_multi, 1, "immediate"),
-    b"exec": SessionCommand("exec", S.cmd_exec, 1, "immediate exec"),
-    b"discard": SessionCommand("discard", S.cmd_discard, 1, "immediate"),
-    b"watch": SessionCommand("watch", S.cmd_watch, -2, "immediate"),
-    b"unwatch": SessionCommand("unwatch", S.cmd_unwatch, 1),
-    b"reset": SessionCommand("reset", S.cmd_reset, 1, "noauth pubsub immediate"),
-    b"quit": SessionCommand("quit", S.cmd_quit, -1, "noauth pubsub immediate"),
-    b"flushall": SessionCommand("flushall", S.cmd_flushall, -1, "write"),
-}
-Session.commands = command_table(BASE_COMMANDS)
-del S

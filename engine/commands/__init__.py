@@ -1,6 +1,6 @@
-"""The command layer: one module per command family, registered in one table.
+"""The command layer: one module per command family, their records in one table.
 
-Importing this package registers every command (see table.py)."""
+Importing this package binds the engine's handlers to their records (see table.py);
+SAVE & co. are bound by engine/api/persistence_commands.py."""
 from engine.commands import table  # noqa: F401  (the registry itself)
 from engine.commands import streams, groups, reads, xinfo, keys, strings, connection  # noqa: F401
-from engine.commands import persistence  # noqa: F401

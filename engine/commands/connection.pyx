@@ -8,7 +8,7 @@ from engine.core.errors import ResponseError, wrong_arity
 from engine.resp.reply import OK, PONG
 
 
-@command("ping", -1, "fast", 0, 0, 0)
+@command("ping")
 def ping(CommandContext ctx, list argv):
     if len(argv) > 2:
         raise wrong_arity("ping")
@@ -17,18 +17,18 @@ def ping(CommandContext ctx, list argv):
     return PONG
 
 
-@command("echo", 2, "fast", 0, 0, 0)
+@command("echo")
 def echo(CommandContext ctx, list argv):
     return argv[1]
 
 
-@command("time", 1, "random fast", 0, 0, 0)
+@command("time")
 def time(CommandContext ctx, list argv):
-    cdef int64_t us = ctx.clock.now_ms() * 1000
+    cdef int64_t us = ctx.clock.now_us()
     return [str(us // 1000000).encode(), str(us % 1000000).encode()]
 
 
-@command("select", 2, "loading stale fast", 0, 0, 0)
+@command("select")
 def select(CommandContext ctx, list argv):
     """Switches this caller's context to another database."""
     cdef int64_t index = parse_int(argv[1], NULL)

@@ -4,22 +4,34 @@ Lazy expiry discovered during a command becomes a `DEL` effect and an `expired`
 event here, so the keyspace never needs to know about logs or clients.
 """
 from engine.commands.context cimport CommandContext
-from engine.commands.table import COMMANDS
+from engine.commands.table import ENGINE_COMMANDS
 from engine.core.errors import ResponseError, wrong_arity, unknown_command, unknown_subcommand
 
-cdef dict _commands = COMMANDS
+cdef dict _commands = ENGINE_COMMANDS
 
 
 cpdef object resolve(list argv):
-    """The CommandSpec for argv (subcommand resolved), or raises Redis's error."""
+    """The engine's record for argv (subcommand resolved: engine/commands/table.py),
+    or raises Redis's error."""
     cdef bytes name = argv[0]
     spec = _commands.get(name)
     if spec is None:
         spec = _commands.get(name.lower())
         if spec is None:
             raise unknown_command(argv)
+    return _check(spec, argv)
+
+
+cpdef object check(object spec, list argv):
+    """Redis's lookup checks for argv, whose command is `spec`: the subcommand's record
+    for a container (unless it runs alone: COMMAND), and the arity; raises their
+    error."""
+    return _check(spec, argv)
+
+
+cdef inline object _check(object spec, list argv):
     cdef Py_ssize_t argc = len(argv)
-    if spec.subcommands is not None:
+    if spec.subcommands is not None and (argc >= 2 or not spec.base_ok):
         if argc < 2:
             raise wrong_arity(spec.name)
         sub = spec.subcommands.get(argv[1].lower())
@@ -28,7 +40,7 @@ cpdef object resolve(list argv):
         spec = sub
     cdef int arity = spec.arity
     if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
-        raise wrong_arity(spec.full_name)
+        raise wrong_arity(spec.name)
     return spec
 
 

@@ -21,7 +21,7 @@ from engine.commands.entry_reply cimport EntryReply, entry_reply
 from engine.core.reply_lists cimport leaf_list
 from engine.commands.stream_args cimport parse_id, parse_bound
 from engine.commands.parsing cimport parse_int
-from engine.commands.table import command, container
+from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, arg_text, subcommand_syntax
 from engine.resp.reply import OK
 
@@ -112,7 +112,6 @@ NOGROUP_KEY_OR_GROUP = "NOGROUP No such key '{key}' or consumer group '{group}'"
 
 # -- XGROUP --------------------------------------------------------------------------
 
-container("xgroup")
 
 
 cdef int64_t parse_entries_read(bytes arg) except? -3:
@@ -148,7 +147,7 @@ cdef int64_t cap_entries_read(Stream s, int64_t entries_read):
     return entries_read
 
 
-@command("create", -5, "write denyoom", 2, 2, 1, container="xgroup")
+@command("xgroup|create")
 def xgroup_create(CommandContext ctx, list argv):
     cdef bint mkstream = False
     cdef int64_t entries_read = ENTRIES_READ_UNKNOWN
@@ -192,7 +191,7 @@ def xgroup_create(CommandContext ctx, list argv):
     return OK
 
 
-@command("setid", -5, "write", 2, 2, 1, container="xgroup")
+@command("xgroup|setid")
 def xgroup_setid(CommandContext ctx, list argv):
     cdef ConsumerGroup g = xgroup_existing(ctx, argv)
     cdef Stream s = ctx.db.lookup_stream(argv[2], ctx.now)
@@ -215,7 +214,7 @@ def xgroup_setid(CommandContext ctx, list argv):
     return OK
 
 
-@command("destroy", 4, "write", 2, 2, 1, container="xgroup")
+@command("xgroup|destroy")
 def xgroup_destroy(CommandContext ctx, list argv):
     cdef Stream s = xgroup_stream(ctx, argv, False)
     if s.groups.pop(argv[3], None) is None:
@@ -225,7 +224,7 @@ def xgroup_destroy(CommandContext ctx, list argv):
     return 1
 
 
-@command("createconsumer", 5, "write denyoom", 2, 2, 1, container="xgroup")
+@command("xgroup|createconsumer")
 def xgroup_createconsumer(CommandContext ctx, list argv):
     cdef ConsumerGroup g = xgroup_existing(ctx, argv)
     if g.lookup_consumer(argv[4]) is not None:
@@ -234,7 +233,7 @@ def xgroup_createconsumer(CommandContext ctx, list argv):
     return 1
 
 
-@command("delconsumer", 5, "write", 2, 2, 1, container="xgroup")
+@command("xgroup|delconsumer")
 def xgroup_delconsumer(CommandContext ctx, list argv):
     cdef ConsumerGroup g = xgroup_existing(ctx, argv)
     cdef Consumer c = g.lookup_consumer(argv[4])
@@ -267,14 +266,14 @@ XGROUP_HELP = [
 ]
 
 
-@command("help", 2, "loading stale", container="xgroup")
+@command("xgroup|help")
 def xgroup_help(CommandContext ctx, list argv):
     return list(XGROUP_HELP)
 
 
 # -- XACK ----------------------------------------------------------------------------
 
-@command("xack", -4, "write fast", 1, 1, 1)
+@command("xack")
 def xack(CommandContext ctx, list argv):
     cdef bytes key = argv[1]
     cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
@@ -299,7 +298,7 @@ def xack(CommandContext ctx, list argv):
 
 # -- XPENDING ------------------------------------------------------------------------
 
-@command("xpending", -3, "readonly", 1, 1, 1)
+@command("xpending")
 def xpending(CommandContext ctx, list argv):
     cdef Py_ssize_t argc = len(argv), first = 3
     cdef int64_t min_idle = 0, count = 0
@@ -400,7 +399,7 @@ cdef void claim_one(CommandContext ctx, ConsumerGroup g, Consumer c, const Strea
     c.active_time = ctx.now
 
 
-@command("xclaim", -6, "write fast", 1, 1, 1)
+@command("xclaim")
 def xclaim(CommandContext ctx, list argv):
     cdef bytes key = argv[1]
     cdef ConsumerGroup g = group_or_error(ctx, key, argv[2], NOGROUP_KEY_OR_GROUP)
@@ -494,7 +493,7 @@ cdef inline int claimed(EntryReply reply, const StreamID* id, const EntryPos* wh
     return reply.entry(id, where.node, where.off)
 
 
-@command("xautoclaim", -6, "write fast", 1, 1, 1)
+@command("xautoclaim")
 def xautoclaim(CommandContext ctx, list argv):
     cdef bytes key = argv[1]
     cdef int64_t min_idle = parse_int(argv[4], b"ERR Invalid min-idle-time argument for XAUTOCLAIM")

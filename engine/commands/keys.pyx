@@ -71,17 +71,17 @@ cdef list remove_keys(CommandContext ctx, list argv):
     return removed
 
 
-@command("del", -2, "write", 1, -1, 1)
+@command("del")
 def del_(CommandContext ctx, list argv):
     return len(remove_keys(ctx, argv))
 
 
-@command("unlink", -2, "write fast", 1, -1, 1)
+@command("unlink")
 def unlink(CommandContext ctx, list argv):
     return len(remove_keys(ctx, argv))
 
 
-@command("exists", -2, "readonly fast", 1, -1, 1)
+@command("exists")
 def exists(CommandContext ctx, list argv):
     cdef Database db = ctx.db
     cdef Py_ssize_t i, n = 0
@@ -91,7 +91,7 @@ def exists(CommandContext ctx, list argv):
     return n
 
 
-@command("touch", -2, "readonly fast", 1, -1, 1)
+@command("touch")
 def touch(CommandContext ctx, list argv):
     return exists(ctx, argv)
 
@@ -99,7 +99,7 @@ def touch(CommandContext ctx, list argv):
 cdef dict TYPE_REPLIES = {name: Status(name.encode()) for name in ("none", "string", "stream")}
 
 
-@command("type", 2, "readonly fast", 1, 1, 1)
+@command("type")
 def type_(CommandContext ctx, list argv):
     return TYPE_REPLIES[type_name(ctx.db.lookup(argv[1], ctx.now))]
 
@@ -127,17 +127,17 @@ cdef object rename(CommandContext ctx, list argv, bint nx):
     return 1 if nx else OK
 
 
-@command("rename", 3, "write", 1, 2, 1)
+@command("rename")
 def rename_(CommandContext ctx, list argv):
     return rename(ctx, argv, False)
 
 
-@command("renamenx", 3, "write fast", 1, 2, 1)
+@command("renamenx")
 def renamenx(CommandContext ctx, list argv):
     return rename(ctx, argv, True)
 
 
-@command("keys", 2, "readonly", 0, 0, 0)
+@command("keys")
 def keys(CommandContext ctx, list argv):
     # Like Redis, logically expired keys are skipped but not deleted here.
     cdef bytes pattern = argv[1]
@@ -153,7 +153,7 @@ def keys(CommandContext ctx, list argv):
     return out
 
 
-@command("scan", -2, "readonly", 0, 0, 0)
+@command("scan")
 def scan(CommandContext ctx, list argv):
     cdef uint64_t cursor = parse_cursor(argv[1])
     cdef Py_ssize_t i = 2, argc = len(argv)
@@ -193,13 +193,13 @@ def scan(CommandContext ctx, list argv):
     return [str(nxt).encode(), out]
 
 
-@command("dbsize", 1, "readonly fast", 0, 0, 0)
+@command("dbsize")
 def dbsize(CommandContext ctx, list argv):
     # Like Redis, counts keys whose expiry has passed until something removes them.
     return len(ctx.db.data)
 
 
-@command("randomkey", 1, "readonly", 0, 0, 0)
+@command("randomkey")
 def randomkey(CommandContext ctx, list argv):
     cdef Database db = ctx.db
     while True:
@@ -232,7 +232,7 @@ cdef bint flush(CommandContext ctx, Database db):
     return True
 
 
-@command("flushdb", -1, "write", 0, 0, 0)
+@command("flushdb")
 def flushdb(CommandContext ctx, list argv):
     flush_mode(argv)
     if flush(ctx, ctx.db):
@@ -240,7 +240,7 @@ def flushdb(CommandContext ctx, list argv):
     return OK
 
 
-@command("flushall", -1, "write", 0, 0, 0)
+@command("flushall")
 def flushall(CommandContext ctx, list argv):
     flush_mode(argv)
     cdef bint changed = False
@@ -309,22 +309,22 @@ cdef object expire_generic(CommandContext ctx, list argv, int64_t basetime,
     return 1
 
 
-@command("expire", -3, "write fast", 1, 1, 1)
+@command("expire")
 def expire(CommandContext ctx, list argv):
     return expire_generic(ctx, argv, ctx.now, True, "expire")
 
 
-@command("pexpire", -3, "write fast", 1, 1, 1)
+@command("pexpire")
 def pexpire(CommandContext ctx, list argv):
     return expire_generic(ctx, argv, ctx.now, False, "pexpire")
 
 
-@command("expireat", -3, "write fast", 1, 1, 1)
+@command("expireat")
 def expireat(CommandContext ctx, list argv):
     return expire_generic(ctx, argv, 0, True, "expireat")
 
 
-@command("pexpireat", -3, "write fast", 1, 1, 1)
+@command("pexpireat")
 def pexpireat(CommandContext ctx, list argv):
     return expire_generic(ctx, argv, 0, False, "pexpireat")
 
@@ -343,27 +343,27 @@ cdef int64_t ttl_generic(CommandContext ctx, list argv, bint ms, bint absolute) 
     return ttl if ms else (ttl + 500) // 1000
 
 
-@command("ttl", 2, "readonly fast", 1, 1, 1)
+@command("ttl")
 def ttl(CommandContext ctx, list argv):
     return ttl_generic(ctx, argv, False, False)
 
 
-@command("pttl", 2, "readonly fast", 1, 1, 1)
+@command("pttl")
 def pttl(CommandContext ctx, list argv):
     return ttl_generic(ctx, argv, True, False)
 
 
-@command("expiretime", 2, "readonly fast", 1, 1, 1)
+@command("expiretime")
 def expiretime(CommandContext ctx, list argv):
     return ttl_generic(ctx, argv, False, True)
 
 
-@command("pexpiretime", 2, "readonly fast", 1, 1, 1)
+@command("pexpiretime")
 def pexpiretime(CommandContext ctx, list argv):
     return ttl_generic(ctx, argv, True, True)
 
 
-@command("persist", 2, "write fast", 1, 1, 1)
+@command("persist")
 def persist(CommandContext ctx, list argv):
     cdef Database db = ctx.db
     cdef bytes key = argv[1]

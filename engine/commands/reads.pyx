@@ -134,7 +134,7 @@ cdef object finish(CommandContext ctx, EntryReply reply, ReadArgs* a, list argv)
 
 # -- XREAD ---------------------------------------------------------------------------
 
-@command("xread", -4, "readonly blocking", 0, 0, 0)
+@command("xread")
 def xread(CommandContext ctx, list argv):
     cdef ReadArgs a
     parse_read_args(argv, &a, False, [])
@@ -199,7 +199,7 @@ def xread(CommandContext ctx, list argv):
 
 # -- XREADGROUP ----------------------------------------------------------------------
 
-@command("xreadgroup", -7, "write blocking", 0, 0, 0)
+@command("xreadgroup")
 def xreadgroup(CommandContext ctx, list argv):
     cdef ReadArgs a
     cdef list names = []

@@ -57,7 +57,7 @@ cdef int64_t apply_trim(CommandContext ctx, bytes key, Stream s, TrimArgs* args)
     return deleted
 
 
-@command("xadd", -5, "write denyoom fast", 1, 1, 1)
+@command("xadd")
 def xadd(CommandContext ctx, list argv):
     cdef TrimArgs args
     parse_trim_args(argv, &args, True, ctx.node_max_entries)
@@ -112,7 +112,7 @@ def xadd(CommandContext ctx, list argv):
     return reply
 
 
-@command("xlen", 2, "readonly fast", 1, 1, 1)
+@command("xlen")
 def xlen(CommandContext ctx, list argv):
     cdef Stream s = ctx.db.lookup_stream(argv[1], ctx.now)
     return 0 if s is None else s.length
@@ -156,17 +156,17 @@ cdef object range_command(CommandContext ctx, list argv, bint rev):
         gc_resume(gc_was_enabled)
 
 
-@command("xrange", -4, "readonly", 1, 1, 1)
+@command("xrange")
 def xrange(CommandContext ctx, list argv):
     return range_command(ctx, argv, False)
 
 
-@command("xrevrange", -4, "readonly", 1, 1, 1)
+@command("xrevrange")
 def xrevrange(CommandContext ctx, list argv):
     return range_command(ctx, argv, True)
 
 
-@command("xdel", -3, "write fast", 1, 1, 1)
+@command("xdel")
 def xdel(CommandContext ctx, list argv):
     cdef bytes key = argv[1]
     cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
@@ -197,7 +197,7 @@ def xdel(CommandContext ctx, list argv):
     return deleted
 
 
-@command("xtrim", -4, "write", 1, 1, 1)
+@command("xtrim")
 def xtrim(CommandContext ctx, list argv):
     cdef TrimArgs args
     parse_trim_args(argv, &args, False, ctx.node_max_entries)
@@ -208,7 +208,7 @@ def xtrim(CommandContext ctx, list argv):
     return apply_trim(ctx, key, s, &args)
 
 
-@command("xsetid", -3, "write denyoom fast", 1, 1, 1)
+@command("xsetid")
 def xsetid(CommandContext ctx, list argv):
     cdef StreamID new_id, max_deleted
     cdef int64_t entries_added = -1

@@ -55,12 +55,12 @@ cdef int64_t expire_ms(CommandContext ctx, object arg, bint seconds, bint relati
     return ms
 
 
-@command("get", 2, "readonly fast", 1, 1, 1)
+@command("get")
 def get(CommandContext ctx, list argv):
     return string_at(ctx, argv[1])
 
 
-@command("set", -3, "write denyoom", 1, 1, 1)
+@command("set")
 def set_(CommandContext ctx, list argv):
     cdef bytes key = argv[1], value = argv[2]
     cdef Py_ssize_t j = 3, argc = len(argv)
@@ -136,7 +136,7 @@ def set_(CommandContext ctx, list argv):
     return OK
 
 
-@command("mget", -2, "readonly fast", 1, -1, 1)
+@command("mget")
 def mget(CommandContext ctx, list argv):
     cdef Database db = ctx.db
     cdef list out = []
@@ -147,7 +147,7 @@ def mget(CommandContext ctx, list argv):
     return out
 
 
-@command("getdel", 2, "write fast", 1, 1, 1)
+@command("getdel")
 def getdel(CommandContext ctx, list argv):
     cdef bytes key = argv[1]
     value = string_at(ctx, key)
@@ -159,7 +159,7 @@ def getdel(CommandContext ctx, list argv):
     return value
 
 
-@command("append", 3, "write denyoom fast", 1, 1, 1)
+@command("append")
 def append(CommandContext ctx, list argv):
     cdef bytes key = argv[1], tail = argv[2]
     value = string_at(ctx, key)
@@ -175,7 +175,7 @@ def append(CommandContext ctx, list argv):
     return PyBytes_GET_SIZE(value)
 
 
-@command("strlen", 2, "readonly fast", 1, 1, 1)
+@command("strlen")
 def strlen(CommandContext ctx, list argv):
     value = string_at(ctx, argv[1])
     return 0 if value is None else PyBytes_GET_SIZE(value)
@@ -198,22 +198,22 @@ cdef object incr_by(CommandContext ctx, bytes key, int64_t incr):
     return new
 
 
-@command("incr", 2, "write denyoom fast", 1, 1, 1)
+@command("incr")
 def incr(CommandContext ctx, list argv):
     return incr_by(ctx, argv[1], 1)
 
 
-@command("decr", 2, "write denyoom fast", 1, 1, 1)
+@command("decr")
 def decr(CommandContext ctx, list argv):
     return incr_by(ctx, argv[1], -1)
 
 
-@command("incrby", 3, "write denyoom fast", 1, 1, 1)
+@command("incrby")
 def incrby(CommandContext ctx, list argv):
     return incr_by(ctx, argv[1], parse_int(argv[2], NULL))
 
 
-@command("decrby", 3, "write denyoom fast", 1, 1, 1)
+@command("decrby")
 def decrby(CommandContext ctx, list argv):
     cdef int64_t n = parse_int(argv[2], NULL)
     if n == INT64_MIN:

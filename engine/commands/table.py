@@ -1,79 +1,446 @@
-"""The command table: name, arity, flags and key positions of every command.
+"""The command table: every command and subcommand Sluice knows, one record each, as
+Redis's src/commands/*.json are - in this one module, so that a reader (and COMMAND,
+the session, the server's fast path, WATCH, tools/aof_cli.py) finds all of them in
+one place.
+
+A record says: name, arity, flags, key positions, ACL categories, docs (group, since,
+summary for COMMAND DOCS), subcommands, and which layer runs it:
+- `engine`: a handler(ctx, argv) of the command layer, bound by the `@command`
+  decorator of its module (engine/commands/*.pyx; SAVE & co. in
+  engine/api/persistence_commands.py, which drive persistence); Engine.execute runs it.
+- `session`: a method of engine/api/session.py's Session (every client has them).
+- `server`: a method of engine/server/session.py's ServerSession (only the server's
+  clients have them).
+The method is `cmd_<name>`; a subcommand's is its container's, or its own
+`<container>_<subcommand>` (CLIENT: `sub_methods`). PING and FLUSHALL
+run in the session, which calls the engine's handler: Engine.execute runs that
+handler directly.
 
 Arity follows Redis: positive = exact argument count (command name included),
-negative = at least that many. Key positions (first, last, step) are as in
-Redis's command JSON files (last -1 = the last argument); COMMAND INFO, WATCH and
-the blocking machinery read them from here.
+negative = at least that many. Key positions (first, last, step) are those of
+Redis's command files (last -1 = the last argument); `keyword` marks keys that
+follow a keyword (XREAD's STREAMS: movablekeys).
+
+Flags are Redis's, as COMMAND INFO prints them. Our own rules beyond them are fields:
+`pubsub_ok` (allowed in a RESP2 subscribed context), `immediate` (runs at once inside
+MULTI instead of being queued), `aborts_exec` (a refusal aborts the transaction with
+the reason: EXEC), `denied_on_misconf` (refused while persistence fails: every write,
+and PING so that health checks notice). `no_auth`, `no_multi` and `write` come from
+the flags of the same names.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
+# Redis's order of command flags (server.h CMD_*), as COMMAND INFO lists them.
+FLAG_ORDER = ("write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
+              "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast",
+              "no_auth", "may_replicate", "sentinel", "only_sentinel", "no_mandatory_keys",
+              "protected", "module_getkeys", "module_no_cluster", "no_async_loading",
+              "no_multi", "movablekeys", "allow_busy")
+_FLAG_RANK = {f: i for i, f in enumerate(FLAG_ORDER)}
 
-@dataclass(slots=True)
-class CommandSpec:
-    name: str
-    handler: Optional[Callable]
+_GROUP_CATEGORY = {"stream": "@stream", "string": "@string", "generic": "@keyspace",
+                   "connection": "@connection", "server": "@admin",
+                   "transactions": "@transaction", "pubsub": "@pubsub"}
+_DANGEROUS = ("flushall", "flushdb", "keys")
+LAYERS = ("engine", "session", "server")
+
+
+@dataclass(slots=True, eq=False)
+class Command:
+    """One command or subcommand (see the module docstring)."""
+
+    name: str                           # full name: "xgroup|create"
     arity: int
-    flags: frozenset
-    first_key: int = 0
-    last_key: int = 0
-    step: int = 0
-    subcommands: Optional[dict] = field(default=None)
-    container: Optional[str] = None
-
-    @property
-    def full_name(self) -> str:
-        """The name error messages use: 'xgroup|create' for subcommands."""
-        return f"{self.container}|{self.name}" if self.container else self.name
+    flags: tuple                        # Redis's flags, in FLAG_ORDER
+    first_key: int
+    last_key: int
+    step: int
+    keyword: Optional[str]
+    since: str
+    summary: str
+    layer: Optional[str]                # None in a subcommand: its container's
+    subcommands: Optional[dict]         # lower-case name (bytes) -> Command
+    base_ok: bool                       # a container that also runs alone (COMMAND)
+    pubsub_ok: bool
+    immediate: bool
+    aborts_exec: bool
+    denied_on_misconf: bool
+    group: str = ""
+    method: Optional[str] = None        # session/server layers: the method's name
+    handler: Optional[Callable] = None  # engine layer: handler(ctx, argv)
+    write: bool = False
+    no_auth: bool = False
+    no_multi: bool = False
+    acl_categories: tuple = ()
 
     def keys(self, argv: list) -> list:
         """The key arguments of argv (COMMAND GETKEYS, the AOF tool)."""
-        return key_arguments(argv, self.first_key, self.last_key, self.step,
-                             KEYWORD_KEYS.get(self.full_name))
+        if self.keyword is not None:
+            keyword = self.keyword.encode()
+            for i in range(1, len(argv)):
+                if argv[i].upper() == keyword:
+                    rest = argv[i + 1:]
+                    return rest[:len(rest) // 2]
+            return []
+        if not self.first_key or len(argv) <= self.first_key:
+            return []
+        last = self.last_key if self.last_key >= 0 else len(argv) + self.last_key
+        return argv[self.first_key:last + 1:self.step or 1]
+
+    def arity_ok(self, argc: int) -> bool:
+        arity = self.arity
+        return argc == arity if arity > 0 else argc >= -arity
 
 
-COMMANDS: dict[bytes, CommandSpec] = {}
-
-# Commands whose keys follow a keyword (movablekeys): name -> the keyword.
-KEYWORD_KEYS = {"xread": "STREAMS", "xreadgroup": "STREAMS"}
-
-
-def key_arguments(argv: list, first: int, last: int, step: int,
-                  keyword: Optional[str] = None) -> list:
-    """The keys of argv by key positions (first, last, step), or, for a `keyword`
-    command, the first half of the arguments after the keyword (XREAD's keys, then
-    its IDs)."""
-    if keyword is not None:
-        word = keyword.encode()
-        for i in range(1, len(argv)):
-            if argv[i].upper() == word:
-                rest = argv[i + 1:]
-                return rest[:len(rest) // 2]
-        return []
-    if not first or len(argv) <= first:
-        return []
-    end = last if last >= 0 else len(argv) + last
-    return argv[first:end + 1:step or 1]
+def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, keys: tuple = (0, 0, 0),
+        keyword: Optional[str] = None, layer: Optional[str] = None,
+        subcommands: Optional[list] = None, base_ok: bool = False, pubsub_ok: bool = False,
+        immediate: bool = False, aborts_exec: bool = False,
+        denied_on_misconf: Optional[bool] = None, sub_methods: bool = False) -> Command:
+    """A record; `docs` = (since, summary). Its group and full name come from family().
+    sub_methods: each subcommand has its own method, `<container>_<subcommand>`
+    (CLIENT); otherwise they share the container's."""
+    ranked = tuple(sorted(flags.split(), key=lambda f: _FLAG_RANK.get(f, 99)))
+    write = "write" in ranked
+    subs = None if subcommands is None else {sub.name.encode(): sub for sub in subcommands}
+    for sub in subcommands if sub_methods else ():
+        sub.method = f"{name}_{sub.name}"
+    return Command(name, arity, ranked, *keys, keyword, *docs, layer, subs, base_ok,
+                   pubsub_ok, immediate, aborts_exec,
+                   write if denied_on_misconf is None else denied_on_misconf,
+                   write=write, no_auth="no_auth" in ranked, no_multi="no_multi" in ranked)
 
 
-def command(name: str, arity: int, flags: str = "", first_key: int = 0,
-            last_key: int = 0, step: int = 0, container: Optional[str] = None):
-    """Registers the decorated handler(ctx, argv) -> reply under `name`."""
-    def register(handler: Callable) -> Callable:
-        spec = CommandSpec(name, handler, arity, frozenset(flags.split()), first_key,
-                           last_key, step, container=container)
-        if container is None:
-            COMMANDS[name.encode()] = spec
-        else:
-            parent = COMMANDS[container.encode()]
-            parent.subcommands[name.encode()] = spec
+def family(group: str, *records: Command) -> list:
+    """Records of one docs group (stream, string, generic, connection, ...)."""
+    for record in records:
+        _complete(record, group, None)
+    return list(records)
+
+
+def _complete(record: Command, group: str, container: Optional[Command]) -> None:
+    record.group = group
+    if container is not None:
+        record.name = f"{container.name}|{record.name}"
+        record.layer = record.layer or container.layer
+        record.method = record.method or container.method
+    else:
+        record.layer = record.layer or "engine"
+        # (a container whose subcommands have methods of their own has none)
+        if record.layer != "engine" and not (
+                record.subcommands and all(s.method for s in record.subcommands.values())):
+            record.method = f"cmd_{record.name}"
+    if record.layer not in LAYERS:
+        raise ValueError(f"{record.name}: unknown layer {record.layer!r}")
+    record.acl_categories = _acl_categories(record)
+    for sub in (record.subcommands or {}).values():
+        _complete(sub, group, record)
+
+
+def _acl_categories(record: Command) -> tuple:
+    if record.subcommands:
+        return ("@slow",)          # a container: its subcommands have categories
+    flags = record.flags
+    cats = []
+    if "write" in flags:
+        cats.append("@write")
+    elif "readonly" in flags:
+        cats.append("@read")
+    cats.append(_GROUP_CATEGORY.get(record.group, "@slow"))
+    cats.append("@fast" if "fast" in flags else "@slow")
+    if "blocking" in flags:
+        cats.append("@blocking")
+    if record.name in _DANGEROUS:
+        cats.append("@dangerous")
+    return tuple(cats)
+
+
+def _index(*families: list) -> dict:
+    return {record.name.encode(): record for records in families for record in records}
+
+
+COMMANDS: dict[bytes, Command] = _index(
+    family("stream",
+        cmd("xack", -4, "write fast", keys=(1, 1, 1),
+            docs=("5.0.0", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.")),
+        cmd("xadd", -5, "write denyoom fast", keys=(1, 1, 1),
+            docs=("5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist.")),
+        cmd("xautoclaim", -6, "write fast", keys=(1, 1, 1),
+            docs=("6.2.0", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.")),
+        cmd("xclaim", -6, "write fast", keys=(1, 1, 1),
+            docs=("5.0.0", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.")),
+        cmd("xdel", -3, "write fast", keys=(1, 1, 1),
+            docs=("5.0.0", "Returns the number of messages after removing them from a stream.")),
+        cmd("xgroup", -2, "",
+            docs=("5.0.0", "A container for consumer groups commands."),
+            subcommands=[
+                cmd("create", -5, "write denyoom", keys=(2, 2, 1),
+                    docs=("5.0.0", "Creates a consumer group.")),
+                cmd("setid", -5, "write", keys=(2, 2, 1),
+                    docs=("5.0.0", "Sets the last-delivered ID of a consumer group.")),
+                cmd("destroy", 4, "write", keys=(2, 2, 1),
+                    docs=("5.0.0", "Destroys a consumer group.")),
+                cmd("createconsumer", 5, "write denyoom", keys=(2, 2, 1),
+                    docs=("6.2.0", "Creates a consumer in a consumer group.")),
+                cmd("delconsumer", 5, "write", keys=(2, 2, 1),
+                    docs=("5.0.0", "Deletes a consumer from a consumer group.")),
+                cmd("help", 2, "loading stale",
+                    docs=("5.0.0", "Returns helpful text about the different subcommands."))]),
+        cmd("xinfo", -2, "",
+            docs=("5.0.0", "A container for stream introspection commands."),
+            subcommands=[
+                cmd("consumers", 4, "readonly", keys=(2, 2, 1),
+                    docs=("5.0.0", "Returns a list of the consumers in a consumer group.")),
+                cmd("groups", 3, "readonly", keys=(2, 2, 1),
+                    docs=("5.0.0", "Returns a list of the consumer groups of a stream.")),
+                cmd("stream", -3, "readonly", keys=(2, 2, 1),
+                    docs=("5.0.0", "Returns information about a stream.")),
+                cmd("help", 2, "loading stale",
+                    docs=("5.0.0", "Returns helpful text about the different subcommands."))]),
+        cmd("xlen", 2, "readonly fast", keys=(1, 1, 1),
+            docs=("5.0.0", "Return the number of messages in a stream.")),
+        cmd("xpending", -3, "readonly", keys=(1, 1, 1),
+            docs=("5.0.0", "Returns the information and entries from a stream consumer group's pending entries list.")),
+        cmd("xrange", -4, "readonly", keys=(1, 1, 1),
+            docs=("5.0.0", "Returns the messages from a stream within a range of IDs.")),
+        cmd("xread", -4, "readonly blocking", keyword="STREAMS",
+            docs=("5.0.0", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.")),
+        cmd("xreadgroup", -7, "write blocking", keyword="STREAMS",
+            docs=("5.0.0", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.")),
+        cmd("xrevrange", -4, "readonly", keys=(1, 1, 1),
+            docs=("5.0.0", "Returns the messages from a stream within a range of IDs in reverse order.")),
+        cmd("xsetid", -3, "write denyoom fast", keys=(1, 1, 1),
+            docs=("5.0.0", "An internal command for replicating stream values.")),
+        cmd("xtrim", -4, "write", keys=(1, 1, 1),
+            docs=("5.0.0", "Deletes messages from the beginning of a stream."))),
+    family("string",
+        cmd("append", 3, "write denyoom fast", keys=(1, 1, 1),
+            docs=("2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.")),
+        cmd("decr", 2, "write denyoom fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.")),
+        cmd("decrby", 3, "write denyoom fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.")),
+        cmd("get", 2, "readonly fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Returns the string value of a key.")),
+        cmd("getdel", 2, "write fast", keys=(1, 1, 1),
+            docs=("6.2.0", "Returns the string value of a key after deleting the key.")),
+        cmd("incr", 2, "write denyoom fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.")),
+        cmd("incrby", 3, "write denyoom fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.")),
+        cmd("mget", -2, "readonly fast", keys=(1, -1, 1),
+            docs=("1.0.0", "Atomically returns the string values of one or more keys.")),
+        cmd("set", -3, "write denyoom", keys=(1, 1, 1),
+            docs=("1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.")),
+        cmd("strlen", 2, "readonly fast", keys=(1, 1, 1),
+            docs=("2.2.0", "Returns the length of a string value."))),
+    family("generic",
+        cmd("del", -2, "write", keys=(1, -1, 1),
+            docs=("1.0.0", "Deletes one or more keys.")),
+        cmd("exists", -2, "readonly fast", keys=(1, -1, 1),
+            docs=("1.0.0", "Determines whether one or more keys exist.")),
+        cmd("expire", -3, "write fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Sets the expiration time of a key in seconds.")),
+        cmd("expireat", -3, "write fast", keys=(1, 1, 1),
+            docs=("1.2.0", "Sets the expiration time of a key to a Unix timestamp.")),
+        cmd("expiretime", 2, "readonly fast", keys=(1, 1, 1),
+            docs=("7.0.0", "Returns the expiration time of a key as a Unix timestamp.")),
+        cmd("keys", 2, "readonly",
+            docs=("1.0.0", "Returns all key names that match a pattern.")),
+        cmd("persist", 2, "write fast", keys=(1, 1, 1),
+            docs=("2.2.0", "Removes the expiration time of a key.")),
+        cmd("pexpire", -3, "write fast", keys=(1, 1, 1),
+            docs=("2.6.0", "Sets the expiration time of a key in milliseconds.")),
+        cmd("pexpireat", -3, "write fast", keys=(1, 1, 1),
+            docs=("2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.")),
+        cmd("pexpiretime", 2, "readonly fast", keys=(1, 1, 1),
+            docs=("7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.")),
+        cmd("pttl", 2, "readonly fast", keys=(1, 1, 1),
+            docs=("2.6.0", "Returns the expiration time in milliseconds of a key.")),
+        cmd("randomkey", 1, "readonly",
+            docs=("1.0.0", "Returns a random key name from the database.")),
+        cmd("rename", 3, "write", keys=(1, 2, 1),
+            docs=("1.0.0", "Renames a key and overwrites the destination.")),
+        cmd("renamenx", 3, "write fast", keys=(1, 2, 1),
+            docs=("1.0.0", "Renames a key only when the target key name doesn't exist.")),
+        cmd("scan", -2, "readonly",
+            docs=("2.8.0", "Iterates over the key names in the database.")),
+        cmd("touch", -2, "readonly fast", keys=(1, -1, 1),
+            docs=("3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.")),
+        cmd("ttl", 2, "readonly fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Returns the expiration time in seconds of a key.")),
+        cmd("type", 2, "readonly fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Determines the type of value stored at a key.")),
+        cmd("unlink", -2, "write fast", keys=(1, -1, 1),
+            docs=("4.0.0", "Asynchronously deletes one or more keys."))),
+    family("connection",
+        cmd("auth", -2, "noscript loading stale fast no_auth allow_busy", layer="session",
+            docs=("1.0.0", "Authenticates the connection.")),
+        cmd("client", -2, "", layer="session", sub_methods=True,
+            docs=("2.4.0", "A container for client connection commands."),
+            subcommands=[
+                cmd("id", 2, "",
+                    docs=("5.0.0", "Returns the unique client ID of the connection.")),
+                cmd("setname", 3, "",
+                    docs=("2.6.9", "Sets the connection name.")),
+                cmd("getname", 2, "",
+                    docs=("2.6.9", "Returns the name of the connection.")),
+                cmd("setinfo", 4, "",
+                    docs=("7.2.0", "Sets information specific to the client or connection.")),
+                cmd("info", 2, "",
+                    docs=("6.2.0", "Returns information about the connection.")),
+                cmd("help", 2, "",
+                    docs=("5.0.0", "Returns helpful text about the different subcommands.")),
+                cmd("list", -2, "", layer="server",
+                    docs=("2.4.0", "Lists open connections.")),
+                cmd("kill", -3, "", layer="server",
+                    docs=("2.4.0", "Terminates open connections.")),
+                cmd("unblock", -3, "", layer="server",
+                    docs=("5.0.0", "Unblocks a client blocked by a blocking command from a different connection."))]),
+        cmd("echo", 2, "fast",
+            docs=("1.0.0", "Returns the given string.")),
+        cmd("hello", -1, "noscript loading stale fast no_auth allow_busy", layer="session",
+            docs=("6.0.0", "Handshakes with the Redis server.")),
+        cmd("ping", -1, "fast", layer="session", pubsub_ok=True, denied_on_misconf=True,
+            docs=("1.0.0", "Returns the server's liveliness response.")),
+        cmd("quit", -1, "noscript loading stale fast no_auth allow_busy",
+            layer="session", pubsub_ok=True, immediate=True,
+            docs=("1.0.0", "Closes the connection.")),
+        cmd("reset", 1, "noscript loading stale fast no_auth allow_busy",
+            layer="session", pubsub_ok=True, immediate=True,
+            docs=("6.2.0", "Resets the connection.")),
+        cmd("select", 2, "loading stale fast",
+            docs=("1.0.0", "Changes the selected database."))),
+    family("transactions",
+        cmd("discard", 1, "noscript loading stale fast allow_busy",
+            layer="session", immediate=True,
+            docs=("2.0.0", "Discards a transaction.")),
+        cmd("exec", 1, "noscript loading stale skip_slowlog",
+            layer="session", immediate=True, aborts_exec=True,
+            docs=("1.2.0", "Executes all commands in a transaction.")),
+        cmd("multi", 1, "noscript loading stale fast allow_busy", layer="session", immediate=True,
+            docs=("1.2.0", "Starts a transaction.")),
+        cmd("unwatch", 1, "noscript loading stale fast allow_busy", layer="session",
+            docs=("2.2.0", "Forgets about watched keys of a transaction.")),
+        cmd("watch", -2, "noscript loading stale fast allow_busy",
+            keys=(1, -1, 1), layer="session", immediate=True,
+            docs=("2.2.0", "Monitors changes to keys to determine the execution of a transaction."))),
+    family("pubsub",
+        cmd("psubscribe", -2, "pubsub noscript loading stale", layer="server", pubsub_ok=True,
+            docs=("2.0.0", "Listens for messages published to channels that match one or more patterns.")),
+        cmd("publish", 3, "pubsub loading stale fast may_replicate", layer="server",
+            docs=("2.0.0", "Posts a message to a channel.")),
+        cmd("pubsub", -2, "", layer="server",
+            docs=("2.8.0", "A container for Pub/Sub commands."),
+            subcommands=[
+                cmd("channels", -2, "",
+                    docs=("2.8.0", "Returns the active channels.")),
+                cmd("numsub", -2, "",
+                    docs=("2.8.0", "Returns a count of subscribers to channels.")),
+                cmd("numpat", 2, "",
+                    docs=("2.8.0", "Returns a count of unique pattern subscriptions.")),
+                cmd("help", 2, "",
+                    docs=("6.2.0", "Returns helpful text about the different subcommands."))]),
+        cmd("punsubscribe", -1, "pubsub noscript loading stale", layer="server", pubsub_ok=True,
+            docs=("2.0.0", "Stops listening to messages published to channels that match one or more patterns.")),
+        cmd("subscribe", -2, "pubsub noscript loading stale", layer="server", pubsub_ok=True,
+            docs=("2.0.0", "Listens for messages published to channels.")),
+        cmd("unsubscribe", -1, "pubsub noscript loading stale", layer="server", pubsub_ok=True,
+            docs=("2.0.0", "Stops listening to messages posted to channels."))),
+    family("server",
+        cmd("bgrewriteaof", 1, "admin noscript",
+            docs=("1.0.0", "Asynchronously rewrites the append-only file to disk.")),
+        cmd("bgsave", -1, "admin noscript",
+            docs=("1.0.0", "Asynchronously saves the database(s) to disk.")),
+        cmd("command", -1, "loading stale", layer="server", base_ok=True,
+            docs=("2.8.13", "Returns detailed information about all commands."),
+            subcommands=[
+                cmd("count", 2, "",
+                    docs=("2.8.13", "Returns a count of commands.")),
+                cmd("info", -2, "",
+                    docs=("2.8.13", "Returns information about one, multiple or all commands.")),
+                cmd("docs", -2, "",
+                    docs=("7.0.0", "Returns documentary information about one, multiple or all commands.")),
+                cmd("list", -2, "",
+                    docs=("7.0.0", "Returns a list of command names.")),
+                cmd("getkeys", -4, "",
+                    docs=("2.8.13", "Extracts the key names from an arbitrary command.")),
+                cmd("getkeysandflags", -4, "",
+                    docs=("7.0.0", "Extracts the key names and access flags for an arbitrary command.")),
+                cmd("help", 2, "",
+                    docs=("5.0.0", "Returns helpful text about the different subcommands."))]),
+        cmd("config", -2, "", layer="server",
+            docs=("2.0.0", "A container for server configuration commands."),
+            subcommands=[
+                cmd("get", -3, "",
+                    docs=("2.0.0", "Returns the effective values of configuration parameters.")),
+                cmd("set", -4, "",
+                    docs=("2.0.0", "Sets configuration parameters in-flight.")),
+                cmd("resetstat", 2, "",
+                    docs=("2.0.0", "Resets the server's statistics.")),
+                cmd("rewrite", 2, "",
+                    docs=("2.8.0", "Persists the effective configuration to file.")),
+                cmd("help", 2, "",
+                    docs=("5.0.0", "Returns helpful text about the different subcommands."))]),
+        cmd("dbsize", 1, "readonly fast",
+            docs=("1.0.0", "Returns the number of keys in the database.")),
+        cmd("flushall", -1, "write", layer="session",
+            docs=("1.0.0", "Removes all keys from all databases.")),
+        cmd("flushdb", -1, "write",
+            docs=("1.0.0", "Remove all keys from the current database.")),
+        cmd("info", -1, "loading stale", layer="server",
+            docs=("1.0.0", "Returns information and statistics about the server.")),
+        cmd("lastsave", 1, "fast random",
+            docs=("1.0.0", "Returns the Unix timestamp of the last successful save to disk.")),
+        cmd("save", 1, "admin noscript",
+            docs=("1.0.0", "Synchronously saves the database(s) to disk.")),
+        cmd("shutdown", -1, "admin noscript loading stale no_async_loading no_multi allow_busy",
+            layer="server",
+            docs=("1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.")),
+        cmd("time", 1, "loading stale fast",
+            docs=("2.6.0", "Returns the server time."))),
+)
+"""Every top-level record by lower-case name."""
+
+ENGINE_COMMANDS: dict[bytes, Command] = {}
+"""The records the engine runs (Engine.execute): those with a handler, filled by
+@command, by lower- and upper-case name (the common spellings, found without
+lower()). Session and server commands are unknown there."""
+
+
+def command(name: str):
+    """Binds the decorated handler(ctx, argv) -> reply to the record `name`
+    ("xgroup|create" for a subcommand): the engine then runs it."""
+    def bind(handler: Callable) -> Callable:
+        top, _, sub = name.partition("|")
+        record = container = COMMANDS[top.encode()]
+        if sub:
+            record = container.subcommands[sub.encode()]
+        record.handler = handler
+        ENGINE_COMMANDS[top.encode()] = ENGINE_COMMANDS[top.upper().encode()] = container
         return handler
-    return register
+    return bind
 
 
-def container(name: str, flags: str = "") -> None:
-    """Declares a command with subcommands (XGROUP, XINFO, CONFIG...)."""
-    COMMANDS[name.encode()] = CommandSpec(name, None, -2, frozenset(flags.split()),
-                                          subcommands={})
+def layer_commands(*layers: str) -> dict:
+    """The records a session of these layers runs itself (not through the engine),
+    containers holding only those subcommands; by lower- and upper-case name (the
+    common spellings, found without lower())."""
+    out: dict = {}
+    for raw, record in COMMANDS.items():
+        if record.layer not in layers:
+            continue
+        if record.subcommands is not None:
+            subs = {n: s for n, s in record.subcommands.items() if s.layer in layers}
+            record = _with_subcommands(record, subs)
+        out[raw] = out[raw.upper()] = record
+    return out
+
+
+def _with_subcommands(record: Command, subcommands: dict) -> Command:
+    if subcommands.keys() == record.subcommands.keys():
+        return record
+    return replace(record, subcommands=subcommands)

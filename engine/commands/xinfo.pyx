@@ -13,12 +13,11 @@ from engine.core.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_ne
 from engine.commands.context cimport CommandContext
 from engine.commands.entry_reply cimport EntryReply, entry_lists
 from engine.commands.parsing cimport parse_int
-from engine.commands.table import command, container
+from engine.commands.table import command
 from engine.core.errors import ResponseError, NO_SUCH_KEY, arg_text, subcommand_syntax
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 
-container("xinfo")
 
 
 cdef object as_map(CommandContext ctx, list pairs):
@@ -38,7 +37,7 @@ cdef object entries_read_reply(ConsumerGroup g):
     return None if g.entries_read == ENTRIES_READ_UNKNOWN else g.entries_read
 
 
-@command("consumers", 4, "readonly", 2, 2, 1, container="xinfo")
+@command("xinfo|consumers")
 def xinfo_consumers(CommandContext ctx, list argv):
     cdef Stream s = stream_or_error(ctx, argv[2])
     cdef ConsumerGroup g = s.groups.get(argv[3])
@@ -56,7 +55,7 @@ def xinfo_consumers(CommandContext ctx, list argv):
     return out
 
 
-@command("groups", 3, "readonly", 2, 2, 1, container="xinfo")
+@command("xinfo|groups")
 def xinfo_groups(CommandContext ctx, list argv):
     cdef Stream s = stream_or_error(ctx, argv[2])
     cdef ConsumerGroup g
@@ -71,7 +70,7 @@ def xinfo_groups(CommandContext ctx, list argv):
     return out
 
 
-@command("stream", -3, "readonly", 2, 2, 1, container="xinfo")
+@command("xinfo|stream")
 def xinfo_stream(CommandContext ctx, list argv):
     cdef Stream s = stream_or_error(ctx, argv[2])
     cdef bint full = False
@@ -167,6 +166,6 @@ XINFO_HELP = [
 ]
 
 
-@command("help", 2, "loading stale", container="xinfo")
+@command("xinfo|help")
 def xinfo_help(CommandContext ctx, list argv):
     return list(XINFO_HELP)

@@ -4,6 +4,7 @@ from libc.stdint cimport int64_t
 
 cdef class Clock:
     cpdef int64_t now_ms(self)
+    cpdef int64_t now_us(self)
 
 cdef class SystemClock(Clock):
     pass

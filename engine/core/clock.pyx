@@ -8,12 +8,21 @@ cdef class Clock:
     cpdef int64_t now_ms(self):
         raise NotImplementedError
 
+    cpdef int64_t now_us(self):
+        """Microseconds (TIME): the milliseconds, unless the clock knows better."""
+        return self.now_ms() * 1000
+
 
 cdef class SystemClock(Clock):
     cpdef int64_t now_ms(self):
         cdef timespec ts
         clock_gettime(CLOCK_REALTIME, &ts)
         return <int64_t>ts.tv_sec * 1000 + ts.tv_nsec // 1000000
+
+    cpdef int64_t now_us(self):
+        cdef timespec ts
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return <int64_t>ts.tv_sec * 1000000 + ts.tv_nsec // 1000
 
 
 cdef class ManualClock(Clock):

@@ -101,6 +101,15 @@ cdef class ConsumerGroup:
 
 cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept
 
+# A consumer's stale keys (see groups.pyx) are swept once they outnumber its owned keys
+# and COMPACT_MIN.
+cdef enum:
+    COMPACT_MIN = 1024
+
+cdef inline bint too_stale(uint64_t stale, uint64_t pending) noexcept:
+    """Whether a consumer's stale keys call for a sweep."""
+    return stale > pending and stale >= COMPACT_MIN
+
 # Splits a pel_by_time key into its delivery time and ID.
 cdef inline uint64_t time_key_split(const uint8_t* key, StreamID* id) noexcept:
     id_decode(key + 8, id)

@@ -38,15 +38,10 @@ cdef enum:
 # 3 * pending + 2 * COMPACT_MIN stale keys during a sweep (it looks at 4 keys per loss
 # while 1 key goes stale), and no more stale than owned keys, or fewer than
 # COMPACT_MIN, outside one.
+# (COMPACT_MIN and too_stale: groups.pxd, shared with the test probe's verify_group.)
 cdef enum:
-    COMPACT_MIN = 1024
     SWEEP_RATE = 4
     SWEEP_STEP = 256
-
-
-cdef inline bint too_stale(uint64_t stale, uint64_t pending) noexcept:
-    """Whether a consumer's stale keys call for a sweep (see COMPACT_MIN)."""
-    return stale > pending and stale >= COMPACT_MIN
 
 
 cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept:
@@ -395,56 +390,3 @@ cdef void advance_last_delivered(Stream s, ConsumerGroup g, const StreamID* id) 
     elif s.entries_added:
         g.entries_read = estimate_entries_read(s, id)
     g.last_id = id[0]
-
-
-# -- inspection (tests, tools) ---------------------------------------------------------
-
-def pending_by_time(ConsumerGroup g) -> list:
-    """pel_by_time in order, as (delivery_time, "ms-seq") pairs."""
-    cdef RadixIter it
-    cdef StreamID sid
-    out = []
-    radix_iter_init(&it, g.pel_by_time)
-    cdef int ok = radix_seek(&it, RADIX_FIRST, NULL)
-    while ok:
-        id_decode(it.key + 8, &sid)
-        out.append((u64_from_be(it.key), f"{sid.ms}-{sid.seq}"))
-        ok = radix_next(&it)
-    return out
-
-
-def consumer_pel_state(ConsumerGroup g, bytes name) -> tuple:
-    """(keys in the consumer's PEL, entries it owns, whether a sweep is under way)."""
-    cdef Consumer c = g.consumers[name]
-    return radix_count(c.pel), c.pending, bool(c.sweeping)
-
-
-def verify_group(ConsumerGroup g) -> None:
-    """Raises AssertionError unless the PEL, consumer PELs and pel_by_time agree."""
-    cdef RadixIter it
-    cdef StreamID sid
-    cdef PendingEntry* pe
-    cdef uint8_t tkey[24]
-    cdef Consumer c
-    cdef uint64_t stale
-    owned = {}
-    radix_iter_init(&it, g.pel)
-    cdef int ok = radix_seek(&it, RADIX_FIRST, NULL)
-    while ok:
-        id_decode(it.key, &sid)
-        pe = <PendingEntry*>it.value
-        c = g.consumer_by_id[pe.consumer_id]
-        assert c is not None, "pending entry owned by a deleted consumer"
-        assert radix_find(c.pel, it.key) != NULL, "entry missing from its owner's PEL"
-        owned[c.name] = owned.get(c.name, 0) + 1
-        time_key(pe_time(pe), &sid, tkey)
-        assert radix_find(g.pel_by_time, tkey) != NULL, "entry missing from pel_by_time"
-        ok = radix_next(&it)
-    for c in g.consumers.values():
-        assert c.pending == owned.get(c.name, 0), "a consumer's pending count is wrong"
-        stale = radix_count(c.pel) - c.pending
-        assert c.pending > 0 or stale == 0, "stale keys kept by a consumer owning none"
-        assert stale <= 3 * c.pending + 2 * COMPACT_MIN, "too many stale keys kept"
-        assert c.sweeping or not too_stale(stale, c.pending), \
-            "too many stale keys kept, and no sweep under way"
-    assert radix_count(g.pel_by_time) == radix_count(g.pel), "pel_by_time size differs"

@@ -77,6 +77,30 @@ cdef struct RadixTree:
                             # (at most SPARE_BYTES) for its next first insert
     uint64_t shape          # bumped by every change of shape (node allocated, moved, freed)
 
+# Reading the layout: inline, shared by radix.pyx and the structural checks of the
+# test probe (tests/native/radix_probe.pyx).
+cdef enum:
+    HDR = 8                # bytes of a RadixBucket / RadixInner header
+    MAX_CHILDREN = 256
+    SPARE_BYTES = 1016     # the most an emptied tree keeps (its spare root bucket)
+
+cdef inline uint8_t* _entry(const RadixTree* t, RadixBucket* b, uint32_t i) noexcept:
+    """Entry i of a bucket (counted from the first one in use)."""
+    return <uint8_t*>b + HDR + (<size_t>b.head + i) * t.entry_len
+
+cdef inline size_t _bucket_size(const RadixTree* t, uint32_t n) noexcept:
+    """Bytes of a bucket with room for n entries."""
+    return HDR + <size_t>n * t.entry_len
+
+cdef inline uint8_t* _prefix(RadixInner* n) noexcept:
+    return <uint8_t*>n + HDR
+
+cdef inline size_t _children_offset(uint32_t depth) noexcept:
+    return HDR + (((<size_t>depth + 7) >> 3) << 3)
+
+cdef inline RadixChild* _children(RadixInner* n) noexcept:
+    return <RadixChild*>(<uint8_t*>n + _children_offset(n.depth))
+
 cdef struct RadixFrame:
     RadixInner* node
     uint32_t idx

@@ -2,9 +2,10 @@
 # node's first ("master") ID). Knows nothing of commands; consumer groups live in
 # engine/core/groups.pyx and are attached through `groups`.
 
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
-from engine.core.streamid cimport StreamID
-from engine.core.radix cimport RadixTree, RadixIter
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+from libc.string cimport memcpy
+from engine.core.streamid cimport StreamID, id_decode
+from engine.core.radix cimport RadixTree, RadixIter, RadixHint, radix_floor
 
 # One node = one allocation: this header, then `used` bytes of packed entries, free
 # room, and the node's checkpoint array at the allocation's end (format described
@@ -137,3 +138,130 @@ cdef class EntryFields:
     cdef list names
     cdef int uses
     cdef list at(self, StreamNode* n, uint32_t off)
+
+# ---------------------------------------------------------------------------------
+# Reading a node's bytes (format: the header of stream.pyx). Inline, for stream.pyx and
+# the storage tests' probe (tests/native/stream_probe.pyx); the engine's other modules
+# use the API above.
+
+# Entry flags (see the node format in stream.pyx).
+cdef enum:
+    FLAG_DELETED = 1
+    FLAG_SAMEFIELDS = 2
+
+# Every CP_EVERY-th entry of a node has a checkpoint (see the header).
+cdef enum:
+    CP_EVERY = 8
+    CP_NARROW_MAX = 0xFFFF   # nodes with `used` up to this keep 2-byte checkpoints
+
+cdef inline uint32_t _varint_len(uint64_t v) noexcept nogil:
+    cdef uint32_t n = 1
+    while v >= 0x80:
+        v >>= 7
+        n += 1
+    return n
+
+cdef inline uint64_t _unzigzag(uint64_t z) noexcept nogil:
+    return (z >> 1) ^ (0 - (z & 1))
+
+cdef inline uint64_t _lp_int_size(int64_t v) noexcept nogil:
+    if 0 <= v <= 127:
+        return 2
+    if -4096 <= v <= 4095:
+        return 3
+    if -32768 <= v <= 32767:
+        return 4
+    if -8388608 <= v <= 8388607:
+        return 5
+    if -2147483648 <= v <= 2147483647:
+        return 6
+    return 10
+
+cdef inline uint64_t _lp_bytes(const StreamNode* n) noexcept nogil:
+    """lpBytes() of this node's Redis listpack."""
+    return n.lp_rest + _lp_int_size(n.live) + _lp_int_size(n.deleted)
+
+# One decoded entry header.
+cdef struct Entry:
+    uint32_t off        # flags byte
+    uint32_t body       # first byte after the ID deltas
+    uint32_t end        # first byte of the next entry (set by _entry_skip)
+    uint8_t flags
+    StreamID id
+
+cdef inline uint8_t* _data(StreamNode* n) noexcept nogil:
+    return <uint8_t*>n + sizeof(StreamNode)
+
+cdef inline StreamNode* _node_at(RadixIter* ri) noexcept nogil:
+    return (<StreamNode**>ri.value)[0]
+
+cdef inline void _entry_head(StreamNode* n, uint32_t off, Entry* e) noexcept nogil:
+    """Decodes flags and ID of the entry at `off`."""
+    cdef const uint8_t* base = _data(n)
+    cdef const uint8_t* p = base + off
+    cdef uint64_t msd, seqz
+    e.off = off
+    e.flags = p[0]
+    p = varint_get(p + 1, &msd)
+    p = varint_get(p, &seqz)
+    e.id.ms = n.master.ms + msd
+    e.id.seq = n.master.seq + _unzigzag(seqz)
+    e.body = <uint32_t>(p - base)
+
+cdef inline void _entry_skip(StreamNode* n, Entry* e) noexcept nogil:
+    """Sets e.end by walking the entry's strings."""
+    cdef const uint8_t* base = _data(n)
+    cdef const uint8_t* p = base + e.body
+    cdef uint64_t k, slen
+    if e.flags & FLAG_SAMEFIELDS:
+        varint_get(base, &k)
+    else:
+        p = varint_get(p, &k)
+        k *= 2
+    while k:
+        p = varint_get(p, &slen)
+        p += slen
+        k -= 1
+    e.end = <uint32_t>(p - base) + _varint_len(<uint64_t>(p - base - e.off))
+
+cdef inline size_t _cap(StreamNode* n) noexcept nogil:
+    """Data bytes the allocation has room for (data + free + checkpoints)."""
+    return n.cap
+
+cdef inline uint8_t* _cp_end(StreamNode* n) noexcept nogil:
+    return _data(n) + n.cap
+
+cdef inline uint32_t _cp_count(uint64_t entries) noexcept nogil:
+    """Checkpoints of a node holding `entries` entries (live + deleted)."""
+    return <uint32_t>((entries - 1) // CP_EVERY) if entries else 0
+
+cdef inline uint32_t _cp_width(uint64_t used) noexcept nogil:
+    return 2 if used <= CP_NARROW_MAX else 4
+
+cdef inline uint32_t _cp_get(const uint8_t* end, uint32_t width, uint32_t i) noexcept nogil:
+    cdef uint16_t v16
+    cdef uint32_t v32
+    if width == 2:
+        memcpy(&v16, end - 2 * (i + 1), 2)
+        return v16
+    memcpy(&v32, end - 4 * (i + 1), 4)
+    return v32
+
+cdef inline StreamNode* _node_for(Stream s, const uint64_t* key, StreamID* lo, StreamID* hi,
+                                  bint* bounded, RadixHint* cursor) noexcept:
+    """The node that would hold the ID whose radix key is `key` (the last node whose
+    first ID is <= it), or NULL. Sets [lo, hi) to the IDs that node holds when the next
+    node's first ID is at hand (*bounded), else only lo. cursor: see radix_floor."""
+    cdef const uint8_t* next
+    cdef const uint8_t* e = radix_floor(s.nodes, <const uint8_t*>key, &next, cursor)
+    if e == NULL:
+        return NULL
+    id_decode(e, lo)
+    bounded[0] = next != NULL
+    if next != NULL:
+        id_decode(next, hi)
+    return (<StreamNode**>(e + 16))[0]
+
+# 1 and *e set if node n holds an entry (live or not) with this ID, else 0; the search
+# starts from entry number `guess` (NO_GUESS: none), however wrong.
+cdef bint _find_in(StreamNode* n, const StreamID* id, Entry* e, uint32_t guess) noexcept

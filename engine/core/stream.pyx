@@ -56,18 +56,13 @@ from engine.core.streamid cimport StreamID, id_cmp, id_encode, id_decode, id_for
 cdef extern from "<malloc.h>":
     size_t malloc_usable_size(void* ptr) nogil
 
-cdef enum:
-    FLAG_DELETED = 1
-    FLAG_SAMEFIELDS = 2
+# The flags, CP_EVERY and the inline readers of a node's bytes (Entry, _entry_head,
+# _entry_skip, the checkpoints' _cp_*, _lp_bytes, _node_for) are in stream.pxd, shared
+# with the storage tests' probe (tests/native/stream_probe.pyx).
 
 # Redis's STREAM_LISTPACK_MAX_SIZE: the cap on a node and on one entry's data.
 cdef uint64_t LP_MAX_SIZE = 1 << 30
 cdef uint64_t U32_MAX = 0xffffffff
-
-# Every CP_EVERY-th entry of a node has a checkpoint (see the header).
-cdef enum:
-    CP_EVERY = 8
-    CP_NARROW_MAX = 0xFFFF   # nodes with `used` up to this keep 2-byte checkpoints
 
 # Stream.locate_many asks for the node index's lines of an ID 3 * LOOKAHEAD IDs before
 # looking it up, finds its node 2 * LOOKAHEAD IDs before and prefetches the lines of
@@ -89,14 +84,6 @@ cdef enum:
 # ---------------------------------------------------------------------------------
 # Varints
 
-cdef inline uint32_t _varint_len(uint64_t v) noexcept nogil:
-    cdef uint32_t n = 1
-    while v >= 0x80:
-        v >>= 7
-        n += 1
-    return n
-
-
 cdef inline uint8_t* _varint_put(uint8_t* p, uint64_t v) noexcept nogil:
     while v >= 0x80:
         p[0] = <uint8_t>(v | 0x80)
@@ -109,10 +96,6 @@ cdef inline uint8_t* _varint_put(uint8_t* p, uint64_t v) noexcept nogil:
 cdef inline uint64_t _zigzag(uint64_t delta) noexcept nogil:
     """Small positive and negative deltas (as int64) -> small unsigned values."""
     return (delta << 1) ^ <uint64_t>(<int64_t>delta >> 63)
-
-
-cdef inline uint64_t _unzigzag(uint64_t z) noexcept nogil:
-    return (z >> 1) ^ (0 - (z & 1))
 
 
 cdef inline uint8_t* _backlen_put(uint8_t* p, uint64_t v) noexcept nogil:
@@ -140,20 +123,6 @@ cdef inline const uint8_t* _backlen_get(const uint8_t* end, uint64_t* out) noexc
 
 # ---------------------------------------------------------------------------------
 # Sizes of Redis listpack elements (element encoding + backlen bytes)
-
-cdef inline uint64_t _lp_int_size(int64_t v) noexcept nogil:
-    if 0 <= v <= 127:
-        return 2
-    if -4096 <= v <= 4095:
-        return 3
-    if -32768 <= v <= 32767:
-        return 4
-    if -8388608 <= v <= 8388607:
-        return 5
-    if -2147483648 <= v <= 2147483647:
-        return 6
-    return 10
-
 
 cdef inline uint64_t _lp_backlen_size(uint64_t n) noexcept nogil:
     if n <= 127:
@@ -218,60 +187,8 @@ cdef inline uint64_t _lp_str_size(const uint8_t* s, size_t n) noexcept nogil:
     return enc + _lp_backlen_size(enc)
 
 
-cdef inline uint64_t _lp_bytes(const StreamNode* n) noexcept nogil:
-    """lpBytes() of this node's Redis listpack."""
-    return n.lp_rest + _lp_int_size(n.live) + _lp_int_size(n.deleted)
-
-
 # ---------------------------------------------------------------------------------
 # Entries inside a node
-
-cdef struct Entry:
-    uint32_t off        # flags byte
-    uint32_t body       # first byte after the ID deltas
-    uint32_t end        # first byte of the next entry (set by _entry_skip)
-    uint8_t flags
-    StreamID id
-
-
-cdef inline uint8_t* _data(StreamNode* n) noexcept nogil:
-    return <uint8_t*>n + sizeof(StreamNode)
-
-
-cdef inline StreamNode* _node_at(RadixIter* ri) noexcept nogil:
-    return (<StreamNode**>ri.value)[0]
-
-
-cdef inline void _entry_head(StreamNode* n, uint32_t off, Entry* e) noexcept nogil:
-    """Decodes flags and ID of the entry at `off`."""
-    cdef const uint8_t* base = _data(n)
-    cdef const uint8_t* p = base + off
-    cdef uint64_t msd, seqz
-    e.off = off
-    e.flags = p[0]
-    p = varint_get(p + 1, &msd)
-    p = varint_get(p, &seqz)
-    e.id.ms = n.master.ms + msd
-    e.id.seq = n.master.seq + _unzigzag(seqz)
-    e.body = <uint32_t>(p - base)
-
-
-cdef inline void _entry_skip(StreamNode* n, Entry* e) noexcept nogil:
-    """Sets e.end by walking the entry's strings."""
-    cdef const uint8_t* base = _data(n)
-    cdef const uint8_t* p = base + e.body
-    cdef uint64_t k, slen
-    if e.flags & FLAG_SAMEFIELDS:
-        varint_get(base, &k)
-    else:
-        p = varint_get(p, &k)
-        k *= 2
-    while k:
-        p = varint_get(p, &slen)
-        p += slen
-        k -= 1
-    e.end = <uint32_t>(p - base) + _varint_len(<uint64_t>(p - base - e.off))
-
 
 cdef inline void _entry_before(StreamNode* n, uint32_t end, Entry* e) noexcept nogil:
     """Decodes the entry that ends at `end` (e.end included)."""
@@ -292,36 +209,8 @@ cdef inline void _node_last_id(StreamNode* n, StreamID* out) noexcept nogil:
 # ---------------------------------------------------------------------------------
 # Checkpoints (see the header): `end` is the allocation's end, _cp_end(n)
 
-cdef inline size_t _cap(StreamNode* n) noexcept nogil:
-    """Data bytes the allocation has room for (data + free + checkpoints)."""
-    return n.cap
-
-
-cdef inline uint8_t* _cp_end(StreamNode* n) noexcept nogil:
-    return _data(n) + n.cap
-
-
-cdef inline uint32_t _cp_count(uint64_t entries) noexcept nogil:
-    """Checkpoints of a node holding `entries` entries (live + deleted)."""
-    return <uint32_t>((entries - 1) // CP_EVERY) if entries else 0
-
-
-cdef inline uint32_t _cp_width(uint64_t used) noexcept nogil:
-    return 2 if used <= CP_NARROW_MAX else 4
-
-
 cdef inline size_t _cp_bytes(StreamNode* n) noexcept nogil:
     return <size_t>_cp_width(n.used) * _cp_count(<uint64_t>n.live + n.deleted)
-
-
-cdef inline uint32_t _cp_get(const uint8_t* end, uint32_t width, uint32_t i) noexcept nogil:
-    cdef uint16_t v16
-    cdef uint32_t v32
-    if width == 2:
-        memcpy(&v16, end - 2 * (i + 1), 2)
-        return v16
-    memcpy(&v32, end - 4 * (i + 1), 4)
-    return v32
 
 
 cdef inline void _cp_put(uint8_t* end, uint32_t width, uint32_t i, uint32_t off) noexcept nogil:
@@ -745,22 +634,6 @@ cdef bint _find_in(StreamNode* n, const StreamID* id, Entry* e, uint32_t guess) 
     return 0
 
 
-cdef inline StreamNode* _node_for(Stream s, const uint64_t* key, StreamID* lo, StreamID* hi,
-                                  bint* bounded, RadixHint* cursor) noexcept:
-    """The node that would hold the ID whose radix key is `key` (the last node whose
-    first ID is <= it), or NULL. Sets [lo, hi) to the IDs that node holds when the next
-    node's first ID is at hand (*bounded), else only lo. cursor: see radix_floor."""
-    cdef const uint8_t* next
-    cdef const uint8_t* e = radix_floor(s.nodes, <const uint8_t*>key, &next, cursor)
-    if e == NULL:
-        return NULL
-    id_decode(e, lo)
-    bounded[0] = next != NULL
-    if next != NULL:
-        id_decode(next, hi)
-    return (<StreamNode**>(e + 16))[0]
-
-
 cdef int _find(Stream s, const StreamID* id, StreamNode** node, Entry* e) except -1:
     """1 and (*node, *e) set if an entry (live or not) has this ID, else 0."""
     cdef uint64_t key[2]
@@ -1181,172 +1054,6 @@ cdef void stream_iter_stop(StreamIter* it) noexcept:
     """Iterators hold no resources; ending one only makes it return nothing more."""
     it.done = 1
     it.node = NULL
-
-
-# ---------------------------------------------------------------------------------
-# Python surface for the storage tests (the engine itself uses the cdef API)
-
-CHECKPOINT_EVERY = CP_EVERY
-CHECKPOINT_NARROW_MAX = CP_NARROW_MAX
-
-
-cdef inline StreamID _sid(tuple t):
-    cdef StreamID sid
-    sid.ms = t[0]
-    sid.seq = t[1]
-    return sid
-
-
-cdef class StreamTestView:
-    """Drives a Stream from Python so tests can check it against a model and Redis."""
-    cdef readonly Stream stream
-
-    def __cinit__(self, Stream stream=None):
-        self.stream = stream if stream is not None else Stream()
-
-    def append(self, tuple id, list fields, uint64_t max_bytes=4096, uint64_t max_entries=100):
-        cdef StreamID sid = _sid(id)
-        self.stream.append(&sid, fields, 0, len(fields) // 2, max_bytes, max_entries)
-
-    def append_many(self, list ids, list fields, uint64_t max_bytes=4096,
-                    uint64_t max_entries=100):
-        """ids[i] gets fields[2i:2i+2]... (one pair each); one call for bulk loads."""
-        cdef StreamID sid
-        cdef Py_ssize_t i
-        for i in range(len(ids)):
-            sid = _sid(ids[i])
-            self.stream.append(&sid, fields, 2 * i, 1, max_bytes, max_entries)
-
-    def delete(self, tuple id):
-        cdef StreamID sid = _sid(id)
-        return self.stream.delete(&sid)
-
-    def contains(self, tuple id):
-        cdef StreamID sid = _sid(id)
-        return self.stream.contains(&sid)
-
-    def fields_of(self, tuple id):
-        cdef StreamID sid = _sid(id)
-        return self.stream.fields_of(&sid)
-
-    def locate_many(self, list ids):
-        """Stream.locate_many over ids (one batch, in the given order): for each,
-        whether it found a live entry, checked to be the right one."""
-        cdef Py_ssize_t n = len(ids), i
-        cdef StreamID* sids = <StreamID*>malloc(max(n, 1) * sizeof(StreamID))
-        cdef EntryPos* out = <EntryPos*>malloc(max(n, 1) * sizeof(EntryPos))
-        cdef Entry e
-        found = []
-        try:
-            for i in range(n):
-                sids[i] = _sid(ids[i])
-            self.stream.locate_many(sids, n, out)
-            for i in range(n):
-                if out[i].node != NULL:
-                    _entry_head(out[i].node, out[i].off, &e)
-                    assert id_cmp(&e.id, &sids[i]) == 0 and not e.flags & FLAG_DELETED
-                found.append(out[i].node != NULL)
-        finally:
-            free(sids)
-            free(out)
-        return found
-
-    def find_guessing(self, tuple id, uint32_t guess):
-        """Whether the lookup in id's node finds an entry (live or not) with this ID
-        when its search starts from entry number `guess`, however wrong."""
-        cdef StreamID sid = _sid(id), lo, hi
-        cdef uint64_t key[2]
-        cdef bint bounded
-        cdef Entry e
-        sluice_id_key(sid.ms, sid.seq, key)
-        cdef StreamNode* n = _node_for(self.stream, key, &lo, &hi, &bounded, NULL)
-        return n != NULL and _find_in(n, &sid, &e, guess) == 1
-
-    def trim(self, str strategy, uint64_t maxlen=0, tuple minid=(0, 0),
-             bint approx=False, int64_t limit=0):
-        cdef StreamID sid = _sid(minid)
-        cdef TrimStrategy st = TRIM_NONE
-        if strategy == "maxlen":
-            st = TRIM_MAXLEN
-        elif strategy == "minid":
-            st = TRIM_MINID
-        return self.stream.trim(st, maxlen, &sid, approx, limit)
-
-    def range(self, tuple start, tuple end, int64_t count=-1, bint rev=False):
-        """XRANGE's reply shape: [[b"ms-seq", [f, v, ...]], ...], at most count."""
-        cdef list out = []
-        for (ms, seq), fields in self.iterate(start, end, rev):
-            if len(out) == count:
-                break
-            out.append([b"%d-%d" % (ms, seq), fields])
-        return out
-
-    def iterate(self, tuple start, tuple end, bint rev=False):
-        """[((ms, seq), [f, v, ...]), ...] through the C iterator."""
-        cdef StreamID a = _sid(start), b = _sid(end), sid
-        cdef StreamIter it
-        cdef list out = []
-        stream_iter_start(&it, self.stream, &a, &b, rev)
-        while stream_iter_next(&it, &sid):
-            out.append(((sid.ms, sid.seq), stream_iter_fields(&it)))
-        stream_iter_stop(&it)
-        return out
-
-    def nodes(self):
-        """[(master (ms, seq), live, deleted, listpack bytes, data bytes), ...]."""
-        cdef RadixIter ri
-        cdef StreamNode* n
-        cdef list out = []
-        radix_iter_init(&ri, self.stream.nodes)
-        found = radix_seek(&ri, RADIX_FIRST, NULL)
-        while found:
-            n = _node_at(&ri)
-            out.append(((n.master.ms, n.master.seq), n.live, n.deleted, _lp_bytes(n), n.used))
-            found = radix_next(&ri)
-        return out
-
-    def layout(self):
-        """Per node: (entry offsets, checkpoint offsets, checkpoint width, used,
-        capacity, capacity from malloc_usable_size), read from the node itself."""
-        cdef RadixIter ri
-        cdef StreamNode* n
-        cdef Entry e
-        cdef uint32_t off, i, width
-        cdef list out = [], offs, cps
-        radix_iter_init(&ri, self.stream.nodes)
-        found = radix_seek(&ri, RADIX_FIRST, NULL)
-        while found:
-            n = _node_at(&ri)
-            offs = []
-            off = n.entries_off
-            while off < n.used:
-                offs.append(off)
-                _entry_head(n, off, &e)
-                _entry_skip(n, &e)
-                off = e.end
-            width = _cp_width(n.used)
-            cps = [_cp_get(_cp_end(n), width, i)
-                   for i in range(_cp_count(<uint64_t>n.live + n.deleted))]
-            out.append((offs, cps, width, n.used, _cap(n),
-                        malloc_usable_size(n) - sizeof(StreamNode)))
-            found = radix_next(&ri)
-        return out
-
-    @property
-    def length(self):
-        return self.stream.length
-
-    @property
-    def first_id(self):
-        return (self.stream.first_id.ms, self.stream.first_id.seq)
-
-    @property
-    def node_count(self):
-        return self.stream.node_count()
-
-    @property
-    def memory_bytes(self):
-        return self.stream.memory_bytes()
 
 
 # ---------------------------------------------------------------------------------

@@ -6,9 +6,9 @@ transport.write per read (or per 64 KiB of replies) sends them, so a pipeline of
 thousands of commands costs one write. The loop over a batch is compiled
 (engine/server/fastpath.pyx): the common case - an engine command outside MULTI,
 authenticated, not subscribed - runs there directly (engine.execute_in); the rest
-goes through `call_slow` and the session (engine/api/session.py,
-engine/server/session.py), which applies Redis's order of checks (unknown command,
-arity, NOAUTH, pub/sub context, MULTI queueing).
+goes through `call_slow` and the session's process_command (engine/api/session.py),
+which applies Redis's order of checks (unknown command, arity, NOAUTH, the write
+refusal, pub/sub context, MULTI queueing) and runs the command by its layer.
 
 Flow control: while the transport's write buffer is above its high-water mark (the
 client does not read its replies), reading from the client is paused and commands
@@ -24,7 +24,7 @@ import socket
 from time import monotonic, perf_counter_ns
 from typing import TYPE_CHECKING, Optional
 
-from engine.commands.table import COMMANDS
+from engine.commands.table import ENGINE_COMMANDS
 from engine.core.errors import ResponseError
 from engine.server.session import NO_REPLY, Pushes, ServerSession
 from engine.server.fastpath import run_batch
@@ -42,7 +42,7 @@ def classify(argv: list):
     """(full command name or None, rejected) for an engine command that failed:
     rejected = refused by lookup/arity before running (Redis's rejected_calls);
     unknown commands and subcommands have no name (no commandstats entry)."""
-    spec = COMMANDS.get(argv[0].lower())
+    spec = ENGINE_COMMANDS.get(argv[0].lower())
     if spec is None:
         return None, True
     argc = len(argv)
@@ -53,10 +53,7 @@ def classify(argv: list):
         if sub is None:
             return None, True
         spec = sub
-    arity = spec.arity
-    if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
-        return spec.full_name, True
-    return spec.full_name, False
+    return spec.name, not spec.arity_ok(argc)
 
 
 class ClientConnection(asyncio.Protocol):

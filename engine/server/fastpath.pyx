@@ -3,16 +3,19 @@
 batch of parsed commands to `run_batch`.
 
 The common command - an engine command from a client outside MULTI, authenticated
-and not subscribed, while persistence works - runs right here: engine.execute_in,
-commandstats, touched keys to the hub (WATCH, blocked readers), keyspace events to
-Pub/Sub, the reply into the connection's ReplyBuffer. Everything else goes through
-the connection's `call_slow` (the session: Redis's checks, MULTI, connection and
+and not subscribed, while persistence works - runs right here: it is the case of
+process_command (engine/api/session.py) in which every check passes, compiled:
+engine.execute_in, commandstats, the bookkeeping every command shares
+(engine/api/after_command.pxd: touched keys, woken keys and keyspace events to the
+hub), the reply into the connection's ReplyBuffer. Everything else goes through the
+connection's `call_slow` (process_command: Redis's checks, MULTI, connection and
 server commands, the MISCONF refusal of writes while persistence fails).
 """
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
+from engine.api.after_command cimport report_command
 from engine.commands.context cimport CommandContext
 from engine.resp.codec cimport ReplyBuffer
 from engine.core.errors import ResponseError
@@ -21,7 +24,6 @@ cdef enum:
     FLUSH_AT = 64 * 1024       # reply bytes that trigger a socket write mid-batch
     NAME_CACHE_MAX = 4096
 
-cdef bytes EXPIRED = b"expired"
 cdef object _ResponseError = ResponseError
 # command names as sent (b"XADD", b"xadd"...) that are not session commands
 cdef dict _engine_names = {}
@@ -130,7 +132,7 @@ cdef inline bint plain_session(object session, object hub):
 
 
 cdef inline bint engine_command(bytes name, dict commands):
-    """Not a session command (the answer is cached per spelling)."""
+    """Run by the engine, not by the session (the answer is cached per spelling)."""
     if name in _engine_names:
         return True
     if name in commands or name.lower() in commands:
@@ -151,7 +153,6 @@ def run_batch(object conn, list cmds):
     cdef dict commands = session.commands
     cdef object server = conn.server
     cdef dict stat_cache = server.stat_cache
-    cdef object pubsub = server.pubsub
     cdef Py_ssize_t n = 0
     cdef list argv, touched, woken, events
     cdef bytes name
@@ -159,6 +160,7 @@ def run_batch(object conn, list cmds):
     cdef object stat_obj, reply
     cdef int64_t start
     cdef bint fast = plain_session(session, hub)
+    cdef bint notify = hub.notify_events     # changes only through a slow-path command
     cdef bint ok
     try:
         for argv in cmds:
@@ -181,13 +183,7 @@ def run_batch(object conn, list cmds):
                             stat_obj = server.stat_for(argv)
                         (<CommandStat>stat_obj).record(now_ns() - start)
                         ok = True
-                    if touched and (hub.watchers or hub.blocked):
-                        hub.touched(ctx.db.index, touched)
-                    if woken and hub.blocked:
-                        hub.wake(ctx.db.index, woken)
-                    if events and (pubsub.notify_flags
-                                   or events[len(events) - 1][1] == EXPIRED):
-                        server.on_events(ctx.db.index, events)
+                    report_command(hub, ctx, touched, woken, events, notify)
                     last = name
                     if ok:
                         if ctx.block is not None:
@@ -201,6 +197,7 @@ def run_batch(object conn, list cmds):
                     if not conn.call_slow(argv):
                         return n
                     fast = plain_session(session, hub)
+                    notify = hub.notify_events
             except Exception as exc:  # a bug must not kill the client
                 conn.internal_error(argv, exc)
             if hub.ready:

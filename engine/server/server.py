@@ -35,9 +35,8 @@ from typing import Callable, Optional
 
 from engine import Engine
 from engine.commands.dispatch import resolve
-from engine.commands.table import COMMANDS
+from engine.commands.table import ENGINE_COMMANDS
 from engine.server.blocking import ServerHub
-from engine.server.session import COMMAND_TABLE
 from engine.server.config.errors import ConfigApplyError
 from engine.server.config.server_config import ServerConfig
 from engine.server.config.version import VERSION
@@ -112,10 +111,9 @@ class Server:
         self.hub = ServerHub(self)
         self.hub.password = _password(cfg.requirepass)
         self.pubsub = PubSub()
-        self.pubsub.notify_flags = cfg.notify_keyspace_events
+        self._set_notify_flags(cfg.notify_keyspace_events)
         self.stats = Stats()
         self.stat_cache: dict = {}          # argv[0] as sent -> CommandStat
-        self.command_table = COMMAND_TABLE
         self.clients: dict = {}             # client id -> ClientConnection
         self.limits = Limits(cfg)
         self.obuf_limits = cfg.client_output_buffer_limit
@@ -161,16 +159,21 @@ class Server:
         """The CommandStat of a command that ran; cached by its spelling."""
         name = self.command_name(argv)
         stat = self.stats.command(name)
-        spec = COMMANDS.get(argv[0]) or COMMANDS.get(argv[0].lower())
+        spec = ENGINE_COMMANDS.get(argv[0]) or ENGINE_COMMANDS.get(argv[0].lower())
         if spec is not None and spec.subcommands is None and len(self.stat_cache) < 4096:
             self.stat_cache[argv[0]] = stat
         return stat
 
     def command_name(self, argv: list) -> Optional[str]:
         try:
-            return resolve(argv).full_name
+            return resolve(argv).name
         except Exception:  # noqa: BLE001 - not a valid engine command
             return None
+
+    def _set_notify_flags(self, flags: int) -> None:
+        """notify-keyspace-events: the hub then hands every command's events over."""
+        self.pubsub.notify_flags = flags
+        self.hub.notify_events = bool(flags)
 
     def on_events(self, db: int, events: list) -> None:
         """A command's keyspace events: count expirations, notify subscribers."""
@@ -449,7 +452,7 @@ class Server:
         cfg.add_listener(["stream-node-max-entries", "stream-node-max-bytes"], self._on_node_limits)
         cfg.add_listener("requirepass", self._on_requirepass)
         cfg.add_listener("notify-keyspace-events",
-                         lambda name, old, new: setattr(self.pubsub, "notify_flags", new))
+                         lambda name, old, new: self._set_notify_flags(new))
         cfg.add_listener("timeout", lambda name, old, new: setattr(self, "timeout", new))
         cfg.add_listener(["proto-max-bulk-len", "client-query-buffer-limit"], self._on_parser_limits)
         cfg.add_listener("client-output-buffer-limit", self._on_output_limits)

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from engine.core.errors import ResponseError, arg_text, subcommand_syntax
 from engine.resp.reply import NULL_ARRAY, OK
 from engine.server.blocking import ServerBlockedRead
-from engine.server.command_info import build_table, command_command
+from engine.commands.table import layer_commands
+from engine.server.command_info import command_command
 from engine.server.config.config_command import config_command
 from engine.server.info import render_info
-from engine.api.session import (BASE_COMMANDS, CLIENT_ARITY, CLIENT_HELP, Session, SessionCommand,
-                            Verbatim, command_table)
+from engine.api.session import CLIENT_HELP, Session, Verbatim
 from engine.resp.reply import Status
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,7 +35,10 @@ NO_REPLY = _NoReply()     # the command answers nothing (SHUTDOWN closes the con
 
 
 class ServerSession(Session):
-    """A network client's session."""
+    """A network client's session: it runs the `server` layer's commands too."""
+
+    layers = ("session", "server")
+    commands = layer_commands(*layers)
 
     def __init__(self, hub, conn: "ClientConnection") -> None:
         ctx = hub.engine.new_context(0, False)
@@ -56,17 +59,15 @@ class ServerSession(Session):
         self.server.pubsub.drop(self.conn)
         self.conn.parser.authenticated = not self.auth_required()
 
-    def exec_one(self, argv, cmd):
+    def exec_one(self, argv, record):
         """Inside EXEC: every command counts in commandstats; errors in errorstats."""
         server = self.server
         start = time.perf_counter_ns()
-        reply = super().exec_one(argv, cmd)
+        reply = super().exec_one(argv, record)
         if reply.__class__ is Pushes:
             reply = reply[0] if len(reply) == 1 else list(reply)
-        name = cmd.check(argv) if cmd is not None else server.command_name(argv)
-        if name is not None:
-            server.stats.command(name).add_call(time.perf_counter_ns() - start,
-                                                isinstance(reply, ResponseError))
+        server.stats.command(record.name).add_call(time.perf_counter_ns() - start,
+                                                   isinstance(reply, ResponseError))
         if isinstance(reply, ResponseError):
             server.stats.error(str(reply))
         server.stats.total_commands += 1
@@ -85,12 +86,7 @@ class ServerSession(Session):
                               client_is_local=self.conn.is_local)
 
     def cmd_command(self, argv):
-        return command_command(self.server.command_table, argv, self.ctx.resp3)
-
-    def cmd_time(self, argv):
-        """TIME in microseconds, as Redis (the engine's clock counts milliseconds)."""
-        us = time.time_ns() // 1000
-        return [b"%d" % (us // 1_000_000), b"%d" % (us % 1_000_000)]
+        return command_command(argv, self.ctx.resp3)
 
     def cmd_shutdown(self, argv):
         save = None
@@ -322,31 +318,3 @@ PUBSUB_HELP = (
     "HELP",
     "    Print this help.",
 )
-
-S = ServerSession
-ServerSession.client_subcommands = {**Session.client_subcommands, b"list": S.client_list,
-                                    b"kill": S.client_kill, b"unblock": S.client_unblock,
-                                    b"help": S.client_help}
-SERVER_CLIENT_ARITY = {**CLIENT_ARITY, b"list": -2, b"kill": -3, b"unblock": -3}
-CONFIG_ARITY = {b"get": -3, b"set": -4, b"resetstat": 2, b"rewrite": 2, b"help": 2}
-COMMAND_ARITY = {b"count": 2, b"info": -2, b"docs": -2, b"list": -2, b"getkeys": -4,
-                 b"getkeysandflags": -4, b"help": 2}
-PUBSUB_ARITY = {b"channels": -2, b"numsub": -2, b"numpat": 2, b"help": 2}
-
-SERVER_COMMANDS = {
-    b"client": SessionCommand("client", Session.cmd_client, -2, "", SERVER_CLIENT_ARITY),
-    b"info": SessionCommand("info", S.cmd_info, -1),
-    b"config": SessionCommand("config", S.cmd_config, -2, "", CONFIG_ARITY),
-    b"command": SessionCommand("command", S.cmd_command, -1, "", COMMAND_ARITY, base_ok=True),
-    b"time": SessionCommand("time", S.cmd_time, 1),
-    b"shutdown": SessionCommand("shutdown", S.cmd_shutdown, -1, "nomulti"),
-    b"subscribe": SessionCommand("subscribe", S.cmd_subscribe, -2, "pubsub"),
-    b"unsubscribe": SessionCommand("unsubscribe", S.cmd_unsubscribe, -1, "pubsub"),
-    b"psubscribe": SessionCommand("psubscribe", S.cmd_psubscribe, -2, "pubsub"),
-    b"punsubscribe": SessionCommand("punsubscribe", S.cmd_punsubscribe, -1, "pubsub"),
-    b"publish": SessionCommand("publish", S.cmd_publish, 3),
-    b"pubsub": SessionCommand("pubsub", S.cmd_pubsub, -2, "", PUBSUB_ARITY),
-}
-ServerSession.commands = command_table(BASE_COMMANDS, SERVER_COMMANDS)
-COMMAND_TABLE = build_table(ServerSession.commands)
-del S

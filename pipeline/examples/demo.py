@@ -31,8 +31,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import redis
 
-from engine.server.testing import ServerProcess, stop_child
 from pipeline.examples.consumer import ensure_group
+from pipeline.examples.processes import ServerProcess, stop_child
 from pipeline.examples.totals_job import JOB_GROUP, KEYS, start_totals
 from pipeline.spark.local import local_spark
 

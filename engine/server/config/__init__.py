@@ -1,8 +1,9 @@
 """Server configuration: redis.conf files, the command line, CONFIG GET/SET/RESETSTAT/REWRITE.
 
 Everything a Redis tool can observe follows redis-server 7.0 (checked against a real server by
-tests/test_config.py): the file syntax, the way ``--directive value`` arguments are merged, the
-fatal start-up report, the CONFIG replies and error texts, value formatting and CONFIG REWRITE.
+tests/server/test_config.py): the file syntax, the way ``--directive value`` arguments are
+merged, the fatal start-up report, the CONFIG replies and error texts, value formatting and
+CONFIG REWRITE.
 
 The modules, from the bottom up
 -------------------------------

@@ -2,7 +2,7 @@
 engine.resp.numbers.strict_int, shared with the commands), memory sizes with units (memtoull,
 and the form CONFIG REWRITE writes back), C integer wrap-around, and the str/bytes
 conversions every directive uses.  Kept apart from the directive kinds so each quirk carried over
-from Redis is tested on its own (tests/test_config.py).
+from Redis is tested on its own (tests/server/test_config.py).
 """
 from __future__ import annotations
 

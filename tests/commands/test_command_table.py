@@ -1,0 +1,177 @@
+"""The one command table (engine/commands/table.py): every record is complete and
+agrees with redis-server, and a record added to it is seen by every road in - the
+embedded engine, the session (process_command), the server's fast and slow paths,
+and COMMAND."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from typing import Iterator
+
+import pytest
+import redis
+
+from engine import Engine
+from engine.api.session import Hub, QUEUED, Session
+from engine.commands.table import (COMMANDS, ENGINE_COMMANDS, FLAG_ORDER, cmd, command,
+                                   family)
+from engine.core.errors import ResponseError
+from engine.server.config.server_config import ServerConfig
+from engine.server.server import Server
+from engine.server.session import ServerSession
+from engine.server.testing import free_port, raw_socket, read_all
+
+GROUPS = {"stream", "string", "generic", "connection", "transactions", "pubsub", "server"}
+# Flags of ours that Redis 7 no longer prints but our COMMAND INFO always has (LASTSAVE).
+LEGACY_FLAGS = {"random"}
+
+
+def every_record():
+    for record in COMMANDS.values():
+        yield record
+        yield from (record.subcommands or {}).values()
+
+
+@pytest.mark.parametrize("record", list(every_record()), ids=lambda r: r.name)
+def test_every_record_is_complete(record):
+    assert record.summary and record.since and record.group in GROUPS
+    assert record.arity != 0 and isinstance(record.arity, int)
+    assert set(record.flags) <= set(FLAG_ORDER) | LEGACY_FLAGS
+    ranks = [FLAG_ORDER.index(f) if f in FLAG_ORDER else len(FLAG_ORDER) for f in record.flags]
+    assert ranks == sorted(ranks)                   # the order COMMAND INFO prints
+    if record.first_key:
+        assert record.step >= 1 and record.keyword is None
+    else:
+        assert record.last_key == record.step == 0
+    if record.subcommands is not None:
+        assert record.arity == -2 or record.base_ok
+        return
+    if record.layer == "engine":
+        assert callable(record.handler) and record.method is None
+        assert ENGINE_COMMANDS[record.name.split("|")[0].encode()]
+    else:
+        owner = Session if record.layer == "session" else ServerSession
+        assert callable(getattr(owner, record.method))
+
+
+def test_sessions_run_only_their_layers():
+    """The embedded session runs the `session` layer; the server's adds `server`; the
+    engine knows neither (unknown command, as Redis says it)."""
+    session = Session(Hub(Engine()))
+    with pytest.raises(ResponseError, match="unknown command 'INFO'"):
+        session.call([b"INFO"])
+    with pytest.raises(ResponseError, match="unknown subcommand 'LIST'"):
+        session.call([b"CLIENT", b"LIST"])
+    assert session.call([b"CLIENT", b"ID"]) == session.id
+    with pytest.raises(ResponseError, match="unknown command 'HELLO'"):
+        Engine().execute("HELLO")
+    assert {r.layer for r in ServerSession.commands.values()} == {"session", "server"}
+    assert {r.layer for r in Session.commands.values()} == {"session"}
+
+
+def test_arity_and_key_positions_match_redis(redis_server):
+    """Every record redis-server 7.0 also has: the same arity and key positions."""
+    real = redis.Redis(*redis_server)
+    real.response_callbacks.clear()
+    checked = 0
+    try:
+        for record in every_record():
+            reply = real.execute_command("COMMAND", "INFO", record.name)[0]
+            if reply is None:           # newer than 7.0 (CLIENT SETINFO)
+                continue
+            assert (reply[1], reply[3], reply[4], reply[5]) == \
+                (record.arity, record.first_key, record.last_key, record.step), record.name
+            checked += 1
+    finally:
+        real.close()
+    assert checked > 100
+
+
+# -- a record added to the table ------------------------------------------------------
+
+@pytest.fixture
+def probe_command() -> Iterator[None]:
+    """PROBE key [arg]: a write command of the engine added for the test (and removed)."""
+    record = family("generic", cmd("probe", -2, "write fast", keys=(1, 1, 1),
+                                   docs=("1.0.0", "A command a test adds to the table.")))[0]
+    COMMANDS[b"probe"] = record
+
+    @command("probe")
+    def probe(ctx, argv):
+        if ctx.tracking:                # what ctx.touch does for a compiled command
+            ctx.touched.append(argv[1])
+        return b"probed:" + argv[1]
+    try:
+        yield
+    finally:
+        del COMMANDS[b"probe"], ENGINE_COMMANDS[b"probe"], ENGINE_COMMANDS[b"PROBE"]
+
+
+@contextlib.contextmanager
+def server_in_thread() -> Iterator[Server]:
+    """A sluice server on an event loop of its own thread, in this process (so that it
+    sees the test's table)."""
+    cfg = ServerConfig()
+    cfg.apply_args(["--port", str(free_port()), "--bind", "127.0.0.1", "--save", ""])
+    server = Server(cfg, engine=Engine())
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(server.start(bound=started.set))
+        loop.run_until_complete(server.wait_closed())
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert started.wait(10)
+    try:
+        yield server
+    finally:
+        loop.call_soon_threadsafe(server.request_shutdown)
+        thread.join(10)
+        loop.close()
+
+
+def test_a_record_added_is_seen_by_the_engine_and_the_session(probe_command):
+    engine = Engine()
+    assert engine.execute("PROBE", "k") == b"probed:k"
+    with pytest.raises(ResponseError, match="wrong number of arguments for 'probe'"):
+        engine.execute("probe")
+    hub = Hub(engine, track=True)
+    session, other = Session(hub), Session(hub)
+    other.call([b"WATCH", b"k"])
+    assert session.call([b"probe", b"k"]) == b"probed:k"
+    other.call([b"MULTI"])
+    assert other.call([b"PROBE", b"k"]) is QUEUED
+    assert other.call([b"EXEC"]) is None           # the PROBE touched k: WATCH aborts
+    hub.write_refusal = "MISCONF refused"          # a write: refused as one
+    with pytest.raises(ResponseError, match="MISCONF"):
+        session.call([b"PROBE", b"k"])
+
+
+def test_a_record_added_is_seen_by_the_server(probe_command):
+    with server_in_thread() as server:
+        client = redis.Redis(port=server.cfg.port)
+        client.response_callbacks.clear()
+        try:
+            assert client.execute_command("PROBE", "a") == b"probed:a"          # fast path
+            pipe = client.pipeline(transaction=True)                           # slow path
+            pipe.execute_command("PROBE", "b")
+            assert pipe.execute() == [b"probed:b"]
+            info = client.execute_command("COMMAND", "INFO", "probe")[0]
+            assert info[:2] == [b"probe", -2] and info[3:6] == [1, 1, 1]
+            assert b"probe" in client.execute_command("COMMAND", "LIST")
+            assert client.execute_command("COMMAND", "GETKEYS", "probe", "x") == [b"x"]
+            docs = client.execute_command("COMMAND", "DOCS", "probe")     # (a map to redis-py)
+            assert docs == {b"probe": {b"summary": b"A command a test adds to the table.",
+                                       b"since": b"1.0.0", b"group": b"generic"}}
+            stats = client.execute_command("INFO", "commandstats")
+            assert b"cmdstat_probe:calls=2" in stats
+        finally:
+            client.close()
+        s = raw_socket(server.cfg.port)
+        s.sendall(b"PROBE\r\n")
+        assert read_all(s, 0.2)[0] == \
+            b"-ERR wrong number of arguments for 'probe' command\r\n"
+        s.close()

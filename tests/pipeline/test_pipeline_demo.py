@@ -1,0 +1,116 @@
+"""The example pipeline (`make pipeline-demo`): its agreement check against hand-made
+streams on a real server, and the whole demo, Spark included, in a short run."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+
+from servers import ROOT, SluiceServer
+
+pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
+from pipeline.examples.demo import EVENTS, TOTALS, Report, SparkCounts, check  # noqa: E402
+from pipeline.examples.totals_job import JOB_GROUP  # noqa: E402
+
+WINDOW_S = 10
+W0 = 1_700_000_000_000  # a window start (a multiple of 10 s)
+
+
+def view(user: str, ts: int, amount: str) -> dict:
+    return {"user": user, "page": "/", "amount": amount, "ts": str(ts)}
+
+
+def total(user: str, start: int, events: int, amount: str) -> dict:
+    return {"user": user, "window_start": str(start), "window_end": str(start + WINDOW_S * 1000),
+            "events": str(events), "amount": amount}
+
+
+@pytest.fixture
+def streams():
+    """A server holding five events: u1 twice and u2 once in the first window, u1 twice in
+    the next, all read by the job's group; the caller adds the totals."""
+    with SluiceServer(["--save", ""], loglevel="warning") as server:
+        client = redis.Redis(port=server.port)
+        for event in (view("u1", W0 + 5, "1.10"), view("u2", W0 + 900, "2.00"),
+                      view("u1", W0 + 9_999, "0.90"), view("u1", W0 + 10_000, "5.00"),
+                      view("u1", W0 + 12_000, "1.00")):
+            client.xadd(EVENTS, event)
+        client.xgroup_create(EVENTS, JOB_GROUP, "$", entries_read=5)
+        yield client
+
+
+def agreement(client: redis.Redis, watermark_ms: int, read: int = 5, consumed: int = 2) -> Report:
+    report = Report()
+    check(client, report, "user", WINDOW_S, 5, SparkCounts(read, 3, watermark_ms), consumed)
+    return report
+
+
+def test_closed_windows_totalled_exactly_agree(streams: redis.Redis) -> None:
+    streams.xadd(TOTALS, total("u1", W0, 2, "2.00"))
+    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))
+    report = agreement(streams, W0 + WINDOW_S * 1000)  # closes the first window only
+    assert report.problems == []
+    assert report.closed_events == 3
+    assert dict(report.rows)["  sum of their event counts"] == "3"
+
+
+def test_each_disagreement_is_named(streams: redis.Redis) -> None:
+    streams.xadd(TOTALS, total("u1", W0, 2, "2.01"))        # a wrong amount
+    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))
+    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))        # a window written twice
+    fourth = streams.xrange(EVENTS)[3][0]
+    streams.xgroup_setid(EVENTS, JOB_GROUP, fourth, entries_read=4)
+    report = agreement(streams, W0 + WINDOW_S * 1000, read=4, consumed=2)
+    assert f"XINFO GROUPS {EVENTS} shows group {JOB_GROUP} with lag 1, not 0" in report.problems
+    assert "5 events produced, Spark read 4" in report.problems
+    assert "1 windows written more than once" in report.problems
+    assert "totals differ from the events: 1 windows missing or wrong, 2 unexpected" in report.problems
+    assert "the window counts sum to 4, the closed windows hold 3 events" in report.problems
+    assert "3 totals written, 2 consumed" in report.problems
+
+
+def test_a_window_the_watermark_has_not_closed_must_not_be_written(streams: redis.Redis) -> None:
+    streams.xadd(TOTALS, total("u1", W0, 2, "2.00"))
+    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))
+    streams.xadd(TOTALS, total("u1", W0 + WINDOW_S * 1000, 2, "6.00"))
+    report = agreement(streams, W0 + 2 * WINDOW_S * 1000 - 1, consumed=3)
+    assert report.problems == ["totals differ from the events: 0 windows missing or wrong, "
+                               "1 unexpected",
+                               "the window counts sum to 5, the closed windows hold 3 events"]
+    assert agreement(streams, W0 + 2 * WINDOW_S * 1000, consumed=3).problems == []
+
+
+def running_with(path: Path) -> list:
+    """Command lines of live processes that mention `path` (what the demo left running)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if str(path) in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_demo_short_run_agrees_and_stops_everything(spark, tmp_path: Path) -> None:
+    """The whole pipeline for 20 s (the `spark` fixture only makes sure Spark can run
+    here; the demo starts its own)."""
+    data = tmp_path / "data"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-m", "pipeline.examples.demo", "--seconds", "20",
+                           "--rate", "200", "--window", "5", "--watermark", "3", "--dir", str(data)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr[-5000:]
+    assert done.returncode == 0, output
+    assert done.stdout.strip().splitlines()[-1].startswith("agreement: OK"), output
+    produced = re.search(r"events produced \(generator\)\s+([\d,]+)", done.stdout)
+    assert produced and int(produced.group(1).replace(",", "")) == 4000, output
+    assert re.search(r"consumer \| total \d+-\d+ \[", done.stdout), output
+    assert (data / "appendonlydir").is_dir()      # the server was persistent
+    assert running_with(data) == []
