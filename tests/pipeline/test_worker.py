@@ -19,11 +19,10 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from conftest import _free_port, _start_redis, _stop
+import servers
 from pipeline.worker import (ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
                              dlq_key, ensure_expired_events, lock_key)
 from pipeline.worker.keys import error_key
-from redis_ready import wait_for_ping
 
 STREAM, GROUP = "tasks", "workers"
 WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
@@ -36,11 +35,8 @@ WAIT_S = 30.0
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """One redis-server for this module; its port."""
-    proc, port = _start_redis(tmp_path_factory.mktemp("worker-redis"))
-    try:
-        yield port
-    finally:
-        _stop(proc)
+    with servers.RedisServer(servers.ORACLE_FLAGS, workdir=tmp_path_factory.mktemp("worker-redis")) as srv:
+        yield srv.port
 
 
 @pytest.fixture
@@ -215,22 +211,15 @@ def test_expired_events_are_turned_on(client: redis.Redis) -> None:
     assert {"E", "x", "K", "$"} <= set(flags)
 
 
-def test_refused_config_says_what_to_set(redis_server_binary: str, tmp_path: Path,
-                                         caplog: pytest.LogCaptureFixture) -> None:
-    port = _free_port()
-    proc = subprocess.Popen([redis_server_binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--dir", str(tmp_path), "--rename-command", "CONFIG", ""],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    c = redis.Redis(port=port, decode_responses=True)
-    try:
-        wait_for_ping(c, proc)
+def test_refused_config_says_what_to_set(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A server whose CONFIG is off (as managed services have it): the log says what to set."""
+    refusing = servers.ORACLE_FLAGS + ("--rename-command", "CONFIG", "")
+    with servers.RedisServer(refusing, workdir=tmp_path) as srv:
+        c = srv.client(decode_responses=True)
         with caplog.at_level(logging.WARNING, logger="pipeline.worker"):
             assert not ensure_expired_events(c)
-        assert "set notify-keyspace-events to include 'Ex'" in caplog.text
-    finally:
         c.close()
-        proc.kill()
-        proc.wait()
+    assert "set notify-keyspace-events to include 'Ex'" in caplog.text
 
 
 def test_worker_in_a_thread_with_undecoded_replies(server: int, client: redis.Redis) -> None:
