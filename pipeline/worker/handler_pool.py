@@ -53,6 +53,12 @@ class HandlerPool:
                 self._idle.wait(left)
         return True
 
+    def close(self) -> None:
+        """Let the threads end once the jobs queued before this are done (a handler
+        given up on at shutdown still runs to its end, in the background)."""
+        for _ in self._threads:
+            self._jobs.put(None)
+
     def _finished(self) -> None:
         with self._idle:
             self._busy -= 1
@@ -62,6 +68,8 @@ class HandlerPool:
     def _run(self) -> None:
         while True:
             job = self._jobs.get()
+            if job is None:
+                return
             try:
                 job()
             except Exception:  # noqa: BLE001 - a job's failure must not shrink the pool

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import redis
 
+from pipeline.worker.background import Background
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.expiry_listener import ExpiryListener, ensure_expired_events
 from pipeline.worker.handler_pool import HandlerPool
@@ -73,20 +74,22 @@ class Worker:
         pool = HandlerPool(c.concurrency)
         heartbeat = Heartbeat(self.scripts, c.heartbeat, self._ttl_ms, self.stats)
         reconciler = Reconciler(self.client, c, self.requeuer, self.stats)
-        listener = None
-        if c.recovery.keyspace_listener and ensure_expired_events(self.client):
-            listener = ExpiryListener(self.client, c, self.requeuer)
-            listener.start()
-        reconciler.scan_once()          # what dead workers left, before taking new work
-        heartbeat.start()
-        reconciler.start()
+        started: list[Background] = []
         try:
+            if c.recovery.keyspace_listener and ensure_expired_events(self.client):
+                listener = ExpiryListener(self.client, c, self.requeuer)
+                listener.start()
+                started.append(listener)
+            reconciler.scan_once()      # what dead workers left, before taking new work
+            for part in (heartbeat, reconciler):
+                part.start()
+                started.append(part)
             self._read_loop(pool, heartbeat)
         finally:
             self._shut_down(pool, heartbeat)
-            for part in (reconciler, listener, heartbeat):
-                if part is not None:
-                    part.stop()
+            pool.close()
+            for part in started:
+                part.stop()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
 

@@ -236,6 +236,8 @@ def test_worker_in_a_thread_with_undecoded_replies(server: int, client: redis.Re
     thread.join(timeout=10)
     raw.close()
     assert not thread.is_alive()
+    wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("worker-")],
+             "the worker's helper and handler threads to end")
     assert seen == [Task(entry_id, {b"task": b"a"}, 0, entry_id, None)]
     assert client.xpending(STREAM, GROUP)["pending"] == 0 and client.keys("lock:*") == []
 
