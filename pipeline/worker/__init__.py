@@ -1,0 +1,22 @@
+"""A reliable consumer of a stream's group (the RFC of issue 16): every task runs to
+completion at least once, and never in a second worker while its first owner lives.
+
+    from pipeline.worker import Worker, WorkerConfig
+    Worker(redis.Redis(), WorkerConfig("orders", "billing", "pod-1"), handle).run()
+
+Each entry runs under a lock `lock:{stream}:<id>` renewed while its handler runs;
+a lock that expires (worker died, handler failed) gets its entry requeued at once by
+the keyspace listener, and a periodic scan requeues pending entries whose lock is
+gone. A requeue is XACK plus XADD of the same fields with `_retry_count` and
+`_original_id`, in one script; past max_retries the entry goes to `{stream}:dlq`.
+"""
+from pipeline.worker.config import ConfigError, RecoveryConfig, WorkerConfig
+from pipeline.worker.expiry_listener import ensure_expired_events
+from pipeline.worker.keys import dlq_key, lock_key
+from pipeline.worker.scripts import RequeueResult, Scripts
+from pipeline.worker.stats import WorkerStats
+from pipeline.worker.task import Task
+from pipeline.worker.worker import Handler, Worker
+
+__all__ = ["ConfigError", "Handler", "RecoveryConfig", "RequeueResult", "Scripts", "Task", "Worker",
+           "WorkerConfig", "WorkerStats", "dlq_key", "ensure_expired_events", "lock_key"]

@@ -1,0 +1,48 @@
+"""Requeueing one entry of one stream's group, with the outcome counted."""
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from pipeline.worker.config import WorkerConfig
+from pipeline.worker.keys import error_key, lock_key
+from pipeline.worker.scripts import RequeueResult, Scripts
+from pipeline.worker.stats import WorkerStats
+
+log = logging.getLogger("pipeline.worker")
+
+# Which counter a requeue from each source raises.
+_REQUEUED_COUNTER = {"keyspace": "recovery_keyspace_requeued", "scan": "recovery_scan_requeued",
+                     "shutdown": "recovery_shutdown_requeued"}
+
+
+class Requeuer:
+    def __init__(self, config: WorkerConfig, scripts: Scripts, stats: WorkerStats) -> None:
+        self._config = config
+        self._scripts = scripts
+        self._stats = stats
+
+    def requeue(self, entry_id: str, source: str, reason: str, token: str = "") -> RequeueResult:
+        """Requeue `entry_id` unless another owner holds its lock (`token` is ours, if any)."""
+        c = self._config
+        result = self._scripts.requeue(
+            stream=c.stream, dlq=c.dlq, lock=lock_key(c.stream, entry_id),
+            error=error_key(c.stream, entry_id), group=c.group, entry_id=entry_id,
+            prefix=c.recovery.field_prefix, max_retries=c.recovery.max_retries,
+            reason=reason, token=token)
+        counter: Optional[str] = {
+            "requeued": _REQUEUED_COUNTER[source], "dead": "recovery_dlq",
+            "dropped": "recovery_dropped", "handled": "recovery_duplicate_ack",
+            "alive": "recovery_scan_skipped_alive" if source == "scan" else None,
+        }.get(result.outcome)
+        if counter:
+            self._stats.add(counter)
+        if result.outcome == "dead":
+            log.warning("%s %s: past %d retries, moved to %s as %s", c.stream, entry_id,
+                        c.recovery.max_retries, c.dlq, result.new_id)
+        elif result.outcome == "dropped":
+            log.error("%s %s: past %d retries and no DLQ configured: dropped", c.stream, entry_id,
+                      c.recovery.max_retries)
+        elif result.outcome == "trimmed":
+            log.warning("%s %s: trimmed before it could be requeued", c.stream, entry_id)
+        return result

@@ -1,0 +1,109 @@
+"""The atomic steps, as Lua scripts (redis-py's register_script: EVALSHA, falling back
+to EVAL when the server does not have the script yet). Every script's keys share the
+stream's hash tag, so they run on a cluster too."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.worker.task import text
+
+# KEYS: lock; ARGV: token, ttl_ms
+_ACQUIRE = "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0"
+
+# KEYS: lock; ARGV: token, ttl_ms -- extend the lock only while it is still ours
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+# KEYS: lock; ARGV: token
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+# KEYS: stream, lock; ARGV: group, id, token -- the task is done: XACK, then free our lock
+_ACK = """
+local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
+return acked
+"""
+
+# KEYS: stream, dlq (the stream again when there is none), lock, error note
+# ARGV: group, id, field prefix, max retries, reason, token ('' = not ours), dlq enabled
+# Returns {outcome, new id}. Skips an entry whose lock someone else holds; XACKs and,
+# only when that acknowledged it, adds its fields back with the retry count raised
+# (or to the DLQ past max retries), all in one step so no crash can lose the entry.
+_REQUEUE = """
+local lock = redis.call('GET', KEYS[3])
+if lock and lock ~= ARGV[6] then return {'alive', ''} end
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return {'handled', ''} end
+if lock then redis.call('DEL', KEYS[3]) end
+local err = redis.call('GET', KEYS[4])
+if err then redis.call('DEL', KEYS[4]) else err = ARGV[5] end
+local entries = redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])
+if #entries == 0 or not entries[1][2] then return {'trimmed', ''} end
+local retry_f, origin_f, error_f = ARGV[3]..'retry_count', ARGV[3]..'original_id', ARGV[3]..'last_error'
+local retries, origin, out = 0, ARGV[2], {}
+local fields = entries[1][2]
+for i = 1, #fields, 2 do
+  local name, value = fields[i], fields[i + 1]
+  if name == retry_f then retries = tonumber(value) or 0
+  elseif name == origin_f then origin = value
+  elseif name ~= error_f then out[#out + 1] = name; out[#out + 1] = value end
+end
+retries = retries + 1
+for _, v in ipairs({retry_f, tostring(retries), origin_f, origin, error_f, err}) do out[#out + 1] = v end
+if retries > tonumber(ARGV[4]) then
+  if ARGV[7] == '1' then return {'dead', redis.call('XADD', KEYS[2], '*', unpack(out))} end
+  return {'dropped', ''}
+end
+return {'requeued', redis.call('XADD', KEYS[1], '*', unpack(out))}
+"""
+
+
+@dataclass(frozen=True)
+class RequeueResult:
+    """What the requeue script did: outcome is one of 'requeued', 'dead' (to the DLQ),
+    'dropped' (past max retries, no DLQ), 'handled' (XACK returned 0: someone else
+    already did it), 'alive' (another owner holds the lock), 'trimmed' (acked, but the
+    entry was gone)."""
+
+    outcome: str
+    new_id: str
+
+
+class Scripts:
+    """The scripts registered on one client."""
+
+    def __init__(self, client: Any) -> None:
+        self._acquire = client.register_script(_ACQUIRE)
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
+        self._ack = client.register_script(_ACK)
+        self._requeue = client.register_script(_REQUEUE)
+
+    def acquire(self, lock: str, token: str, ttl_ms: int) -> bool:
+        return self._acquire(keys=[lock], args=[token, ttl_ms]) == 1
+
+    def renew(self, lock: str, token: str, ttl_ms: int) -> bool:
+        return self._renew(keys=[lock], args=[token, ttl_ms]) == 1
+
+    def release(self, lock: str, token: str) -> bool:
+        return self._release(keys=[lock], args=[token]) == 1
+
+    def ack(self, stream: str, lock: str, group: str, entry_id: str, token: str) -> bool:
+        """XACK and free the lock if still ours; True when the XACK acknowledged the entry."""
+        return self._ack(keys=[stream, lock], args=[group, entry_id, token]) == 1
+
+    def requeue(self, *, stream: str, dlq: str, lock: str, error: str, group: str, entry_id: str,
+                prefix: str, max_retries: int, reason: str, token: str = "") -> RequeueResult:
+        outcome, new_id = self._requeue(
+            keys=[stream, dlq or stream, lock, error],
+            args=[group, entry_id, prefix, max_retries, reason, token, "1" if dlq else "0"])
+        return RequeueResult(text(outcome), text(new_id))

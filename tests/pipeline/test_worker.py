@@ -1,0 +1,325 @@
+"""The reliable-consumer library (pipeline.worker, issue 16) against a real redis-server:
+its scripts, its configuration checks, and worker processes killed with kill -9,
+stopped with SIGTERM, handed slow and poison tasks."""
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import redis
+from redis.crc import key_slot
+
+import servers
+from pipeline.worker import (ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
+                             dlq_key, ensure_expired_events, lock_key)
+from pipeline.worker.keys import error_key
+
+STREAM, GROUP = "tasks", "workers"
+WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
+# Fast settings for the process tests: a lock lives 0.5 s, the scan runs every 0.5 s.
+FAST = {"stream": STREAM, "group": GROUP, "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5,
+        "recovery": {"reconciliation_interval": 0.5, "min_idle_time": 1.0}}
+WAIT_S = 30.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """One redis-server for this module; its port."""
+    with servers.RedisServer(servers.ORACLE_FLAGS, workdir=tmp_path_factory.mktemp("worker-redis")) as srv:
+        yield srv.port
+
+
+@pytest.fixture
+def client(server: int) -> Iterator[redis.Redis]:
+    c = redis.Redis(port=server, decode_responses=True)
+    c.flushall()
+    c.config_set("notify-keyspace-events", "")      # each worker turns the events on itself
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def workers(server: int) -> Iterator[Callable[..., subprocess.Popen]]:
+    """Starts worker processes (see worker_process.py); kills what is left at the end."""
+    started: list[subprocess.Popen] = []
+
+    def start(consumer: str, **overrides: object) -> subprocess.Popen:
+        settings = {**FAST, **overrides}
+        settings["recovery"] = {**FAST["recovery"], **overrides.get("recovery", {})}
+        proc = subprocess.Popen([sys.executable, str(WORKER_SCRIPT), str(server), consumer, json.dumps(settings)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def add_tasks(client: redis.Redis, count: int, **fields: object) -> list[str]:
+    return [client.xadd(STREAM, {"task": f"t{n}", **fields}) for n in range(count)]
+
+
+def pending_of(client: redis.Redis, consumer: str) -> int:
+    """How many entries `consumer` holds (0 before a worker created the group)."""
+    if not client.exists(STREAM) or not client.xinfo_groups(STREAM):
+        return 0
+    return sum(c["pending"] for c in client.xinfo_consumers(STREAM, GROUP) if c["name"] == consumer)
+
+
+def requeued_entries(client: redis.Redis) -> list[dict]:
+    return [fields for _, fields in client.xrange(STREAM) if "_retry_count" in fields]
+
+
+# --- configuration ---------------------------------------------------------------------
+
+def test_defaults_are_the_rfcs() -> None:
+    r = RecoveryConfig()
+    assert (r.reconciliation_interval, r.min_idle_time, r.batch_size, r.max_retries, r.field_prefix) == \
+        (60.0, 30.0, 50, 3, "_")
+    c = WorkerConfig("orders", "g", "c")
+    assert c.dlq == "{orders}:dlq"
+    assert c.heartbeat == c.lock_ttl / 2
+    assert WorkerConfig("orders", "g", "c", recovery=RecoveryConfig(dlq_stream="")).dlq == ""
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: WorkerConfig("s", "g", "c", lock_ttl=20), "min_idle_time (30.0 s) must be at least 2 x lock_ttl"),
+    (lambda: WorkerConfig("s", "g", "c", lock_ttl=1, heartbeat_interval=1), "heartbeat_interval (1 s) must be below"),
+    (lambda: WorkerConfig("s", "g", "c", recovery=RecoveryConfig(dlq_stream="dead")), "does not share the hash slot"),
+    (lambda: WorkerConfig("", "g", "c"), "stream must be a non-empty string"),
+    (lambda: WorkerConfig("s", "g", "c", concurrency=0), "concurrency must be a positive integer"),
+    (lambda: RecoveryConfig(batch_size=0), "batch_size must be a positive integer"),
+    (lambda: RecoveryConfig(max_retries=-1), "max_retries must be an integer >= 0"),
+    (lambda: RecoveryConfig(field_prefix=""), "field_prefix must not be empty"),
+    (lambda: RecoveryConfig(min_idle_time=0), "min_idle_time must be a positive number"),
+])
+def test_config_errors_say_what_is_wrong(make: Callable[[], object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        make()
+
+
+@pytest.mark.parametrize("stream", ["orders", "app:{tenant7}:orders"])
+def test_locks_errors_and_dlq_share_the_streams_slot(stream: str) -> None:
+    keys = [lock_key(stream, "1-0"), error_key(stream, "1-0"), dlq_key(stream)]
+    assert {key_slot(k.encode()) for k in keys} == {key_slot(stream.encode())}
+    assert WorkerConfig(stream, "g", "c").dlq == dlq_key(stream)
+
+
+# --- the scripts -----------------------------------------------------------------------
+
+def test_lock_is_renewed_and_released_only_by_its_token(client: redis.Redis) -> None:
+    scripts, lock = Scripts(client), lock_key(STREAM, "1-0")
+    assert scripts.acquire(lock, "mine", 60_000)
+    assert not scripts.acquire(lock, "theirs", 60_000)
+    assert not scripts.renew(lock, "theirs", 120_000)
+    assert client.pttl(lock) <= 60_000
+    assert scripts.renew(lock, "mine", 120_000) and client.pttl(lock) > 60_000
+    assert not scripts.release(lock, "theirs") and client.get(lock) == "mine"
+    assert scripts.release(lock, "mine") and not client.exists(lock)
+
+
+def read_one(client: redis.Redis, consumer: str = "c1") -> str:
+    """Reads the group's next new entry (now pending for `consumer`); its ID."""
+    [[_, [(entry_id, _)]]] = client.xreadgroup(GROUP, consumer, {STREAM: ">"}, count=1)
+    return entry_id
+
+
+def requeue(scripts: Scripts, entry_id: str, max_retries: int = 3, dlq: str = dlq_key(STREAM),
+            token: str = "", prefix: str = "_"):
+    return scripts.requeue(stream=STREAM, dlq=dlq, lock=lock_key(STREAM, entry_id),
+                           error=error_key(STREAM, entry_id), group=GROUP, entry_id=entry_id,
+                           prefix=prefix, max_retries=max_retries, reason="test reason", token=token)
+
+
+def test_requeue_adds_nothing_when_xack_returns_0(client: redis.Redis) -> None:
+    client.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+    client.xadd(STREAM, {"task": "a"})
+    entry_id = read_one(client)
+    assert client.xack(STREAM, GROUP, entry_id) == 1            # someone else handled it
+    result = requeue(Scripts(client), entry_id)
+    assert result.outcome == "handled" and result.new_id == ""
+    assert client.xlen(STREAM) == 1 and not client.exists(dlq_key(STREAM))
+
+
+def test_requeue_counts_retries_then_dead_letters(client: redis.Redis) -> None:
+    scripts = Scripts(client)
+    client.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+    original = client.xadd(STREAM, {"task": "a", "n": "1"})
+    entry_id = read_one(client)
+    first = requeue(scripts, entry_id, max_retries=1)
+    assert first.outcome == "requeued"
+    assert client.xrange(STREAM, first.new_id, first.new_id)[0][1] == {
+        "task": "a", "n": "1", "_retry_count": "1", "_original_id": original, "_last_error": "test reason"}
+    assert client.xpending(STREAM, GROUP)["pending"] == 0        # the old one is acknowledged
+
+    again = read_one(client)
+    client.set(error_key(STREAM, again), "ValueError: bad input")
+    dead = requeue(scripts, again, max_retries=1)
+    assert dead.outcome == "dead"
+    assert client.xrange(dlq_key(STREAM))[0][1] == {
+        "task": "a", "n": "1", "_retry_count": "2", "_original_id": original,
+        "_last_error": "ValueError: bad input"}
+    assert client.xlen(STREAM) == 2 and not client.exists(error_key(STREAM, again))
+
+
+def test_requeue_skips_a_live_lock_but_frees_its_own(client: redis.Redis) -> None:
+    scripts = Scripts(client)
+    client.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+    client.xadd(STREAM, {"task": "a"})
+    entry_id = read_one(client)
+    scripts.acquire(lock_key(STREAM, entry_id), "owner", 60_000)
+    assert requeue(scripts, entry_id).outcome == "alive"
+    assert client.xpending(STREAM, GROUP)["pending"] == 1
+    result = requeue(scripts, entry_id, token="owner", prefix="meta.")
+    assert result.outcome == "requeued" and not client.exists(lock_key(STREAM, entry_id))
+    assert client.xrange(STREAM, result.new_id, result.new_id)[0][1]["meta.retry_count"] == "1"
+
+
+def test_past_max_retries_without_dlq_drops(client: redis.Redis) -> None:
+    client.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+    client.xadd(STREAM, {"task": "a", "_retry_count": "3"})
+    assert requeue(Scripts(client), read_one(client), dlq="").outcome == "dropped"
+    assert client.xlen(STREAM) == 1 and client.xpending(STREAM, GROUP)["pending"] == 0
+
+
+# --- notifications ---------------------------------------------------------------------
+
+def test_expired_events_are_turned_on(client: redis.Redis) -> None:
+    client.config_set("notify-keyspace-events", "K$")
+    assert ensure_expired_events(client)
+    flags = client.config_get("notify-keyspace-events")["notify-keyspace-events"]
+    assert {"E", "x", "K", "$"} <= set(flags)
+
+
+def test_refused_config_says_what_to_set(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A server whose CONFIG is off (as managed services have it): the log says what to set."""
+    refusing = servers.ORACLE_FLAGS + ("--rename-command", "CONFIG", "")
+    with servers.RedisServer(refusing, workdir=tmp_path) as srv:
+        c = srv.client(decode_responses=True)
+        with caplog.at_level(logging.WARNING, logger="pipeline.worker"):
+            assert not ensure_expired_events(c)
+        c.close()
+    assert "set notify-keyspace-events to include 'Ex'" in caplog.text
+
+
+def test_worker_in_a_thread_with_undecoded_replies(server: int, client: redis.Redis) -> None:
+    """Stopped by `stop()` from another thread; a client without decode_responses gets bytes fields."""
+    raw = redis.Redis(port=server)
+    seen: list[Task] = []
+    worker = Worker(raw, WorkerConfig(STREAM, GROUP, "t1", **{k: FAST[k] for k in ("lock_ttl", "block")},
+                                      recovery=RecoveryConfig(**FAST["recovery"])), seen.append)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    entry_id = client.xadd(STREAM, {"task": "a"})
+    wait_for(lambda: worker.stats.tasks_done == 1, "the task to be handled")
+    worker.stop()
+    thread.join(timeout=10)
+    raw.close()
+    assert not thread.is_alive()
+    wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("worker-")],
+             "the worker's helper and handler threads to end")
+    assert seen == [Task(entry_id, {b"task": b"a"}, 0, entry_id, None)]
+    assert client.xpending(STREAM, GROUP)["pending"] == 0 and client.keys("lock:*") == []
+
+
+# --- worker processes ------------------------------------------------------------------
+
+# The fast path alone (the scan's MinIdleTime is far beyond the wait), then the scan alone.
+ONLY_LISTENER = {"min_idle_time": 60.0, "reconciliation_interval": 60.0}
+ONLY_SCAN = {"keyspace_listener": False}
+
+
+@pytest.mark.parametrize("recovery", [ONLY_LISTENER, ONLY_SCAN], ids=["expiry-events", "scan"])
+def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: dict) -> None:
+    """Workers killed with kill -9 while they hold tasks: every task still completes."""
+    add_tasks(client, 120, sleep=0.05)
+    procs = {name: workers(name, recovery=recovery) for name in ("w1", "w2", "w3")}
+    for victim in ("w1", "w2"):
+        wait_for(lambda: pending_of(client, victim) > 0, f"{victim} to hold tasks")
+        procs[victim].kill()
+        procs[victim].wait()
+    workers("w4", recovery=recovery)                # a replacement, which scans on start
+    wait_for(lambda: client.hlen("done") == 120, "every task to complete", timeout=20)
+    recovered = requeued_entries(client)
+    print(f"\n{recovery}: done {client.hlen('done')}/120, starts {client.llen('starts')}, "
+          f"requeued {len(recovered)}")
+    assert recovered, "the killed workers' tasks were never requeued"
+    assert all(int(n) >= 1 for n in client.hvals("done"))
+
+
+def stop_and_collect(procs: list[subprocess.Popen]) -> Counter:
+    """SIGTERM the workers; the sum of their stats."""
+    total: Counter = Counter()
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+        assert proc.returncode == 0, err
+        total.update(json.loads(out))
+    return total
+
+
+def test_slow_task_is_not_handed_to_a_second_worker(client: redis.Redis, workers) -> None:
+    """The RFC's duplicate bug: a task running well past MinIdleTime whose lock is renewed
+    must not be requeued by the other worker's scans."""
+    client.xadd(STREAM, {"task": "slow", "sleep": 4.0})
+    # A roomier lock than FAST's, so a busy machine delaying a heartbeat cannot lose it.
+    slow = {"concurrency": 1, "lock_ttl": 1.0, "recovery": {"min_idle_time": 2.0}}
+    procs = [workers("w1", **slow), workers("w2", **slow)]
+    wait_for(lambda: client.llen("starts") == 1, "the slow task to start")
+    # Idle past MinIdleTime: XAUTOCLAIM-style recovery would take it now.
+    wait_for(lambda: client.xpending_range(STREAM, GROUP, "-", "+", 10, idle=2500) != [],
+             "the slow entry to idle past min_idle_time")
+    wait_for(lambda: client.hexists("done", "slow"), "the slow task to finish")
+    time.sleep(1.0)                                  # a scan cycle or two after it finished
+    stats = stop_and_collect(procs)
+    print(f"\nslow task: starts {client.lrange('starts', 0, -1)}, stats {dict(stats)}")
+    assert client.llen("starts") == 1, "the slow task ran twice"
+    assert stats["recovery_scan_skipped_alive"] >= 1, "no scan saw the slow entry as a candidate"
+    assert stats["locks_lost"] == 0 and stats["recovery_scan_requeued"] == 0
+    assert requeued_entries(client) == [] and client.xpending(STREAM, GROUP)["pending"] == 0
+
+
+def test_poison_task_ends_in_the_dlq(client: redis.Redis, workers) -> None:
+    [poison] = [client.xadd(STREAM, {"task": "poison", "fail": 1})]
+    add_tasks(client, 5)
+    workers("w1", recovery={"max_retries": 2})
+    wait_for(lambda: client.xlen(dlq_key(STREAM)) == 1, "the poison task to reach the DLQ")
+    wait_for(lambda: client.hlen("done") == 5, "the good tasks to complete")
+    [(_, dead)] = client.xrange(dlq_key(STREAM))
+    assert dead["task"] == "poison" and dead["_retry_count"] == "3" and dead["_original_id"] == poison
+    assert dead["_last_error"] == "RuntimeError: boom on poison"
+    assert Counter(s.split()[0] for s in client.lrange("starts", 0, -1))["poison"] == 3
+
+
+def test_sigterm_finishes_quick_tasks_and_requeues_the_rest(client: redis.Redis, workers) -> None:
+    client.xadd(STREAM, {"task": "quick", "sleep": 0.3})
+    stuck = client.xadd(STREAM, {"task": "stuck", "sleep": 60})
+    proc = workers("w1", recovery={"keyspace_listener": False})
+    wait_for(lambda: client.llen("starts") == 2, "both tasks to start")
+    stats = stop_and_collect([proc])
+    assert stats["tasks_done"] == 1 and stats["recovery_shutdown_requeued"] == 1
+    assert client.hget("done", "quick") == "1"
+    [again] = requeued_entries(client)
+    assert again["task"] == "stuck" and again["_original_id"] == stuck and again["_retry_count"] == "1"
+    assert "shut down" in again["_last_error"]
+    assert client.xpending(STREAM, GROUP)["pending"] == 0 and client.keys("lock:*") == []
