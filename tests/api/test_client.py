@@ -129,6 +129,14 @@ def fill(r, key="s", n=10, start=1):
         r.xadd(key, {"f": f"v{i}", "n": i}, id=f"{i}-0")
 
 
+def group_read_by_c1(r, count=None):
+    """Six entries in "s" and a group g (created at 0) whose consumer c1 has read the
+    first `count` of them (all by default): a PEL to query and claim from."""
+    fill(r, n=6)
+    r.xgroup_create("s", "g", id="0")
+    r.xreadgroup("g", "c1", {"s": ">"}, count=count)
+
+
 # -- streams --------------------------------------------------------------------------
 
 def test_xadd_and_reads(pair):
@@ -237,9 +245,7 @@ def test_xreadgroup_and_xack(pair):
 
 def test_xpending_range(pair):
     def scenario(r, step):
-        fill(r, n=6)
-        r.xgroup_create("s", "g", id="0")
-        r.xreadgroup("g", "c1", {"s": ">"}, count=4)
+        group_read_by_c1(r, count=4)
         r.xreadgroup("g", "c2", {"s": ">"})
         step(r.xpending_range, "s", "g", min="-", max="+", count=10)
         step(r.xpending_range, "s", "g", min="2-0", max="5-0", count=2)
@@ -255,9 +261,7 @@ def test_xpending_range(pair):
 
 def test_xclaim(pair):
     def scenario(r, step):
-        fill(r, n=6)
-        r.xgroup_create("s", "g", id="0")
-        r.xreadgroup("g", "c1", {"s": ">"}, count=4)
+        group_read_by_c1(r, count=4)
         now = int(time.time() * 1000)
         step(r.xclaim, "s", "g", "c2", 0, ["1-0"])
         step(r.xclaim, "s", "g", "c2", 60000, ["2-0"])          # not idle enough: nothing
@@ -275,9 +279,7 @@ def test_xclaim(pair):
 
 def test_xautoclaim(pair):
     def scenario(r, step):
-        fill(r, n=6)
-        r.xgroup_create("s", "g", id="0")
-        r.xreadgroup("g", "c1", {"s": ">"})
+        group_read_by_c1(r)
         r.xdel("s", "3-0")
         step(r.xautoclaim, "s", "g", "c2", 0, start_id="0-0", count=2)
         step(r.xautoclaim, "s", "g", "c2", 0, start_id="2-0", count=3)
