@@ -89,6 +89,16 @@ def same(pair, scenario):
     return embedded
 
 
+def run_on_both(scenario, ours, real) -> tuple:
+    """scenario(*clients) on our clients, then on redis-server's: both results, the
+    clients closed whatever happens (for scenarios that need clients of their own)."""
+    try:
+        return scenario(*ours), scenario(*real)
+    finally:
+        for client in [*ours, *real]:
+            client.close()
+
+
 # -- fixtures -----------------------------------------------------------------------
 
 @pytest.fixture(params=[(2, False), (3, False), (2, True), (3, True)],
@@ -484,8 +494,7 @@ def test_blocking_reads_wake_on_writes(redis_server, protocol):
             redis.Redis(*redis_server, protocol=protocol))
     real[0].flushall()
 
-    def scenario(clients):
-        r, other = clients
+    def scenario(r, other):
         r.xadd("s", {"f": 0}, id="1-0")
         results = []
 
@@ -516,11 +525,7 @@ def test_blocking_reads_wake_on_writes(redis_server, protocol):
                 results.append(str(err))
         return results
 
-    try:
-        embedded, expected = scenario(emb), scenario(real)
-    finally:
-        for client in emb + real:
-            client.close()
+    embedded, expected = run_on_both(scenario, emb, real)
     _loose_equal(embedded, expected)
     assert embedded[1] and embedded[4]
 

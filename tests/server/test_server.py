@@ -33,6 +33,7 @@ from servers import RedisServer, SluiceServer
 from test_client import (  # noqa: F401
     _loose_equal,
     options,
+    run_on_both,
     test_error_classes,
     test_groups_lifecycle,
     test_handshake,
@@ -175,11 +176,7 @@ def test_blocking_reads_wake_on_writes(sluice, redis_server, protocol):
 
     ours = [redis.Redis(port=sluice.port, protocol=protocol) for _ in range(2)]
     real = [redis.Redis(*redis_server, protocol=protocol) for _ in range(2)]
-    try:
-        got, expected = scenario(*ours), scenario(*real)
-    finally:
-        for client in ours + real:
-            client.close()
+    got, expected = run_on_both(scenario, ours, real)
     _loose_equal(got, expected)
     assert got[1] and got[4]
 
@@ -221,11 +218,7 @@ def test_blocked_readers_on_keys_that_go_away_match_redis(sluice, redis_server):
 
     ours = [redis.Redis(port=sluice.port, protocol=3) for _ in range(2)]
     real = [redis.Redis(*redis_server, protocol=3) for _ in range(2)]
-    try:
-        got, expected = scenario(*ours), scenario(*real)
-    finally:
-        for client in ours + real:
-            client.close()
+    got, expected = run_on_both(scenario, ours, real)
     assert got == expected
     assert "UNBLOCKED the stream key no longer exists" in got
     assert "NOGROUP the consumer group this client was blocked on no longer exists" in got
