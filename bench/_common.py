@@ -161,6 +161,16 @@ def canned_server(command: str, reply: bytes, workdir: str):
         proc.wait()
 
 
+# -- command-line defaults ------------------------------------------------------------
+
+def quick_defaults(args, **quick_and_full: tuple) -> None:
+    """Fills each option left at None with its (quick, full) value: which one depends
+    on --quick, so a quick run shrinks what the user did not set."""
+    for name, (quick, full) in quick_and_full.items():
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+
+
 # -- statistics -----------------------------------------------------------------------
 
 def percentile(sorted_values: Sequence[float], p: float) -> float:

@@ -359,7 +359,7 @@ def main(argv=None) -> int:
     ap.add_argument("--iterations", type=int, default=None,
                     help="part 1 iterations (default 200, quick 60; the PR used 1000)")
     ap.add_argument("--entries", type=int, default=20_000)
-    ap.add_argument("--scale-entries", type=int, default=None,
+    ap.add_argument("--scale-entries", type=int, default=1_000_000,
                     help="PEL size of the scaling check (default 1,000,000)")
     ap.add_argument("--scale-iterations", type=int, default=None,
                     help="part 2 iterations (default 200, quick 40)")
@@ -374,14 +374,8 @@ def main(argv=None) -> int:
     ap.add_argument("--drain-entries", type=int, default=None,
                     help="PEL size of part 3 (default 500,000, quick 100,000)")
     args = ap.parse_args(argv)
-    if args.iterations is None:
-        args.iterations = 60 if args.quick else 200
-    if args.scale_iterations is None:
-        args.scale_iterations = 40 if args.quick else 200
-    if args.scale_entries is None:
-        args.scale_entries = 1_000_000
-    if args.drain_entries is None:
-        args.drain_entries = 100_000 if args.quick else 500_000
+    C.quick_defaults(args, iterations=(60, 200), scale_iterations=(40, 200),
+                     drain_entries=(100_000, 500_000))
     C.header("claim_bench", args)
     with C.redis_server() as srv:
         claim = part1(args, srv)

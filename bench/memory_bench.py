@@ -39,6 +39,7 @@ import gc
 import os
 import sys
 import time
+from typing import Callable, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common as C  # noqa: E402  (also makes the checkout's `engine` importable)
@@ -66,6 +67,25 @@ class Measure:
         return (self.read - self.grouped) / self.n
 
 
+def group_then_read_all(m: Measure, call: Callable, used: Callable[[], int], count: int,
+                        pause: Optional[Callable[[], None]]) -> None:
+    """Creates group g on "s" and has consumer c read all of its m.n entries in blocks
+    of `count` (pause() after each block), noting the memory used after each step:
+    the same steps for the engine and for redis-server."""
+    call("XGROUP", "CREATE", "s", "g", "0")
+    m.grouped = used()
+    got = 0
+    while True:
+        rep = call("XREADGROUP", "GROUP", "g", "c", "COUNT", count, "STREAMS", "s", ">")
+        if not rep:
+            break
+        got += len(rep[0][1])
+        if pause is not None:
+            pause()
+    assert got == m.n, (got, m.n)
+    m.read = used()
+
+
 # -- engine ------------------------------------------------------------------------
 
 def engine_run(name, n, value, ids=None, clock=None, step_ms=0, count=BLOCK):
@@ -84,18 +104,8 @@ def engine_run(name, n, value, ids=None, clock=None, step_ms=0, count=BLOCK):
         for i in ids:
             ex("XADD", "s", i, "f", value)
     m.inserted = e.used_memory()
-    ex("XGROUP", "CREATE", "s", "g", "0")
-    m.grouped = e.used_memory()
-    got = 0
-    while True:
-        rep = ex("XREADGROUP", "GROUP", "g", "c", "COUNT", count, "STREAMS", "s", ">")
-        if not rep:
-            break
-        got += len(rep[0][1])
-        if step_ms:
-            clock.advance(step_ms)
-    assert got == n, (got, n)
-    m.read = e.used_memory()
+    group_then_read_all(m, ex, e.used_memory, count,
+                        (lambda: clock.advance(step_ms)) if step_ms else None)
     assert ex("XLEN", "s") == n and ex("XPENDING", "s", "g")[0] == n
     del e, ex
     gc.collect()
@@ -130,18 +140,8 @@ def redis_run(name, raw, n, value, explicit_ids=None, sleep_ms=0):
         for _ in range(k):
             ids.append(conn.read_response())
     m.inserted = redis_used(raw)
-    raw("XGROUP", "CREATE", "s", "g", "0")
-    m.grouped = redis_used(raw)
-    got = 0
-    while True:
-        rep = raw("XREADGROUP", "GROUP", "g", "c", "COUNT", BLOCK, "STREAMS", "s", ">")
-        if not rep:
-            break
-        got += len(rep[0][1])
-        if sleep_ms:
-            time.sleep(sleep_ms / 1000)
-    assert got == n, (got, n)
-    m.read = redis_used(raw)
+    group_then_read_all(m, raw, lambda: redis_used(raw), BLOCK,
+                        (lambda: time.sleep(sleep_ms / 1000)) if sleep_ms else None)
     return m, ids
 
 
@@ -159,8 +159,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sleep-ms", type=int, default=5,
                     help="variant (ii): wait/clock step after each block (default 5)")
     args = ap.parse_args(argv)
-    if args.entries is None:
-        args.entries = 50_000 if args.quick else 200_000
+    C.quick_defaults(args, entries=(50_000, 200_000))
     n = args.entries
     value = b"v" if args.value_bytes == 1 else (b"0123456789" * (args.value_bytes // 10 + 1))[:args.value_bytes]
     C.header("memory_bench", args, "value: f %r (%d bytes), blocks of COUNT %d"

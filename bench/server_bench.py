@@ -276,12 +276,8 @@ def main(argv=None) -> int:
     ap.add_argument("--consume-entries", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
-    if args.rounds is None:
-        args.rounds = 1 if args.quick else 5
-    if args.requests is None:
-        args.requests = 100_000 if args.quick else 200_000
-    if args.claim_iterations is None:
-        args.claim_iterations = 40 if args.quick else 200
+    C.quick_defaults(args, rounds=(1, 5), requests=(100_000, 200_000),
+                     claim_iterations=(40, 200))
     C.header("server_bench", args)
     if shutil.which(REDIS_BENCHMARK) is None or C.redis_server_path() is None:
         print("redis-server / redis-benchmark not installed: nothing to compare against "

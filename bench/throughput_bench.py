@@ -123,10 +123,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", type=float, default=None,
                     help="multiplies every N (default 1, quick 0.5)")
     args = ap.parse_args(argv)
-    if args.rounds is None:
-        args.rounds = 5 if args.quick else 11
-    if args.scale is None:
-        args.scale = 0.5 if args.quick else 1.0
+    C.quick_defaults(args, rounds=(5, 11), scale=(0.5, 1.0))
 
     EmbeddedRedis, why = C.load_embedded()
     C.header("throughput_bench", args)

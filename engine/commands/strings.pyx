@@ -29,6 +29,22 @@ cdef enum:
     SET_PX = 32
     SET_EXAT = 64
     SET_PXAT = 128
+    # KEEPTTL and the four expiry options: any two of them exclude each other
+    # (the same one given twice is allowed, the last value wins).
+    SET_EXPIRY = SET_KEEPTTL | SET_EX | SET_PX | SET_EXAT | SET_PXAT
+
+
+cdef inline int expire_option(object opt) noexcept:
+    """The flag of SET's EX/PX/EXAT/PXAT option that opt names, 0 for any other word."""
+    if is_option(opt, b"ex"):
+        return SET_EX
+    if is_option(opt, b"px"):
+        return SET_PX
+    if is_option(opt, b"exat"):
+        return SET_EXAT
+    if is_option(opt, b"pxat"):
+        return SET_PXAT
+    return 0
 
 
 cdef inline object string_at(CommandContext ctx, bytes key):
@@ -66,6 +82,7 @@ def set_(CommandContext ctx, list argv):
     cdef Py_ssize_t j = 3, argc = len(argv)
     cdef int flags = 0
     cdef bint more
+    cdef int unit
     cdef object expire = None
     cdef int64_t when = 0
     while j < argc:
@@ -77,31 +94,15 @@ def set_(CommandContext ctx, list argv):
             flags |= SET_XX
         elif is_option(opt, b"get"):
             flags |= SET_GET
-        elif (is_option(opt, b"keepttl")
-              and not flags & (SET_EX | SET_PX | SET_EXAT | SET_PXAT)):
+        elif is_option(opt, b"keepttl") and not flags & (SET_EXPIRY & ~SET_KEEPTTL):
             flags |= SET_KEEPTTL
-        elif (is_option(opt, b"ex") and more
-              and not flags & (SET_KEEPTTL | SET_PX | SET_EXAT | SET_PXAT)):
-            flags |= SET_EX
-            j += 1
-            expire = argv[j]
-        elif (is_option(opt, b"px") and more
-              and not flags & (SET_KEEPTTL | SET_EX | SET_EXAT | SET_PXAT)):
-            flags |= SET_PX
-            j += 1
-            expire = argv[j]
-        elif (is_option(opt, b"exat") and more
-              and not flags & (SET_KEEPTTL | SET_EX | SET_PX | SET_PXAT)):
-            flags |= SET_EXAT
-            j += 1
-            expire = argv[j]
-        elif (is_option(opt, b"pxat") and more
-              and not flags & (SET_KEEPTTL | SET_EX | SET_PX | SET_EXAT)):
-            flags |= SET_PXAT
-            j += 1
-            expire = argv[j]
         else:
-            raise ResponseError(SYNTAX)
+            unit = expire_option(opt) if more else 0
+            if unit == 0 or flags & (SET_EXPIRY & ~unit):
+                raise ResponseError(SYNTAX)
+            flags |= unit
+            j += 1
+            expire = argv[j]
         j += 1
 
     if expire is not None:

@@ -30,6 +30,30 @@ MESSAGE = b"message"
 PMESSAGE = b"pmessage"
 
 
+def _add(table: dict, own: dict, conn: "ClientConnection", name: bytes) -> bool:
+    """Subscribes conn to a channel or pattern: in the server's table and in the
+    session's own set. False when it was subscribed already."""
+    if name in own:
+        return False
+    own[name] = None
+    table.setdefault(name, {})[conn] = None
+    return True
+
+
+def _remove(table: dict, own: dict, conn: "ClientConnection", name: bytes) -> bool:
+    """Undoes _add; a name left without subscribers leaves the table. False when conn
+    was not subscribed."""
+    if name not in own:
+        return False
+    del own[name]
+    subscribers = table.get(name)
+    if subscribers is not None:
+        subscribers.pop(conn, None)
+        if not subscribers:
+            del table[name]
+    return True
+
+
 class PubSub:
     """The server's channels and patterns."""
 
@@ -47,44 +71,16 @@ class PubSub:
     # subscriptions (the session keeps its own set too)
 
     def subscribe(self, conn: "ClientConnection", channel: bytes) -> bool:
-        session = conn.session
-        if channel in session.channels:
-            return False
-        session.channels[channel] = None
-        self.channels.setdefault(channel, {})[conn] = None
-        return True
+        return _add(self.channels, conn.session.channels, conn, channel)
 
     def unsubscribe(self, conn: "ClientConnection", channel: bytes) -> bool:
-        session = conn.session
-        if channel not in session.channels:
-            return False
-        del session.channels[channel]
-        subscribers = self.channels.get(channel)
-        if subscribers is not None:
-            subscribers.pop(conn, None)
-            if not subscribers:
-                del self.channels[channel]
-        return True
+        return _remove(self.channels, conn.session.channels, conn, channel)
 
     def psubscribe(self, conn: "ClientConnection", pattern: bytes) -> bool:
-        session = conn.session
-        if pattern in session.patterns:
-            return False
-        session.patterns[pattern] = None
-        self.patterns.setdefault(pattern, {})[conn] = None
-        return True
+        return _add(self.patterns, conn.session.patterns, conn, pattern)
 
     def punsubscribe(self, conn: "ClientConnection", pattern: bytes) -> bool:
-        session = conn.session
-        if pattern not in session.patterns:
-            return False
-        del session.patterns[pattern]
-        subscribers = self.patterns.get(pattern)
-        if subscribers is not None:
-            subscribers.pop(conn, None)
-            if not subscribers:
-                del self.patterns[pattern]
-        return True
+        return _remove(self.patterns, conn.session.patterns, conn, pattern)
 
     def drop(self, conn: "ClientConnection") -> None:
         """Forgets every subscription of a connection (closed, or RESET)."""

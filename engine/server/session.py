@@ -219,43 +219,30 @@ class ServerSession(Session):
     def _confirm(self, kind: bytes, name) -> list:
         return [kind, name, len(self.channels) + len(self.patterns)]
 
-    def cmd_subscribe(self, argv):
-        pubsub = self.server.pubsub
+    def _each(self, kind: bytes, change, names: list) -> Pushes:
+        """Applies a (un)subscribe to each name, one confirmation push per name; with
+        no names (an UNSUBSCRIBE from nothing) one push with a nil name."""
         out = Pushes()
-        for channel in argv[1:]:
-            pubsub.subscribe(self.conn, channel)
-            out.append(self._confirm(b"subscribe", channel))
+        for name in names:
+            change(self.conn, name)
+            out.append(self._confirm(kind, name))
+        if not out:
+            out.append(self._confirm(kind, None))
         return out
+
+    def cmd_subscribe(self, argv):
+        return self._each(b"subscribe", self.server.pubsub.subscribe, argv[1:])
 
     def cmd_psubscribe(self, argv):
-        pubsub = self.server.pubsub
-        out = Pushes()
-        for pattern in argv[1:]:
-            pubsub.psubscribe(self.conn, pattern)
-            out.append(self._confirm(b"psubscribe", pattern))
-        return out
+        return self._each(b"psubscribe", self.server.pubsub.psubscribe, argv[1:])
 
     def cmd_unsubscribe(self, argv):
-        pubsub = self.server.pubsub
-        out = Pushes()
-        channels = argv[1:] or list(self.channels)
-        for channel in channels:
-            pubsub.unsubscribe(self.conn, channel)
-            out.append(self._confirm(b"unsubscribe", channel))
-        if not out:
-            out.append(self._confirm(b"unsubscribe", None))
-        return out
+        return self._each(b"unsubscribe", self.server.pubsub.unsubscribe,
+                          argv[1:] or list(self.channels))
 
     def cmd_punsubscribe(self, argv):
-        pubsub = self.server.pubsub
-        out = Pushes()
-        patterns = argv[1:] or list(self.patterns)
-        for pattern in patterns:
-            pubsub.punsubscribe(self.conn, pattern)
-            out.append(self._confirm(b"punsubscribe", pattern))
-        if not out:
-            out.append(self._confirm(b"punsubscribe", None))
-        return out
+        return self._each(b"punsubscribe", self.server.pubsub.punsubscribe,
+                          argv[1:] or list(self.patterns))
 
     def cmd_publish(self, argv):
         receivers = self.server.pubsub.publish(argv[1], argv[2])

@@ -89,6 +89,16 @@ def same(pair, scenario):
     return embedded
 
 
+def run_on_both(scenario, ours, real) -> tuple:
+    """scenario(*clients) on our clients, then on redis-server's: both results, the
+    clients closed whatever happens (for scenarios that need clients of their own)."""
+    try:
+        return scenario(*ours), scenario(*real)
+    finally:
+        for client in [*ours, *real]:
+            client.close()
+
+
 # -- fixtures -----------------------------------------------------------------------
 
 @pytest.fixture(params=[(2, False), (3, False), (2, True), (3, True)],
@@ -127,6 +137,14 @@ def pairs2(redis_server, options):
 def fill(r, key="s", n=10, start=1):
     for i in range(start, start + n):
         r.xadd(key, {"f": f"v{i}", "n": i}, id=f"{i}-0")
+
+
+def group_read_by_c1(r, count=None):
+    """Six entries in "s" and a group g (created at 0) whose consumer c1 has read the
+    first `count` of them (all by default): a PEL to query and claim from."""
+    fill(r, n=6)
+    r.xgroup_create("s", "g", id="0")
+    r.xreadgroup("g", "c1", {"s": ">"}, count=count)
 
 
 # -- streams --------------------------------------------------------------------------
@@ -237,9 +255,7 @@ def test_xreadgroup_and_xack(pair):
 
 def test_xpending_range(pair):
     def scenario(r, step):
-        fill(r, n=6)
-        r.xgroup_create("s", "g", id="0")
-        r.xreadgroup("g", "c1", {"s": ">"}, count=4)
+        group_read_by_c1(r, count=4)
         r.xreadgroup("g", "c2", {"s": ">"})
         step(r.xpending_range, "s", "g", min="-", max="+", count=10)
         step(r.xpending_range, "s", "g", min="2-0", max="5-0", count=2)
@@ -255,9 +271,7 @@ def test_xpending_range(pair):
 
 def test_xclaim(pair):
     def scenario(r, step):
-        fill(r, n=6)
-        r.xgroup_create("s", "g", id="0")
-        r.xreadgroup("g", "c1", {"s": ">"}, count=4)
+        group_read_by_c1(r, count=4)
         now = int(time.time() * 1000)
         step(r.xclaim, "s", "g", "c2", 0, ["1-0"])
         step(r.xclaim, "s", "g", "c2", 60000, ["2-0"])          # not idle enough: nothing
@@ -275,9 +289,7 @@ def test_xclaim(pair):
 
 def test_xautoclaim(pair):
     def scenario(r, step):
-        fill(r, n=6)
-        r.xgroup_create("s", "g", id="0")
-        r.xreadgroup("g", "c1", {"s": ">"})
+        group_read_by_c1(r)
         r.xdel("s", "3-0")
         step(r.xautoclaim, "s", "g", "c2", 0, start_id="0-0", count=2)
         step(r.xautoclaim, "s", "g", "c2", 0, start_id="2-0", count=3)
@@ -482,8 +494,7 @@ def test_blocking_reads_wake_on_writes(redis_server, protocol):
             redis.Redis(*redis_server, protocol=protocol))
     real[0].flushall()
 
-    def scenario(clients):
-        r, other = clients
+    def scenario(r, other):
         r.xadd("s", {"f": 0}, id="1-0")
         results = []
 
@@ -514,11 +525,7 @@ def test_blocking_reads_wake_on_writes(redis_server, protocol):
                 results.append(str(err))
         return results
 
-    try:
-        embedded, expected = scenario(emb), scenario(real)
-    finally:
-        for client in emb + real:
-            client.close()
+    embedded, expected = run_on_both(scenario, emb, real)
     _loose_equal(embedded, expected)
     assert embedded[1] and embedded[4]
 

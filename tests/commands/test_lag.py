@@ -23,29 +23,36 @@ def test_tombstones_before_first_entry_do_not_hide_lag():
     assert groups(e, "planets")["lag"] == 1
 
 
-def test_lag_after_trim_then_read_is_exact():
+def stream_read_by_group(n, count):
+    """An engine whose stream "s" holds entries 1-0 .. n-0 and whose group g1 (created
+    at 0) has read the first `count` of them."""
     e = Engine()
-    for i in range(1, 6):
-        e.execute("XADD", "x", f"{i}-0", "data", "abcde"[i - 1])
-    e.execute("XGROUP", "CREATE", "x", "g1", "0")
-    e.execute("XREADGROUP", "GROUP", "g1", "c11", "COUNT", "1", "STREAMS", "x", ">")
-    e.execute("XTRIM", "x", "MAXLEN", "1")
-    assert groups(e, "x")["lag"] == 1
-    e.execute("XREADGROUP", "GROUP", "g1", "c11", "COUNT", "1", "STREAMS", "x", ">")
-    info = groups(e, "x")
+    for i in range(1, n + 1):
+        e.execute("XADD", "s", f"{i}-0", "f", "v")
+    e.execute("XGROUP", "CREATE", "s", "g1", "0")
+    read_next(e, count)
+    return e
+
+
+def read_next(e, count):
+    e.execute("XREADGROUP", "GROUP", "g1", "c1", "COUNT", str(count), "STREAMS", "s", ">")
+
+
+def test_lag_after_trim_then_read_is_exact():
+    e = stream_read_by_group(5, 1)
+    e.execute("XTRIM", "s", "MAXLEN", "1")
+    assert groups(e, "s")["lag"] == 1
+    read_next(e, 1)
+    info = groups(e, "s")
     assert (info["entries-read"], info["lag"]) == (5, 0)
 
 
 def test_tombstone_after_position_makes_lag_unknown_until_read_past_it():
-    e = Engine()
-    for i in range(1, 5):
-        e.execute("XADD", "s", f"{i}-0", "data", "x")
-    e.execute("XGROUP", "CREATE", "s", "g1", "0")
-    e.execute("XREADGROUP", "GROUP", "g1", "c1", "COUNT", "2", "STREAMS", "s", ">")
+    e = stream_read_by_group(4, 2)
     assert groups(e, "s")["lag"] == 2
     e.execute("XDEL", "s", "3-0")
     assert groups(e, "s")["lag"] is None
-    e.execute("XREADGROUP", "GROUP", "g1", "c1", "COUNT", "2", "STREAMS", "s", ">")
+    read_next(e, 2)
     info = groups(e, "s")
     assert (info["entries-read"], info["lag"]) == (4, 0)
 

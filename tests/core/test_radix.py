@@ -276,9 +276,9 @@ def run_ops(tree, model, pool, ops, value_len):
                 assert iters[i].value == model.d[cur[i]]
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
-@given(scenarios())
-def test_random_operations_match_model(tree_paths, scenario):
+def check_scenario_then_empty(scenario):
+    """Runs a generated scenario on a tree and the model, compares them, then removes
+    every key: the tree must end valid and empty."""
     key_len, value_len, bucket_max, pool, ops = scenario
     tree = RadixTestTree(key_len, value_len, bucket_max)
     model = Model()
@@ -288,6 +288,12 @@ def test_random_operations_match_model(tree_paths, scenario):
         tree.remove(k)
     tree.check()
     assert tree.count == 0 and emptied(tree)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(scenarios())
+def test_random_operations_match_model(tree_paths, scenario):
+    check_scenario_then_empty(scenario)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
@@ -384,15 +390,7 @@ def queue_scenarios(draw):
 @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
 @given(queue_scenarios())
 def test_queue_operations_match_model(tree_paths, scenario):
-    key_len, value_len, bucket_max, pool, ops = scenario
-    tree = RadixTestTree(key_len, value_len, bucket_max)
-    model = Model()
-    run_ops(tree, model, pool, ops, value_len)
-    assert_same(tree, model)
-    for k in list(model.keys):
-        tree.remove(k)
-    tree.check()
-    assert tree.count == 0 and emptied(tree)
+    check_scenario_then_empty(scenario)
 
 
 def id_key(key_len, n, per_ms=7):

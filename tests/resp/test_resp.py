@@ -11,6 +11,7 @@ before AUTH and the query buffer limit.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import socket
 import time
@@ -129,6 +130,18 @@ class RawClient:
 
     def close(self) -> None:
         self.sock.close()
+
+
+@contextlib.contextmanager
+def raw_client(port: int, resp3: bool, *cleanup: bytes):
+    """A RawClient that runs the cleanup command (a DEL of what the test wrote, or
+    FLUSHALL) on the way out, then closes."""
+    client = RawClient(port, resp3)
+    try:
+        yield client
+    finally:
+        client.call(*cleanup)
+        client.close()
 
 
 # ---------------------------------------------------------------------------
@@ -348,21 +361,16 @@ def test_reply_buffer_mixed():
 
 @pytest.mark.parametrize("resp3", [False, True])
 def test_doubles_match_redis(redis_port, resp3):
-    client = RawClient(redis_port, resp3)
-    try:
+    with raw_client(redis_port, resp3, b"DEL", b"z") as client:
         for text in [b"0.1", b"1", b"1.5", b"-2.25", b"1e300", b"3.141592653589793", b"1e-7",
                      b"123456789012345678", b"inf", b"-inf", b"0", b"5e-324"]:
             client.call(b"ZADD", b"z", text, b"m")
             assert client.call(b"ZSCORE", b"z", b"m") == encode_reply(float(text), resp3), text
-    finally:
-        client.call(b"DEL", b"z")
-        client.close()
 
 
 @pytest.mark.parametrize("resp3", [False, True])
 def test_null_array_inside_xreadgroup_history_matches_redis(redis_port, resp3):
-    client = RawClient(redis_port, resp3)
-    try:
+    with raw_client(redis_port, resp3, b"DEL", b"hs") as client:
         client.call(b"DEL", b"hs")
         client.call(b"XGROUP", b"CREATE", b"hs", b"g", b"0", b"MKSTREAM")
         client.call(b"XADD", b"hs", b"1-1", b"f", b"v")
@@ -376,24 +384,17 @@ def test_null_array_inside_xreadgroup_history_matches_redis(redis_port, resp3):
         # and XREAD with nothing to read: the top-level null array
         raw = client.call(b"XREAD", b"STREAMS", b"hs", b"9-9")
         assert raw == encode_reply(None, resp3, True)
-    finally:
-        client.call(b"DEL", b"hs")
-        client.close()
 
 
 @pytest.mark.parametrize("resp3", [False, True])
 def test_null_array_in_empty_xpending_summary_matches_redis(redis_port, resp3):
     """The other nested null array of Redis: XPENDING's summary of an empty PEL is
     [0, nil, nil, nil-array]."""
-    client = RawClient(redis_port, resp3)
-    try:
+    with raw_client(redis_port, resp3, b"DEL", b"ps") as client:
         client.call(b"DEL", b"ps")
         client.call(b"XGROUP", b"CREATE", b"ps", b"g", b"$", b"MKSTREAM")
         raw = client.call(b"XPENDING", b"ps", b"g")
         assert raw == encode_reply([0, None, None, NULL_ARRAY], resp3)
-    finally:
-        client.call(b"DEL", b"ps")
-        client.close()
 
 
 @pytest.mark.parametrize("resp3", [False, True])
@@ -440,8 +441,7 @@ def test_engine_replies_encode_like_redis(redis_port, resp3):
 
     eng = Engine()
     ctx = eng.new_context(resp3=resp3)
-    client = RawClient(redis_port, resp3)
-    try:
+    with raw_client(redis_port, resp3, b"FLUSHALL") as client:
         client.call(b"FLUSHALL")
         for argv in ENGINE_SCRIPT:
             try:
@@ -449,9 +449,6 @@ def test_engine_replies_encode_like_redis(redis_port, resp3):
             except ResponseError as err:
                 ours = encode_error(str(err))
             assert ours == client.call(*argv), argv
-    finally:
-        client.call(b"FLUSHALL")
-        client.close()
 
 
 # ---------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from servers import RedisServer, SluiceServer
 from test_client import (  # noqa: F401
     _loose_equal,
     options,
+    run_on_both,
     test_error_classes,
     test_groups_lifecycle,
     test_handshake,
@@ -175,11 +176,7 @@ def test_blocking_reads_wake_on_writes(sluice, redis_server, protocol):
 
     ours = [redis.Redis(port=sluice.port, protocol=protocol) for _ in range(2)]
     real = [redis.Redis(*redis_server, protocol=protocol) for _ in range(2)]
-    try:
-        got, expected = scenario(*ours), scenario(*real)
-    finally:
-        for client in ours + real:
-            client.close()
+    got, expected = run_on_both(scenario, ours, real)
     _loose_equal(got, expected)
     assert got[1] and got[4]
 
@@ -221,11 +218,7 @@ def test_blocked_readers_on_keys_that_go_away_match_redis(sluice, redis_server):
 
     ours = [redis.Redis(port=sluice.port, protocol=3) for _ in range(2)]
     real = [redis.Redis(*redis_server, protocol=3) for _ in range(2)]
-    try:
-        got, expected = scenario(*ours), scenario(*real)
-    finally:
-        for client in ours + real:
-            client.close()
+    got, expected = run_on_both(scenario, ours, real)
     assert got == expected
     assert "UNBLOCKED the stream key no longer exists" in got
     assert "NOGROUP the consumer group this client was blocked on no longer exists" in got
@@ -901,22 +894,31 @@ def test_config_set_port_moves_the_listener():
         admin.close()
 
 
+XRANGE_BIG = b"*4\r\n$6\r\nXRANGE\r\n$3\r\nbig\r\n$1\r\n-\r\n$1\r\n+\r\n"
+
+
+def _big_stream_and_slow_reader(good, port: int) -> socket.socket:
+    """Fills "big" with 200 entries of 1 kB (one XRANGE of it is a ~200 kB reply) and
+    opens a socket with a 4 kB receive buffer: a client whose replies back up."""
+    pipe = good.pipeline(transaction=False)
+    for i in range(200):
+        pipe.xadd("big", {"payload": "x" * 1000}, id=f"{i + 1}-0")
+    pipe.execute()
+    hog = socket.create_connection(("127.0.0.1", port))
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    return hog
+
+
 def test_slow_reader_hits_the_hard_output_limit():
     """A client that never reads while the server sends it big replies is disconnected
     at the hard limit; a well-behaved client keeps getting correct answers."""
     args = ["--client-output-buffer-limit", "normal", "4mb", "2mb", "10"]
     with SluiceServer(args) as srv:
         good = redis.Redis(port=srv.port)
-        pipe = good.pipeline(transaction=False)
-        for i in range(200):
-            pipe.xadd("big", {"payload": "x" * 1000}, id=f"{i + 1}-0")
-        pipe.execute()
-        hog = socket.create_connection(("127.0.0.1", srv.port))
-        hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        request = b"*4\r\n$6\r\nXRANGE\r\n$3\r\nbig\r\n$1\r\n-\r\n$1\r\n+\r\n"
+        hog = _big_stream_and_slow_reader(good, srv.port)
         try:
             for _ in range(400):                # ~80 MB of replies, never read
-                hog.sendall(request)
+                hog.sendall(XRANGE_BIG)
         except OSError:
             pass                                # closed by the server meanwhile
         deadline = time.monotonic() + 10
@@ -936,14 +938,9 @@ def test_reader_that_never_reads_does_not_grow_server_memory(sluice):
     reading from a client whose replies back up: its buffered output stays bounded."""
     good = redis.Redis(port=sluice.port)
     good.flushall()
-    pipe = good.pipeline(transaction=False)
-    for i in range(200):
-        pipe.xadd("big", {"payload": "x" * 1000}, id=f"{i + 1}-0")
-    pipe.execute()
-    hog = socket.create_connection(("127.0.0.1", sluice.port))
-    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    hog = _big_stream_and_slow_reader(good, sluice.port)
     hog.setblocking(False)
-    request = b"*4\r\n$6\r\nXRANGE\r\n$3\r\nbig\r\n$1\r\n-\r\n$1\r\n+\r\n" * 50
+    request = XRANGE_BIG * 50
     sent = 0
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline and sent < 2000 * len(request) // 50:
