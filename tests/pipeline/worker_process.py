@@ -1,4 +1,4 @@
-"""A worker process for tests/test_worker.py, run as
+"""A worker process for tests/pipeline/test_worker.py, run as
 `python tests/worker_process.py PORT CONSUMER CONFIG_JSON`.
 
 Its handler records every start (`starts`: "task consumer") and every completion
