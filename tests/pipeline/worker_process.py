@@ -1,5 +1,5 @@
 """A worker process for tests/pipeline/test_worker.py, run as
-`python tests/worker_process.py PORT CONSUMER CONFIG_JSON`.
+`python tests/pipeline/worker_process.py PORT CONSUMER CONFIG_JSON`.
 
 Its handler records every start (`starts`: "task consumer") and every completion
 (`done`: task -> count), sleeps the entry's `sleep` seconds and raises when the entry
