@@ -1,0 +1,221 @@
+"""EVAL, EVALSHA, their _RO forms and SCRIPT: the Lua runtime (engine/scripting) tied to an
+engine and to the client that runs a script.
+
+One `Scripting` per engine (Engine.scripting, made by the first script): the interpreter and
+the script cache by SHA1. A script runs as one unit: the engine is single-threaded (the
+server's event loop, the embedded client's lock), so nothing else runs on it meanwhile.
+`redis.call` takes the one road in, `process_command`, with the calling client's session
+and a command context of the script's own (SELECT inside a script moves only the script).
+The script's writes reach the effect listeners (the AOF) bracketed by MULTI ... EXEC, as
+EXEC's do; a script that wrote nothing logs nothing, one that failed half-way keeps (and
+logs) what it wrote.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any, Optional
+
+from engine.commands.dispatch import check
+from engine.commands.table import COMMANDS
+from engine.core.errors import ResponseError
+from engine.resp.reply import OK, Status
+from engine.scripting import ScriptRuntime
+
+if TYPE_CHECKING:  # pragma: no cover
+    from engine.api.session import Session
+
+NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
+NOT_INTEGER = "ERR value is not an integer or out of range"
+NEGATIVE_KEYS = "ERR Number of keys can't be negative"
+TOO_MANY_KEYS = "ERR Number of keys can't be greater than number of args"
+NOT_FROM_SCRIPT = "ERR This Redis command is not allowed from script"
+WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
+FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+NOTBUSY = "NOTBUSY No scripts in execution right now."
+
+
+def sha1hex(body: bytes) -> bytes:
+    return hashlib.sha1(body).hexdigest().encode()
+
+
+class _Caller:
+    """The client whose script runs now, and whether the script may write."""
+
+    __slots__ = ("session", "readonly")
+
+    def __init__(self, session: "Session", readonly: bool) -> None:
+        self.session = session
+        self.readonly = readonly
+
+
+class Scripting:
+    """The Lua interpreter of one engine and its script cache."""
+
+    def __init__(self, engine: Any, redis_version: str) -> None:
+        self.engine = engine
+        self._version = redis_version
+        self.scripts: dict[bytes, Any] = {}     # sha1 (lower-case hex) -> compiled function
+        self._caller: Optional[_Caller] = None
+        self.runtime = self._new_runtime()
+
+    @classmethod
+    def of(cls, engine: Any, redis_version: str) -> "Scripting":
+        """The engine's scripting, made on first use."""
+        scripting = engine.scripting
+        if scripting is None:
+            scripting = engine.scripting = cls(engine, redis_version)
+        return scripting
+
+    def _new_runtime(self) -> ScriptRuntime:
+        return ScriptRuntime(lambda argv: self._call(argv, False), redis_version=self._version,
+                             call_resp3=lambda argv: self._call(argv, True),
+                             is_command=lambda name: name.lower() in COMMANDS)
+
+    # the cache ----------------------------------------------------------------------
+
+    def load(self, body: bytes) -> bytes:
+        """Compiles the script into the cache (once); its sha1."""
+        sha = sha1hex(body)
+        if sha not in self.scripts:
+            self.scripts[sha] = self.runtime.compile(body)
+        return sha
+
+    def flush(self) -> None:
+        """Forgets every script, with a fresh interpreter (globals and all), as Redis does."""
+        self.scripts = {}
+        self.runtime = self._new_runtime()
+
+    # running --------------------------------------------------------------------------
+
+    def eval(self, session: "Session", argv: list, by_sha: bool, readonly: bool) -> Any:
+        """EVAL / EVALSHA (and _RO) script numkeys key... arg...: the script's reply."""
+        try:
+            numkeys = int(argv[2])
+        except ValueError:
+            raise ResponseError(NOT_INTEGER) from None
+        if numkeys > len(argv) - 3:
+            raise ResponseError(TOO_MANY_KEYS)
+        if numkeys < 0:
+            raise ResponseError(NEGATIVE_KEYS)
+        if by_sha:
+            sha = argv[1].lower()
+            fn = self.scripts.get(sha)
+            if fn is None:
+                raise ResponseError(NOSCRIPT)
+        else:
+            sha = self.load(argv[1])
+            fn = self.scripts[sha]
+        keys = argv[3:3 + numkeys]
+        return self._run(session, fn, sha.decode(), keys, argv[3 + numkeys:], readonly)
+
+    def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
+             readonly: bool) -> Any:
+        engine = self.engine
+        hub = session.hub
+        own = session.ctx
+        ctx = engine.new_context(own.db.index, False)
+        ctx.tracking = hub.tracking
+        saved = (session.channels, session.patterns, session.cmd_name)
+        # the caller's subscriptions do not apply to the script's commands (a RESP3
+        # subscriber may run scripts)
+        session.ctx, session.channels, session.patterns = ctx, {}, {}
+        self._caller = _Caller(session, readonly)
+        engine.transaction_begin()
+        try:
+            return self.runtime.run(fn, keys, args, sha, own.resp3)
+        finally:
+            try:
+                engine.transaction_end(ctx.db.index)
+            finally:
+                self._caller = None
+                session.ctx = own
+                session.channels, session.patterns, session.cmd_name = saved
+                session.null_array = False
+                session.blocked = None
+                if hub.tracking:
+                    own.tracking = True
+
+    def _call(self, argv: list, resp3: bool) -> Any:
+        """redis.call/pcall: Redis's refusals for scripts, then the one road in. A read
+        that would block answers as if it timed out."""
+        caller = self._caller
+        session = caller.session
+        record = COMMANDS.get(argv[0].lower())
+        if record is not None:
+            spec = check(record, argv)
+            if "noscript" in spec.flags or "noscript" in record.flags:
+                raise ResponseError(NOT_FROM_SCRIPT)
+            if caller.readonly and (spec.write or "may_replicate" in spec.flags):
+                raise ResponseError(WRITE_IN_READONLY)
+        session.ctx.resp3 = resp3
+        reply = session.call(argv)          # process_command
+        if session.blocked is not None:
+            session.blocked = None
+            return None
+        return reply
+
+
+SCRIPT_HELP = (
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+)
+
+
+class ScriptCommands:
+    """The Session's methods of EVAL & co. and SCRIPT (a mixin of engine/api/session.py's
+    Session: they are records of the `session` layer)."""
+
+    engine: Any
+    version: str        # what redis.REDIS_VERSION says (the version HELLO reports)
+
+    def _scripting(self) -> Scripting:
+        return Scripting.of(self.engine, self.version)
+
+    def cmd_eval(self, argv: list) -> Any:
+        return self._scripting().eval(self, argv, False, False)
+
+    def cmd_evalsha(self, argv: list) -> Any:
+        return self._scripting().eval(self, argv, True, False)
+
+    def cmd_eval_ro(self, argv: list) -> Any:
+        return self._scripting().eval(self, argv, False, True)
+
+    def cmd_evalsha_ro(self, argv: list) -> Any:
+        return self._scripting().eval(self, argv, True, True)
+
+    def script_load(self, argv: list) -> bytes:
+        return self._scripting().load(argv[2])
+
+    def script_exists(self, argv: list) -> list:
+        scripts = self.engine.scripting.scripts if self.engine.scripting is not None else {}
+        return [1 if sha.lower() in scripts else 0 for sha in argv[2:]]
+
+    def script_flush(self, argv: list) -> Status:
+        if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"sync", b"async")):
+            raise ResponseError(FLUSH_OPTION)
+        if self.engine.scripting is not None:
+            self.engine.scripting.flush()
+        return OK
+
+    def script_kill(self, argv: list) -> Any:
+        """Nothing else runs while a script runs (see the module docstring), so SCRIPT KILL
+        only ever arrives when no script is running."""
+        raise ResponseError(NOTBUSY)
+
+    def script_help(self, argv: list) -> list:
+        return [Status(line.encode()) for line in SCRIPT_HELP]
