@@ -5,7 +5,8 @@ One `Scripting` per engine (Engine.scripting, made by the first script): the int
 the script cache by SHA1. A script runs as one unit: the engine is single-threaded (the
 server's event loop, the embedded client's lock), so nothing else runs on it meanwhile.
 `redis.call` takes the one road in, `process_command`, with the calling client's session
-and a command context of the script's own (SELECT inside a script moves only the script).
+and a command context of the script's own (SELECT inside a script moves only the script);
+XREAD/XREADGROUP with BLOCK are refused, as Redis 7.0 refuses them, so nothing blocks.
 The script's writes reach the effect listeners (the AOF) bracketed by MULTI ... EXEC, as
 EXEC's do; a script that wrote nothing logs nothing, one that failed half-way keeps (and
 logs) what it wrote.
@@ -32,6 +33,7 @@ NOT_FROM_SCRIPT = "ERR This Redis command is not allowed from script"
 WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
 FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 NOTBUSY = "NOTBUSY No scripts in execution right now."
+BLOCK_REFUSED = "ERR %s command is not allowed with BLOCK option from scripts"
 
 
 def sha1hex(body: bytes) -> bytes:
@@ -122,7 +124,7 @@ class Scripting:
         self._caller = _Caller(session, readonly)
         engine.transaction_begin()
         try:
-            return self.runtime.run(fn, keys, args, sha, own.resp3)
+            return self.runtime.run(fn, keys, args, sha)
         finally:
             try:
                 engine.transaction_end(ctx.db.index)
@@ -131,13 +133,11 @@ class Scripting:
                 session.ctx = own
                 session.channels, session.patterns, session.cmd_name = saved
                 session.null_array = False
-                session.blocked = None
                 if hub.tracking:
                     own.tracking = True
 
     def _call(self, argv: list, resp3: bool) -> Any:
-        """redis.call/pcall: Redis's refusals for scripts, then the one road in. A read
-        that would block answers as if it timed out."""
+        """redis.call/pcall: Redis's refusals for scripts, then the one road in."""
         caller = self._caller
         session = caller.session
         record = COMMANDS.get(argv[0].lower())
@@ -147,12 +147,21 @@ class Scripting:
                 raise ResponseError(NOT_FROM_SCRIPT)
             if caller.readonly and (spec.write or "may_replicate" in spec.flags):
                 raise ResponseError(WRITE_IN_READONLY)
+            if "blocking" in spec.flags and _blocks(argv):
+                raise ResponseError(BLOCK_REFUSED % spec.name)
         session.ctx.resp3 = resp3
-        reply = session.call(argv)          # process_command
-        if session.blocked is not None:
-            session.blocked = None
-            return None
-        return reply
+        return session.call(argv)           # process_command
+
+
+def _blocks(argv: list) -> bool:
+    """Whether XREAD/XREADGROUP's options (before STREAMS) ask to block."""
+    for arg in argv[1:]:
+        word = arg.lower()
+        if word == b"block":
+            return True
+        if word == b"streams":
+            return False
+    return False
 
 
 SCRIPT_HELP = (
