@@ -27,7 +27,10 @@ def key_specs(record: Command) -> list:
                  b"find_keys": {b"type": b"range",
                                 b"spec": {b"lastkey": -1, b"keystep": 1, b"limit": 2}}}]
     if record.numkeys:
-        return [{b"flags": _rw_flags(record),
+        # a script's keys: read and written, unless the command is read-only (EVAL_RO)
+        access = ([Status(b"RO"), Status(b"access")] if "readonly" in record.flags
+                  else [Status(b"RW"), Status(b"access"), Status(b"update")])
+        return [{b"flags": access,
                  b"begin_search": {b"type": b"index", b"spec": {b"index": record.numkeys}},
                  b"find_keys": {b"type": b"keynum",
                                 b"spec": {b"keynumidx": 0, b"firstkey": 1, b"keystep": 1}}}]

@@ -92,6 +92,7 @@ SCENARIOS = {
         ("EVAL", "return +", 0), ("EVAL", "x = 1", 0),
         ("COMMAND", "GETKEYS", "EVAL", "return 1", 2, "a", "b", "c"),
         ("COMMAND", "GETKEYS", "EVALSHA_RO", "abc", 0, "c"),
+        ("COMMAND", "GETKEYS", "EVAL", "return 1", 5, "c"),
     ],
     "select inside a script": [
         ("EVAL", "redis.call('select', 2); redis.call('set', KEYS[1], 'v'); "
@@ -236,6 +237,41 @@ def test_a_script_aborts_other_clients_watch_and_wakes_blocked_readers():
     other.eval("redis.call('xadd', KEYS[1], '1-1', 'f', 'v')", 1, "s")
     reader.join(10)
     assert got == [[[b"s", [(b"1-1", {b"f": b"v"})]]]]
+
+
+def test_command_info_of_eval_matches_redis(sluice, redis_server):
+    """Arity, flags (movablekeys), key positions and the keynum key spec of EVAL & co."""
+    ours, theirs = (redis.Redis(port=port, protocol=3) for port in (sluice.port, redis_server[1]))
+    for r in (ours, theirs):
+        r.response_callbacks.clear()
+    try:
+        for name in ("eval", "evalsha", "eval_ro", "evalsha_ro", "script|load"):
+            mine = ours.execute_command("COMMAND", "INFO", name)[0]
+            real = theirs.execute_command("COMMAND", "INFO", name)[0]
+            assert mine[:2] + mine[3:6] == real[:2] + real[3:6], name
+            assert sorted(mine[2]) == sorted(real[2]), name            # (a set in RESP3)
+            assert len(mine[8]) == len(real[8]), name
+            for spec, real_spec in zip(mine[8], real[8]):
+                real_spec = dict(real_spec)
+                real_spec.pop(b"notes", None)
+                assert spec == real_spec, name
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_a_blocked_reader_of_the_server_wakes_after_a_script(sluice):
+    reader, writer = redis.Redis(port=sluice.port), redis.Redis(port=sluice.port)
+    writer.delete("wake")
+    got = []
+    thread = threading.Thread(target=lambda: got.append(reader.xread({"wake": "$"}, block=10000)))
+    thread.start()
+    time.sleep(0.3)         # (the reader blocks first; if not, it finds the entry anyway)
+    writer.eval("redis.call('xadd', KEYS[1], '7-1', 'f', 'v')", 1, "wake")
+    thread.join(10)
+    assert got == [[[b"wake", [(b"7-1", {b"f": b"v"})]]]]
+    reader.close()
+    writer.close()
 
 
 # -- redis-py's Lock and register_script, over RESP and embedded --------------------------
