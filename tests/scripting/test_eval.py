@@ -230,13 +230,20 @@ def test_a_script_aborts_other_clients_watch_and_wakes_blocked_readers():
         pipe.set("k", "y")
         with pytest.raises(WatchError):
             pipe.execute()
+    assert_reader_gets_the_script_entry(one, other, "s")
+
+
+def assert_reader_gets_the_script_entry(reader: redis.Redis, writer: redis.Redis,
+                                        key: str) -> None:
+    """A reader blocked on `key` gets the entry a script of `writer` adds (reading from 0-0,
+    so a reader that had not blocked yet finds it too)."""
     got = []
-    reader = threading.Thread(target=lambda: got.append(one.xread({"s": "$"}, block=10000)))
-    reader.start()
-    time.sleep(0.3)         # (the reader blocks first; if not, it finds the entry anyway)
-    other.eval("redis.call('xadd', KEYS[1], '1-1', 'f', 'v')", 1, "s")
-    reader.join(10)
-    assert got == [[[b"s", [(b"1-1", {b"f": b"v"})]]]]
+    thread = threading.Thread(target=lambda: got.append(reader.xread({key: "0-0"}, block=10000)))
+    thread.start()
+    time.sleep(0.2)         # most often the reader is blocked by now
+    writer.eval("redis.call('xadd', KEYS[1], '7-1', 'f', 'v')", 1, key)
+    thread.join(10)
+    assert got == [[[key.encode(), [(b"7-1", {b"f": b"v"})]]]]
 
 
 def test_command_info_of_eval_matches_redis(sluice, redis_server):
@@ -263,13 +270,7 @@ def test_command_info_of_eval_matches_redis(sluice, redis_server):
 def test_a_blocked_reader_of_the_server_wakes_after_a_script(sluice):
     reader, writer = redis.Redis(port=sluice.port), redis.Redis(port=sluice.port)
     writer.delete("wake")
-    got = []
-    thread = threading.Thread(target=lambda: got.append(reader.xread({"wake": "$"}, block=10000)))
-    thread.start()
-    time.sleep(0.3)         # (the reader blocks first; if not, it finds the entry anyway)
-    writer.eval("redis.call('xadd', KEYS[1], '7-1', 'f', 'v')", 1, "wake")
-    thread.join(10)
-    assert got == [[[b"wake", [(b"7-1", {b"f": b"v"})]]]]
+    assert_reader_gets_the_script_entry(reader, writer, "wake")
     reader.close()
     writer.close()
 
