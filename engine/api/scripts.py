@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from engine.commands.dispatch import check
 from engine.commands.table import COMMANDS
 from engine.core.errors import ResponseError
+from engine.resp.numbers import strict_int
 from engine.resp.reply import OK, Status
 from engine.scripting import ScriptRuntime
 
@@ -34,6 +35,56 @@ WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
 FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 NOTBUSY = "NOTBUSY No scripts in execution right now."
 BLOCK_REFUSED = "ERR %s command is not allowed with BLOCK option from scripts"
+WRITE_FLAG_IN_RO = "ERR Can not execute a script with write flag using *_ro command."
+BAD_SHEBANG = "ERR Invalid script shebang"
+SHEBANG_ENGINE = "ERR Unexpected engine in script shebang: %s"
+SHEBANG_OPTION = "ERR Unknown lua shebang option: %s"
+SHEBANG_FLAG = "ERR Unexpected flag in script shebang: %s"
+SHEBANG_FLAGS = (b"no-writes", b"allow-oom", b"allow-stale", b"no-cluster",
+                 b"allow-cross-slot-keys")
+
+
+class Script:
+    """A compiled script of the cache; `flags` are its shebang's (None: no shebang, it
+    may write unless run by EVAL_RO/EVALSHA_RO)."""
+
+    __slots__ = ("fn", "flags")
+
+    def __init__(self, fn: Any, flags: Optional[frozenset]) -> None:
+        self.fn = fn
+        self.flags = flags
+
+    def readonly(self, by_ro_command: bool) -> bool:
+        """Whether its writes are refused, or raises: a shebang script that may write
+        cannot run through the _RO commands."""
+        if self.flags is None:
+            return by_ro_command
+        no_writes = b"no-writes" in self.flags
+        if by_ro_command and not no_writes:
+            raise ResponseError(WRITE_FLAG_IN_RO)
+        return no_writes
+
+
+def shebang(body: bytes) -> tuple[int, Optional[frozenset]]:
+    """`#!lua [flags=a,b]` on a script's first line: where the Lua code starts (the line's
+    end, so line numbers stay) and the flags; (0, None) without a shebang."""
+    if not body.startswith(b"#!"):
+        return 0, None
+    end = body.find(b"\n")
+    if end < 0:
+        raise ResponseError(BAD_SHEBANG)
+    words = body[:end].split()
+    if words[0] != b"#!lua":
+        raise ResponseError(SHEBANG_ENGINE % words[0].decode("utf-8", "replace"))
+    flags: set = set()
+    for word in words[1:]:
+        if not word.startswith(b"flags="):
+            raise ResponseError(SHEBANG_OPTION % word.decode("utf-8", "replace"))
+        for flag in word[6:].split(b",") if word[6:] else ():
+            if flag not in SHEBANG_FLAGS:
+                raise ResponseError(SHEBANG_FLAG % flag.decode("utf-8", "replace"))
+            flags.add(flag)
+    return end, frozenset(flags)
 
 
 def sha1hex(body: bytes) -> bytes:
@@ -56,7 +107,7 @@ class Scripting:
     def __init__(self, engine: Any, redis_version: str) -> None:
         self.engine = engine
         self._version = redis_version
-        self.scripts: dict[bytes, Any] = {}     # sha1 (lower-case hex) -> compiled function
+        self.scripts: dict[bytes, Script] = {}  # sha1 (lower-case hex) -> compiled script
         self._caller: Optional[_Caller] = None
         self.runtime = self._new_runtime()
 
@@ -79,7 +130,8 @@ class Scripting:
         """Compiles the script into the cache (once); its sha1."""
         sha = sha1hex(body)
         if sha not in self.scripts:
-            self.scripts[sha] = self.runtime.compile(body)
+            start, flags = shebang(body)
+            self.scripts[sha] = Script(self.runtime.compile(body[start:]), flags)
         return sha
 
     def flush(self) -> None:
@@ -91,24 +143,24 @@ class Scripting:
 
     def eval(self, session: "Session", argv: list, by_sha: bool, readonly: bool) -> Any:
         """EVAL / EVALSHA (and _RO) script numkeys key... arg...: the script's reply."""
-        try:
-            numkeys = int(argv[2])
-        except ValueError:
-            raise ResponseError(NOT_INTEGER) from None
+        numkeys = strict_int(argv[2])
+        if numkeys is None:
+            raise ResponseError(NOT_INTEGER)
         if numkeys > len(argv) - 3:
             raise ResponseError(TOO_MANY_KEYS)
         if numkeys < 0:
             raise ResponseError(NEGATIVE_KEYS)
         if by_sha:
             sha = argv[1].lower()
-            fn = self.scripts.get(sha)
-            if fn is None:
+            script = self.scripts.get(sha)
+            if script is None:
                 raise ResponseError(NOSCRIPT)
         else:
             sha = self.load(argv[1])
-            fn = self.scripts[sha]
+            script = self.scripts[sha]
         keys = argv[3:3 + numkeys]
-        return self._run(session, fn, sha.decode(), keys, argv[3 + numkeys:], readonly)
+        return self._run(session, script.fn, sha.decode(), keys, argv[3 + numkeys:],
+                         script.readonly(readonly))
 
     def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
              readonly: bool) -> Any:

@@ -136,6 +136,18 @@ SCENARIOS = {
         ("EVAL_RO", "return redis.call('exists', KEYS[1])", 1, "k"),
         ("GET", "k"),
     ],
+    "shebang": [
+        ("EVAL", "#!lua\nreturn redis.call('set', KEYS[1], '1')", 1, "a"),
+        ("EVAL", "#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], '1')", 1, "a"),
+        ("EVAL", "#!lua flags=no-writes,allow-oom\nreturn error('x')", 0),
+        ("EVAL", "#!lua flags=allow-cross-slot-keys,no-cluster,allow-stale\r\nreturn 1", 0),
+        ("EVAL", "#!lua  flags=\nreturn 2", 0), ("EVAL", "#!lua", 0),
+        ("EVAL", "#!py\nreturn 1", 0), ("EVAL", "#! lua\nreturn 1", 0),
+        ("EVAL", "#!lua flags=bogus\nreturn 1", 0), ("EVAL", "#!lua bogus=1\nreturn 1", 0),
+        ("EVAL", "#!lua flags=no-writes,,allow-oom\nreturn 1", 0),
+        ("EVAL_RO", "#!lua\nreturn 1", 0), ("EVAL_RO", "#!lua flags=no-writes\nreturn 1", 0),
+        ("EVAL_RO", "#!lua\nreturn 1", 5), ("EVAL", "return 1", " 1"), ("EVAL", "return 1", "+0"),
+    ],
     "scripts in a transaction": [
         ("MULTI",), ("EVAL", "return redis.call('incr', KEYS[1])", 1, "n"),
         ("EVAL", "return redis.call('incr', KEYS[1])", 1, "n"), ("EXEC",),
