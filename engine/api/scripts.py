@@ -184,7 +184,7 @@ class Scripting:
                 self._caller = None
                 session.ctx = own
                 session.channels, session.patterns, session.cmd_name = saved
-                session.null_array = False
+                session.null_array = session.rejected = False   # (the script ran)
                 if hub.tracking:
                     own.tracking = True
 

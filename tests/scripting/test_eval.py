@@ -287,6 +287,18 @@ def test_a_blocked_reader_of_the_server_wakes_after_a_script(sluice):
     writer.close()
 
 
+def test_commandstats_of_a_script_whose_calls_fail_match_redis(sluice, redis_server):
+    counts = []
+    for port in (sluice.port, redis_server[1]):
+        r = redis.Redis(port=port)
+        r.config_resetstat()
+        assert r.eval("redis.pcall('nosuch'); redis.pcall('get'); return 1", 0) == 1
+        stats = r.info("commandstats")["cmdstat_eval"]
+        counts.append((stats["calls"], stats["rejected_calls"], stats["failed_calls"]))
+        r.close()
+    assert counts[0] == counts[1] == (1, 0, 0)
+
+
 # -- redis-py's Lock and register_script, over RESP and embedded --------------------------
 
 @pytest.fixture(params=["server", "embedded"])
