@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from engine.commands.dispatch import check
 from engine.commands.table import COMMANDS
-from engine.core.errors import ResponseError
+from engine.core.errors import NOT_INTEGER, ResponseError
 from engine.resp.numbers import strict_int
 from engine.resp.reply import OK, Status
 from engine.scripting import ScriptRuntime
@@ -27,7 +27,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from engine.api.session import Session
 
 NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
-NOT_INTEGER = "ERR value is not an integer or out of range"
 NEGATIVE_KEYS = "ERR Number of keys can't be negative"
 TOO_MANY_KEYS = "ERR Number of keys can't be greater than number of args"
 NOT_FROM_SCRIPT = "ERR This Redis command is not allowed from script"
