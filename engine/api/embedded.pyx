@@ -45,6 +45,7 @@ cdef class Engine:
     cdef readonly list effect_listeners
     cdef readonly long long dirty       # changes so far (save points count them)
     cdef readonly object durability     # persist.Durability, or None
+    cdef public object scripting        # Lua and the script cache (engine/api/scripts.py)
     cdef int _tx_depth                  # inside EXEC: effects are bracketed by MULTI/EXEC
     cdef bint _tx_logged                # MULTI already handed to the listeners
     cdef object _contexts

@@ -20,7 +20,8 @@ the keys blocked readers wait on, and the password.
 The commands of the `session` layer are methods here: PING, HELLO, AUTH, CLIENT ID |
 SETNAME | GETNAME | SETINFO | INFO | HELP, MULTI, EXEC, DISCARD, WATCH, UNWATCH,
 RESET, QUIT and FLUSHALL (the engine's, plus WATCH/blocked-reader bookkeeping for the
-other databases). A subclass that runs more layers (the server: INFO, CONFIG,
+other databases); EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT come from
+engine/api/scripts.py. A subclass that runs more layers (the server: INFO, CONFIG,
 COMMAND, pub/sub...) names them in `layers` and `commands`.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from itertools import count as _count
 from typing import Any, Optional
 
 from engine.api.after_command import report
+from engine.api.scripts import ScriptCommands
 from engine.commands.dispatch import check, resolve
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, layer_commands
@@ -294,7 +296,7 @@ def _valid_client_name(name: bytes):
     return name or None
 
 
-class Session:
+class Session(ScriptCommands):
     """One client of an engine (see the module docstring).
 
     Session(hub, ctx=None): a new client (database 0, RESP2; authenticated unless a
@@ -304,6 +306,7 @@ class Session:
 
     layers = ("session",)           # the layers of the command table it runs itself
     commands: dict = layer_commands(*layers)    # their records, by name
+    version = SERVER_VERSION.decode()
 
     def __init__(self, hub: Hub, ctx=None) -> None:
         self.hub = hub

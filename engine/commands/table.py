@@ -19,7 +19,8 @@ handler directly.
 Arity follows Redis: positive = exact argument count (command name included),
 negative = at least that many. Key positions (first, last, step) are those of
 Redis's command files (last -1 = the last argument); `keyword` marks keys that
-follow a keyword (XREAD's STREAMS: movablekeys).
+follow a keyword (XREAD's STREAMS: movablekeys); `numkeys` the position of a key
+count that the keys follow (EVAL's: movablekeys).
 
 Flags are Redis's, as COMMAND INFO prints them. Our own rules beyond them are fields:
 `pubsub_ok` (allowed in a RESP2 subscribed context), `immediate` (runs at once inside
@@ -43,7 +44,8 @@ _FLAG_RANK = {f: i for i, f in enumerate(FLAG_ORDER)}
 
 _GROUP_CATEGORY = {"stream": "@stream", "string": "@string", "generic": "@keyspace",
                    "connection": "@connection", "server": "@admin",
-                   "transactions": "@transaction", "pubsub": "@pubsub"}
+                   "transactions": "@transaction", "pubsub": "@pubsub",
+                   "scripting": "@scripting"}
 _DANGEROUS = ("flushall", "flushdb", "keys")
 LAYERS = ("engine", "session", "server")
 
@@ -75,6 +77,12 @@ class Command:
     no_auth: bool = False
     no_multi: bool = False
     acl_categories: tuple = ()
+    numkeys: int = 0                    # the key count's position (EVAL: 2); 0: none
+
+    @property
+    def movable_keys(self) -> bool:
+        """Keys found by reading the arguments (COMMAND INFO's movablekeys)."""
+        return self.keyword is not None or self.numkeys > 0
 
     def keys(self, argv: list) -> list:
         """The key arguments of argv (COMMAND GETKEYS, the AOF tool)."""
@@ -85,6 +93,13 @@ class Command:
                     rest = argv[i + 1:]
                     return rest[:len(rest) // 2]
             return []
+        if self.numkeys:
+            try:
+                count = int(argv[self.numkeys])
+            except (IndexError, ValueError):
+                return []
+            start = self.numkeys + 1
+            return argv[start:start + count] if 0 <= count <= len(argv) - start else []
         if not self.first_key or len(argv) <= self.first_key:
             return []
         last = self.last_key if self.last_key >= 0 else len(argv) + self.last_key
@@ -99,7 +114,8 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, keys: tuple = (0
         keyword: Optional[str] = None, layer: Optional[str] = None,
         subcommands: Optional[list] = None, base_ok: bool = False, pubsub_ok: bool = False,
         immediate: bool = False, aborts_exec: bool = False,
-        denied_on_misconf: Optional[bool] = None, sub_methods: bool = False) -> Command:
+        denied_on_misconf: Optional[bool] = None, sub_methods: bool = False,
+        numkeys: int = 0) -> Command:
     """A record; `docs` = (since, summary). Its group and full name come from family().
     sub_methods: each subcommand has its own method, `<container>_<subcommand>`
     (CLIENT); otherwise they share the container's."""
@@ -111,7 +127,8 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, keys: tuple = (0
     return Command(name, arity, ranked, *keys, keyword, *docs, layer, subs, base_ok,
                    pubsub_ok, immediate, aborts_exec,
                    write if denied_on_misconf is None else denied_on_misconf,
-                   write=write, no_auth="no_auth" in ranked, no_multi="no_multi" in ranked)
+                   write=write, no_auth="no_auth" in ranked, no_multi="no_multi" in ranked,
+                   numkeys=numkeys)
 
 
 def family(group: str, *records: Command) -> list:
@@ -350,6 +367,30 @@ COMMANDS: dict[bytes, Command] = _index(
             docs=("2.0.0", "Listens for messages published to channels.")),
         cmd("unsubscribe", -1, "pubsub noscript loading stale", layer="server", pubsub_ok=True,
             docs=("2.0.0", "Stops listening to messages posted to channels."))),
+    family("scripting",
+        cmd("eval", -3, "noscript stale skip_monitor no_mandatory_keys", layer="session",
+            numkeys=2, docs=("2.6.0", "Executes a server-side Lua script.")),
+        cmd("eval_ro", -3, "readonly noscript stale skip_monitor no_mandatory_keys",
+            layer="session", numkeys=2,
+            docs=("7.0.0", "Executes a read-only server-side Lua script.")),
+        cmd("evalsha", -3, "noscript stale skip_monitor no_mandatory_keys", layer="session",
+            numkeys=2, docs=("2.6.0", "Executes a server-side Lua script by SHA1 digest.")),
+        cmd("evalsha_ro", -3, "readonly noscript stale skip_monitor no_mandatory_keys",
+            layer="session", numkeys=2,
+            docs=("7.0.0", "Executes a read-only server-side Lua script by SHA1 digest.")),
+        cmd("script", -2, "", layer="session", sub_methods=True,
+            docs=("2.6.0", "A container for Lua scripts management commands."),
+            subcommands=[
+                cmd("exists", -3, "noscript",
+                    docs=("2.6.0", "Determines whether server-side Lua scripts exist in the script cache.")),
+                cmd("flush", -2, "noscript",
+                    docs=("2.6.0", "Removes all server-side Lua scripts from the script cache.")),
+                cmd("help", 2, "loading stale",
+                    docs=("5.0.0", "Returns helpful text about the different subcommands.")),
+                cmd("kill", 2, "noscript allow_busy",
+                    docs=("2.6.0", "Terminates a server-side Lua script during execution.")),
+                cmd("load", 3, "noscript stale",
+                    docs=("2.6.0", "Loads a server-side Lua script to the script cache."))])),
     family("server",
         cmd("bgrewriteaof", 1, "admin noscript",
             docs=("1.0.0", "Asynchronously rewrites the append-only file to disk.")),

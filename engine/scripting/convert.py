@@ -113,7 +113,8 @@ class ReplyToLua:
 
 
 def lua_to_reply(value: Any, resp3: bool) -> Any:
-    """A script's return value as the reply the client gets."""
+    """A script's return value as the reply the client gets (`resp3`: the script's
+    protocol, redis.setresp)."""
     t = type(value)
     if t is bytes:
         return value

@@ -45,7 +45,7 @@ def script_error_text(failure: ScriptFailure, name: str) -> str:
 def call_error_text(text: str) -> str:
     """A command's error as redis.call reports it: Redis checks the command's existence and
     arity itself before running it from a script, in words of its own."""
-    if text.startswith("ERR unknown command '"):
+    if text.startswith(("ERR unknown command '", "ERR unknown subcommand '")):
         return UNKNOWN_COMMAND
     if text.startswith("ERR wrong number of arguments for '"):
         return WRONG_ARITY

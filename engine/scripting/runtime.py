@@ -122,9 +122,11 @@ class ScriptRuntime:
                                 + compiled[1].decode("utf-8", "surrogateescape"))
         return compiled
 
-    def run(self, fn: Any, keys: list, args: list, name: str, resp3: bool = False) -> Any:
-        """Runs a compiled script; returns its reply for a client of the given protocol, or
-        raises ResponseError with the text Redis prints (`name` is the sha or function)."""
+    def run(self, fn: Any, keys: list, args: list, name: str) -> Any:
+        """Runs a compiled script; returns its reply, or raises ResponseError with the text
+        Redis prints (`name` is the sha or function). Booleans follow the protocol the
+        script chose (redis.setresp): 1 and nil in RESP2, booleans in RESP3 (which a RESP2
+        client then reads as 1 and 0)."""
         self.resp3 = False
         result = self._run(fn, self.lua.table_from(keys), self.lua.table_from(args))
         if type(result) is tuple:
@@ -133,7 +135,7 @@ class ScriptRuntime:
             ok, value = result, None
         if not ok:
             raise ResponseError(script_error_text(ScriptFailure.from_lua(value), name))
-        reply = lua_to_reply(value, resp3)
+        reply = lua_to_reply(value, self.resp3)
         if isinstance(reply, ResponseError):
             raise reply
         return reply
@@ -228,12 +230,12 @@ class ScriptRuntime:
 
 
 def error_code_text(msg: bytes) -> bytes:
-    """An error text as redis.error_reply stores it: "-CODE text" loses its dash, and a
-    text without a code (no space after the dash, or no dash) gets ERR."""
+    """An error text as redis.error_reply stores it: a leading dash goes, and a text
+    whose first word is not followed by a space (no code) gets ERR ("a b" keeps code a)."""
     if msg[:1] == b"-":
         msg = msg[1:]
-        if b" " in msg:
-            return msg
+    if b" " in msg:
+        return msg
     return b"ERR " + msg
 
 

@@ -26,6 +26,14 @@ def key_specs(record: Command) -> list:
                                              b"startfrom": 1}},
                  b"find_keys": {b"type": b"range",
                                 b"spec": {b"lastkey": -1, b"keystep": 1, b"limit": 2}}}]
+    if record.numkeys:
+        # a script's keys: read and written, unless the command is read-only (EVAL_RO)
+        access = ([Status(b"RO"), Status(b"access")] if "readonly" in record.flags
+                  else [Status(b"RW"), Status(b"access"), Status(b"update")])
+        return [{b"flags": access,
+                 b"begin_search": {b"type": b"index", b"spec": {b"index": record.numkeys}},
+                 b"find_keys": {b"type": b"keynum",
+                                b"spec": {b"keynumidx": 0, b"firstkey": 1, b"keystep": 1}}}]
     if not record.first_key:
         return []
     last = record.last_key
@@ -40,7 +48,7 @@ def key_specs(record: Command) -> list:
 def info(record: Command, resp3: bool) -> list:
     """One COMMAND INFO entry."""
     flags = [Status(f.encode()) for f in record.flags]
-    if record.keyword is not None:
+    if record.movable_keys:
         flags.append(Status(b"movablekeys"))
     cats = [Status(c.encode()) for c in record.acl_categories]
     subs = [info(sub, resp3) for sub in (record.subcommands or {}).values()]
@@ -122,6 +130,8 @@ def command_command(argv: list, resp3: bool):
         if not record.arity_ok(len(target)):
             raise ResponseError("ERR Invalid number of arguments specified for command")
         keys = record.keys(target)
+        if not keys and "no_mandatory_keys" in record.flags:
+            return []
         if not keys:
             raise ResponseError("ERR The command has no key arguments")
         if sub == b"getkeys":

@@ -23,7 +23,8 @@ from engine.server.session import ServerSession
 from raw_io import raw_socket, read_all
 from servers import free_port
 
-GROUPS = {"stream", "string", "generic", "connection", "transactions", "pubsub", "server"}
+GROUPS = {"stream", "string", "generic", "connection", "transactions", "pubsub", "server",
+          "scripting"}
 # Flags of ours that Redis 7 no longer prints but our COMMAND INFO always has (LASTSAVE).
 LEGACY_FLAGS = {"random"}
 

@@ -562,19 +562,20 @@ def test_writes_before_an_error_stay(engine) -> None:
     assert engine.execute("GET", "a") == b"1"
 
 
-def test_resp3_client_replies(engine) -> None:
-    """For a RESP3 caller, booleans stay booleans and map/set/double tables keep their type."""
+def test_resp3_script_replies(engine) -> None:
+    """Booleans follow the script's protocol (redis.setresp), as 7.0 converts them;
+    map and double tables keep their type (the client's protocol writes them)."""
     from engine.scripting import ScriptRuntime
 
     runtime = ScriptRuntime(lambda argv: engine.execute(*argv), redis_version=ORACLE_VERSION)
 
-    def run(script: bytes, resp3: bool):
-        return runtime.run(runtime.compile(script), [], [], "x", resp3=resp3)
+    def run(script: bytes):
+        return runtime.run(runtime.compile(script), [], [], "x")
 
-    assert run(b"return {true, false}", True) == [True, False]
-    assert run(b"return {true, false}", False) == [1, None]
-    assert run(b"return {map={a=1}}", True) == {b"a": 1}
-    assert run(b"return {double=2.5}", True) == 2.5
+    assert run(b"redis.setresp(3); return {true, false}") == [True, False]
+    assert run(b"return {true, false}") == [1, None]
+    assert run(b"return {map={a=1}}") == {b"a": 1}
+    assert run(b"return {double=2.5}") == 2.5
 
 
 def test_incr_loop_rate(engine) -> None:
