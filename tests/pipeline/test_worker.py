@@ -32,10 +32,23 @@ FAST = {"stream": STREAM, "group": GROUP, "lock_ttl": 0.5, "block": 0.2, "shutdo
 WAIT_S = 30.0
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """One redis-server for this module; its port."""
-    with servers.RedisServer(servers.ORACLE_FLAGS, workdir=tmp_path_factory.mktemp("worker-redis")) as srv:
+# Without persistence: no test here restarts a server.
+SERVERS = {"redis": lambda workdir: servers.RedisServer(servers.ORACLE_FLAGS, workdir=workdir),
+           "sluice": lambda workdir: servers.SluiceServer(["--save", "", "--appendonly", "no"], workdir=workdir)}
+
+
+# For the tests whose worker processes (worker_process.py) record with RPUSH/HINCRBY and that
+# read back with LLEN/HLEN/LRANGE: sluice-server keeps streams and strings only.
+REDIS_ONLY_NO_LISTS_OR_HASHES = pytest.mark.parametrize("server", [
+    "redis", pytest.param("sluice", marks=pytest.mark.skip(
+        reason="sluice-server has no list or hash commands (RPUSH, HINCRBY, LLEN, HLEN, LRANGE), "
+               "which worker_process.py and this test use to record tasks"))], indirect=True)
+
+
+@pytest.fixture(scope="module", params=sorted(SERVERS))
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """One redis-server, then one sluice-server, for this module; its port."""
+    with SERVERS[request.param](tmp_path_factory.mktemp(f"worker-{request.param}")) as srv:
         yield srv.port
 
 
@@ -250,6 +263,7 @@ ONLY_SCAN = {"keyspace_listener": False}
 
 
 @pytest.mark.parametrize("recovery", [ONLY_LISTENER, ONLY_SCAN], ids=["expiry-events", "scan"])
+@REDIS_ONLY_NO_LISTS_OR_HASHES
 def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: dict) -> None:
     """Workers killed with kill -9 while they hold tasks: every task still completes."""
     add_tasks(client, 120, sleep=0.05)
@@ -278,6 +292,7 @@ def stop_and_collect(procs: list[subprocess.Popen]) -> Counter:
     return total
 
 
+@REDIS_ONLY_NO_LISTS_OR_HASHES
 def test_slow_task_is_not_handed_to_a_second_worker(client: redis.Redis, workers) -> None:
     """The RFC's duplicate bug: a task running well past MinIdleTime whose lock is renewed
     must not be requeued by the other worker's scans."""
@@ -299,6 +314,7 @@ def test_slow_task_is_not_handed_to_a_second_worker(client: redis.Redis, workers
     assert requeued_entries(client) == [] and client.xpending(STREAM, GROUP)["pending"] == 0
 
 
+@REDIS_ONLY_NO_LISTS_OR_HASHES
 def test_poison_task_ends_in_the_dlq(client: redis.Redis, workers) -> None:
     [poison] = [client.xadd(STREAM, {"task": "poison", "fail": 1})]
     add_tasks(client, 5)
@@ -311,6 +327,7 @@ def test_poison_task_ends_in_the_dlq(client: redis.Redis, workers) -> None:
     assert Counter(s.split()[0] for s in client.lrange("starts", 0, -1))["poison"] == 3
 
 
+@REDIS_ONLY_NO_LISTS_OR_HASHES
 def test_sigterm_finishes_quick_tasks_and_requeues_the_rest(client: redis.Redis, workers) -> None:
     client.xadd(STREAM, {"task": "quick", "sleep": 0.3})
     stuck = client.xadd(STREAM, {"task": "stuck", "sleep": 60})
