@@ -37,14 +37,6 @@ SERVERS = {"redis": lambda workdir: servers.RedisServer(servers.ORACLE_FLAGS, wo
            "sluice": lambda workdir: servers.SluiceServer(["--save", "", "--appendonly", "no"], workdir=workdir)}
 
 
-# For the tests whose worker processes (worker_process.py) record with RPUSH/HINCRBY and that
-# read back with LLEN/HLEN/LRANGE: sluice-server keeps streams and strings only.
-REDIS_ONLY_NO_LISTS_OR_HASHES = pytest.mark.parametrize("server", [
-    "redis", pytest.param("sluice", marks=pytest.mark.skip(
-        reason="sluice-server has no list or hash commands (RPUSH, HINCRBY, LLEN, HLEN, LRANGE), "
-               "which worker_process.py and this test use to record tasks"))], indirect=True)
-
-
 @pytest.fixture(scope="module", params=sorted(SERVERS))
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """One redis-server, then one sluice-server, for this module; its port."""
@@ -97,6 +89,16 @@ def pending_of(client: redis.Redis, consumer: str) -> int:
     if not client.exists(STREAM) or not client.xinfo_groups(STREAM):
         return 0
     return sum(c["pending"] for c in client.xinfo_consumers(STREAM, GROUP) if c["name"] == consumer)
+
+
+def starts(client: redis.Redis) -> list[str]:
+    """The handler starts worker_process.py recorded, in order: "task consumer"."""
+    return [f"{f['task']} {f['consumer']}" for _, f in client.xrange("starts")]
+
+
+def done(client: redis.Redis) -> Counter:
+    """How many times worker_process.py's handler finished each task."""
+    return Counter(f["task"] for _, f in client.xrange("done"))
 
 
 def requeued_entries(client: redis.Redis) -> list[dict]:
@@ -263,7 +265,6 @@ ONLY_SCAN = {"keyspace_listener": False}
 
 
 @pytest.mark.parametrize("recovery", [ONLY_LISTENER, ONLY_SCAN], ids=["expiry-events", "scan"])
-@REDIS_ONLY_NO_LISTS_OR_HASHES
 def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: dict) -> None:
     """Workers killed with kill -9 while they hold tasks: every task still completes."""
     add_tasks(client, 120, sleep=0.05)
@@ -273,12 +274,12 @@ def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: d
         procs[victim].kill()
         procs[victim].wait()
     workers("w4", recovery=recovery)                # a replacement, which scans on start
-    wait_for(lambda: client.hlen("done") == 120, "every task to complete", timeout=20)
+    wait_for(lambda: len(done(client)) == 120, "every task to complete", timeout=20)
     recovered = requeued_entries(client)
-    print(f"\n{recovery}: done {client.hlen('done')}/120, starts {client.llen('starts')}, "
+    print(f"\n{recovery}: done {len(done(client))}/120, starts {client.xlen('starts')}, "
           f"requeued {len(recovered)}")
     assert recovered, "the killed workers' tasks were never requeued"
-    assert all(int(n) >= 1 for n in client.hvals("done"))
+    assert all(n >= 1 for n in done(client).values())
 
 
 def stop_and_collect(procs: list[subprocess.Popen]) -> Counter:
@@ -292,7 +293,6 @@ def stop_and_collect(procs: list[subprocess.Popen]) -> Counter:
     return total
 
 
-@REDIS_ONLY_NO_LISTS_OR_HASHES
 def test_slow_task_is_not_handed_to_a_second_worker(client: redis.Redis, workers) -> None:
     """The RFC's duplicate bug: a task running well past MinIdleTime whose lock is renewed
     must not be requeued by the other worker's scans."""
@@ -300,42 +300,40 @@ def test_slow_task_is_not_handed_to_a_second_worker(client: redis.Redis, workers
     # A roomier lock than FAST's, so a busy machine delaying a heartbeat cannot lose it.
     slow = {"concurrency": 1, "lock_ttl": 1.0, "recovery": {"min_idle_time": 2.0}}
     procs = [workers("w1", **slow), workers("w2", **slow)]
-    wait_for(lambda: client.llen("starts") == 1, "the slow task to start")
+    wait_for(lambda: client.xlen("starts") == 1, "the slow task to start")
     # Idle past MinIdleTime: XAUTOCLAIM-style recovery would take it now.
     wait_for(lambda: client.xpending_range(STREAM, GROUP, "-", "+", 10, idle=2500) != [],
              "the slow entry to idle past min_idle_time")
-    wait_for(lambda: client.hexists("done", "slow"), "the slow task to finish")
+    wait_for(lambda: "slow" in done(client), "the slow task to finish")
     time.sleep(1.0)                                  # a scan cycle or two after it finished
     stats = stop_and_collect(procs)
-    print(f"\nslow task: starts {client.lrange('starts', 0, -1)}, stats {dict(stats)}")
-    assert client.llen("starts") == 1, "the slow task ran twice"
+    print(f"\nslow task: starts {starts(client)}, stats {dict(stats)}")
+    assert client.xlen("starts") == 1, "the slow task ran twice"
     assert stats["recovery_scan_skipped_alive"] >= 1, "no scan saw the slow entry as a candidate"
     assert stats["locks_lost"] == 0 and stats["recovery_scan_requeued"] == 0
     assert requeued_entries(client) == [] and client.xpending(STREAM, GROUP)["pending"] == 0
 
 
-@REDIS_ONLY_NO_LISTS_OR_HASHES
 def test_poison_task_ends_in_the_dlq(client: redis.Redis, workers) -> None:
     [poison] = [client.xadd(STREAM, {"task": "poison", "fail": 1})]
     add_tasks(client, 5)
     workers("w1", recovery={"max_retries": 2})
     wait_for(lambda: client.xlen(dlq_key(STREAM)) == 1, "the poison task to reach the DLQ")
-    wait_for(lambda: client.hlen("done") == 5, "the good tasks to complete")
+    wait_for(lambda: len(done(client)) == 5, "the good tasks to complete")
     [(_, dead)] = client.xrange(dlq_key(STREAM))
     assert dead["task"] == "poison" and dead["_retry_count"] == "3" and dead["_original_id"] == poison
     assert dead["_last_error"] == "RuntimeError: boom on poison"
-    assert Counter(s.split()[0] for s in client.lrange("starts", 0, -1))["poison"] == 3
+    assert Counter(s.split()[0] for s in starts(client))["poison"] == 3
 
 
-@REDIS_ONLY_NO_LISTS_OR_HASHES
 def test_sigterm_finishes_quick_tasks_and_requeues_the_rest(client: redis.Redis, workers) -> None:
     client.xadd(STREAM, {"task": "quick", "sleep": 0.3})
     stuck = client.xadd(STREAM, {"task": "stuck", "sleep": 60})
     proc = workers("w1", recovery={"keyspace_listener": False})
-    wait_for(lambda: client.llen("starts") == 2, "both tasks to start")
+    wait_for(lambda: client.xlen("starts") == 2, "both tasks to start")
     stats = stop_and_collect([proc])
     assert stats["tasks_done"] == 1 and stats["recovery_shutdown_requeued"] == 1
-    assert client.hget("done", "quick") == "1"
+    assert done(client)["quick"] == 1
     [again] = requeued_entries(client)
     assert again["task"] == "stuck" and again["_original_id"] == stuck and again["_retry_count"] == "1"
     assert "shut down" in again["_last_error"]

@@ -24,11 +24,11 @@ def main() -> None:
     config = WorkerConfig(consumer=consumer, recovery=recovery, **settings)
 
     def handle(task: Task) -> None:
-        client.rpush("starts", f"{task.fields['task']} {consumer}")
+        client.xadd("starts", {"task": task.fields["task"], "consumer": consumer})
         time.sleep(float(task.fields.get("sleep", 0)))
         if task.fields.get("fail"):
             raise RuntimeError(f"boom on {task.fields['task']}")
-        client.hincrby("done", task.fields["task"], 1)
+        client.xadd("done", {"task": task.fields["task"]})
 
     worker = Worker(client, config, handle)
     worker.run()
