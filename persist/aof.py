@@ -186,6 +186,12 @@ class AppendOnlyLog:
         """Effect listener: encodes a command's effects (nothing is written yet)."""
         self.buf.append_effects(db, effects)
 
+    def drop_buffered(self) -> None:
+        """Forgets what was fed since the last write (the next write starts with a
+        SELECT)."""
+        self.buf.take()
+        self.buf.db = -1
+
     def pending(self) -> int:
         return len(self.buf) + len(self.unwritten)
 

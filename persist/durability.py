@@ -290,6 +290,13 @@ class Durability:
                 if aof.last_errno or self.refusal is not None:
                     self.update_refusal()
 
+    def drop_unwritten_round(self) -> None:
+        """Forgets what this round logged and has not written (SHUTDOWN NOSAVE inside a
+        long script: its writes, and the round's commands that were never answered).
+        What earlier writes left behind stays."""
+        if self.aof is not None:
+            self.aof.drop_buffered()
+
     def update_refusal(self) -> None:
         """Recomputes `refusal` from the persistence state (the snapshot's error
         first, as Redis checks it first) and tells `on_refusal` when it changed."""

@@ -14,6 +14,8 @@ logs) what it wrote.
 from __future__ import annotations
 
 import hashlib
+import logging
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Optional
 
 from engine.commands.dispatch import check
@@ -33,6 +35,13 @@ NOT_FROM_SCRIPT = "ERR This Redis command is not allowed from script"
 WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
 FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 NOTBUSY = "NOTBUSY No scripts in execution right now."
+UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands against the "
+              "dataset. You can either wait the script termination or kill the server in a "
+              "hard way using the SHUTDOWN NOSAVE command.")
+BUSY_EVAL = ("BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+             "SHUTDOWN NOSAVE.")
+BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                 "SHUTDOWN NOSAVE.")
 BLOCK_REFUSED = "ERR %s command is not allowed with BLOCK option from scripts"
 WRITE_FLAG_IN_RO = "ERR Can not execute a script with write flag using *_ro command."
 BAD_SHEBANG = "ERR Invalid script shebang"
@@ -90,14 +99,22 @@ def sha1hex(body: bytes) -> bytes:
     return hashlib.sha1(body).hexdigest().encode()
 
 
+log = logging.getLogger("sluice")
+
+
 class _Caller:
-    """The client whose script runs now, and whether the script may write."""
+    """The client whose script runs now, whether the script may write, and what SCRIPT
+    KILL / FUNCTION KILL look at: whether it is an EVAL (or an FCALL), whether it has
+    called a write command (then it cannot be killed), whether it runs long (`busy`)."""
 
-    __slots__ = ("session", "readonly")
+    __slots__ = ("session", "readonly", "is_eval", "started", "wrote", "killed", "busy")
 
-    def __init__(self, session: "Session", readonly: bool) -> None:
+    def __init__(self, session: "Session", readonly: bool, is_eval: bool) -> None:
         self.session = session
         self.readonly = readonly
+        self.is_eval = is_eval
+        self.started = monotonic()
+        self.wrote = self.killed = self.busy = False
 
 
 class Scripting:
@@ -121,7 +138,8 @@ class Scripting:
     def _new_runtime(self) -> ScriptRuntime:
         return ScriptRuntime(lambda argv: self._call(argv, False), redis_version=self._version,
                              call_resp3=lambda argv: self._call(argv, True),
-                             is_command=lambda name: name.lower() in COMMANDS)
+                             is_command=lambda name: name.lower() in COMMANDS,
+                             tick=self._tick)
 
     # the cache ----------------------------------------------------------------------
 
@@ -162,7 +180,7 @@ class Scripting:
                          script.readonly(readonly))
 
     def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
-             readonly: bool) -> Any:
+             readonly: bool, is_eval: bool = True) -> Any:
         engine = self.engine
         hub = session.hub
         own = session.ctx
@@ -172,7 +190,7 @@ class Scripting:
         # the caller's subscriptions do not apply to the script's commands (a RESP3
         # subscriber may run scripts)
         session.ctx, session.channels, session.patterns = ctx, {}, {}
-        self._caller = _Caller(session, readonly)
+        caller = self._caller = _Caller(session, readonly, is_eval)
         engine.transaction_begin()
         try:
             return self.runtime.run(fn, keys, args, sha)
@@ -181,11 +199,57 @@ class Scripting:
                 engine.transaction_end(ctx.db.index)
             finally:
                 self._caller = None
+                if caller.busy:
+                    self._busy_over(caller)
                 session.ctx = own
                 session.channels, session.patterns, session.cmd_name = saved
                 session.null_array = session.rejected = False   # (the script ran)
                 if hub.tracking:
                     own.tracking = True
+
+    # long scripts -----------------------------------------------------------------------
+
+    def _tick(self) -> bool:
+        """The count hook (every HOOK_COUNT Lua instructions): past busy-reply-threshold
+        the script is busy, and the clients' hub serves the others (they get BUSY)
+        until it ends. True: it was killed."""
+        caller = self._caller
+        if caller is None:
+            return False
+        if caller.killed:
+            return True
+        hub = caller.session.hub
+        if not caller.busy:
+            if monotonic() - caller.started < hub.busy_threshold:
+                return False
+            caller.busy = True
+            log.warning("Slow script detected: still in execution after %d milliseconds. "
+                        "You can try killing the script using the %s command.",
+                        (monotonic() - caller.started) * 1000,
+                        "SCRIPT KILL" if caller.is_eval else "FUNCTION KILL")
+            hub.busy_caller = caller.session
+            hub.busy = BUSY_EVAL if caller.is_eval else BUSY_FUNCTION
+        hub.while_busy()
+        return caller.killed
+
+    def _busy_over(self, caller: _Caller) -> None:
+        hub = caller.session.hub
+        hub.busy = hub.busy_caller = None
+        if caller.killed:
+            self.runtime.rearm()
+        hub.busy_over()
+
+    def kill(self, is_eval: bool) -> None:
+        """SCRIPT KILL (is_eval) or FUNCTION KILL: the running script stops at its next
+        count hook; raises Redis's refusals (none runs, it wrote, the other kind runs)."""
+        caller = self._caller
+        if caller is None:
+            raise ResponseError(NOTBUSY)
+        if caller.wrote:
+            raise ResponseError(UNKILLABLE)
+        if caller.is_eval != is_eval:
+            raise ResponseError(BUSY_FUNCTION if is_eval else BUSY_EVAL)
+        caller.killed = True
 
     def _call(self, argv: list, resp3: bool) -> Any:
         """redis.call/pcall: Redis's refusals for scripts, then the one road in."""
@@ -200,6 +264,8 @@ class Scripting:
                 raise ResponseError(WRITE_IN_READONLY)
             if "blocking" in spec.flags and _blocks(argv):
                 raise ResponseError(BLOCK_REFUSED % spec.name)
+            if spec.write:
+                caller.wrote = True
         session.ctx.resp3 = resp3
         return session.call(argv)           # process_command
 
@@ -273,9 +339,13 @@ class ScriptCommands:
         return OK
 
     def script_kill(self, argv: list) -> Any:
-        """Nothing else runs while a script runs (see the module docstring), so SCRIPT KILL
-        only ever arrives when no script is running."""
-        raise ResponseError(NOTBUSY)
+        """Other clients are served while a script runs long (the server's busy state),
+        so SCRIPT KILL can reach a running script."""
+        scripting = self.engine.scripting
+        if scripting is None:
+            raise ResponseError(NOTBUSY)
+        scripting.kill(True)
+        return OK
 
     def script_help(self, argv: list) -> list:
         return [Status(line.encode()) for line in SCRIPT_HELP]

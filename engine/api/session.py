@@ -106,6 +106,21 @@ class Hub:
         # Whether every command's keyspace events go to events() (the server's
         # notify-keyspace-events); else only those that report expired keys.
         self.notify_events = False
+        # While a script runs past `busy_threshold` seconds (busy-reply-threshold):
+        # the BUSY error every command without the allow-busy flag gets; else None.
+        self.busy: Optional[str] = None
+        self.busy_caller: Optional[Session] = None     # whose script it is (its calls run)
+        self.busy_threshold = 5.0
+
+    # a script running long
+
+    def while_busy(self) -> None:
+        """Called every ~100k Lua instructions while `busy` is set: the server serves
+        its other clients here (engine/server/busy.py). The embedded engine's lock keeps
+        its other threads out until the script ends, so it does nothing."""
+
+    def busy_over(self) -> None:
+        """The busy script has ended (`busy` is None again)."""
 
     # authentication
 
@@ -244,7 +259,7 @@ def _group_name(argv: list) -> Optional[bytes]:
 def process_command(session: "Session", argv: list) -> Any:
     """Runs argv for `session` the way Redis's processCommand does, each check once:
     lookup and arity, NOAUTH, the write refusal while persistence fails (MISCONF),
-    the RESP2 pub/sub context, MULTI queueing, then the call by the command's layer
+    the RESP2 pub/sub context, BUSY while a script runs long, MULTI queueing, then the call by the command's layer
     (engine/commands/table.py). The reply; or raises ResponseError; or BLOCKED.
 
     Every road goes through here: Session.call (the embedded client, the server's
@@ -254,12 +269,14 @@ def process_command(session: "Session", argv: list) -> Any:
     session.null_array = False
     session.rejected = False
     session.cmd_name = None
-    refusal = session.hub.write_refusal
+    hub = session.hub
+    refusal = hub.write_refusal
+    busy = hub.busy
     record = session.lookup(argv[0])
     try:
         if record is None:
             if session.multi is None and session.authenticated and not session.channels \
-                    and not session.patterns and refusal is None:
+                    and not session.patterns and refusal is None and busy is None:
                 return session.run_command(argv)     # the engine checks it itself
             record = resolve(argv)
         else:
@@ -276,6 +293,8 @@ def process_command(session: "Session", argv: list) -> Any:
     elif (session.channels or session.patterns) and not record.pubsub_ok \
             and not session.ctx.resp3:
         error = ResponseError(PUBSUB_CONTEXT % record.name)
+    elif busy is not None and not record.allow_busy and session is not hub.busy_caller:
+        error = ResponseError(busy)
     elif session.multi is not None and not record.immediate:
         if not record.no_multi:
             session.multi.append((argv, record))

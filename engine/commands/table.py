@@ -26,8 +26,8 @@ Flags are Redis's, as COMMAND INFO prints them. Our own rules beyond them are fi
 `pubsub_ok` (allowed in a RESP2 subscribed context), `immediate` (runs at once inside
 MULTI instead of being queued), `aborts_exec` (a refusal aborts the transaction with
 the reason: EXEC), `denied_on_misconf` (refused while persistence fails: every write,
-and PING so that health checks notice). `no_auth`, `no_multi` and `write` come from
-the flags of the same names.
+and PING so that health checks notice). `no_auth`, `no_multi`, `allow_busy` and `write`
+come from the flags of the same names.
 """
 from __future__ import annotations
 
@@ -76,6 +76,7 @@ class Command:
     write: bool = False
     no_auth: bool = False
     no_multi: bool = False
+    allow_busy: bool = False            # runs while a script is busy (else BUSY)
     acl_categories: tuple = ()
     numkeys: int = 0                    # the key count's position (EVAL: 2); 0: none
 
@@ -128,7 +129,7 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, keys: tuple = (0
                    pubsub_ok, immediate, aborts_exec,
                    write if denied_on_misconf is None else denied_on_misconf,
                    write=write, no_auth="no_auth" in ranked, no_multi="no_multi" in ranked,
-                   numkeys=numkeys)
+                   allow_busy="allow_busy" in ranked, numkeys=numkeys)
 
 
 def family(group: str, *records: Command) -> list:

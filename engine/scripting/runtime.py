@@ -17,7 +17,7 @@ from engine.scripting import bitop, cjson, cmsgpack, lstruct
 from engine.scripting.convert import ReplyToLua, format_number_arg, lua_to_reply, lua_tointeger
 from engine.scripting.errors import LuaRaise, ScriptFailure, call_error_text, script_error_text
 from engine.scripting.random48 import Random48
-from engine.scripting.sandbox import SANDBOX_SOURCE
+from engine.scripting.sandbox import HOOK_COUNT, SANDBOX_SOURCE
 
 Call = Callable[[list], Any]
 """argv (a list of bytes) -> the command's reply; raises ResponseError."""
@@ -27,6 +27,7 @@ REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2,
 NO_ARGUMENTS = b"ERR Please specify at least one argument for this redis lib call"
 BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
 WRONG_ARGUMENTS = b"ERR wrong number or type of arguments"
+KILLED = b"Script killed by user with SCRIPT KILL..."   # FUNCTION KILL's too, as in Redis 7
 
 log = logging.getLogger("sluice.scripting")
 
@@ -40,7 +41,10 @@ class ScriptRuntime:
     """The interpreter, its sandboxed globals and the bridge to the engine's commands."""
 
     def __init__(self, call: Call, *, redis_version: str, call_resp3: Call | None = None,
-                 is_command: Callable[[bytes], bool] | None = None) -> None:
+                 is_command: Callable[[bytes], bool] | None = None,
+                 tick: Callable[[], bool] | None = None) -> None:
+        """tick: called every HOOK_COUNT Lua instructions; True kills the running script
+        (its caller gets Redis's "Script killed by user" error)."""
         self._call = call
         self._call_resp3 = call_resp3 or call
         self._is_command = is_command
@@ -73,11 +77,12 @@ class ScriptRuntime:
             b"random": self._located(self._random.lua_random()),
             b"randomseed": self._located(self._random.lua_randomseed()),
             b"redis": table(redis), b"libraries": table(libraries),
+            b"tick": tick, b"killed": KILLED,
         })
         # the chunk's name marks its frames as ours (the error handler skips them)
         setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
             SANDBOX_SOURCE.encode())
-        self._compile, self._run = setup(hooks)
+        self._compile, self._run, self.rearm = setup(hooks, HOOK_COUNT)
 
     def _set_where(self, where: Any) -> None:
         self._where = where

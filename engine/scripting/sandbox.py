@@ -12,8 +12,11 @@ a script's `return redis.call(...)` then keeps its own frame (a Lua wrapper woul
 call and lose the line the error handler reports).
 """
 
+HOOK_COUNT = 100_000
+"""Lua instructions between two calls of the count hook (Redis's figure)."""
+
 SANDBOX_SOURCE = r"""
-local hooks = ...
+local hooks, HOOK_COUNT = ...
 local debug_getinfo, setfenv, loadstring, xpcall = debug.getinfo, setfenv, loadstring, xpcall
 local error, type, tostring, pcall = error, type, tostring, pcall
 local rawget, rawset, next = rawget, rawset, next
@@ -184,5 +187,19 @@ local function run(fn, keys, argv)
   return xpcall(fn, on_error)
 end
 
-return compile, run
+-- Long scripts: every HOOK_COUNT instructions the count hook asks Python whether the script
+-- was killed (Python also serves the server's other clients there once the script runs
+-- past busy-reply-threshold). A killed script fails at once, then at every line it reaches,
+-- so that a pcall cannot catch the kill for good; `arm` restores the count hook.
+local sethook, tick, KILLED = debug.sethook, hooks.tick, hooks.killed
+local function on_hook()
+  if tick() then
+    sethook(on_hook, 'l')
+    error(KILLED, 0)
+  end
+end
+local function arm() sethook(on_hook, '', HOOK_COUNT) end
+if tick then arm() end
+
+return compile, run, arm
 """

@@ -53,6 +53,12 @@ class ServerHub(Hub):
 
     # parking and unparking
 
+    def while_busy(self) -> None:
+        self.server.busy_script().serve()
+
+    def busy_over(self) -> None:
+        self.server.busy_script_over()
+
     def key_ready(self, db: int, key: bytes) -> None:
         self.ready[(db, key)] = None
 
@@ -140,8 +146,9 @@ class ServerHub(Hub):
     # serving
 
     def serve_ready(self) -> None:
-        """Runs the readers parked on keys that changed, oldest first."""
-        if self._serving:
+        """Runs the readers parked on keys that changed, oldest first (not while a
+        script is busy: they would see its writes half done)."""
+        if self._serving or self.busy is not None:
             return
         self._serving = True
         try:

@@ -92,6 +92,9 @@ class ClientConnection(asyncio.Protocol):
     # lifecycle ---------------------------------------------------------------------
 
     def connection_made(self, transport) -> None:
+        if self.transport is not None:      # a client accepted while a script was busy
+            self._adopt(transport)
+            return
         self.transport = transport
         server = self.server
         sock = transport.get_extra_info("socket")
@@ -128,6 +131,17 @@ class ClientConnection(asyncio.Protocol):
         self.registered = True
         server.client_connected(self)
         self._update_water_marks()
+
+    def _adopt(self, transport) -> None:
+        """The event loop takes over the socket of a client accepted while a script
+        was busy (engine/server/busy.py): what did not fit its socket yet goes first."""
+        guest, self.transport = self.transport, transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            self.fd = sock.fileno()
+        self._update_water_marks()
+        if guest.unsent:
+            transport.write(bytes(guest.unsent))
 
     def connection_lost(self, exc) -> None:
         self.closed = True

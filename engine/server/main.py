@@ -172,6 +172,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     log.info("Running mode=standalone, port=%d.", cfg.port)
     log.warning("Server initialized")
     pidfile = PidFile(cfg.pidfile)
+    server.exit_hooks.append(pidfile.remove)
     try:
         loop.run_until_complete(_run(server, pidfile))
     finally:

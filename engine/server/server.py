@@ -37,6 +37,7 @@ from engine import Engine
 from engine.commands.dispatch import resolve
 from engine.commands.table import ENGINE_COMMANDS
 from engine.server.blocking import ServerHub
+from engine.server.busy import BusyScript
 from engine.server.config.errors import ConfigApplyError
 from engine.server.config.server_config import ServerConfig
 from engine.server.config.version import VERSION
@@ -110,6 +111,7 @@ class Server:
         self.log = log
         self.hub = ServerHub(self)
         self.hub.password = _password(cfg.requirepass)
+        self.hub.busy_threshold = cfg.busy_reply_threshold / 1000
         self.pubsub = PubSub()
         self._set_notify_flags(cfg.notify_keyspace_events)
         self.stats = Stats()
@@ -124,6 +126,8 @@ class Server:
         self.now = time.monotonic()         # cached clock for idle times
         self.executable = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
         self.shutdown_hooks: list[Callable[["Server"], None]] = []
+        self.exit_hooks: list[Callable[[], None]] = []   # before exiting inside a script
+        self._busy: Optional[BusyScript] = None
         self.exit_code = 0
         self._listeners: list = []          # (asyncio server, description)
         self._sockets_desc: list = []
@@ -275,6 +279,38 @@ class Server:
             conn.out.take()
             conn.abort()
         self.request_shutdown()
+
+    # a script running long ---------------------------------------------------------
+
+    def busy_script(self) -> BusyScript:
+        """The busy state of the script running past busy-reply-threshold."""
+        if self._busy is None:
+            self._busy = BusyScript(self)
+        return self._busy
+
+    def busy_script_over(self) -> None:
+        busy, self._busy = self._busy, None
+        if busy is not None:
+            busy.end()
+
+    def exit_inside_script(self) -> None:
+        """SHUTDOWN NOSAVE while a script is busy: as Redis, the process exits inside
+        the command. Nothing of the script is kept: the AOF gets none of what this round
+        logged (the script's writes, and commands of the round whose replies were never
+        sent), then is closed; no snapshot."""
+        self._shutting_down = True
+        self.log.warning("User requested shutdown...")
+        self.shutdown_save = False
+        if self.durability is not None:
+            self.durability.drop_unwritten_round()
+        self._run_shutdown_hooks()
+        self._remove_unix_socket()
+        for hook in self.exit_hooks:
+            hook()
+        self.log.warning("Sluice is now ready to exit, bye bye...")
+        for handler in self.log.handlers:
+            handler.flush()
+        os._exit(self.exit_code)
 
     # listening -----------------------------------------------------------------------
 
@@ -454,6 +490,8 @@ class Server:
         cfg.add_listener("notify-keyspace-events",
                          lambda name, old, new: self._set_notify_flags(new))
         cfg.add_listener("timeout", lambda name, old, new: setattr(self, "timeout", new))
+        cfg.add_listener("busy-reply-threshold",
+                         lambda name, old, new: setattr(self.hub, "busy_threshold", new / 1000))
         cfg.add_listener(["proto-max-bulk-len", "client-query-buffer-limit"], self._on_parser_limits)
         cfg.add_listener("client-output-buffer-limit", self._on_output_limits)
         cfg.add_listener("loglevel", lambda name, old, new: set_log_level(new))
@@ -566,12 +604,7 @@ class Server:
             self._cron_handle.cancel()
         for srv, _ in self._listeners:
             srv.close()
-        for hook in list(self.shutdown_hooks):
-            try:
-                hook(self)
-            except Exception:  # noqa: BLE001 - report, keep shutting down
-                self.log.exception("shutdown hook %r failed", hook)
-                self.exit_code = 1
+        self._run_shutdown_hooks()
         for conn in list(self.clients.values()):
             conn.write_out()
             conn.abort()
@@ -581,14 +614,25 @@ class Server:
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001
                 pass
         self._listeners = []
+        self._remove_unix_socket()
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(None)
+
+    def _run_shutdown_hooks(self) -> None:
+        for hook in list(self.shutdown_hooks):
+            try:
+                hook(self)
+            except Exception:  # noqa: BLE001 - report, keep shutting down
+                self.log.exception("shutdown hook %r failed", hook)
+                self.exit_code = 1
+
+    def _remove_unix_socket(self) -> None:
         if self._unix_path:
             self.log.info("Removing the unix socket file.")
             try:
                 os.unlink(self._unix_path)
             except OSError:
                 pass
-        if self._stopped is not None and not self._stopped.done():
-            self._stopped.set_result(None)
 
     async def wait_closed(self) -> None:
         await self._stopped

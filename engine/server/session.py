@@ -100,6 +100,10 @@ class ServerSession(Session):
                 if save is not None:
                     raise ResponseError("ERR syntax error")
                 save = a == b"save"
+        if self.hub.busy is not None:
+            if save is not False:
+                raise ResponseError(self.hub.busy)
+            self.server.exit_inside_script()
         self.server.shutdown_save = save
         self.server.request_shutdown()
         self.conn.hold_until_exit()

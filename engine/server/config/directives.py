@@ -87,6 +87,10 @@ DIRECTIVES: tuple[Directive, ...] = (
               {"normal": (0, 0, 0), "replica": (256 * MB, 64 * MB, 60),
                "pubsub": (32 * MB, 8 * MB, 60)},
               "Output buffer limits per client class: <class> <hard> <soft> <soft-seconds>."),
+    Directive("busy-reply-threshold", Int(0, LLONG_MAX), 5000,
+              "Milliseconds a script runs before other clients are served again, with BUSY "
+              "errors until it ends (SCRIPT KILL and SHUTDOWN NOSAVE work then).",
+              aliases=("lua-time-limit",)),
     Directive("maxmemory", Int(0, ULLONG_MAX, unsigned=True, memory=True), 0,
               "Memory limit.  Not enforced by Sluice yet: only 0 (no limit) is accepted.",
               check=_maxmemory_unsupported),
