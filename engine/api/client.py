@@ -28,8 +28,13 @@ Writes made by calling Engine.execute directly bypass that lock (hold
 `engine_lock(engine)` around them when threads are involved) and neither wake
 blocked readers nor abort WATCHed transactions.
 
-Not available (the engine has no such commands): Pub/Sub, scripting (and therefore
-redis-py's Lock), client-side caching, MONITOR, cluster mode.
+A script that runs long holds the lock until it ends: the other threads' commands
+wait for it (no BUSY errors), except SCRIPT KILL, which stops a script that has not
+written yet (one that has cannot be stopped, as in Redis; there is no SHUTDOWN NOSAVE
+in-process).
+
+Not available (the engine has no such commands): Pub/Sub, client-side caching,
+MONITOR, cluster mode.
 """
 from __future__ import annotations
 
@@ -93,6 +98,10 @@ def engine_lock(engine: Engine) -> threading.RLock:
 
     Hold it around direct Engine.execute calls made while other threads use clients."""
     return _state_for(engine).lock
+
+
+def _script_kill(argv: list) -> bool:
+    return len(argv) == 2 and argv[0].lower() == b"script" and argv[1].lower() == b"kill"
 
 
 # -- reply conversion -------------------------------------------------------------
@@ -310,7 +319,15 @@ class EmbeddedConnection(AbstractConnection):
         if session is None:
             self.connect()
             session = self._session
-        with self._state.lock:
+        lock = self._state.lock
+        if not lock.acquire(blocking=False):
+            if self._state.busy is not None and _script_kill(argv):
+                # the thread running a long script holds the lock: SCRIPT KILL only
+                # flags it (engine/api/scripts.py), as a server serves it meanwhile
+                self._replies.append(self._call_unlocked(session, argv))
+                return
+            lock.acquire()
+        try:
             try:
                 reply = session.call(argv)
             except EngineError as err:
@@ -321,7 +338,15 @@ class EmbeddedConnection(AbstractConnection):
                 elif reply.__class__ is list and session.cmd_name == "exec":
                     reply = [self._parse_error(str(r)) if isinstance(r, EngineError)
                              else _plain(r) for r in reply]
+        finally:
+            lock.release()
         self._replies.append(reply)
+
+    def _call_unlocked(self, session: Session, argv: list) -> Any:
+        try:
+            return session.call(argv)
+        except EngineError as err:
+            return self._parse_error(str(err))
 
     # reading ---------------------------------------------------------------------
 

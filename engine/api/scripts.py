@@ -10,6 +10,12 @@ XREAD/XREADGROUP with BLOCK are refused, as Redis 7.0 refuses them, so nothing b
 The script's writes reach the effect listeners (the AOF) bracketed by MULTI ... EXEC, as
 EXEC's do; a script that wrote nothing logs nothing, one that failed half-way keeps (and
 logs) what it wrote.
+
+Long scripts: the runtime's count hook calls `_tick` every 100k Lua instructions. Past
+the hub's `busy_threshold` (busy-reply-threshold) the script is busy: `hub.busy` holds
+the BUSY text process_command answers with, and `hub.while_busy()` lets the server serve
+its other clients (engine/server/busy.py). `Scripting.kill` - SCRIPT KILL, and FUNCTION
+KILL's entry with is_eval=False - stops a script that has not called a write command.
 """
 from __future__ import annotations
 

@@ -146,13 +146,13 @@ end})
 for _, mt in ipairs({getmetatable(G), getmetatable('')}) do guarded_meta[mt] = protect(mt) end
 
 -- The error handler: where did the script fail (the first frame that is the script's own,
--- skipping C functions and this chunk), and what is the message.
+-- skipping C functions, tail calls and this chunk), and what is the message.
 local function on_error(err)
   local level, info = 2, nil
   repeat
     info = debug_getinfo(level, 'Sl')
     level = level + 1
-  until info == nil or (info.what ~= 'C' and info.source ~= INTERNAL)
+  until info == nil or (info.what ~= 'C' and info.what ~= 'tail' and info.source ~= INTERNAL)
   local msg
   err = plain(err)
   if type(err) == 'table' then

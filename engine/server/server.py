@@ -20,6 +20,10 @@ or AOF writes fail, `hub.write_refusal` holds Redis's MISCONF text and the sessi
 refuse write commands (and PING) with it; the round's AOF write is retried every
 round and cron tick until it succeeds. A failed AOF write under `appendfsync always`
 ends the process at once instead: nothing of that round is answered.
+
+A script running past busy-reply-threshold: see engine/server/busy.py (the other clients
+are served with BUSY meanwhile); SHUTDOWN NOSAVE then exits inside the script
+(`exit_inside_script`).
 """
 from __future__ import annotations
 
