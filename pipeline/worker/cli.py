@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import sys
+import typing
 from typing import Any, Optional, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,10 +52,19 @@ _HELP = {
     "field_prefix": "prefix of the library's fields (_retry_count, _original_id, _last_error)",
     "scan_jitter": "scan interval jitter, as a fraction of it",
     "keyspace_listener": "requeue at once on lock-key expired events (the fast path)",
+    # The Prometheus endpoint's settings (WorkerConfig gains them with pipeline.worker.metrics).
+    "metrics_port": "serve Prometheus /metrics on this port (0: any free one; default: not served)",
+    "metrics_host": "the address /metrics listens on",
 }
-# Settings whose default is None: the type their flag parses.
-_NONE_DEFAULT_TYPES = {"heartbeat_interval": float, "dlq_stream": str}
 _METAVARS = {float: "SECONDS", int: "N", str: "TEXT"}
+
+
+def _flag_type(owner: type, name: str) -> type:
+    """What a setting's flag parses: its annotation, Optional[X] read as X."""
+    hint = typing.get_type_hints(owner)[name]
+    if typing.get_origin(hint) is typing.Union:
+        [hint] = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    return hint
 
 
 def setting_fields() -> list[tuple[str, dataclasses.Field]]:
@@ -96,9 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
             ap.add_argument(flag, dest=f.name, default=default, action=argparse.BooleanOptionalAction,
                             help=help_text)
             continue
-        kind = _NONE_DEFAULT_TYPES[f.name] if default is None else type(default)
+        kind = _flag_type(WorkerConfig if part == "worker" else RecoveryConfig, f.name)
         shown = "" if default is None else " (default: %(default)s)"
-        ap.add_argument(flag, dest=f.name, type=kind, default=default, metavar=_METAVARS[kind],
+        ap.add_argument(flag, dest=f.name, type=kind, default=default, metavar=_METAVARS.get(kind, "VALUE"),
                         help=help_text + shown)
     return ap
 
