@@ -19,6 +19,8 @@ from typing import Any, Optional, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
 
 from pipeline.worker.config import ConfigError, RecoveryConfig, WorkerConfig
 from pipeline.worker.worker import Handler, Worker
@@ -146,9 +148,9 @@ def load_handler(spec: str, paths: Sequence[str] = ()) -> Handler:
 
 
 def make_client(url: str, cluster: bool, decode: bool) -> Any:
-    """A redis-py client for `url` (a RedisCluster with `cluster`); ValueError on a bad URL."""
+    """A redis-py client for `url` (a RedisCluster with `cluster`, which asks the node for
+    the cluster's layout at once)."""
     if cluster:
-        from redis.cluster import RedisCluster
         return RedisCluster.from_url(url, decode_responses=decode)
     return redis.Redis.from_url(url, decode_responses=decode)
 
@@ -171,12 +173,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         config = config_from(args)
         handler = load_handler(args.handler, args.path)
-        client = make_client(args.url, args.cluster, decode=not args.raw)
+        redis.connection.parse_url(args.url)        # a bad URL is a usage error
     except (ConfigError, ValueError) as error:
         ap.error(str(error))
     try:
+        client = make_client(args.url, args.cluster, decode=not args.raw)   # a cluster client connects
         client.ping()
-    except redis.RedisError as error:
+    except (redis.RedisError, RedisClusterException) as error:
         log.error("cannot reach %s: %s", shown_url(args.url), error)
         return EXIT_UNREACHABLE
     worker = Worker(client, config, handler)

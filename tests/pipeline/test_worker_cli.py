@@ -9,14 +9,17 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
 
 import servers
 from pipeline.worker import RecoveryConfig, WorkerConfig
+# The library's tests' servers: a redis-server, then a sluice-server, and a flushed client.
+from redis_cluster import redis_cluster  # noqa: F401 - a fixture
+from test_worker import client, server  # noqa: F401 - pytest fixtures
 from pipeline.worker.cli import (EXIT_STOPPED, EXIT_UNREACHABLE, EXIT_USAGE, build_parser, config_from,
                                  setting_fields, shown_url)
 
@@ -34,30 +37,23 @@ HANDLERS = textwrap.dedent("""
         _client.xadd("done", {"n": value, "type": type(value).__name__,
                               "retry": task.retry_count, "thread": threading.current_thread().name})
 
+    _cluster = None
+
+    def record_in_cluster(task):
+        global _cluster
+        if _cluster is None:
+            from redis.cluster import RedisCluster
+            _cluster = RedisCluster(host="127.0.0.1", port=int(os.environ["DONE_PORT"]))
+        _cluster.xadd("{jobs}:done", {"n": task.fields["n"]})
+
     def fail(task):
         raise ValueError("always")
 
     not_callable = 42
 """)
-SERVERS = {"redis": lambda workdir: servers.RedisServer(servers.ORACLE_FLAGS, workdir=workdir),
-           "sluice": lambda workdir: servers.SluiceServer(["--save", "", "--appendonly", "no"], workdir=workdir)}
 FAST = ["--lock-ttl", "0.5", "--block", "0.2", "--shutdown-timeout", "1", "--min-idle-time", "1",
         "--reconciliation-interval", "0.5"]
 WAIT_S = 30.0
-
-
-@pytest.fixture(scope="module", params=sorted(SERVERS))
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    with SERVERS[request.param](tmp_path_factory.mktemp(f"cli-{request.param}")) as srv:
-        yield srv.port
-
-
-@pytest.fixture
-def client(server: int) -> Iterator[redis.Redis]:
-    c = redis.Redis(port=server, decode_responses=True)
-    c.flushall()
-    yield c
-    c.close()
 
 
 @pytest.fixture
@@ -124,6 +120,24 @@ def test_failing_handler_goes_to_the_dlq_and_sigint_stops_too(client: redis.Redi
     assert client.xinfo_consumers(STREAM, GROUP)[0]["name"] == "w-dlq"
 
 
+def test_cluster_mode(redis_cluster: tuple[str, int], handlers: Path) -> None:
+    """--cluster: a RedisCluster client on a real 3-master cluster."""
+    host, port = redis_cluster
+    cluster = RedisCluster(host=host, port=port, decode_responses=True)
+    cluster.delete(STREAM, "{jobs}:done")
+    for n in range(20):
+        cluster.xadd(STREAM, {"n": n})
+    proc = sluice_worker("cli_handlers:record_in_cluster", "--stream", STREAM, "--group", GROUP, "--cluster",
+                         "--url", f"redis://{host}:{port}/0", *FAST, cwd=handlers, port=port)
+    wait_for(lambda: cluster.exists("{jobs}:done") and cluster.xlen("{jobs}:done") == 20
+             or proc.poll() is not None, "20 tasks to be handled")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=WAIT_S)
+    cluster.close()
+    assert proc.returncode == EXIT_STOPPED, err
+    assert "tasks_done=20" in err, err
+
+
 @pytest.mark.parametrize("args, message", [
     (["cli_handlers:record", "--lock-ttl", "20"], "min_idle_time (30.0 s) must be at least 2 x lock_ttl"),
     (["cli_handlers:record", "--concurrency", "0"], "concurrency must be a positive integer, got 0"),
@@ -144,9 +158,10 @@ def test_usage_errors_exit_2_with_the_reason(handlers: Path, args: list, message
     assert message in error
 
 
-def test_unreachable_server_exits_3(handlers: Path) -> None:
+@pytest.mark.parametrize("cluster", [[], ["--cluster"]], ids=["single", "cluster"])
+def test_unreachable_server_exits_3(handlers: Path, cluster: list) -> None:
     proc = sluice_worker("cli_handlers:record", "--stream", STREAM, "--group", GROUP,
-                         "--url", url(servers.free_port()), cwd=handlers)
+                         "--url", url(servers.free_port()), *cluster, cwd=handlers)
     _, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == EXIT_UNREACHABLE and "cannot reach redis://127.0.0.1:" in err, err
 
