@@ -1,6 +1,6 @@
 """`sluice-worker` (pipeline/worker/cli.py) as a real process: a handler module from a
-temporary directory processes tasks on a real server, SIGTERM stops it with status 0,
-and every usage error exits 2 with its reason."""
+temporary directory processes tasks on a real sluice-server and a real Redis Cluster,
+SIGTERM stops it with status 0, and every usage error exits 2 with its reason."""
 from __future__ import annotations
 
 import os
@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,7 @@ from redis.cluster import RedisCluster
 
 import servers
 from pipeline.worker import RecoveryConfig, WorkerConfig
-# The library's tests' servers: a redis-server, then a sluice-server, and a flushed client.
 from redis_cluster import redis_cluster  # noqa: F401 - a fixture
-from test_worker import client, server  # noqa: F401 - pytest fixtures
 from pipeline.worker.cli import (EXIT_STOPPED, EXIT_UNREACHABLE, EXIT_USAGE, build_parser, config_from,
                                  setting_fields, shown_url)
 
@@ -54,6 +53,20 @@ HANDLERS = textwrap.dedent("""
 FAST = ["--lock-ttl", "0.5", "--block", "0.2", "--shutdown-timeout", "1", "--min-idle-time", "1",
         "--reconciliation-interval", "0.5"]
 WAIT_S = 30.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A sluice-server (the library's own tests run each case on redis-server too)."""
+    with servers.SluiceServer(["--save", "", "--appendonly", "no"], workdir=tmp_path_factory.mktemp("cli")) as srv:
+        yield srv.port
+
+
+@pytest.fixture
+def client(server: int) -> Iterator[redis.Redis]:
+    with redis.Redis(port=server, decode_responses=True) as c:
+        c.flushall()
+        yield c
 
 
 @pytest.fixture
