@@ -13,7 +13,7 @@ number of events inside closed windows); the consumer group acknowledged every t
 the workers handled every total, and `alerts` holds exactly one alert per total whose
 average is at least --alert-average, with nothing dead-lettered.
 The last line is `agreement: OK ...` (exit 0) or `agreement: FAILED ...` (exit 1).
-Everything started here (server, Spark, generator, consumer) is stopped on the way out,
+Everything started here (server, Spark, generator, consumer, workers) is stopped on the way out,
 after a failure or Ctrl-C too."""
 from __future__ import annotations
 
@@ -75,8 +75,7 @@ class Child:
         self._echo.join(5)
         verb, _, number = self.last_line.partition(" ")
         if self.proc.returncode != 0 or verb != word:
-            raise RuntimeError(f"the {self.name} exited with status {self.proc.returncode} "
-                               f"(last line {self.last_line!r})")
+            raise self._failed()
         return int(number)
 
     def stopped_stats(self, timeout: float) -> Dict[str, int]:
@@ -85,14 +84,16 @@ class Child:
         self._echo.join(5)
         _, found, counts = self.last_line.partition("stopped: ")
         if self.proc.returncode != 0 or not found:
-            raise RuntimeError(f"the {self.name} exited with status {self.proc.returncode} "
-                               f"(last line {self.last_line!r})")
+            raise self._failed()
         return {name: int(value) for name, value in (pair.split("=") for pair in counts.split())}
 
     def ensure_running(self) -> None:
         if self.proc.poll() is not None:
-            raise RuntimeError(f"the {self.name} exited with status {self.proc.returncode} "
-                               f"(last line {self.last_line!r})")
+            raise self._failed()
+
+    def _failed(self) -> RuntimeError:
+        return RuntimeError(f"the {self.name} exited with status {self.proc.returncode} "
+                            f"(last line {self.last_line!r})")
 
     def stop(self) -> None:
         stop_child(self.proc)
@@ -364,7 +365,8 @@ def check_alerts(client: redis.Redis, report: Report, windows: int, workers: Wor
     report.add(f"totals handled by sluice-worker ({workers.processes} processes)", workers.handled)
     report.add(f"alerts written (average >= {workers.alert_average})", sum(alerted.values()))
     report.add("  totals dead-lettered", dead)
-    report.expect(workers.handled == windows, f"{windows} totals written, {workers.handled} handled by the workers")
+    report.expect(workers.handled == windows,
+                  f"{windows} totals written, {workers.handled} handled by the workers")
     repeated = sum(times - 1 for times in alerted.values())
     report.expect(repeated == 0, f"{repeated} totals alerted more than once")
     report.expect(sorted(alerted) == due, f"{len(due)} totals deserve an alert, {len(alerted)} have one, "
@@ -388,6 +390,8 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--dir", default=None,
                     help="the server's data directory (default: a temporary one, removed)")
     args = ap.parse_args(argv)
+    if args.workers < 1:
+        ap.error("--workers must be at least 1")
     if args.max_lateness >= args.watermark:
         ap.error("--max-lateness must be below --watermark, or Spark drops late events")
     if args.dir:
