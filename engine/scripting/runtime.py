@@ -77,7 +77,8 @@ class ScriptRuntime:
         # the chunk's name marks its frames as ours (the error handler skips them)
         setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
             SANDBOX_SOURCE.encode())
-        self._compile, self._run = setup(hooks)
+        self._compile, self._run, self._load_library, self._entry = setup(hooks)
+        self._version = redis_version
 
     def _set_where(self, where: Any) -> None:
         self._where = where
@@ -121,6 +122,29 @@ class ScriptRuntime:
             raise ResponseError("ERR Error compiling script (new function): "
                                 + compiled[1].decode("utf-8", "surrogateescape"))
         return compiled
+
+    def load_library(self, body: bytes, register: Callable) -> None:
+        """Runs a library's code (FUNCTION LOAD) with the load API, where
+        redis.register_function calls `register(*args)` (which raises LuaRaise with
+        an error text); raises ResponseError with Redis's texts when the code does not
+        compile or fails."""
+        redis = {b"register_function": self._reply_errors(register),
+                 b"log": self._reply_errors(self._log),
+                 b"REDIS_VERSION": self._version.encode(),
+                 b"REDIS_VERSION_NUM": version_number(self._version),
+                 b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3}
+        result = self._load_library(body, b"@user_function", self._table(redis))
+        if type(result) is not tuple:
+            return
+        if result[0] is None:
+            raise ResponseError("ERR Error compiling function: "
+                                + result[1].decode("utf-8", "surrogateescape"))
+        failure = ScriptFailure.from_lua(result[1])
+        raise ResponseError(f"ERR Error registering functions: {failure.message}")
+
+    def function_entry(self, callback: Any) -> Any:
+        """A registered function as `run` runs it (keys and args as its parameters)."""
+        return self._entry(callback)
 
     def run(self, fn: Any, keys: list, args: list, name: str) -> Any:
         """Runs a compiled script; returns its reply, or raises ResponseError with the text
