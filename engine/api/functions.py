@@ -94,7 +94,7 @@ class Library:
     def __init__(self, name: bytes, code: bytes) -> None:
         self.name = name
         self.code = code
-        self.functions: dict[bytes, Function] = {}      # lower-case name -> function
+        self.functions: dict[bytes, Function] = {}      # name -> function
 
 
 def library_metadata(code: bytes) -> tuple[bytes, int]:
@@ -105,9 +105,7 @@ def library_metadata(code: bytes) -> tuple[bytes, int]:
     end = code.find(b"\n")
     if end < 0:
         raise ResponseError("ERR Invalid library metadata")
-    parts = code[2:end].split()
-    if not parts:
-        raise ResponseError("ERR Invalid library metadata")
+    parts = code[:end].split()
     name = None
     for part in parts[1:]:
         if part[:5].lower() != b"name=":
@@ -121,8 +119,9 @@ def library_metadata(code: bytes) -> tuple[bytes, int]:
         raise ResponseError("ERR Library name was not given")
     if not VALID_NAME.fullmatch(name):
         raise ResponseError(BAD_NAME)
-    if parts[0].upper() != ENGINE_NAME:
-        raise ResponseError(f"ERR Engine '{parts[0].decode('utf-8', 'replace')}' not found")
+    engine = parts[0][2:]
+    if engine.upper() != ENGINE_NAME:
+        raise ResponseError(f"ERR Engine '{engine.decode('utf-8', 'replace')}' not found")
     return name, end
 
 
@@ -154,10 +153,9 @@ class Functions:
             fn_name, callback, flags, description = _registration(args)
             if not VALID_NAME.fullmatch(fn_name):
                 raise LuaRaise(b"ERR " + BAD_NAME[4:].encode())
-            key = fn_name.lower()
-            if key in library.functions:
+            if fn_name in library.functions:
                 raise LuaRaise(DUPLICATE_IN_LIBRARY)
-            library.functions[key] = Function(fn_name, name, runtime.function_entry(callback),
+            library.functions[fn_name] = Function(fn_name, name, runtime.function_entry(callback),
                                               flags, description)
         runtime.load_library(code[start:], register)
         if not library.functions:
@@ -165,21 +163,27 @@ class Functions:
         return library
 
     def _check_collisions(self, libraries: list, replaced: set) -> None:
-        """Refuses functions that another library (not one being replaced) has."""
+        """Refuses a function whose name (in any case) a function of another library
+        has: one that stays, or one of the libraries coming in. (Within a library only
+        the exact name must be new, as in Redis 7.0.)"""
+        taken = {key: fn for key, fn in self.functions.items() if fn.library not in replaced}
         for library in libraries:
-            for key, fn in library.functions.items():
-                owner = self.functions.get(key)
-                if owner is not None and owner.library not in replaced:
+            for fn in library.functions.values():
+                other = taken.get(fn.name.lower())
+                if other is not None and other.library != fn.library:
                     raise ResponseError(f"ERR Function {fn.name.decode('utf-8', 'replace')} "
                                         "already exists")
+            for fn in library.functions.values():
+                taken.setdefault(fn.name.lower(), fn)
 
     def _install(self, library: Library) -> None:
         old = self.libraries.pop(library.name, None)
         if old is not None:
-            for key in old.functions:
-                del self.functions[key]
+            for name in old.functions:
+                self.functions.pop(name.lower(), None)
         self.libraries[library.name] = library
-        self.functions.update(library.functions)
+        for name, fn in library.functions.items():
+            self.functions.setdefault(name.lower(), fn)     # (the first of names that differ in case)
 
     def load(self, code: bytes, replace: bool) -> bytes:
         """FUNCTION LOAD: the library's name."""
@@ -195,8 +199,8 @@ class Functions:
         library = self.libraries.pop(name, None)
         if library is None:
             raise ResponseError("ERR Library not found")
-        for key in library.functions:
-            del self.functions[key]
+        for name in library.functions:
+            self.functions.pop(name.lower(), None)
 
     def flush(self) -> None:
         self.libraries = {}
@@ -219,7 +223,6 @@ class Functions:
         except PayloadError:
             raise ResponseError(PAYLOAD_WRONG) from None
         incoming: dict[bytes, Library] = {}
-        functions: set = set()
         while not reader.at_end():
             try:
                 opcode = reader.byte()
@@ -234,20 +237,16 @@ class Functions:
             if library.name in incoming:
                 raise ResponseError(
                     f"ERR Library '{library.name.decode('utf-8', 'replace')}' already exists")
-            for key, fn in library.functions.items():
-                if key in functions:
-                    raise ResponseError(
-                        f"ERR Function {fn.name.decode('utf-8', 'replace')} already exists")
-                functions.add(key)
             incoming[library.name] = library
-        if policy == b"flush":
-            self.flush()
-        elif policy == b"append":
+        if policy == b"append":
             for name in incoming:
                 if name in self.libraries:
                     raise ResponseError(
                         f"ERR Library {name.decode('utf-8', 'replace')} already exists")
-        self._check_collisions(list(incoming.values()), set(incoming))
+        replaced = set(self.libraries) if policy == b"flush" else set(incoming)
+        self._check_collisions(list(incoming.values()), replaced)
+        if policy == b"flush":
+            self.flush()
         for library in incoming.values():
             self._install(library)
 
@@ -255,12 +254,12 @@ class Functions:
 
     def fcall(self, session: "Session", argv: list, readonly: bool) -> Any:
         """FCALL / FCALL_RO function numkeys key... arg...: the function's reply."""
-        numkeys = strict_int(argv[2])
-        if numkeys is None:
-            raise ResponseError(BAD_NUMKEYS)
         fn = self.functions.get(argv[1].lower())
         if fn is None:
             raise ResponseError(FUNCTION_NOT_FOUND)
+        numkeys = strict_int(argv[2])
+        if numkeys is None:
+            raise ResponseError(BAD_NUMKEYS)
         if numkeys > len(argv) - 3:
             raise ResponseError(TOO_MANY_KEYS)
         if numkeys < 0:
@@ -288,7 +287,8 @@ def _registration(args: tuple) -> tuple[bytes, Any, frozenset, Optional[bytes]]:
         raise LuaRaise(SINGLE_NOT_TABLE)
     named: dict = {}
     for key, value in table.items():
-        if type(key) is not bytes:
+        key = _lua_string(key)
+        if key is None:
             raise LuaRaise(KEY_NOT_STRING)
         rule = NAMED.get(key)
         if rule is None:
@@ -484,7 +484,8 @@ def function_restore(ctx, argv):
 def function_stats(ctx, argv):
     functions = ctx.engine.functions
     libraries = len(functions.libraries) if functions is not None else 0
-    count = len(functions.functions) if functions is not None else 0
+    count = sum(len(library.functions) for library in functions.libraries.values()) \
+        if functions is not None else 0
     return {b"running_script": None,
             b"engines": {ENGINE_NAME: {b"libraries_count": libraries,
                                        b"functions_count": count}}}
