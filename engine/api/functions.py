@@ -23,7 +23,7 @@ from lupa.lua51 import lua_type
 from engine.api.scripts import (NEGATIVE_KEYS, NOTBUSY, SHEBANG_FLAGS, TOO_MANY_KEYS, Script,
                                 Scripting)
 from engine.commands.table import command
-from engine.core.dump_payload import BodyReader, PayloadError, encode_string, frame, unframe
+from engine.core.dump_payload import BodyReader, PayloadError, check, encode_string, frame
 from engine.core.errors import ResponseError
 from engine.core.glob import match
 from engine.resp.numbers import strict_int
@@ -219,20 +219,19 @@ class Functions:
         """FUNCTION RESTORE: the payload's libraries (checked among themselves first),
         then the policy: FLUSH the others, APPEND (a name taken aborts) or REPLACE."""
         try:
-            reader = BodyReader(unframe(payload))
+            check(payload)
         except PayloadError:
             raise ResponseError(PAYLOAD_WRONG) from None
+        reader = BodyReader(payload)
         incoming: dict[bytes, Library] = {}
         while not reader.at_end():
-            try:
-                opcode = reader.byte()
-                if opcode == PRE_GA_OPCODE:
-                    raise ResponseError("ERR Pre-GA function format not supported")
-                if opcode != FUNCTION_OPCODE:
-                    raise ResponseError("ERR given type is not a function")
-                code = reader.string()
-            except PayloadError:
-                raise ResponseError("ERR Failed loading library payload") from None
+            opcode = reader.byte() if not reader.at_end() else None
+            if opcode == PRE_GA_OPCODE:
+                code = _pre_ga_code(reader)
+            elif opcode == FUNCTION_OPCODE:
+                code = _read(reader.string, "library payload")
+            else:
+                raise ResponseError("ERR given type is not a function")
             library = self.compile(code)
             if library.name in incoming:
                 raise ResponseError(
@@ -267,6 +266,24 @@ class Functions:
         keys = argv[3:3 + numkeys]
         return self.runner._run(session, fn.entry, fn.name.decode("utf-8", "replace"), keys,
                                 argv[3 + numkeys:], fn.script.readonly(readonly))
+
+
+def _read(read: Any, what: str) -> Any:
+    try:
+        return read()
+    except PayloadError:
+        raise ResponseError(f"ERR Failed loading {what}") from None
+
+
+def _pre_ga_code(reader: BodyReader) -> bytes:
+    """A library in the format of 7.0's release candidates (name, engine, optional
+    description, code), as the code of the `#!` form."""
+    name = _read(reader.string, "library name")
+    engine = _read(reader.string, "engine name")
+    if _read(reader.length, "library description indicator"):
+        _read(reader.string, "library description")
+    blob = _read(reader.string, "library blob")
+    return b"#!" + engine + b" name=" + name + b"\n" + blob
 
 
 def _registration(args: tuple) -> tuple[bytes, Any, frozenset, Optional[bytes]]:

@@ -29,15 +29,13 @@ def frame(body: bytes) -> bytes:
     return head + struct.pack("<Q", crc64(head))
 
 
-def unframe(payload: bytes) -> bytes:
-    """The body of a payload whose version this side reads and whose checksum holds;
-    PayloadError otherwise."""
+def check(payload: bytes) -> None:
+    """PayloadError unless this side reads the payload's version and its checksum holds."""
     if len(payload) < TRAILER.size:
         raise PayloadError("payload too short")
     version, crc = TRAILER.unpack_from(payload, len(payload) - TRAILER.size)
     if version > RDB_VERSION or crc64(memoryview(payload)[:-8]) != crc:
         raise PayloadError("version or checksum")
-    return payload[:-TRAILER.size]
 
 
 def encode_length(n: int) -> bytes:
@@ -56,14 +54,17 @@ def encode_string(s: bytes) -> bytes:
 
 
 class BodyReader:
-    """Reads a payload body's opcodes and RDB strings in order."""
+    """Reads a checked payload's opcodes and RDB strings in order. As in Redis, a string
+    may run on into the trailer (its bytes then read as part of it): only the start of
+    each item must lie in the body."""
 
-    def __init__(self, body: bytes) -> None:
-        self.body = body
+    def __init__(self, payload: bytes) -> None:
+        self.body = payload
+        self.end = len(payload) - TRAILER.size
         self.pos = 0
 
     def at_end(self) -> bool:
-        return self.pos >= len(self.body)
+        return self.pos >= self.end
 
     def _take(self, n: int) -> bytes:
         end = self.pos + n
@@ -75,6 +76,12 @@ class BodyReader:
 
     def byte(self) -> int:
         return self._take(1)[0]
+
+    def length(self) -> int:
+        n, special = self._length()
+        if special:
+            raise PayloadError("a string encoding where a length belongs")
+        return n
 
     def _length(self) -> tuple[int, bool]:
         """A length, or (special encoding, True)."""

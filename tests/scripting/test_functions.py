@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from engine.core.crc64 import crc64
+from engine.core.dump_payload import frame
 from servers import SluiceServer
 from test_eval import exchange
 from raw_io import raw_socket
@@ -205,3 +207,64 @@ def test_replies_match_redis(scenario, protocol, sluice, redis_server):
     theirs = replies(redis_server[1], protocol, commands)
     ours = replies(sluice.port, protocol, commands)
     assert ours.split(b"\r\n") == theirs.split(b"\r\n")
+
+
+# -- FUNCTION DUMP and RESTORE between the two servers ------------------------------------
+
+LIBRARIES = [one("a", "fa", "return 'a'"), one("b", "fb", "return 'b'"),
+             lib("long", "local text = '" + "x" * 300 + "'\n"
+                 "redis.register_function('flong', function() return #text end)")]
+
+
+def dump_of(port: int, codes: list) -> bytes:
+    with raw_socket(port) as sock:
+        exchange(sock, [("FUNCTION", "FLUSH")] + [("FUNCTION", "LOAD", code) for code in codes])
+        reply = exchange(sock, [("FUNCTION", "DUMP")])
+    header, _, rest = reply.partition(b"\r\n")
+    assert header.startswith(b"$")
+    return rest[:int(header[1:])]
+
+
+def restore_replies(port: int, before: list, payload: bytes, policy: tuple) -> bytes:
+    """Replies to RESTORE of `payload` with `policy` over the libraries `before`, then
+    what each function answers and how many libraries there are."""
+    commands = [("FUNCTION", "RESTORE", payload) + policy, ("FUNCTION", "STATS")]
+    commands += [("FCALL", fn, 0) for fn in ("fa", "fb", "flong", "fc", "fx")]
+    return replies(port, 2, [("FUNCTION", "LOAD", code) for code in before] + commands)
+
+
+BEFORE = {
+    "nothing": [], "other": [one("c", "fc")], "same name": [one("a", "fx", "return 'old a'")],
+    "same function": [one("c", "fa", "return 'c'")],
+}
+POLICIES = [(), ("FLUSH",), ("APPEND",), ("REPLACE",), ("append",)]
+
+
+@pytest.mark.parametrize("made_by", ["redis", "sluice"])
+@pytest.mark.parametrize("before", list(BEFORE))
+def test_a_dump_restores_alike_on_both_servers(made_by, before, sluice, redis_server):
+    port = redis_server[1] if made_by == "redis" else sluice.port
+    payload = dump_of(port, LIBRARIES)
+    for policy in POLICIES:
+        theirs = restore_replies(redis_server[1], BEFORE[before], payload, policy)
+        ours = restore_replies(sluice.port, BEFORE[before], payload, policy)
+        assert ours == theirs, policy
+
+
+def test_damaged_payloads_are_refused_alike(sluice, redis_server):
+    payload = dump_of(redis_server[1], LIBRARIES[:1])
+    body = payload[:-10]
+    cases = [payload[:-1], payload[:5], b"", payload[:-1] + bytes([payload[-1] ^ 1]),
+             body + b"\x0b\x00" + payload[-8:],            # a newer RDB version
+             frame(b"\xf6" + body[1:]), frame(b"\x00" + body[1:]),    # other opcodes
+             frame(body + b"\xf5"), frame(body[:-3]),                  # cut inside a string
+             frame(b"\xf5\x04abcd"), frame(body + body),                # bad code, twice
+             frame(b"")]
+    for case in cases:
+        commands = [("FUNCTION", "RESTORE", case), ("FUNCTION", "STATS")]
+        assert replies(sluice.port, 2, commands) == replies(redis_server[1], 2, commands), case
+
+
+def test_crc64_is_redis_s():
+    assert crc64(b"123456789") == 0xe9c6d914c4b8d9ca     # Redis's crc64 self-test value
+    assert crc64(b"56789", crc64(b"1234")) == crc64(b"123456789")
