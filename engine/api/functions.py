@@ -462,19 +462,24 @@ def function_list(ctx, argv):
     for library in functions.libraries.values() if functions is not None else ():
         if pattern is not None and not match(pattern, library.name, True):
             continue
-        entry = {b"library_name": library.name, b"engine": ENGINE_NAME,
-                 b"functions": [_function_entry(fn, ctx.resp3)
-                                for fn in library.functions.values()]}
+        entry = [b"library_name", library.name, b"engine", ENGINE_NAME,
+                 b"functions", [_function_entry(fn, ctx.resp3)
+                                for fn in library.functions.values()]]
         if with_code:
-            entry[b"library_code"] = library.code
-        out.append(entry)
+            entry += [b"library_code", library.code]
+        out.append(_map(entry, ctx.resp3))
     return out
 
 
-def _function_entry(fn: Function, resp3: bool) -> dict:
+def _map(fields: list, resp3: bool) -> Any:
+    """Alternating names and values: a map in RESP3, the flat array in RESP2."""
+    return dict(zip(fields[::2], fields[1::2])) if resp3 else fields
+
+
+def _function_entry(fn: Function, resp3: bool) -> Any:
     flags = [Status(flag) for flag in SHEBANG_FLAGS if flag in fn.flags]
-    return {b"name": fn.name, b"description": fn.description,
-            b"flags": set(flags) if resp3 else flags}
+    return _map([b"name", fn.name, b"description", fn.description,
+                 b"flags", set(flags) if resp3 else flags], resp3)
 
 
 @command("function|dump")
@@ -503,9 +508,10 @@ def function_stats(ctx, argv):
     libraries = len(functions.libraries) if functions is not None else 0
     count = sum(len(library.functions) for library in functions.libraries.values()) \
         if functions is not None else 0
-    return {b"running_script": None,
-            b"engines": {ENGINE_NAME: {b"libraries_count": libraries,
-                                       b"functions_count": count}}}
+    resp3 = ctx.resp3
+    counts = _map([b"libraries_count", libraries, b"functions_count", count], resp3)
+    return _map([b"running_script", None, b"engines", _map([ENGINE_NAME, counts], resp3)],
+                resp3)
 
 
 @command("function|kill")

@@ -8,13 +8,19 @@ list at most one library at a time), and Sluice's DUMP stores the code uncompres
 (Redis compresses it with LZF; each side reads the other's)."""
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 
 import pytest
+import redis
 
+from engine import Engine, EmbeddedRedis
 from engine.core.crc64 import crc64
 from engine.core.dump_payload import frame
-from servers import SluiceServer
+from persist import CommandReader, Manifest
+from preloaded import kill_and_wait
+from servers import RedisServer, SluiceServer
 from test_eval import exchange
 from raw_io import raw_socket
 
@@ -268,3 +274,163 @@ def test_damaged_payloads_are_refused_alike(sluice, redis_server):
 def test_crc64_is_redis_s():
     assert crc64(b"123456789") == 0xe9c6d914c4b8d9ca     # Redis's crc64 self-test value
     assert crc64(b"56789", crc64(b"1234")) == crc64(b"123456789")
+
+
+# -- persistence ------------------------------------------------------------------------------
+
+COUNTER = one("counter", "bump", "return redis.call('incrby', keys[1], args[1])")
+READER = one("reader", "peek", "return redis.call('get', keys[1])", flags="{'no-writes'}")
+
+
+def state(r) -> tuple:
+    """The libraries (with their code) and what the functions answer."""
+    entries = [as_map(entry) for entry in r.function_list(withcode=True)]
+    libraries = sorted((entry[b"library_name"], entry[b"library_code"]) for entry in entries)
+    return libraries, r.fcall_ro("peek", 1, "n")
+
+
+def as_map(reply) -> dict:
+    """A map reply as redis-py gives it: a dict in RESP3, the flat array in RESP2."""
+    return reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2]))
+
+
+def open_engine(path, mode: str) -> Engine:
+    if mode == "snapshot":
+        return Engine(dir=str(path), appendonly=False, save="")
+    return Engine(dir=str(path), appendonly=True, save="",
+                  aof_use_rdb_preamble=mode != "rewrite with a RESP base")
+
+
+@pytest.mark.parametrize("mode", ["appendonly", "snapshot", "rewrite", "rewrite with a RESP base"])
+def test_functions_survive_a_restart(tmp_path, mode):
+    with open_engine(tmp_path, mode) as engine:
+        r = EmbeddedRedis(engine)
+        r.function_load(COUNTER)
+        r.function_load(READER)
+        r.function_load(one("gone", "never"))
+        r.function_delete("gone")
+        assert r.fcall("bump", 1, "n", 5) == 5
+        if mode.startswith("rewrite"):
+            r.bgrewriteaof()
+            wait_for_rewrite(engine)
+            r.function_load(one("later", "after"))
+            assert r.fcall("bump", 1, "n", 2) == 7
+        if mode == "snapshot":
+            r.save()
+        expected = state(r)
+    assert expected[1] == (b"7" if mode.startswith("rewrite") else b"5")
+    with open_engine(tmp_path, mode) as engine:
+        r = EmbeddedRedis(engine)
+        assert state(r) == expected
+        assert r.fcall("bump", 1, "n", 1) == int(expected[1]) + 1
+        r.function_flush()
+    with open_engine(tmp_path, mode) as engine:
+        r = EmbeddedRedis(engine)
+        if mode == "snapshot":       # (FLUSH was not saved: the snapshot still has them)
+            assert state(r)[0] == expected[0]
+        else:
+            assert r.function_list() == []
+
+
+def wait_for_rewrite(engine: Engine) -> None:
+    """Until the rewrite's child is reaped (the server's timer does it; here, by hand)."""
+    deadline = time.monotonic() + 20
+    while engine.durability.child is not None:
+        assert time.monotonic() < deadline, "the rewrite did not finish"
+        time.sleep(0.02)
+        engine.durability.cron()
+
+
+def aof_commands(path) -> list:
+    """Every command of the AOF increments, SELECTs left out."""
+    aof = os.path.join(path, "appendonlydir")
+    with open(os.path.join(aof, "appendonly.aof.manifest"), "rb") as fh:
+        manifest = Manifest.parse(fh.read())
+    out = []
+    for incr in manifest.incrs:
+        with open(os.path.join(aof, incr.name), "rb") as fh:
+            out.extend(c for c in CommandReader(fh.read(), incr.name) if c[0] != b"SELECT")
+    return out
+
+
+def test_the_aof_holds_function_commands_and_fcall_effects(tmp_path):
+    with Engine(dir=str(tmp_path), appendonly=True, appendfsync="always", save="") as engine:
+        r = EmbeddedRedis(engine)
+        payload = None
+        r.function_load(COUNTER)
+        r.execute_command("FUNCTION", "LOAD", "REPLACE", COUNTER)
+        assert r.fcall("bump", 1, "n", 3) == 3
+        with pytest.raises(redis.ResponseError):
+            r.function_load(COUNTER)                 # refused: nothing logged
+        payload = r.function_dump()
+        r.function_flush("SYNC")
+        r.function_restore(payload)
+        r.function_delete("counter")
+        logged = aof_commands(tmp_path)
+    assert logged == [
+        [b"FUNCTION", b"LOAD", COUNTER.encode()],
+        [b"FUNCTION", b"LOAD", b"REPLACE", COUNTER.encode()],
+        [b"MULTI"], [b"INCRBY", b"n", b"3"], [b"EXEC"],
+        [b"FUNCTION", b"FLUSH", b"SYNC"], [b"FUNCTION", b"RESTORE", payload, b"APPEND"],
+        [b"FUNCTION", b"DELETE", b"counter"]]
+
+
+def test_kill_9_keeps_loaded_functions_and_their_writes():
+    with SluiceServer(["--save", "", "--appendonly", "yes", "--appendfsync", "always"]) as server:
+        r = redis.Redis(port=server.port)
+        r.function_load(COUNTER)
+        assert r.fcall("bump", 1, "n", 4) == 4
+        r.close()
+        kill_and_wait([server.proc.pid])
+        server.start()
+        r = redis.Redis(port=server.port)
+        assert r.fcall("bump", 1, "n", 1) == 5
+        r.close()
+
+
+def test_redis_server_loads_an_aof_with_functions_written_by_sluice(tmp_path):
+    with Engine(dir=str(tmp_path), appendonly=True, save="", aof_use_rdb_preamble=False) as engine:
+        r = EmbeddedRedis(engine)
+        r.function_load(COUNTER)
+        assert r.fcall("bump", 1, "n", 2) == 2
+        r.bgrewriteaof()                                    # a RESP base with FUNCTION LOAD
+        wait_for_rewrite(engine)
+        r.function_load(READER)                             # ... and increments
+        assert r.fcall("bump", 1, "n", 3) == 5
+        r.function_load(one("gone", "never"))
+        r.function_delete("gone")
+        expected = state(r)
+    with RedisServer(["--save", "", "--appendonly", "yes"], workdir=tmp_path) as server:
+        real = redis.Redis(port=server.port)
+        assert state(real) == expected
+        real.close()
+
+
+# -- embedded -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_the_embedded_engine_runs_functions(protocol):
+    engine = Engine()
+    r = EmbeddedRedis(engine, protocol=protocol)
+    assert r.function_load(COUNTER) == b"counter"
+    assert r.fcall("bump", 1, "n", 2) == 2
+    assert engine.execute("FUNCTION", "DELETE", "counter") == b"OK"
+    with pytest.raises(redis.ResponseError, match="Function not found"):
+        r.fcall("bump", 1, "n", 2)
+    assert engine.execute("FUNCTION", "LOAD", READER) == b"reader"
+    r.function_load(one("w", "w", "return redis.call('set', 'a', 'b')", flags="{'no-writes'}"))
+    with pytest.raises(redis.ResponseError, match="Write commands are not allowed"):
+        r.fcall("w", 0)
+    [entry] = r.function_list(library="READ*")
+    entry = as_map(entry)
+    assert (entry[b"library_name"], entry[b"engine"]) == (b"reader", b"LUA")
+    assert [as_map(fn) for fn in entry[b"functions"]] == [
+        {b"name": b"peek", b"description": None,
+         b"flags": {b"no-writes"} if protocol == 3 else [b"no-writes"]}]
+    other = EmbeddedRedis(Engine(), protocol=protocol)
+    assert other.function_restore(r.function_dump())
+    assert other.fcall_ro("peek", 1, "n") is None
+    stats = as_map(other.function_stats())
+    assert stats[b"running_script"] is None
+    assert as_map(as_map(stats[b"engines"])[b"LUA"]) == {b"libraries_count": 2,
+                                                         b"functions_count": 2}
