@@ -434,3 +434,36 @@ def test_the_embedded_engine_runs_functions(protocol):
     assert stats[b"running_script"] is None
     assert as_map(as_map(stats[b"engines"])[b"LUA"]) == {b"libraries_count": 2,
                                                          b"functions_count": 2}
+
+
+def test_command_info_of_functions_matches_redis(sluice, redis_server):
+    """Arity, flags, key positions and FCALL's keynum key spec; subcommands' flags."""
+    ours, theirs = (redis.Redis(port=port, protocol=3) for port in (sluice.port, redis_server[1]))
+    for r in (ours, theirs):
+        r.response_callbacks.clear()
+    names = ["fcall", "fcall_ro", "function"] + [
+        f"function|{sub}" for sub in ("load", "delete", "flush", "list", "dump", "restore",
+                                       "stats", "kill", "help")]
+    try:
+        for name in names:
+            mine = ours.execute_command("COMMAND", "INFO", name)[0]
+            real = theirs.execute_command("COMMAND", "INFO", name)[0]
+            assert mine[:2] + mine[3:6] == real[:2] + real[3:6], name
+            assert sorted(mine[2]) == sorted(real[2]), name            # (a set in RESP3)
+            assert len(mine[8]) == len(real[8]), name
+            for spec, real_spec in zip(mine[8], real[8]):
+                real_spec = dict(real_spec)
+                real_spec.pop(b"notes", None)
+                assert spec == real_spec, name
+            docs = [ours.execute_command("COMMAND", "DOCS", name.split("|")[0]),
+                    theirs.execute_command("COMMAND", "DOCS", name.split("|")[0])]
+            top = name.split("|")[0].encode()
+            mine_docs, real_docs = (d[top] for d in docs)
+            if b"|" in name.encode():
+                mine_docs, real_docs = (d[b"subcommands"][name.encode()]
+                                        for d in (mine_docs, real_docs))
+            for field in (b"summary", b"since", b"group"):
+                assert mine_docs[field] == real_docs[field], (name, field)
+    finally:
+        ours.close()
+        theirs.close()
