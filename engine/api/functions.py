@@ -20,13 +20,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from lupa.lua51 import lua_type
 
-from engine.api.scripts import (NEGATIVE_KEYS, NOTBUSY, SHEBANG_FLAGS, TOO_MANY_KEYS, Script,
-                                Scripting)
+from engine.api.scripts import NOTBUSY, SHEBANG_FLAGS, Script, Scripting, keys_and_args
 from engine.commands.table import command
 from engine.core.dump_payload import BodyReader, PayloadError, check, encode_string, frame
 from engine.core.errors import ResponseError
 from engine.core.glob import match
-from engine.resp.numbers import strict_int
 from engine.resp.reply import OK, Status
 from engine.scripting.errors import LuaRaise
 
@@ -132,14 +130,6 @@ class Functions:
         self.runner = Scripting(engine, redis_version)     # a Lua state of its own
         self.libraries: dict[bytes, Library] = {}
         self.functions: dict[bytes, Function] = {}         # lower-case name -> function
-
-    @classmethod
-    def of(cls, engine: Any, redis_version: str) -> "Functions":
-        """The engine's functions, made on first use."""
-        functions = engine.functions
-        if functions is None:
-            functions = engine.functions = cls(engine, redis_version)
-        return functions
 
     # -- making libraries ------------------------------------------------------------
 
@@ -256,16 +246,9 @@ class Functions:
         fn = self.functions.get(argv[1].lower())
         if fn is None:
             raise ResponseError(FUNCTION_NOT_FOUND)
-        numkeys = strict_int(argv[2])
-        if numkeys is None:
-            raise ResponseError(BAD_NUMKEYS)
-        if numkeys > len(argv) - 3:
-            raise ResponseError(TOO_MANY_KEYS)
-        if numkeys < 0:
-            raise ResponseError(NEGATIVE_KEYS)
-        keys = argv[3:3 + numkeys]
+        keys, args = keys_and_args(argv, BAD_NUMKEYS)
         return self.runner._run(session, fn.entry, fn.name.decode("utf-8", "replace"), keys,
-                                argv[3 + numkeys:], fn.script.readonly(readonly))
+                                args, fn.script.readonly(readonly))
 
 
 def _read(read: Any, what: str) -> Any:
@@ -392,9 +375,13 @@ FUNCTION_HELP = (
 
 
 def engine_functions(engine: Any) -> Functions:
-    """The engine's functions, made on first use with the version sessions report."""
-    from engine.api.session import Session      # (session imports this module)
-    return Functions.of(engine, Session.version)
+    """The engine's functions, made on first use (redis.REDIS_VERSION: the version
+    sessions report)."""
+    functions = engine.functions
+    if functions is None:
+        from engine.api.session import Session      # (session imports this module)
+        functions = engine.functions = Functions(engine, Session.version)
+    return functions
 
 
 def _functions(ctx: Any) -> Functions:
@@ -531,10 +518,9 @@ class FunctionCommands:
     Session: they are records of the `session` layer)."""
 
     engine: Any
-    version: str
 
     def cmd_fcall(self, argv: list) -> Any:
-        return Functions.of(self.engine, self.version).fcall(self, argv, False)
+        return engine_functions(self.engine).fcall(self, argv, False)
 
     def cmd_fcall_ro(self, argv: list) -> Any:
-        return Functions.of(self.engine, self.version).fcall(self, argv, True)
+        return engine_functions(self.engine).fcall(self, argv, True)

@@ -142,13 +142,7 @@ class Scripting:
 
     def eval(self, session: "Session", argv: list, by_sha: bool, readonly: bool) -> Any:
         """EVAL / EVALSHA (and _RO) script numkeys key... arg...: the script's reply."""
-        numkeys = strict_int(argv[2])
-        if numkeys is None:
-            raise ResponseError(NOT_INTEGER)
-        if numkeys > len(argv) - 3:
-            raise ResponseError(TOO_MANY_KEYS)
-        if numkeys < 0:
-            raise ResponseError(NEGATIVE_KEYS)
+        keys, args = keys_and_args(argv, NOT_INTEGER)
         if by_sha:
             sha = argv[1].lower()
             script = self.scripts.get(sha)
@@ -157,8 +151,7 @@ class Scripting:
         else:
             sha = self.load(argv[1])
             script = self.scripts[sha]
-        keys = argv[3:3 + numkeys]
-        return self._run(session, script.fn, sha.decode(), keys, argv[3 + numkeys:],
+        return self._run(session, script.fn, sha.decode(), keys, args,
                          script.readonly(readonly))
 
     def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
@@ -202,6 +195,19 @@ class Scripting:
                 raise ResponseError(BLOCK_REFUSED % spec.name)
         session.ctx.resp3 = resp3
         return session.call(argv)           # process_command
+
+
+def keys_and_args(argv: list, not_a_count: str) -> tuple[list, list]:
+    """The keys and arguments of `<command> <script> numkeys key... arg...` (EVAL,
+    FCALL), with Redis's errors (`not_a_count`: when numkeys is not an integer)."""
+    numkeys = strict_int(argv[2])
+    if numkeys is None:
+        raise ResponseError(not_a_count)
+    if numkeys > len(argv) - 3:
+        raise ResponseError(TOO_MANY_KEYS)
+    if numkeys < 0:
+        raise ResponseError(NEGATIVE_KEYS)
+    return argv[3:3 + numkeys], argv[3 + numkeys:]
 
 
 def _blocks(argv: list) -> bool:

@@ -8,7 +8,6 @@ list at most one library at a time), and Sluice's DUMP stores the code uncompres
 (Redis compresses it with LZF; each side reads the other's)."""
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 
@@ -18,10 +17,9 @@ import redis
 from engine import Engine, EmbeddedRedis
 from engine.core.crc64 import crc64
 from engine.core.dump_payload import frame
-from persist import CommandReader, Manifest
 from preloaded import kill_and_wait
 from servers import RedisServer, SluiceServer
-from test_eval import exchange
+from test_eval import aof_commands, assert_command_info_matches, exchange
 from raw_io import raw_socket
 
 
@@ -341,18 +339,6 @@ def wait_for_rewrite(engine: Engine) -> None:
         engine.durability.cron()
 
 
-def aof_commands(path) -> list:
-    """Every command of the AOF increments, SELECTs left out."""
-    aof = os.path.join(path, "appendonlydir")
-    with open(os.path.join(aof, "appendonly.aof.manifest"), "rb") as fh:
-        manifest = Manifest.parse(fh.read())
-    out = []
-    for incr in manifest.incrs:
-        with open(os.path.join(aof, incr.name), "rb") as fh:
-            out.extend(c for c in CommandReader(fh.read(), incr.name) if c[0] != b"SELECT")
-    return out
-
-
 def test_the_aof_holds_function_commands_and_fcall_effects(tmp_path):
     with Engine(dir=str(tmp_path), appendonly=True, appendfsync="always", save="") as engine:
         r = EmbeddedRedis(engine)
@@ -436,34 +422,25 @@ def test_the_embedded_engine_runs_functions(protocol):
                                                          b"functions_count": 2}
 
 
-def test_command_info_of_functions_matches_redis(sluice, redis_server):
-    """Arity, flags, key positions and FCALL's keynum key spec; subcommands' flags."""
-    ours, theirs = (redis.Redis(port=port, protocol=3) for port in (sluice.port, redis_server[1]))
-    for r in (ours, theirs):
-        r.response_callbacks.clear()
+def test_command_info_and_docs_of_functions_match_redis(sluice, redis_server):
+    """COMMAND INFO (arity, flags, key positions, FCALL's keynum key spec) and the
+    summary, since and group of COMMAND DOCS."""
     names = ["fcall", "fcall_ro", "function"] + [
         f"function|{sub}" for sub in ("load", "delete", "flush", "list", "dump", "restore",
                                        "stats", "kill", "help")]
+    assert_command_info_matches(sluice.port, redis_server[1], names)
+    ours, theirs = (redis.Redis(port=port, protocol=3) for port in (sluice.port, redis_server[1]))
+    for r in (ours, theirs):
+        r.response_callbacks.clear()
     try:
         for name in names:
-            mine = ours.execute_command("COMMAND", "INFO", name)[0]
-            real = theirs.execute_command("COMMAND", "INFO", name)[0]
-            assert mine[:2] + mine[3:6] == real[:2] + real[3:6], name
-            assert sorted(mine[2]) == sorted(real[2]), name            # (a set in RESP3)
-            assert len(mine[8]) == len(real[8]), name
-            for spec, real_spec in zip(mine[8], real[8]):
-                real_spec = dict(real_spec)
-                real_spec.pop(b"notes", None)
-                assert spec == real_spec, name
-            docs = [ours.execute_command("COMMAND", "DOCS", name.split("|")[0]),
-                    theirs.execute_command("COMMAND", "DOCS", name.split("|")[0])]
-            top = name.split("|")[0].encode()
-            mine_docs, real_docs = (d[top] for d in docs)
-            if b"|" in name.encode():
-                mine_docs, real_docs = (d[b"subcommands"][name.encode()]
-                                        for d in (mine_docs, real_docs))
+            top, _, sub = name.partition("|")
+            mine, real = (r.execute_command("COMMAND", "DOCS", top)[top.encode()]
+                          for r in (ours, theirs))
+            if sub:
+                mine, real = (d[b"subcommands"][name.encode()] for d in (mine, real))
             for field in (b"summary", b"since", b"group"):
-                assert mine_docs[field] == real_docs[field], (name, field)
+                assert mine[field] == real[field], (name, field)
     finally:
         ours.close()
         theirs.close()
