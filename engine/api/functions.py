@@ -123,11 +123,17 @@ def library_metadata(code: bytes) -> tuple[bytes, int]:
     return name, end
 
 
+class FunctionRunner(Scripting):
+    """EVAL's runner with a Lua state of its own, whose `redis` is that of functions."""
+
+    for_functions = True
+
+
 class Functions:
     """The libraries of one engine and the interpreter their functions run in."""
 
     def __init__(self, engine: Any, redis_version: str) -> None:
-        self.runner = Scripting(engine, redis_version)     # a Lua state of its own
+        self.runner = FunctionRunner(engine, redis_version)
         self.libraries: dict[bytes, Library] = {}
         self.functions: dict[bytes, Function] = {}         # lower-case name -> function
 

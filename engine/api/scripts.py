@@ -103,6 +103,8 @@ class _Caller:
 class Scripting:
     """The Lua interpreter of one engine and its script cache."""
 
+    for_functions = False       # a runner of FUNCTION's libraries (engine/api/functions.py)
+
     def __init__(self, engine: Any, redis_version: str) -> None:
         self.engine = engine
         self._version = redis_version
@@ -121,7 +123,8 @@ class Scripting:
     def _new_runtime(self) -> ScriptRuntime:
         return ScriptRuntime(lambda argv: self._call(argv, False), redis_version=self._version,
                              call_resp3=lambda argv: self._call(argv, True),
-                             is_command=lambda name: name.lower() in COMMANDS)
+                             is_command=lambda name: name.lower() in COMMANDS,
+                             for_functions=self.for_functions)
 
     # the cache ----------------------------------------------------------------------
 

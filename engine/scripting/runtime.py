@@ -40,7 +40,10 @@ class ScriptRuntime:
     """The interpreter, its sandboxed globals and the bridge to the engine's commands."""
 
     def __init__(self, call: Call, *, redis_version: str, call_resp3: Call | None = None,
-                 is_command: Callable[[bytes], bool] | None = None) -> None:
+                 is_command: Callable[[bytes], bool] | None = None,
+                 for_functions: bool = False) -> None:
+        """for_functions: the runtime of FUNCTION's libraries, whose `redis` lacks what
+        only EVAL's has (replicate_commands, breakpoint, debug), as in Redis."""
         self._call = call
         self._call_resp3 = call_resp3 or call
         self._is_command = is_command
@@ -58,13 +61,15 @@ class ScriptRuntime:
             b"error_reply": self._error_reply, b"status_reply": self._status_reply,
             b"sha1hex": api(self._sha1hex), b"log": api(self._log),
             b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),
-            b"replicate_commands": lambda *a: True, b"breakpoint": lambda *a: False,
-            b"debug": lambda *a: None, b"acl_check_cmd": api(self._acl_check_cmd),
+            b"acl_check_cmd": api(self._acl_check_cmd),
             b"REDIS_VERSION": redis_version.encode(),
             b"REDIS_VERSION_NUM": version_number(redis_version),
             b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3,
             **{name.encode(): flag for name, flag in REPL_FLAGS.items()},
         }
+        if not for_functions:
+            redis.update({b"replicate_commands": lambda *a: True,
+                          b"breakpoint": lambda *a: False, b"debug": lambda *a: None})
         libraries = {name.encode(): self._c_library(module.library)
                      for name, module in (("bit", bitop), ("cjson", cjson),
                                           ("cmsgpack", cmsgpack), ("struct", lstruct))}
