@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from engine import Engine, EmbeddedRedis
+from persist import SNAPSHOT_FILENAME, iter_records
 from engine.core.crc64 import crc64
 from engine.core.dump_payload import frame
 from preloaded import kill_and_wait
@@ -345,6 +346,9 @@ def test_functions_survive_a_restart(tmp_path, mode):
             assert r.fcall("bump", 1, "n", 2) == 7
         if mode == "snapshot":
             r.save()
+            first = next(iter_records(tmp_path / SNAPSHOT_FILENAME))
+            assert first == {"type": "functions", "libraries": [c.encode() for c in
+                                                                (COUNTER, READER)]}
         expected = state(r)
     assert expected[1] == (b"7" if mode.startswith("rewrite") else b"5")
     with open_engine(tmp_path, mode) as engine:
@@ -389,6 +393,13 @@ def test_the_aof_holds_function_commands_and_fcall_effects(tmp_path):
         [b"MULTI"], [b"INCRBY", b"n", b"3"], [b"EXEC"],
         [b"FUNCTION", b"FLUSH", b"SYNC"], [b"FUNCTION", b"RESTORE", payload, b"APPEND"],
         [b"FUNCTION", b"DELETE", b"counter"]]
+    with Engine(dir=str(tmp_path), appendonly=True, save="") as engine:     # replayed
+        r = EmbeddedRedis(engine)
+        assert r.function_list() == [] and r.get("n") == b"3"
+        r.function_restore(payload)
+        assert r.fcall("bump", 1, "n", 1) == 4
+    with Engine(dir=str(tmp_path), appendonly=True, save="") as engine:
+        assert EmbeddedRedis(engine).fcall("bump", 1, "n", 1) == 5
 
 
 def test_kill_9_keeps_loaded_functions_and_their_writes():
