@@ -3,9 +3,9 @@
 One `Functions` per engine (Engine.functions, made on first use) holds the libraries by
 name and their functions by name (function names are case-insensitive, library names are
 not). Functions live in a Lua interpreter of their own, as in Redis (SCRIPT FLUSH leaves
-them alone): the private `Scripting` that runs them is the one EVAL uses, so FCALL takes
-EVAL's run path (the caller's session, the MULTI/EXEC bracket of its effects, the refusals
-of redis.call).
+them alone), run by a `FunctionRunner`: EVAL's `Scripting` class, so FCALL takes EVAL's run
+path (the caller's session, the MULTI/EXEC bracket of its effects, the refusals of
+redis.call, and whatever watches a running script).
 
 FUNCTION is a command of the engine layer: the AOF replays FUNCTION LOAD/DELETE/FLUSH/
 RESTORE as the commands themselves (the effect of each is the command, as Redis
@@ -148,7 +148,7 @@ class Functions:
         def register(*args: Any) -> None:
             fn_name, callback, flags, description = _registration(args)
             if not VALID_NAME.fullmatch(fn_name):
-                raise LuaRaise(b"ERR " + BAD_NAME[4:].encode())
+                raise LuaRaise(BAD_NAME.encode())
             if fn_name in library.functions:
                 raise LuaRaise(DUPLICATE_IN_LIBRARY)
             library.functions[fn_name] = Function(fn_name, name, runtime.function_entry(callback),
