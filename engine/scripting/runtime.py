@@ -46,6 +46,11 @@ class ScriptRuntime:
         only EVAL's has (replicate_commands, breakpoint, debug), as in Redis."""
         self._call = call
         self._call_resp3 = call_resp3 or call
+        # what every `redis` has, also that of a library's load (load_library)
+        self._constants = {
+            b"REDIS_VERSION": redis_version.encode(),
+            b"REDIS_VERSION_NUM": version_number(redis_version),
+            b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3}
         self._is_command = is_command
         self.resp3 = False          # redis.setresp(3) in the running script
         self._random = Random48()
@@ -62,9 +67,7 @@ class ScriptRuntime:
             b"sha1hex": api(self._sha1hex), b"log": api(self._log),
             b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),
             b"acl_check_cmd": api(self._acl_check_cmd),
-            b"REDIS_VERSION": redis_version.encode(),
-            b"REDIS_VERSION_NUM": version_number(redis_version),
-            b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3,
+            **self._constants,
             **{name.encode(): flag for name, flag in REPL_FLAGS.items()},
         }
         if not for_functions:
@@ -83,7 +86,6 @@ class ScriptRuntime:
         setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
             SANDBOX_SOURCE.encode())
         self._compile, self._run, self._load_library, self._entry = setup(hooks)
-        self._version = redis_version
 
     def _set_where(self, where: Any) -> None:
         self._where = where
@@ -134,10 +136,7 @@ class ScriptRuntime:
         an error text); raises ResponseError with Redis's texts when the code does not
         compile or fails."""
         redis = {b"register_function": self._reply_errors(register),
-                 b"log": self._reply_errors(self._log),
-                 b"REDIS_VERSION": self._version.encode(),
-                 b"REDIS_VERSION_NUM": version_number(self._version),
-                 b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3}
+                 b"log": self._reply_errors(self._log), **self._constants}
         result = self._load_library(body, b"@user_function", self._table(redis))
         if type(result) is not tuple:
             return
