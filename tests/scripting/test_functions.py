@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from engine import Engine, EmbeddedRedis
-from persist import SNAPSHOT_FILENAME, iter_records
+from persist import SNAPSHOT_FILENAME, block_index, iter_records
 from engine.core.crc64 import crc64
 from engine.core.dump_payload import frame
 from preloaded import kill_and_wait
@@ -349,6 +349,7 @@ def test_functions_survive_a_restart(tmp_path, mode):
             first = next(iter_records(tmp_path / SNAPSHOT_FILENAME))
             assert first == {"type": "functions", "libraries": [c.encode() for c in
                                                                 (COUNTER, READER)]}
+            assert len(block_index(tmp_path / SNAPSHOT_FILENAME)) == 1   # (readers of blocks)
         expected = state(r)
     assert expected[1] == (b"7" if mode.startswith("rewrite") else b"5")
     with open_engine(tmp_path, mode) as engine:
