@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: build probes test oracle java clean bench serve pipeline-demo
 
@@ -42,12 +43,18 @@ serve: build
 
 # The example pipeline (pipeline/examples/): a temporary persistent sluice-server, a
 # page-view generator, a Spark Structured Streaming job totalling them per user per
-# window into another stream, a consumer group printing the totals; ~90 s, then the
+# window into another stream, a consumer group printing the totals, two sluice-worker
+# processes alerting on them; ~90 s, then the
 # counts of every stage, checked for agreement (non-zero exit if they disagree).
 pipeline-demo: build java
 	$(PY) -m pipeline.examples.demo
 
-bench: build oracle java
+# The bench extra: the libraries worker_bench.py compares pipeline.worker with.
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install -q -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench: build oracle java $(BENCH_STAMP)
 	$(PY) bench/run_all.py
 
 clean:

@@ -21,6 +21,8 @@ def write_resp_base(engine, fileobj: BinaryIO) -> int:
     """Writes every database of `engine` as RESP commands onto `fileobj`; returns
     the number of bytes written. The engine must not change meanwhile."""
     out = RespWriter(fileobj)
+    for code in engine.function_codes():
+        out.command(b"FUNCTION", b"LOAD", code)
     for db in engine.databases:
         if not db.data:
             continue

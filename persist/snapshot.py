@@ -274,8 +274,8 @@ def snapshot_info(path: str | os.PathLike) -> dict:
 
 
 def iter_records(path: str | os.PathLike, *, progress: Progress = None) -> Iterator[dict]:
-    """Every record as a dict with a "type" ("db", "string", "stream", "entries",
-    "group", "pending", "end"), chunks decoded; IDs as "ms-seq" strings, keys,
+    """Every record as a dict with a "type" ("functions", "db", "string", "stream",
+    "entries", "group", "pending", "end"), chunks decoded; IDs as "ms-seq" strings, keys,
     names and values as bytes. Checksums are checked as the blocks are read."""
     path = os.fspath(path)
     consumers: list = []
@@ -319,6 +319,8 @@ def _describe(rec: list, consumers: list) -> dict:
             {"id": _id(ms, seq), "consumer": consumers[owner], "delivery_time": t,
              "delivery_count": n}
             for ms, seq, t, n, owner in codec.decode_pending(rec[2], rec[1])]}
+    if kind == codec.FUNCTIONS:
+        return {"type": "functions", "libraries": rec[1]}
     if kind == codec.END:
         return {"type": "end", "keys": rec[1], "streams": rec[2], "entries": rec[3],
                 "groups": rec[4], "pending": rec[5]}

@@ -15,6 +15,9 @@ Records (msgpack arrays; snapshot.py frames them into checksummed lz4 blocks):
                                           consumers: [[name, seen_time, active_time]...]
     [PENDING, count, chunk]               the group's next `count` PEL entries
     [END, keys, streams, entries, groups, pending]     totals, last record of a file
+    [FUNCTIONS, [code, ...]]              the engine's function libraries (the code the
+                                          engine gave, handed back to it as it was);
+                                          first in a file, only when there are any
 
 A stream's ENTRIES records follow its STREAM record, then each group's GROUP record
 is followed by its PENDING records, all in ID order. Chunks are sequences of LEB128
@@ -53,9 +56,10 @@ cdef enum:
     REC_GROUP = 5
     REC_PENDING = 6
     REC_END = 7
+    REC_FUNCTIONS = 8
 
-DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END = (
-    REC_DB, REC_STRING, REC_STREAM, REC_ENTRIES, REC_GROUP, REC_PENDING, REC_END)
+DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END, FUNCTIONS = (
+    REC_DB, REC_STRING, REC_STREAM, REC_ENTRIES, REC_GROUP, REC_PENDING, REC_END, REC_FUNCTIONS)
 
 # Raw bytes per ENTRIES / PENDING chunk (a chunk ends after the entry crossing it).
 CHUNK_BYTES = 128 * 1024
@@ -445,6 +449,9 @@ def state_records(engine, size_t chunk_bytes=CHUNK_BYTES):
     The engine must not change while this runs (SAVE, or a forked child)."""
     cdef Database db
     cdef uint64_t keys = 0, streams = 0, entries = 0, groups = 0, pending = 0
+    codes = engine.function_codes()
+    if codes:
+        yield [REC_FUNCTIONS, codes]
     for db in engine.databases:
         if not db.data:
             continue
@@ -548,10 +555,12 @@ cdef class StateLoader:
     cdef uint64_t node_max_bytes, node_max_entries
     cdef readonly uint64_t keys, streams, entries, groups, pending
     cdef readonly bint ended
+    cdef readonly list functions    # the FUNCTIONS record's codes
 
     def __init__(self, Py_ssize_t databases, uint64_t node_max_bytes,
                  uint64_t node_max_entries, bint keep=True):
         self.dbs = {}
+        self.functions = []
         self.databases = databases
         self.keep = keep
         self.db_index = -1
@@ -586,6 +595,8 @@ cdef class StateLoader:
                 self.load_db(rec)
             elif kind == REC_END:
                 self.load_end(rec)
+            elif kind == REC_FUNCTIONS:
+                self.load_functions(rec)
             else:
                 raise RecordError(f"unknown record type {kind}")
 
@@ -605,6 +616,7 @@ cdef class StateLoader:
             dst.expired = []
             dst.object_bytes = src.object_bytes
             dst.order = src.order
+        engine.restore_function_codes(self.functions)
 
     # -- keys ----------------------------------------------------------------------
 
@@ -784,6 +796,15 @@ cdef class StateLoader:
             g.add_pending(&c.id, <Consumer>consumers[pe.owner], <uint64_t>c.time, pe.count)
             self.last_pending = c.id
         chunk_end(&c, "pending")
+        return 0
+
+    cdef int load_functions(self, list rec) except -1:
+        expect(rec, 2, "functions")
+        if self.db_index != -1 or self.functions:
+            raise RecordError("the functions record is not the first")
+        if type(rec[1]) is not list or not rec[1]:
+            raise RecordError("the functions record holds no list of libraries")
+        self.functions = [as_bytes(code, "a library's code") for code in rec[1]]
         return 0
 
     cdef int load_end(self, list rec) except -1:

@@ -46,6 +46,7 @@ cdef class Engine:
     cdef readonly long long dirty       # changes so far (save points count them)
     cdef readonly object durability     # persist.Durability, or None
     cdef public object scripting        # Lua and the script cache (engine/api/scripts.py)
+    cdef public object functions        # FUNCTION's libraries (engine/api/functions.py)
     cdef int _tx_depth                  # inside EXEC: effects are bracketed by MULTI/EXEC
     cdef bint _tx_logged                # MULTI already handed to the listeners
     cdef object _contexts
@@ -245,6 +246,21 @@ cdef class Engine:
     def select(self, int index) -> None:
         """Makes `execute` use database `index` (SELECT for the embedded API)."""
         self._ctx.db = self.databases[index]
+
+    def function_codes(self) -> list:
+        """The code of every function library, for persistence to keep (as opaque data)
+        and hand back to restore_function_codes."""
+        return [] if self.functions is None else self.functions.codes()
+
+    def restore_function_codes(self, list codes) -> None:
+        """Replaces the function libraries with those of `codes` (a snapshot's)."""
+        if self.functions is not None:
+            self.functions.flush()
+        if codes:
+            from engine.api.functions import engine_functions
+            functions = engine_functions(self)
+            for code in codes:
+                functions.load(code, False)
 
     def used_memory(self) -> int:
         """Bytes held for stored data (INFO's used_memory): the exact C allocations

@@ -126,6 +126,8 @@ class _Caller:
 class Scripting:
     """The Lua interpreter of one engine and its script cache."""
 
+    for_functions = False       # a runner of FUNCTION's libraries (engine/api/functions.py)
+
     def __init__(self, engine: Any, redis_version: str) -> None:
         self.engine = engine
         self._version = redis_version
@@ -145,7 +147,7 @@ class Scripting:
         return ScriptRuntime(lambda argv: self._call(argv, False), redis_version=self._version,
                              call_resp3=lambda argv: self._call(argv, True),
                              is_command=lambda name: name.lower() in COMMANDS,
-                             tick=self._tick)
+                             for_functions=self.for_functions, tick=self._tick)
 
     # the cache ----------------------------------------------------------------------
 
@@ -166,13 +168,7 @@ class Scripting:
 
     def eval(self, session: "Session", argv: list, by_sha: bool, readonly: bool) -> Any:
         """EVAL / EVALSHA (and _RO) script numkeys key... arg...: the script's reply."""
-        numkeys = strict_int(argv[2])
-        if numkeys is None:
-            raise ResponseError(NOT_INTEGER)
-        if numkeys > len(argv) - 3:
-            raise ResponseError(TOO_MANY_KEYS)
-        if numkeys < 0:
-            raise ResponseError(NEGATIVE_KEYS)
+        keys, args = keys_and_args(argv, NOT_INTEGER)
         if by_sha:
             sha = argv[1].lower()
             script = self.scripts.get(sha)
@@ -181,8 +177,7 @@ class Scripting:
         else:
             sha = self.load(argv[1])
             script = self.scripts[sha]
-        keys = argv[3:3 + numkeys]
-        return self._run(session, script.fn, sha.decode(), keys, argv[3 + numkeys:],
+        return self._run(session, script.fn, sha.decode(), keys, args,
                          script.readonly(readonly))
 
     def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
@@ -274,6 +269,19 @@ class Scripting:
                 caller.wrote = True
         session.ctx.resp3 = resp3
         return session.call(argv)           # process_command
+
+
+def keys_and_args(argv: list, not_a_count: str) -> tuple[list, list]:
+    """The keys and arguments of `<command> <script> numkeys key... arg...` (EVAL,
+    FCALL), with Redis's errors (`not_a_count`: when numkeys is not an integer)."""
+    numkeys = strict_int(argv[2])
+    if numkeys is None:
+        raise ResponseError(not_a_count)
+    if numkeys > len(argv) - 3:
+        raise ResponseError(TOO_MANY_KEYS)
+    if numkeys < 0:
+        raise ResponseError(NEGATIVE_KEYS)
+    return argv[3:3 + numkeys], argv[3 + numkeys:]
 
 
 def _blocks(argv: list) -> bool:

@@ -30,6 +30,7 @@ from itertools import count as _count
 from typing import Any, Optional
 
 from engine.api.after_command import report
+from engine.api.functions import FunctionCommands
 from engine.api.scripts import ScriptCommands
 from engine.commands.dispatch import check, resolve
 from engine.commands.reads import claim_deadline
@@ -315,7 +316,7 @@ def _valid_client_name(name: bytes):
     return name or None
 
 
-class Session(ScriptCommands):
+class Session(ScriptCommands, FunctionCommands):
     """One client of an engine (see the module docstring).
 
     Session(hub, ctx=None): a new client (database 0, RESP2; authenticated unless a

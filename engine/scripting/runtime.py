@@ -42,11 +42,19 @@ class ScriptRuntime:
 
     def __init__(self, call: Call, *, redis_version: str, call_resp3: Call | None = None,
                  is_command: Callable[[bytes], bool] | None = None,
+                 for_functions: bool = False,
                  tick: Callable[[], bool] | None = None) -> None:
-        """tick: called every HOOK_COUNT Lua instructions; True kills the running script
+        """for_functions: the runtime of FUNCTION's libraries, whose `redis` lacks what
+        only EVAL's has (replicate_commands, breakpoint, debug), as in Redis.
+        tick: called every HOOK_COUNT Lua instructions; True kills the running script
         (its caller gets Redis's "Script killed by user" error)."""
         self._call = call
         self._call_resp3 = call_resp3 or call
+        # what every `redis` has, also that of a library's load (load_library)
+        self._constants = {
+            b"REDIS_VERSION": redis_version.encode(),
+            b"REDIS_VERSION_NUM": version_number(redis_version),
+            b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3}
         self._is_command = is_command
         self.resp3 = False          # redis.setresp(3) in the running script
         self._random = Random48()
@@ -62,13 +70,13 @@ class ScriptRuntime:
             b"error_reply": self._error_reply, b"status_reply": self._status_reply,
             b"sha1hex": api(self._sha1hex), b"log": api(self._log),
             b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),
-            b"replicate_commands": lambda *a: True, b"breakpoint": lambda *a: False,
-            b"debug": lambda *a: None, b"acl_check_cmd": api(self._acl_check_cmd),
-            b"REDIS_VERSION": redis_version.encode(),
-            b"REDIS_VERSION_NUM": version_number(redis_version),
-            b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3,
+            b"acl_check_cmd": api(self._acl_check_cmd),
+            **self._constants,
             **{name.encode(): flag for name, flag in REPL_FLAGS.items()},
         }
+        if not for_functions:
+            redis.update({b"replicate_commands": lambda *a: True,
+                          b"breakpoint": lambda *a: False, b"debug": lambda *a: None})
         libraries = {name.encode(): self._c_library(module.library)
                      for name, module in (("bit", bitop), ("cjson", cjson),
                                           ("cmsgpack", cmsgpack), ("struct", lstruct))}
@@ -82,7 +90,8 @@ class ScriptRuntime:
         # the chunk's name marks its frames as ours (the error handler skips them)
         setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
             SANDBOX_SOURCE.encode())
-        self._compile, self._run, self.rearm = setup(hooks, HOOK_COUNT)
+        self._compile, self._run, self._load_library, self._entry, self.rearm = setup(
+            hooks, HOOK_COUNT)
 
     def _set_where(self, where: Any) -> None:
         self._where = where
@@ -126,6 +135,26 @@ class ScriptRuntime:
             raise ResponseError("ERR Error compiling script (new function): "
                                 + compiled[1].decode("utf-8", "surrogateescape"))
         return compiled
+
+    def load_library(self, body: bytes, register: Callable) -> None:
+        """Runs a library's code (FUNCTION LOAD) with the load API, where
+        redis.register_function calls `register(*args)` (which raises LuaRaise with
+        an error text); raises ResponseError with Redis's texts when the code does not
+        compile or fails."""
+        redis = {b"register_function": self._reply_errors(register),
+                 b"log": self._reply_errors(self._log), **self._constants}
+        result = self._load_library(body, b"@user_function", self._table(redis))
+        if type(result) is not tuple:
+            return
+        if result[0] is None:
+            raise ResponseError("ERR Error compiling function: "
+                                + result[1].decode("utf-8", "surrogateescape"))
+        failure = ScriptFailure.from_lua(result[1])
+        raise ResponseError(f"ERR Error registering functions: {failure.message}")
+
+    def function_entry(self, callback: Any) -> Any:
+        """A registered function as `run` runs it (keys and args as its parameters)."""
+        return self._entry(callback)
 
     def run(self, fn: Any, keys: list, args: list, name: str) -> Any:
         """Runs a compiled script; returns its reply, or raises ResponseError with the text

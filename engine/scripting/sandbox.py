@@ -187,6 +187,41 @@ local function run(fn, keys, argv)
   return xpcall(fn, on_error)
 end
 
+-- Functions (FUNCTION LOAD, FCALL). A library's code runs once, at load, and sees then only
+-- the load API (`redis` with register_function, log and the version); the functions it
+-- registers see, when FCALL runs them, the globals of any script. Like Redis, which swaps
+-- the __index of its globals' metatable, the chunk's environment forwards its reads to
+-- one or the other.
+local library_meta = {__index = globals, __newindex = refuse_write}
+local library_env = setmetatable({}, library_meta)
+local function missing_global(_, name)
+  error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+end
+
+local function load_library(body, name, api)
+  if body:byte(1) == 27 then return nil, select(2, binary_refused(name)) end
+  local fn, msg = loadstring(body, name)
+  if not fn then return nil, msg end
+  setfenv(fn, library_env)
+  local load_globals = {redis = protect(setmetatable(api, {__index = missing_global}))}
+  library_meta.__index = protect(setmetatable(load_globals, {__index = missing_global}))
+  local ok, err = xpcall(fn, on_error)
+  library_meta.__index = globals
+  if ok then return true end
+  return false, err
+end
+
+-- A function as `run` calls it: its keys and arguments are its parameters, not globals.
+local function entry(callback)
+  return function()
+    local keys, argv = rawget(G, 'KEYS'), rawget(G, 'ARGV')
+    rawset(G, 'KEYS', nil)
+    rawset(G, 'ARGV', nil)
+    return callback(keys, argv)
+  end
+end
+
+
 -- Long scripts: every HOOK_COUNT instructions the count hook asks Python whether the script
 -- was killed (Python also serves the server's other clients there once the script runs
 -- past busy-reply-threshold). A killed script fails at once, then at every line it reaches,
@@ -201,5 +236,5 @@ end
 local function arm() sethook(on_hook, '', HOOK_COUNT) end
 if tick then arm() end
 
-return compile, run, arm
+return compile, run, load_library, entry, arm
 """

@@ -1,6 +1,7 @@
 """The example pipeline in one command (`make pipeline-demo`): a fresh persistent Sluice
-server, the page-view generator, the Spark totals job and the consumer group, run for a
-bounded time, then a count of what flowed through each stage, checked for agreement.
+server, the page-view generator, the Spark totals job, the consumer group and the
+`sluice-worker` processes alerting on totals, run for a bounded time, then a count of
+what flowed through each stage, checked for agreement.
 
     python -m pipeline.examples.demo --seconds 60 --rate 500 --key user
 
@@ -8,9 +9,11 @@ Agreement, checked against the server's own streams once everything has settled:
 every produced event is in `events` and was read by Spark exactly once; the windows the
 watermark closed are in `totals` exactly once each, and their counts and amounts equal
 the ones recomputed here from `events` (so the sum of the window counts equals the
-number of events inside closed windows); the consumer group acknowledged every total.
+number of events inside closed windows); the consumer group acknowledged every total;
+the workers handled every total, and `alerts` holds exactly one alert per total whose
+average is at least --alert-average, with nothing dead-lettered.
 The last line is `agreement: OK ...` (exit 0) or `agreement: FAILED ...` (exit 1).
-Everything started here (server, Spark, generator, consumer) is stopped on the way out,
+Everything started here (server, Spark, generator, consumer, workers) is stopped on the way out,
 after a failure or Ctrl-C too."""
 from __future__ import annotations
 
@@ -31,12 +34,15 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import redis
 
+from pipeline.examples.alerts import ALERTS, DEFAULT_AVERAGE, is_alert
 from pipeline.examples.consumer import ensure_group
 from pipeline.examples.processes import ServerProcess, stop_child
 from pipeline.examples.totals_job import JOB_GROUP, KEYS, start_totals
 from pipeline.spark.local import local_spark
+from pipeline.worker import dlq_key
 
 EVENTS, TOTALS, GROUP = "events", "totals", "dashboard"
+ALERTS_GROUP = "alerts"
 SETTLE_TIMEOUT_S = 120.0
 WindowKey = Tuple[str, int]
 Total = Tuple[int, Decimal]
@@ -47,11 +53,14 @@ class Child:
     prefix and its last line kept (the stage's count). It runs in its own process group,
     so a Ctrl-C reaches only the demo, which then stops every stage in order."""
 
-    def __init__(self, name: str, module: str, *args: str) -> None:
+    def __init__(self, name: str, module: str, *args: str, env: Optional[dict] = None,
+                 with_log: bool = False) -> None:
+        """with_log: echo its stderr too (a sluice-worker's log, where it reports)."""
         self.name = name
         self.last_line = ""
         self.proc = subprocess.Popen([sys.executable, "-u", "-m", module, *args],
-                                     stdout=subprocess.PIPE, text=True, start_new_session=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT if with_log else None,
+                                     text=True, start_new_session=True, env=env)
         self._echo = threading.Thread(target=self._pump, daemon=True)
         self._echo.start()
 
@@ -66,9 +75,25 @@ class Child:
         self._echo.join(5)
         verb, _, number = self.last_line.partition(" ")
         if self.proc.returncode != 0 or verb != word:
-            raise RuntimeError(f"the {self.name} exited with status {self.proc.returncode} "
-                               f"(last line {self.last_line!r})")
+            raise self._failed()
         return int(number)
+
+    def stopped_stats(self, timeout: float) -> Dict[str, int]:
+        """Waits for a sluice-worker to end; the counts of its last line (`stopped: k=v ...`)."""
+        self.proc.wait(timeout)
+        self._echo.join(5)
+        _, found, counts = self.last_line.partition("stopped: ")
+        if self.proc.returncode != 0 or not found:
+            raise self._failed()
+        return {name: int(value) for name, value in (pair.split("=") for pair in counts.split())}
+
+    def ensure_running(self) -> None:
+        if self.proc.poll() is not None:
+            raise self._failed()
+
+    def _failed(self) -> RuntimeError:
+        return RuntimeError(f"the {self.name} exited with status {self.proc.returncode} "
+                            f"(last line {self.last_line!r})")
 
     def stop(self) -> None:
         stop_child(self.proc)
@@ -219,6 +244,24 @@ def group_done(client: redis.Redis, stream: str, group: str) -> bool:
     return info.get("pending") == 0 and info.get("entries-read") == client.xlen(stream)
 
 
+def start_workers(url: str, count: int, alert_average: Decimal) -> List[Child]:
+    """`sluice-worker` processes running pipeline.examples.alerts on the totals."""
+    env = dict(os.environ, ALERTS_URL=url, ALERT_AVERAGE=str(alert_average))
+    return [Child(f"worker-{n}", "pipeline.worker.cli", "pipeline.examples.alerts:handle",
+                  "--url", url, "--stream", TOTALS, "--group", ALERTS_GROUP,
+                  "--consumer", f"alerts-{n}", "--concurrency", "2", env=env, with_log=True)
+            for n in range(1, count + 1)]
+
+
+@dataclass
+class WorkerCounts:
+    """What the worker stage reported: its processes, the totals they handled, the rule."""
+
+    processes: int
+    handled: int
+    alert_average: Decimal
+
+
 def run(args: argparse.Namespace, stack: contextlib.ExitStack, report: Report) -> None:
     server = ServerProcess(["--appendonly", "yes", "--appendfsync", "everysec"],
                            workdir=args.dir, loglevel="notice", preexec_fn=os.setpgrp)
@@ -228,9 +271,13 @@ def run(args: argparse.Namespace, stack: contextlib.ExitStack, report: Report) -
     client = redis.Redis.from_url(url)
     print(f"sluice-server on {url}, data in {server.dir}", flush=True)
     ensure_group(client, TOTALS, GROUP)
+    ensure_group(client, TOTALS, ALERTS_GROUP)
     consumer = Child("consumer", "pipeline.examples.consumer", "--url", url, "--stream", TOTALS,
                      "--group", GROUP)
     stack.callback(consumer.stop)
+    workers = start_workers(url, args.workers, args.alert_average)
+    for worker in workers:
+        stack.callback(worker.stop)
 
     spark = local_spark("sluice-pipeline-demo")
     stack.callback(spark.stop)
@@ -263,13 +310,20 @@ def run(args: argparse.Namespace, stack: contextlib.ExitStack, report: Report) -
     query.stop()
     wait_for(lambda: group_done(client, TOTALS, GROUP), SETTLE_TIMEOUT_S,
              "the consumer group to acknowledge every total")
+    wait_for(lambda: group_done(client, TOTALS, ALERTS_GROUP), SETTLE_TIMEOUT_S,
+             f"the workers to handle every total (group {ALERTS_GROUP})",
+             lambda: [worker.ensure_running() for worker in workers])
     consumer.stop()
     consumed = consumer.count("consumed", 10)
-    check(client, report, args.key, args.window, produced, watch, consumed)
+    for worker in workers:                  # all at once: each takes up to its read's block
+        worker.proc.send_signal(signal.SIGTERM)
+    handled = sum(worker.stopped_stats(10)["tasks_done"] for worker in workers)
+    check(client, report, args.key, args.window, produced, watch, consumed,
+          WorkerCounts(len(workers), handled, args.alert_average))
 
 
 def check(client: redis.Redis, report: Report, key: str, window_seconds: int, produced: int,
-          spark: SparkCounts, consumed: int) -> None:
+          spark: SparkCounts, consumed: int, workers: WorkerCounts) -> None:
     """Each stage's count, from the server's streams, and whether they agree."""
     events = entries(client, EVENTS)
     expected = expected_totals(events, key, window_seconds * 1000, spark.watermark_ms or 0)
@@ -299,6 +353,25 @@ def check(client: redis.Redis, report: Report, key: str, window_seconds: int, pr
     report.expect(counted == in_closed, f"the window counts sum to {counted}, "
                                         f"the closed windows hold {in_closed} events")
     report.expect(consumed == windows, f"{windows} totals written, {consumed} consumed")
+    check_alerts(client, report, windows, workers)
+
+
+def check_alerts(client: redis.Redis, report: Report, windows: int, workers: WorkerCounts) -> None:
+    """The worker stage: every total handled, one alert for each total that deserves one."""
+    due = sorted(total_id.decode() for total_id, fields in client.xrange(TOTALS)
+                 if is_alert({k.decode(): v.decode() for k, v in fields.items()}, workers.alert_average))
+    alerted = Counter(alert["total"] for alert in entries(client, ALERTS))
+    dead = client.xlen(dlq_key(TOTALS))
+    report.add(f"totals handled by sluice-worker ({workers.processes} processes)", workers.handled)
+    report.add(f"alerts written (average >= {workers.alert_average})", sum(alerted.values()))
+    report.add("  totals dead-lettered", dead)
+    report.expect(workers.handled == windows,
+                  f"{windows} totals written, {workers.handled} handled by the workers")
+    repeated = sum(times - 1 for times in alerted.values())
+    report.expect(repeated == 0, f"{repeated} totals alerted more than once")
+    report.expect(sorted(alerted) == due, f"{len(due)} totals deserve an alert, {len(alerted)} have one, "
+                                          f"{len(set(due) ^ set(alerted))} differ")
+    report.expect(dead == 0, f"{dead} totals in the dead-letter stream")
 
 
 def main(argv: Optional[list] = None) -> int:
@@ -311,9 +384,14 @@ def main(argv: Optional[list] = None) -> int:
     ap.add_argument("--max-lateness", type=float, default=2.0,
                     help="how far the generator's event times lag the clock, seconds")
     ap.add_argument("--trigger", type=float, default=2.0, help="Spark trigger interval, seconds")
+    ap.add_argument("--workers", type=int, default=2, help="sluice-worker processes alerting on totals")
+    ap.add_argument("--alert-average", type=Decimal, default=DEFAULT_AVERAGE,
+                    help="alert on windows whose views were worth at least this on average")
     ap.add_argument("--dir", default=None,
                     help="the server's data directory (default: a temporary one, removed)")
     args = ap.parse_args(argv)
+    if args.workers < 1:
+        ap.error("--workers must be at least 1")
     if args.max_lateness >= args.watermark:
         ap.error("--max-lateness must be below --watermark, or Spark drops late events")
     if args.dir:
@@ -337,7 +415,8 @@ def main(argv: Optional[list] = None) -> int:
         print(f"agreement: FAILED after {elapsed:.0f} s: " + "; ".join(report.problems))
         return 1
     print(f"agreement: OK after {elapsed:.0f} s: every event read once, the window counts "
-          f"sum to the {report.closed_events:,} events in closed windows, every total consumed")
+          f"sum to the {report.closed_events:,} events in closed windows, every total consumed "
+          f"and handled by the workers")
     return 0
 
 

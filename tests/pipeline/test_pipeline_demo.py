@@ -7,6 +7,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
+
+from decimal import Decimal
 
 import pytest
 import redis
@@ -14,11 +17,14 @@ import redis
 from servers import ROOT, SluiceServer
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
-from pipeline.examples.demo import EVENTS, TOTALS, Report, SparkCounts, check  # noqa: E402
+from pipeline.examples.alerts import ALERTS  # noqa: E402
+from pipeline.examples.demo import EVENTS, TOTALS, Report, SparkCounts, WorkerCounts, check  # noqa: E402
+from pipeline.worker import dlq_key  # noqa: E402
 from pipeline.examples.totals_job import JOB_GROUP  # noqa: E402
 
 WINDOW_S = 10
 W0 = 1_700_000_000_000  # a window start (a multiple of 10 s)
+ALERT_AVERAGE = Decimal("1.50")     # of the totals below, u2's first window (2.00 a view)
 
 
 def view(user: str, ts: int, amount: str) -> dict:
@@ -44,40 +50,57 @@ def streams():
         yield client
 
 
-def agreement(client: redis.Redis, watermark_ms: int, read: int = 5, consumed: int = 2) -> Report:
+def agreement(client: redis.Redis, watermark_ms: int, read: int = 5, consumed: int = 2,
+              handled: Optional[int] = None) -> Report:
     report = Report()
-    check(client, report, "user", WINDOW_S, 5, SparkCounts(read, 3, watermark_ms), consumed)
+    workers = WorkerCounts(2, consumed if handled is None else handled, ALERT_AVERAGE)
+    check(client, report, "user", WINDOW_S, 5, SparkCounts(read, 3, watermark_ms), consumed, workers)
     return report
+
+
+def alert(client: redis.Redis, total_id: bytes) -> None:
+    """What pipeline.examples.alerts writes for the total `total_id` (its fields elided)."""
+    client.xadd(ALERTS, {"total": total_id})
 
 
 def test_closed_windows_totalled_exactly_agree(streams: redis.Redis) -> None:
     streams.xadd(TOTALS, total("u1", W0, 2, "2.00"))
-    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))
+    alert(streams, streams.xadd(TOTALS, total("u2", W0, 1, "2.00")))
     report = agreement(streams, W0 + WINDOW_S * 1000)  # closes the first window only
     assert report.problems == []
     assert report.closed_events == 3
-    assert dict(report.rows)["  sum of their event counts"] == "3"
+    rows = dict(report.rows)
+    assert rows["  sum of their event counts"] == "3"
+    assert rows["totals handled by sluice-worker (2 processes)"] == "2"
+    assert rows["alerts written (average >= 1.50)"] == "1"
 
 
 def test_each_disagreement_is_named(streams: redis.Redis) -> None:
     streams.xadd(TOTALS, total("u1", W0, 2, "2.01"))        # a wrong amount
-    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))
-    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))        # a window written twice
+    first = streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))
+    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))        # a window written twice, not alerted
+    alert(streams, first)
+    alert(streams, first)                                    # alerted twice
+    streams.xadd(dlq_key(TOTALS), {"total": "x"})
     fourth = streams.xrange(EVENTS)[3][0]
     streams.xgroup_setid(EVENTS, JOB_GROUP, fourth, entries_read=4)
-    report = agreement(streams, W0 + WINDOW_S * 1000, read=4, consumed=2)
+    report = agreement(streams, W0 + WINDOW_S * 1000, read=4, consumed=2, handled=1)
     assert f"XINFO GROUPS {EVENTS} shows group {JOB_GROUP} with lag 1, not 0" in report.problems
     assert "5 events produced, Spark read 4" in report.problems
     assert "1 windows written more than once" in report.problems
     assert "totals differ from the events: 1 windows missing or wrong, 2 unexpected" in report.problems
     assert "the window counts sum to 4, the closed windows hold 3 events" in report.problems
     assert "3 totals written, 2 consumed" in report.problems
+    assert "3 totals written, 1 handled by the workers" in report.problems
+    assert "1 totals alerted more than once" in report.problems
+    assert "2 totals deserve an alert, 1 have one, 1 differ" in report.problems
+    assert "1 totals in the dead-letter stream" in report.problems
 
 
 def test_a_window_the_watermark_has_not_closed_must_not_be_written(streams: redis.Redis) -> None:
     streams.xadd(TOTALS, total("u1", W0, 2, "2.00"))
-    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))
-    streams.xadd(TOTALS, total("u1", W0 + WINDOW_S * 1000, 2, "6.00"))
+    alert(streams, streams.xadd(TOTALS, total("u2", W0, 1, "2.00")))
+    alert(streams, streams.xadd(TOTALS, total("u1", W0 + WINDOW_S * 1000, 2, "6.00")))
     report = agreement(streams, W0 + 2 * WINDOW_S * 1000 - 1, consumed=3)
     assert report.problems == ["totals differ from the events: 0 windows missing or wrong, "
                                "1 unexpected",
@@ -112,5 +135,10 @@ def test_demo_short_run_agrees_and_stops_everything(spark, tmp_path: Path) -> No
     produced = re.search(r"events produced \(generator\)\s+([\d,]+)", done.stdout)
     assert produced and int(produced.group(1).replace(",", "")) == 4000, output
     assert re.search(r"consumer \| total \d+-\d+ \[", done.stdout), output
+    # The worker stage: two sluice-worker processes stopped cleanly, having handled totals.
+    handled = [int(n) for n in re.findall(r"worker-\d \|.*stopped: tasks_done=(\d+)", done.stdout)]
+    assert len(handled) == 2 and sum(handled) > 0, output
+    alerts = re.search(r"alerts written \(average >= [\d.]+\)\s+([\d,]+)", done.stdout)
+    assert alerts and int(alerts.group(1).replace(",", "")) > 0, output
     assert (data / "appendonlydir").is_dir()      # the server was persistent
     assert running_with(data) == []

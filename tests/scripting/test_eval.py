@@ -260,11 +260,18 @@ def assert_reader_gets_the_script_entry(reader: redis.Redis, writer: redis.Redis
 
 def test_command_info_of_eval_matches_redis(sluice, redis_server):
     """Arity, flags (movablekeys), key positions and the keynum key spec of EVAL & co."""
-    ours, theirs = (redis.Redis(port=port, protocol=3) for port in (sluice.port, redis_server[1]))
+    assert_command_info_matches(sluice.port, redis_server[1],
+                                ["eval", "evalsha", "eval_ro", "evalsha_ro", "script|load"])
+
+
+def assert_command_info_matches(port: int, redis_port: int, names: list) -> None:
+    """COMMAND INFO of each name: the same arity, flags, key positions and key specs
+    (Redis's notes aside) on both servers."""
+    ours, theirs = (redis.Redis(port=p, protocol=3) for p in (port, redis_port))
     for r in (ours, theirs):
         r.response_callbacks.clear()
     try:
-        for name in ("eval", "evalsha", "eval_ro", "evalsha_ro", "script|load"):
+        for name in names:
             mine = ours.execute_command("COMMAND", "INFO", name)[0]
             real = theirs.execute_command("COMMAND", "INFO", name)[0]
             assert mine[:2] + mine[3:6] == real[:2] + real[3:6], name
