@@ -28,10 +28,10 @@ Writes made by calling Engine.execute directly bypass that lock (hold
 `engine_lock(engine)` around them when threads are involved) and neither wake
 blocked readers nor abort WATCHed transactions.
 
-A script that runs long holds the lock until it ends: the other threads' commands
-wait for it (no BUSY errors), except SCRIPT KILL, which stops a script that has not
-written yet (one that has cannot be stopped, as in Redis; there is no SHUTDOWN NOSAVE
-in-process).
+A script (or function) that runs long holds the lock until it ends: the other
+threads' commands wait for it (no BUSY errors), except SCRIPT KILL and FUNCTION KILL
+from a client already connected, which stop one that has not written yet (one that
+has cannot be stopped, as in Redis; there is no SHUTDOWN NOSAVE in-process).
 
 Not available (the engine has no such commands): Pub/Sub, client-side caching,
 MONITOR, cluster mode.
@@ -101,7 +101,9 @@ def engine_lock(engine: Engine) -> threading.RLock:
 
 
 def _script_kill(argv: list) -> bool:
-    return len(argv) == 2 and argv[0].lower() == b"script" and argv[1].lower() == b"kill"
+    """SCRIPT KILL or FUNCTION KILL."""
+    return (len(argv) == 2 and argv[0].lower() in (b"script", b"function")
+            and argv[1].lower() == b"kill")
 
 
 # -- reply conversion -------------------------------------------------------------
@@ -322,8 +324,8 @@ class EmbeddedConnection(AbstractConnection):
         lock = self._state.lock
         if not lock.acquire(blocking=False):
             if self._state.busy is not None and _script_kill(argv):
-                # the thread running a long script holds the lock: SCRIPT KILL only
-                # flags it (engine/api/scripts.py), as a server serves it meanwhile
+                # the thread running a long script holds the lock: SCRIPT KILL (FUNCTION
+                # KILL) only flags it (engine/api/scripts.py), as a server serves it then
                 self._replies.append(self._call_unlocked(session, argv))
                 return
             lock.acquire()

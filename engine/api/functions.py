@@ -16,11 +16,13 @@ Engine.restore_function_codes, without knowing what it holds.
 from __future__ import annotations
 
 import re
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Optional
 
 from lupa.lua51 import lua_type
 
-from engine.api.scripts import NOTBUSY, SHEBANG_FLAGS, Script, Scripting, keys_and_args
+from engine.api.scripts import (BUSY_EVAL, SHEBANG_FLAGS, Script, Scripting, keys_and_args,
+                                kill_script, running_script)
 from engine.commands.table import command
 from engine.core.dump_payload import BodyReader, PayloadError, check, encode_string, frame
 from engine.core.errors import ResponseError
@@ -254,7 +256,7 @@ class Functions:
             raise ResponseError(FUNCTION_NOT_FOUND)
         keys, args = keys_and_args(argv, BAD_NUMKEYS)
         return self.runner._run(session, fn.entry, fn.name.decode("utf-8", "replace"), keys,
-                                args, fn.script.readonly(readonly))
+                                args, fn.script.readonly(readonly), argv)
 
 
 def _read(read: Any, what: str) -> Any:
@@ -503,15 +505,28 @@ def function_stats(ctx, argv):
         if functions is not None else 0
     resp3 = ctx.resp3
     counts = _map([b"libraries_count", libraries, b"functions_count", count], resp3)
-    return _map([b"running_script", None, b"engines", _map([ENGINE_NAME, counts], resp3)],
-                resp3)
+    return _map([b"running_script", _running_function(ctx.engine, resp3),
+                 b"engines", _map([ENGINE_NAME, counts], resp3)], resp3)
+
+
+def _running_function(engine: Any, resp3: bool) -> Any:
+    """FUNCTION STATS's running_script: the function running long (a script running
+    long: BUSY, as in Redis 7.0), or None."""
+    caller = running_script(engine)
+    if caller is None:
+        return None
+    if caller.is_eval:
+        raise ResponseError(BUSY_EVAL)
+    return _map([b"name", caller.name.encode(), b"command", caller.command,
+                 b"duration_ms", int((monotonic() - caller.started) * 1000)], resp3)
 
 
 @command("function|kill")
 def function_kill(ctx, argv):
-    """Nothing else runs while a function runs (see engine/api/scripts.py), so FUNCTION
-    KILL only ever arrives when none is running."""
-    raise ResponseError(NOTBUSY)
+    """Reaches a function running long: the server serves other clients meanwhile (see
+    engine/api/scripts.py)."""
+    kill_script(ctx.engine, False)
+    return OK
 
 
 @command("function|help")

@@ -14,8 +14,8 @@ logs) what it wrote.
 Long scripts: the runtime's count hook calls `_tick` every 100k Lua instructions. Past
 the hub's `busy_threshold` (busy-reply-threshold) the script is busy: `hub.busy` holds
 the BUSY text process_command answers with, and `hub.while_busy()` lets the server serve
-its other clients (engine/server/busy.py). `Scripting.kill` - SCRIPT KILL, and FUNCTION
-KILL's entry with is_eval=False - stops a script that has not called a write command.
+its other clients (engine/server/busy.py). `kill_script` (SCRIPT KILL, FUNCTION KILL)
+stops a script or function that has not called a write command.
 """
 from __future__ import annotations
 
@@ -113,12 +113,16 @@ class _Caller:
     KILL / FUNCTION KILL look at: whether it is an EVAL (or an FCALL), whether it has
     called a write command (then it cannot be killed), whether it runs long (`busy`)."""
 
-    __slots__ = ("session", "readonly", "is_eval", "started", "wrote", "killed", "busy")
+    __slots__ = ("session", "readonly", "is_eval", "name", "command", "started", "wrote",
+                 "killed", "busy")
 
-    def __init__(self, session: "Session", readonly: bool, is_eval: bool) -> None:
+    def __init__(self, session: "Session", readonly: bool, is_eval: bool, name: str,
+                 command: Optional[list]) -> None:
         self.session = session
         self.readonly = readonly
         self.is_eval = is_eval
+        self.name = name                # the sha, or the function's name
+        self.command = command          # FCALL's argv (FUNCTION STATS shows it)
         self.started = monotonic()
         self.wrote = self.killed = self.busy = False
 
@@ -181,7 +185,8 @@ class Scripting:
                          script.readonly(readonly))
 
     def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
-             readonly: bool, is_eval: bool = True) -> Any:
+             readonly: bool, command: Optional[list] = None) -> Any:
+        """Runs a script (`command` None) or a function (FCALL's argv)."""
         engine = self.engine
         hub = session.hub
         own = session.ctx
@@ -191,7 +196,7 @@ class Scripting:
         # the caller's subscriptions do not apply to the script's commands (a RESP3
         # subscriber may run scripts)
         session.ctx, session.channels, session.patterns = ctx, {}, {}
-        caller = self._caller = _Caller(session, readonly, is_eval)
+        caller = self._caller = _Caller(session, readonly, command is None, sha, command)
         engine.transaction_begin()
         try:
             return self.runtime.run(fn, keys, args, sha)
@@ -240,18 +245,6 @@ class Scripting:
             self.runtime.rearm()
         hub.busy_over()
 
-    def kill(self, is_eval: bool) -> None:
-        """SCRIPT KILL (is_eval) or FUNCTION KILL: the running script stops at its next
-        count hook; raises Redis's refusals (none runs, it wrote, the other kind runs)."""
-        caller = self._caller
-        if caller is None:
-            raise ResponseError(NOTBUSY)
-        if caller.wrote:
-            raise ResponseError(UNKILLABLE)
-        if caller.is_eval != is_eval:
-            raise ResponseError(BUSY_FUNCTION if is_eval else BUSY_EVAL)
-        caller.killed = True
-
     def _call(self, argv: list, resp3: bool) -> Any:
         """redis.call/pcall: Redis's refusals for scripts, then the one road in."""
         caller = self._caller
@@ -282,6 +275,30 @@ def keys_and_args(argv: list, not_a_count: str) -> tuple[list, list]:
     if numkeys < 0:
         raise ResponseError(NEGATIVE_KEYS)
     return argv[3:3 + numkeys], argv[3 + numkeys:]
+
+
+def running_script(engine: Any) -> Optional[_Caller]:
+    """The script or function running on `engine` now (in EVAL's interpreter or in
+    FUNCTION's), or None."""
+    functions = engine.functions
+    for scripting in (engine.scripting, functions.runner if functions is not None else None):
+        if scripting is not None and scripting._caller is not None:
+            return scripting._caller
+    return None
+
+
+def kill_script(engine: Any, is_eval: bool) -> None:
+    """SCRIPT KILL (is_eval) or FUNCTION KILL: the running script or function stops at
+    its next count hook. Raises Redis's refusals: none runs, it has written, or the
+    other kind runs (SCRIPT KILL of a function, FUNCTION KILL of a script)."""
+    caller = running_script(engine)
+    if caller is None:
+        raise ResponseError(NOTBUSY)
+    if caller.wrote:
+        raise ResponseError(UNKILLABLE)
+    if caller.is_eval != is_eval:
+        raise ResponseError(BUSY_FUNCTION if is_eval else BUSY_EVAL)
+    caller.killed = True
 
 
 def _blocks(argv: list) -> bool:
@@ -355,10 +372,7 @@ class ScriptCommands:
     def script_kill(self, argv: list) -> Any:
         """Other clients are served while a script runs long (the server's busy state),
         so SCRIPT KILL can reach a running script."""
-        scripting = self.engine.scripting
-        if scripting is None:
-            raise ResponseError(NOTBUSY)
-        scripting.kill(True)
+        kill_script(self.engine, True)
         return OK
 
     def script_help(self, argv: list) -> list:

@@ -20,7 +20,7 @@ import redis
 
 from engine import Engine, EmbeddedRedis
 from engine.api.client import _state_for
-from engine.api.scripts import BUSY_EVAL, Scripting
+from engine.api.scripts import BUSY_EVAL, kill_script
 from engine.core.errors import ResponseError
 from preloaded import kill_and_wait
 from raw_io import raw_socket
@@ -155,6 +155,41 @@ def test_a_script_cannot_catch_its_kill_with_pcall():
     redis_seen, sluice_seen = on_both(pcall_scene, "--save", "", *THRESHOLD)
     assert sluice_seen == redis_seen
     assert sluice_seen[1].startswith(b"-ERR Script killed by user with SCRIPT KILL")
+
+
+def function_scene(server) -> list:
+    with raw_socket(server.port) as setup:
+        assert ask(setup, "FUNCTION", "LOAD", LIBRARY) == b"$3\r\nlib\r\n"
+    other = raw_socket(server.port, WAIT)
+    caller = raw_socket(server.port, WAIT)
+    caller.sendall(encode("FCALL", "spin", 1, "k1"))
+    while (reply := ask(other, "PING")) == b"+PONG\r\n":
+        time.sleep(0.02)
+    seen = [reply]
+    with raw_socket(server.port, WAIT) as killer:
+        seen.append(ask(killer, "SCRIPT", "KILL"))
+        stats = ask(killer, "FUNCTION", "STATS")
+        at = stats.index(b"duration_ms\r\n:") + len(b"duration_ms\r\n:")
+        seen.append(stats[:at] + b"<ms>" + stats[stats.index(b"\r\n", at):])
+        seen.append(ask(killer, "FUNCTION", "KILL"))
+    seen.append(read_reply(caller))
+    seen.append(ask(other, "FUNCTION", "KILL"))
+    caller.close()
+    other.close()
+    return seen
+
+
+LIBRARY = ("#!lua name=lib\n"
+           "redis.register_function('spin', function(keys, args)\n  while true do end\nend)")
+
+
+def test_a_looping_function_is_busy_and_function_kill_stops_it():
+    redis_seen, sluice_seen = on_both(function_scene, "--save", "", *THRESHOLD)
+    assert sluice_seen == redis_seen
+    assert sluice_seen[0] == BUSY.replace(b"SCRIPT KILL", b"FUNCTION KILL")
+    assert sluice_seen[3] == b"+OK\r\n"
+    assert sluice_seen[4] == (b"-ERR Script killed by user with SCRIPT KILL... script: spin, "
+                              b"on @user_function:3.\r\n")
 
 
 # -- a script that wrote: UNKILLABLE, then SHUTDOWN NOSAVE -------------------------------
@@ -305,26 +340,25 @@ def test_embedded_script_kill_from_another_thread_stops_a_long_script():
     assert killer.set("k", "v") and state.busy is None
 
 
-def test_function_kill_entry_refuses_an_eval_and_script_kill_stops_it():
-    """Scripting.kill(is_eval=False) is what FUNCTION KILL calls: against a running
-    EVAL it answers Redis's BUSY for scripts, as 7.0 does (see the first scene)."""
+def test_kill_script_refuses_function_kill_of_an_eval_and_stops_it_with_script_kill():
+    """kill_script(engine, False) is FUNCTION KILL: against a running EVAL it answers
+    Redis's BUSY for scripts, as 7.0 does."""
     engine = Engine()
     r = EmbeddedRedis(engine)
-    scripting = Scripting.of(engine, "7.0.0")
     state = _state_for(engine)
     state.busy_threshold = 0.0
     refusals = []
 
     def while_busy() -> None:
         try:
-            scripting.kill(False)
+            kill_script(engine, False)
         except ResponseError as err:
             refusals.append(str(err))
-        scripting.kill(True)
+        kill_script(engine, True)
     state.while_busy = while_busy
     with pytest.raises(redis.ResponseError, match="Script killed by user"):
         r.eval(LOOP, 0)
     assert refusals == [BUSY_EVAL]
     with pytest.raises(ResponseError, match="NOTBUSY"):
-        scripting.kill(True)
+        kill_script(engine, True)
     assert r.eval("return 7", 0) == 7          # the hook is armed again, nothing is killed
