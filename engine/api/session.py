@@ -7,7 +7,7 @@ and name, authentication state, the MULTI queue with Redis's queue-time error ru
 blocked read it waits on. `Session.call(argv)` is `process_command(session, argv)`,
 the one road from a client to a command (Redis's processCommand): unknown command
 and arity first, then NOAUTH, then the write refusal, then the RESP2 pub/sub
-context, then MULTI queueing, then the command itself, run by its layer (the
+context, then BUSY (a script runs long), then MULTI queueing, then the command itself, run by its layer (the
 command table: engine/commands/table.py). It returns the reply
 (plain values, as Engine.execute does), raises engine.ResponseError with Redis's
 text, or returns BLOCKED when an XREAD/XREADGROUP ... BLOCK has to wait: the caller
@@ -260,8 +260,8 @@ def _group_name(argv: list) -> Optional[bytes]:
 def process_command(session: "Session", argv: list) -> Any:
     """Runs argv for `session` the way Redis's processCommand does, each check once:
     lookup and arity, NOAUTH, the write refusal while persistence fails (MISCONF),
-    the RESP2 pub/sub context, BUSY while a script runs long, MULTI queueing, then the call by the command's layer
-    (engine/commands/table.py). The reply; or raises ResponseError; or BLOCKED.
+    the RESP2 pub/sub context, BUSY while a script runs long, MULTI queueing, then
+    the call by the command's layer (engine/commands/table.py). The reply; or raises ResponseError; or BLOCKED.
 
     Every road goes through here: Session.call (the embedded client, the server's
     slow path; the server's fast path is the plain-session case below, compiled),
