@@ -3,6 +3,7 @@ completion at least once, and never in a second worker while its first owner liv
 
     from pipeline.worker import Worker, WorkerConfig
     Worker(redis.Redis(), WorkerConfig("orders", "billing", "pod-1"), handle).run()
+    await AsyncWorker(redis.asyncio.Redis(), config, async_handle).run()    # asyncio
 
 Each entry runs under a lock `lock:{stream}:<id>` renewed while its handler runs;
 a lock that expires (worker died, handler failed) gets its entry requeued at once by
@@ -10,6 +11,7 @@ the keyspace listener, and a periodic scan requeues pending entries whose lock i
 gone. A requeue is XACK plus XADD of the same fields with `_retry_count` and
 `_original_id`, in one script; past max_retries the entry goes to `{stream}:dlq`.
 """
+from pipeline.worker.async_worker import AsyncHandler, AsyncWorker
 from pipeline.worker.config import ConfigError, RecoveryConfig, WorkerConfig
 from pipeline.worker.expiry_listener import ensure_expired_events
 from pipeline.worker.keys import dlq_key, lock_key
@@ -18,5 +20,5 @@ from pipeline.worker.stats import WorkerStats
 from pipeline.worker.task import Task
 from pipeline.worker.worker import Handler, Worker
 
-__all__ = ["ConfigError", "Handler", "RecoveryConfig", "RequeueResult", "Scripts", "Task", "Worker",
-           "WorkerConfig", "WorkerStats", "dlq_key", "ensure_expired_events", "lock_key"]
+__all__ = ["AsyncHandler", "AsyncWorker", "ConfigError", "Handler", "RecoveryConfig", "RequeueResult",
+           "Scripts", "Task", "Worker", "WorkerConfig", "WorkerStats", "dlq_key", "ensure_expired_events", "lock_key"]

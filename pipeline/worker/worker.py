@@ -16,7 +16,7 @@ from pipeline.worker.expiry_listener import ExpiryListener, ensure_expired_event
 from pipeline.worker.flows import run_sync
 from pipeline.worker.handler_pool import HandlerPool
 from pipeline.worker.task import Task
-from pipeline.worker.worker_core import InFlight, WorkerCore, describe, entries_of
+from pipeline.worker.worker_core import InFlight, WorkerCore, describe
 
 log = logging.getLogger("pipeline.worker")
 
@@ -81,14 +81,8 @@ class Worker(WorkerCore):
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
                 self._stopping.wait(c.block)
                 continue
-            entries = entries_of(reply)
-            pool.give_back(slots - len(entries))
-            for entry_id, fields in entries:
-                begun = run_sync(self._begin(entry_id, fields))
-                if begun is None:
-                    pool.give_back(1)
-                else:
-                    pool.submit(lambda begun=begun: self._handle(*begun))
+            run_sync(self._start_entries(reply, slots, pool.give_back, lambda task, job: pool.submit(
+                lambda: self._handle(task, job))))
 
     def _handle(self, task: Task, job: InFlight) -> None:
         error = None

@@ -9,7 +9,7 @@ import logging
 import threading
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import redis
 
@@ -97,6 +97,19 @@ class WorkerCore:
             self._in_flight[entry_id] = job
         self.heartbeat.hold(lock, token)
         return Task.from_entry(entry_id, fields, c.recovery.field_prefix), job
+
+    async def _start_entries(self, reply: Any, slots: int, give_back: Callable[[int], None],
+                             submit: Callable[[Task, InFlight], None]) -> None:
+        """Starts the entries of an XREADGROUP reply read with `slots` handler slots
+        reserved: each one begun goes to `submit`, the slots not used go back."""
+        entries = entries_of(reply)
+        give_back(slots - len(entries))
+        for entry_id, fields in entries:
+            begun = await self._begin(entry_id, fields)
+            if begun is None:
+                give_back(1)
+            else:
+                submit(*begun)
 
     async def _finish(self, task: Task, job: InFlight, error: Optional[str]) -> None:
         """After the handler: XACK on success; on failure leave the entry pending with its
