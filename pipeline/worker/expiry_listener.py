@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 
 import redis
 
-from engine import EmbeddedRedis
+from engine import AsyncEmbeddedRedis, EmbeddedRedis
 from pipeline.worker.background import Background
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.flows import Maybe, for_client, resolve, run_sync
@@ -34,7 +34,7 @@ def ensure_expired_events(client: Any) -> Maybe[bool]:
 
 
 async def _ensure_expired_events(client: Any) -> bool:
-    if isinstance(client, EmbeddedRedis):
+    if isinstance(client, (EmbeddedRedis, AsyncEmbeddedRedis)):
         log.info("the embedded engine publishes no keyspace events: dead workers' tasks are "
                  "recovered by the periodic scan, within one reconciliation interval")
         return False

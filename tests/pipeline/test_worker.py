@@ -23,11 +23,11 @@ import redis.asyncio
 from redis.crc import key_slot
 
 import servers
-from engine import EmbeddedRedis, Engine
+from engine import AsyncEmbeddedRedis, EmbeddedRedis, Engine
 from pipeline.worker import (AsyncWorker, ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
                              dlq_key, ensure_expired_events, lock_key)
 from pipeline.worker.keys import error_key
-from worker_process import config_of, sync_handler
+from worker_process import async_handler, config_of, sync_handler
 
 STREAM, GROUP = "tasks", "workers"
 WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
@@ -35,7 +35,6 @@ WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
 FAST = {"stream": STREAM, "group": GROUP, "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5,
         "recovery": {"reconciliation_interval": 0.5, "min_idle_time": 1.0}}
 WAIT_S = 30.0
-NO_ASYNC_EMBEDDED = "the embedded engine has a sync redis-py client only (no redis.asyncio one)"
 
 
 # Without persistence: no test here restarts a server.
@@ -64,6 +63,11 @@ class Backend:
         if self.engine is not None:
             return EmbeddedRedis(self.engine, **options)
         return redis.Redis(port=self.port, **options)
+
+    def connect_async(self, **options: object) -> redis.asyncio.Redis:
+        if self.engine is not None:
+            return AsyncEmbeddedRedis(self.engine, **options)
+        return redis.asyncio.Redis(port=self.port, **options)
 
 
 SERVERS = ["redis", "sluice"]
@@ -131,13 +135,25 @@ class ProcessWorker:
 
 
 class ThreadWorker:
-    """A sync Worker on the embedded engine, in a thread of this process."""
+    """A worker in a thread of this process (on the embedded engine): the sync Worker,
+    or the AsyncWorker with its own event loop."""
 
-    def __init__(self, engine: Engine, consumer: str, settings: dict) -> None:
-        client = EmbeddedRedis(engine, decode_responses=True)
-        self.worker = Worker(client, config_of(consumer, settings), sync_handler(client, consumer))
-        self.thread = threading.Thread(target=self.worker.run)
+    def __init__(self, backend: Backend, mode: str, config: WorkerConfig,
+                 handler_for: Callable[[object], Callable], **client_options: object) -> None:
+        """`handler_for(client)`: the handler, given the worker's client."""
+        if mode == "sync":
+            client = backend.connect(**client_options)
+            self.worker = Worker(client, config, handler_for(client))
+            self.thread = threading.Thread(target=self.worker.run)
+        else:
+            aclient = backend.connect_async(**client_options)
+            self.worker = AsyncWorker(aclient, config, handler_for(aclient))
+            self.thread = threading.Thread(target=asyncio.run, args=(self._run_async(aclient),))
         self.thread.start()
+
+    async def _run_async(self, aclient: redis.asyncio.Redis) -> None:
+        await self.worker.run()
+        await aclient.aclose()
 
     def stop(self) -> Counter:
         self.worker.stop()
@@ -154,15 +170,15 @@ class ThreadWorker:
 def workers(backend: Backend, mode: str) -> Iterator[Callable[..., ProcessWorker | ThreadWorker]]:
     """Starts workers: processes on a server, threads on the embedded engine; stops
     what is left at the end."""
-    if backend.engine is not None and mode == "async":
-        pytest.skip(NO_ASYNC_EMBEDDED)
     started: list = []
 
     def start(consumer: str, **overrides: object) -> ProcessWorker | ThreadWorker:
         settings = {**FAST, **overrides}
         settings["recovery"] = {**FAST["recovery"], **overrides.get("recovery", {})}
         if backend.engine is not None:
-            worker = ThreadWorker(backend.engine, consumer, settings)
+            handler_for = sync_handler if mode == "sync" else async_handler
+            worker = ThreadWorker(backend, mode, config_of(consumer, settings),
+                                  lambda client: handler_for(client, consumer), decode_responses=True)
         else:
             worker = ProcessWorker(backend.port, consumer, mode, settings)
         started.append(worker)
@@ -338,39 +354,18 @@ def test_refused_config_says_what_to_set(tmp_path: Path, caplog: pytest.LogCaptu
     assert "set notify-keyspace-events to include 'Ex'" in caplog.text
 
 
-def run_in_a_thread(backend: Backend, mode: str, config: WorkerConfig, seen: list) -> tuple:
-    """Runs a worker on its own client (no decode_responses) in a thread: (worker, thread)."""
-    if mode == "sync":
-        raw = backend.connect()
-        worker = Worker(raw, config, seen.append)
-        return worker, threading.Thread(target=worker.run)
-
-    async def handle(task: Task) -> None:
-        seen.append(task)
-
-    raw_async = redis.asyncio.Redis(port=backend.port)
-    worker = AsyncWorker(raw_async, config, handle)
-
-    async def run() -> None:
-        await worker.run()
-        await raw_async.aclose()
-    return worker, threading.Thread(target=asyncio.run, args=(run(),))
-
-
 def test_worker_in_a_thread_with_undecoded_replies(backend: Backend, mode: str, client: redis.Redis) -> None:
     """Stopped by `stop()` from another thread; a client without decode_responses gets bytes fields."""
-    if backend.engine is not None and mode == "async":
-        pytest.skip(NO_ASYNC_EMBEDDED)
     seen: list[Task] = []
+
+    async def seen_async(task: Task) -> None:
+        seen.append(task)
     config = WorkerConfig(STREAM, GROUP, "t1", **{k: FAST[k] for k in ("lock_ttl", "block")},
                           recovery=RecoveryConfig(**FAST["recovery"]))
-    worker, thread = run_in_a_thread(backend, mode, config, seen)
-    thread.start()
+    running = ThreadWorker(backend, mode, config, lambda _: seen.append if mode == "sync" else seen_async)
     entry_id = client.xadd(STREAM, {"task": "a"})
-    wait_for(lambda: worker.stats.tasks_done == 1, "the task to be handled")
-    worker.stop()
-    thread.join(timeout=10)
-    assert not thread.is_alive()
+    wait_for(lambda: running.worker.stats.tasks_done == 1, "the task to be handled")
+    running.stop()
     wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("worker-")],
              "the worker's helper and handler threads to end")
     assert seen == [Task(entry_id, {b"task": b"a"}, 0, entry_id, None)]
