@@ -10,6 +10,12 @@ a lock that expires (worker died, handler failed) gets its entry requeued at onc
 the keyspace listener, and a periodic scan requeues pending entries whose lock is
 gone. A requeue is XACK plus XADD of the same fields with `_retry_count` and
 `_original_id`, in one script; past max_retries the entry goes to `{stream}:dlq`.
+
+Clients: redis.Redis, redis.asyncio.Redis (AsyncWorker), and the embedded engine's
+EmbeddedRedis / AsyncEmbeddedRedis. The embedded engine has no pub/sub, so no
+expiry events reach its clients: there the periodic scan alone recovers dead
+workers' entries, within one reconciliation_interval (min_idle_time after their
+last delivery at the earliest).
 """
 from pipeline.worker.async_worker import AsyncHandler, AsyncWorker
 from pipeline.worker.config import ConfigError, RecoveryConfig, WorkerConfig

@@ -48,8 +48,17 @@ class Heartbeat:
             except redis.RedisError as error:
                 log.warning("renewing %s failed (retrying next beat): %s", lock, error)
                 continue
-            if not renewed:
+            if not renewed and self._forget(lock, token):
                 # Expired before we renewed it: recovery may hand the entry to another worker.
                 log.warning("lost %s: the handler's entry may run elsewhere too", lock)
                 self._stats.add("locks_lost")
-                self.drop(lock)
+
+    def _forget(self, lock: str, token: str) -> bool:
+        """Drops a lock whose renewal failed; False when its handler dropped it first.
+        A handler drops its lock before it acknowledges (which deletes the lock), so a
+        renewal that lost that race finds the lock dropped and is no loss."""
+        with self._guard:
+            if self._held.get(lock) != token:
+                return False
+            del self._held[lock]
+            return True
