@@ -33,6 +33,8 @@ CANCEL_WAIT_S = 1.0          # how long shutdown waits for cancelled handlers to
 
 
 class AsyncWorker(WorkerCore):
+    ASYNC_CLIENT = True
+
     def __init__(self, client: Any, config: WorkerConfig, handler: AsyncHandler) -> None:
         super().__init__(client, config, handler)
         self._stopping = asyncio.Event()

@@ -15,7 +15,7 @@ import redis
 
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.expiry_listener import ExpiryEvents
-from pipeline.worker.flows import resolve
+from pipeline.worker.flows import is_async_client, resolve
 from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.keys import error_key, lock_key
 from pipeline.worker.reconciliation import Reconciler
@@ -56,7 +56,13 @@ def describe(error: BaseException) -> str:
 
 
 class WorkerCore:
+    ASYNC_CLIENT = False     # which kind of client the worker takes (is_async_client)
+
     def __init__(self, client: Any, config: WorkerConfig, handler: Any) -> None:
+        if is_async_client(client) != self.ASYNC_CLIENT:
+            kind, other = ("redis.asyncio", "Worker") if self.ASYNC_CLIENT else ("sync", "AsyncWorker")
+            raise TypeError(f"{type(self).__name__} takes a {kind} client, not {type(client).__name__}: "
+                            f"use {other} for it")
         self.client = client
         self.config = config
         self.handler = handler

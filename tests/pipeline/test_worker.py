@@ -256,6 +256,14 @@ def test_locks_errors_and_dlq_share_the_streams_slot(stream: str) -> None:
     assert WorkerConfig(stream, "g", "c").dlq == dlq_key(stream)
 
 
+def test_each_worker_refuses_the_other_kind_of_client() -> None:
+    config = WorkerConfig(STREAM, GROUP, "c")
+    with pytest.raises(TypeError, match="Worker takes a sync client, not AsyncEmbeddedRedis: use AsyncWorker"):
+        Worker(AsyncEmbeddedRedis(), config, print)
+    with pytest.raises(TypeError, match="AsyncWorker takes a redis.asyncio client, not Redis: use Worker"):
+        AsyncWorker(redis.Redis(), config, print)
+
+
 # --- the scripts -----------------------------------------------------------------------
 
 def test_lock_is_renewed_and_released_only_by_its_token(client: redis.Redis) -> None:
