@@ -26,6 +26,7 @@ import servers
 from engine import AsyncEmbeddedRedis, EmbeddedRedis, Engine
 from pipeline.worker import (AsyncWorker, ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
                              dlq_key, ensure_expired_events, lock_key)
+from pipeline.worker.flows import resolve, run_sync, then
 from pipeline.worker.keys import error_key
 from worker_process import async_handler, config_of, sync_handler
 
@@ -262,6 +263,24 @@ def test_each_worker_refuses_the_other_kind_of_client() -> None:
         Worker(AsyncEmbeddedRedis(), config, print)
     with pytest.raises(TypeError, match="AsyncWorker takes a redis.asyncio client, not Redis: use Worker"):
         AsyncWorker(redis.Redis(), config, print)
+
+
+def test_a_flow_runs_to_its_end_on_values_and_refuses_awaitables() -> None:
+    """pipeline/worker/flows.py: one coroutine serves both workers; a sync run of it must
+    never meet an awaitable (it would drop the step silently)."""
+    class Suspends:
+        """An awaitable that suspends once, as an asyncio client's reply does."""
+
+        def __await__(self):
+            yield
+            return 1
+
+    async def flow(reply: object) -> object:
+        return await resolve(reply)
+    assert run_sync(flow(7)) == 7
+    assert then(7, str) == "7" and asyncio.run(then(asyncio.sleep(0, 8), str)) == "8"
+    with pytest.raises(TypeError, match="use the asyncio worker"):
+        run_sync(flow(Suspends()))
 
 
 # --- the scripts -----------------------------------------------------------------------
