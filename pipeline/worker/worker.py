@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from functools import partial
 from typing import Any, Callable
 
 import redis
@@ -81,8 +82,10 @@ class Worker(WorkerCore):
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
                 self._stopping.wait(c.block)
                 continue
-            run_sync(self._start_entries(reply, slots, pool.give_back, lambda task, job: pool.submit(
-                lambda: self._handle(task, job))))
+            run_sync(self._start_entries(reply, slots, pool.give_back, partial(self._submit, pool)))
+
+    def _submit(self, pool: HandlerPool, task: Task, job: InFlight) -> None:
+        pool.submit(lambda: self._handle(task, job))
 
     def _handle(self, task: Task, job: InFlight) -> None:
         error = None
