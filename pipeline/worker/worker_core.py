@@ -89,7 +89,9 @@ class WorkerCore:
 
     async def _begin(self, entry_id: Any, fields: Any) -> Optional[tuple[Task, InFlight]]:
         """Takes a new entry's lock and tracks it; what to run, or None when there is
-        nothing to run (its fields were deleted, or someone else holds its lock)."""
+        nothing to run (its fields were deleted, or someone else holds its lock). An entry
+        read but not yet locked when its process dies has no lock to expire: the scan
+        alone recovers it."""
         c, entry_id = self.config, text(entry_id)
         if not fields:                  # deleted between XADD and our read: nothing to run
             await resolve(self.client.xack(c.stream, c.group, entry_id))
