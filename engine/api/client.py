@@ -28,8 +28,11 @@ Writes made by calling Engine.execute directly bypass that lock (hold
 `engine_lock(engine)` around them when threads are involved) and neither wake
 blocked readers nor abort WATCHed transactions.
 
-Not available (the engine has no such commands): Pub/Sub, scripting (and therefore
-redis-py's Lock), client-side caching, MONITOR, cluster mode.
+Scripts run in-process too: EVAL/EVALSHA (redis-py's `register_script` and `Lock`),
+FUNCTION and FCALL, each atomically under the engine's lock.
+
+Not available (the engine has no such commands): Pub/Sub (and so keyspace
+notifications), client-side caching, MONITOR, cluster mode.
 """
 from __future__ import annotations
 
