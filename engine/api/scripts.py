@@ -14,10 +14,12 @@ logs) what it wrote.
 from __future__ import annotations
 
 import hashlib
+from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, Optional
 
+from engine.api.command_stats import count_call
 from engine.commands.dispatch import check
-from engine.commands.table import COMMANDS
+from engine.commands.table import COMMANDS, classify
 from engine.core.errors import NOT_INTEGER, ResponseError
 from engine.resp.numbers import strict_int
 from engine.resp.reply import OK, Status
@@ -39,6 +41,7 @@ BAD_SHEBANG = "ERR Invalid script shebang"
 SHEBANG_ENGINE = "ERR Unexpected engine in script shebang: %s"
 SHEBANG_OPTION = "ERR Unknown lua shebang option: %s"
 SHEBANG_FLAG = "ERR Unexpected flag in script shebang: %s"
+DIRECT_CACHE_MAX = 4096      # command spellings remembered by Scripting._direct
 SHEBANG_FLAGS = (b"no-writes", b"allow-oom", b"allow-stale", b"no-cluster",
                  b"allow-cross-slot-keys")
 
@@ -90,16 +93,6 @@ def sha1hex(body: bytes) -> bytes:
     return hashlib.sha1(body).hexdigest().encode()
 
 
-class _Caller:
-    """The client whose script runs now, and whether the script may write."""
-
-    __slots__ = ("session", "readonly")
-
-    def __init__(self, session: "Session", readonly: bool) -> None:
-        self.session = session
-        self.readonly = readonly
-
-
 class Scripting:
     """The Lua interpreter of one engine and its script cache."""
 
@@ -107,7 +100,17 @@ class Scripting:
         self.engine = engine
         self._version = redis_version
         self.scripts: dict[bytes, Script] = {}  # sha1 (lower-case hex) -> compiled script
-        self._caller: Optional[_Caller] = None
+        # the running script's client, whether it may write, where its commands are
+        # counted (the session's `stats`: INFO commandstats) and its command context
+        # (one for every script: they never overlap)
+        self._session: Optional["Session"] = None
+        self._readonly = False
+        self._stats: Any = None
+        self._ctx = engine.new_context(0, False)
+        # command names as scripts spell them -> [record, its stat] for the commands
+        # that run straight on the engine (see _direct); their stats are of _stats_of
+        self._direct_calls: dict[bytes, list] = {}
+        self._stats_of: Any = None
         self.runtime = self._new_runtime()
 
     @classmethod
@@ -119,8 +122,8 @@ class Scripting:
         return scripting
 
     def _new_runtime(self) -> ScriptRuntime:
-        return ScriptRuntime(lambda argv: self._call(argv, False), redis_version=self._version,
-                             call_resp3=lambda argv: self._call(argv, True),
+        return ScriptRuntime(self._call, redis_version=self._version,
+                             call_resp3=self._call_resp3,
                              is_command=lambda name: name.lower() in COMMANDS)
 
     # the cache ----------------------------------------------------------------------
@@ -150,10 +153,13 @@ class Scripting:
         if numkeys < 0:
             raise ResponseError(NEGATIVE_KEYS)
         if by_sha:
-            sha = argv[1].lower()
+            sha = argv[1]
             script = self.scripts.get(sha)
             if script is None:
-                raise ResponseError(NOSCRIPT)
+                sha = sha.lower()
+                script = self.scripts.get(sha)
+                if script is None:
+                    raise ResponseError(NOSCRIPT)
         else:
             sha = self.load(argv[1])
             script = self.scripts[sha]
@@ -166,13 +172,14 @@ class Scripting:
         engine = self.engine
         hub = session.hub
         own = session.ctx
-        ctx = engine.new_context(own.db.index, False)
+        ctx = self._ctx
+        ctx.db = own.db
         ctx.tracking = hub.tracking
         saved = (session.channels, session.patterns, session.cmd_name)
         # the caller's subscriptions do not apply to the script's commands (a RESP3
         # subscriber may run scripts)
         session.ctx, session.channels, session.patterns = ctx, {}, {}
-        self._caller = _Caller(session, readonly)
+        self._session, self._readonly, self._stats = session, readonly, session.stats
         engine.transaction_begin()
         try:
             return self.runtime.run(fn, keys, args, sha)
@@ -180,28 +187,97 @@ class Scripting:
             try:
                 engine.transaction_end(ctx.db.index)
             finally:
-                self._caller = None
+                self._session = self._stats = None
                 session.ctx = own
                 session.channels, session.patterns, session.cmd_name = saved
                 session.null_array = session.rejected = False   # (the script ran)
                 if hub.tracking:
                     own.tracking = True
 
-    def _call(self, argv: list, resp3: bool) -> Any:
-        """redis.call/pcall: Redis's refusals for scripts, then the one road in."""
-        caller = self._caller
-        session = caller.session
+    def _call(self, argv: list) -> Any:
+        """redis.call/pcall: the common command (see _direct) straight to the engine,
+        counted in the session's stats; the others through _call_checked."""
+        direct = self._direct_calls.get(argv[0])
+        if direct is None or self._stats_of is not self._stats:
+            direct = self._direct(argv[0])
+        record, stat = direct
+        session = self._session
+        if record is None or (record.write and self._readonly) \
+                or session.hub.write_refusal is not None:
+            return self._call_checked(argv)
+        if stat is None:
+            return session.run(argv)
+        start = perf_counter_ns()
+        try:
+            reply = session.run(argv)
+        except ResponseError:
+            if record.arity_ok(len(argv)):
+                stat.add_call(perf_counter_ns() - start, True)
+            else:
+                stat.rejected += 1
+            raise
+        stat.add_call(perf_counter_ns() - start)
+        return reply
+
+    def _call_resp3(self, argv: list) -> Any:
+        """redis.call after redis.setresp(3): the replies in RESP3's types."""
+        ctx = self._ctx
+        ctx.resp3 = True
+        try:
+            return self._call(argv)
+        finally:
+            ctx.resp3 = False
+
+    def _direct(self, name: bytes) -> list:
+        """[record, stat] of a command that needs none of a script's refusals nor
+        process_command's checks (an engine command without subcommands that neither
+        blocks nor is refused to scripts; the engine checks its arity itself), else
+        [None, None]; cached by spelling."""
+        stats = self._stats
+        if self._stats_of is not stats:
+            self._direct_calls = {}
+            self._stats_of = stats
+        record = COMMANDS.get(name.lower())
+        direct = [None, None]
+        if record is not None and record.layer == "engine" and record.subcommands is None \
+                and not {"noscript", "blocking", "may_replicate"} & set(record.flags):
+            direct = [record, None if stats is None else stats.command(record.name)]
+        if len(self._direct_calls) < DIRECT_CACHE_MAX:
+            self._direct_calls[name] = direct
+        return direct
+
+    def _call_checked(self, argv: list) -> Any:
+        """Redis's refusals for scripts, then the one road in (process_command)."""
+        session = self._session
+        stats = self._stats
         record = COMMANDS.get(argv[0].lower())
         if record is not None:
-            spec = check(record, argv)
-            if "noscript" in spec.flags or "noscript" in record.flags:
-                raise ResponseError(NOT_FROM_SCRIPT)
-            if caller.readonly and (spec.write or "may_replicate" in spec.flags):
-                raise ResponseError(WRITE_IN_READONLY)
+            name = None
+            try:
+                spec = check(record, argv)
+                name = spec.name
+                if "noscript" in spec.flags or "noscript" in record.flags:
+                    raise ResponseError(NOT_FROM_SCRIPT)
+                if self._readonly and (spec.write or "may_replicate" in spec.flags):
+                    raise ResponseError(WRITE_IN_READONLY)
+            except ResponseError:
+                if stats is not None:
+                    stats.failure(name or classify(argv, record)[0], True, 0)
+                raise
             if "blocking" in spec.flags and _blocks(argv):
-                raise ResponseError(BLOCK_REFUSED % spec.name)
-        session.ctx.resp3 = resp3
-        return session.call(argv)           # process_command
+                if stats is not None:
+                    stats.failure(name, False, 0)
+                raise ResponseError(BLOCK_REFUSED % name)
+        if stats is None:
+            return session.call(argv)           # process_command
+        start = perf_counter_ns()
+        try:
+            reply = session.call(argv)
+        except ResponseError:
+            count_call(stats, session, argv, perf_counter_ns() - start, True)
+            raise
+        count_call(stats, session, argv, perf_counter_ns() - start, False)
+        return reply
 
 
 def _blocks(argv: list) -> bool:

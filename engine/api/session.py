@@ -307,6 +307,9 @@ class Session(ScriptCommands):
     layers = ("session",)           # the layers of the command table it runs itself
     commands: dict = layer_commands(*layers)    # their records, by name
     version = SERVER_VERSION.decode()
+    # Where the commands that scripts call are counted (INFO commandstats: the server's
+    # Stats); None: nowhere (the embedded client keeps no stats).
+    stats: Any = None
 
     def __init__(self, hub: Hub, ctx=None) -> None:
         self.hub = hub

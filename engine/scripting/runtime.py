@@ -27,6 +27,9 @@ REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2,
 NO_ARGUMENTS = b"ERR Please specify at least one argument for this redis lib call"
 BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
 WRONG_ARGUMENTS = b"ERR wrong number or type of arguments"
+# KEYS and ARGV of up to this many values go to Lua as arguments of one call (cheaper
+# than two tables made from Python); longer ones as tables (Lua's C stack is limited)
+MAX_VARARGS = 200
 
 log = logging.getLogger("sluice.scripting")
 
@@ -54,7 +57,7 @@ class ScriptRuntime:
         self._to_lua = ReplyToLua(lua)
         api = self._reply_errors
         redis = {
-            b"call": api(self._dispatch), b"pcall": self._redis_pcall,
+            b"call": self._redis_call, b"pcall": self._redis_pcall,
             b"error_reply": self._error_reply, b"status_reply": self._status_reply,
             b"sha1hex": api(self._sha1hex), b"log": api(self._log),
             b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),
@@ -77,7 +80,7 @@ class ScriptRuntime:
         # the chunk's name marks its frames as ours (the error handler skips them)
         setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
             SANDBOX_SOURCE.encode())
-        self._compile, self._run = setup(hooks)
+        self._compile, self._run, self._run_tables = setup(hooks)
 
     def _set_where(self, where: Any) -> None:
         self._where = where
@@ -128,7 +131,11 @@ class ScriptRuntime:
         script chose (redis.setresp): 1 and nil in RESP2, booleans in RESP3 (which a RESP2
         client then reads as 1 and 0)."""
         self.resp3 = False
-        result = self._run(fn, self.lua.table_from(keys), self.lua.table_from(args))
+        if len(keys) + len(args) <= MAX_VARARGS:
+            result = self._run(fn, len(keys), *keys, *args)
+        else:
+            table = self._table
+            result = self._run_tables(fn, table(keys), table(args))
         if type(result) is tuple:
             ok, value = result[0], (result[1] if len(result) > 1 else None)
         else:
@@ -142,11 +149,31 @@ class ScriptRuntime:
 
     # -- what scripts call -----------------------------------------------------------------
 
-    def _dispatch(self, *args: Any) -> Any:
-        """Runs a command for redis.call/pcall: the Lua value of its reply, or LuaRaise with
-        the error text (the {err=...} table is made by the caller)."""
-        if not args:
-            raise LuaRaise(NO_ARGUMENTS)
+    def _redis_call(self, *args: Any) -> Any:
+        """redis.call: runs a command, the Lua value of its reply; a failure raises the
+        {err=...} table. One Python frame per call in the common case: all-string
+        arguments, an integer or string reply."""
+        argv = list(args)
+        for arg in args:
+            if type(arg) is not bytes:
+                argv = self._numbers_formatted(args)
+                break
+        if not argv:
+            raise LuaRaise(self._table({b"err": NO_ARGUMENTS}))
+        resp3 = self.resp3
+        try:
+            reply = (self._call_resp3 if resp3 else self._call)(argv)
+        except ResponseError as err:
+            text = call_error_text(str(err)).encode("utf-8", "surrogateescape")
+            raise LuaRaise(self._table({b"err": text})) from None
+        t = type(reply)
+        if t is int or t is bytes:
+            return reply
+        return self._to_lua.convert(reply, resp3)
+
+    def _numbers_formatted(self, args: tuple) -> list:
+        """redis.call's arguments with numbers spelled as Redis spells them; other
+        types raise."""
         argv = []
         for arg in args:
             t = type(arg)
@@ -155,22 +182,14 @@ class ScriptRuntime:
             elif t is int or t is float:
                 argv.append(format_number_arg(arg))
             else:
-                raise LuaRaise(BAD_ARGUMENT)
-        resp3 = self.resp3
-        try:
-            reply = (self._call_resp3 if resp3 else self._call)(argv)
-        except ResponseError as err:
-            raise LuaRaise(call_error_text(str(err)).encode("utf-8", "surrogateescape")) from None
-        t = type(reply)
-        if t is int or t is bytes:
-            return reply
-        return self._to_lua.convert(reply, resp3)
+                raise LuaRaise(self._table({b"err": BAD_ARGUMENT}))
+        return argv
 
     def _redis_pcall(self, *args: Any) -> Any:
         try:
-            return self._dispatch(*args)
+            return self._redis_call(*args)
         except LuaRaise as failure:
-            return self._table({b"err": failure.value})
+            return failure.value
 
     def _error_reply(self, *args: Any) -> Any:
         if len(args) != 1 or type(args[0]) is not bytes:

@@ -178,11 +178,22 @@ local function compile(body, name)
   return fn
 end
 
-local function run(fn, keys, argv)
+local function run_tables(fn, keys, argv)
   rawset(G, 'KEYS', keys)
   rawset(G, 'ARGV', argv)
   return xpcall(fn, on_error)
 end
 
-return compile, run
+-- run(fn, #keys, key..., arg...): KEYS and ARGV made here from the arguments
+local select = select
+local function run(fn, nkeys, ...)
+  local keys, argv = {...}, {}
+  for i = nkeys + 1, select('#', ...) do
+    argv[i - nkeys] = keys[i]
+    keys[i] = nil
+  end
+  return run_tables(fn, keys, argv)
+end
+
+return compile, run, run_tables
 """
