@@ -256,14 +256,11 @@ def process_command(session: "Session", argv: list) -> Any:
     session.cmd_name = None
     refusal = session.hub.write_refusal
     record = session.lookup(argv[0])
+    if record is None and session.multi is None and session.authenticated \
+            and not session.channels and not session.patterns and refusal is None:
+        return session.run_command(argv)     # the engine checks it itself
     try:
-        if record is None:
-            if session.multi is None and session.authenticated and not session.channels \
-                    and not session.patterns and refusal is None:
-                return session.run_command(argv)     # the engine checks it itself
-            record = resolve(argv)
-        else:
-            record = check(record, argv)
+        record = resolve(argv) if record is None else check(record, argv)
     except ResponseError as error:
         session._reject(record, error)
         raise
