@@ -165,7 +165,7 @@ class Scripting:
             script = self.scripts[sha]
         keys = argv[3:3 + numkeys]
         return self._run(session, script.fn, sha.decode(), keys, argv[3 + numkeys:],
-                         script.readonly(readonly))
+                         readonly if script.flags is None else script.readonly(readonly))
 
     def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
              readonly: bool) -> Any:
@@ -323,16 +323,16 @@ class ScriptCommands:
         return Scripting.of(self.engine, self.version)
 
     def cmd_eval(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, False, False)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, False, False)
 
     def cmd_evalsha(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, True, False)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, True, False)
 
     def cmd_eval_ro(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, False, True)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, False, True)
 
     def cmd_evalsha_ro(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, True, True)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, True, True)
 
     def script_load(self, argv: list) -> bytes:
         return self._scripting().load(argv[2])

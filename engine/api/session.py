@@ -265,7 +265,7 @@ def process_command(session: "Session", argv: list) -> Any:
         session._reject(record, error)
         raise
     session.cmd_name = record.name
-    if not record.no_auth and session.auth_required():
+    if not session.authenticated and not record.no_auth and session.auth_required():
         error = ResponseError(NOAUTH)
     elif refusal is not None and (record.denied_on_misconf
                                   or (record.aborts_exec and session._queued_write())):

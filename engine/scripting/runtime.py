@@ -142,6 +142,8 @@ class ScriptRuntime:
             ok, value = result, None
         if not ok:
             raise ResponseError(script_error_text(ScriptFailure.from_lua(value), name))
+        if type(value) is bytes:
+            return value
         reply = lua_to_reply(value, self.resp3)
         if isinstance(reply, ResponseError):
             raise reply
