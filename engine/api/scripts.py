@@ -18,6 +18,7 @@ from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, Optional
 
 from engine.api.command_stats import count_call
+from engine.api.script_calls import ScriptCalls
 from engine.commands.dispatch import check
 from engine.commands.table import COMMANDS, classify
 from engine.core.errors import NOT_INTEGER, ResponseError
@@ -41,7 +42,6 @@ BAD_SHEBANG = "ERR Invalid script shebang"
 SHEBANG_ENGINE = "ERR Unexpected engine in script shebang: %s"
 SHEBANG_OPTION = "ERR Unknown lua shebang option: %s"
 SHEBANG_FLAG = "ERR Unexpected flag in script shebang: %s"
-DIRECT_CACHE_MAX = 4096      # command spellings remembered by Scripting._direct
 SHEBANG_FLAGS = (b"no-writes", b"allow-oom", b"allow-stale", b"no-cluster",
                  b"allow-cross-slot-keys")
 
@@ -100,17 +100,10 @@ class Scripting:
         self.engine = engine
         self._version = redis_version
         self.scripts: dict[bytes, Script] = {}  # sha1 (lower-case hex) -> compiled script
-        # the running script's client, whether it may write, where its commands are
-        # counted (the session's `stats`: INFO commandstats) and its command context
-        # (one for every script: they never overlap)
-        self._session: Optional["Session"] = None
-        self._readonly = False
-        self._stats: Any = None
+        # the scripts' command context (they never overlap) and the running script's
+        # commands
         self._ctx = engine.new_context(0, False)
-        # command names as scripts spell them -> [record, its stat] for the commands
-        # that run straight on the engine (see _direct); their stats are of _stats_of
-        self._direct_calls: dict[bytes, list] = {}
-        self._stats_of: Any = None
+        self._calls = ScriptCalls(engine, self._ctx, self._call_checked)
         self.runtime = self._new_runtime()
 
     @classmethod
@@ -122,7 +115,7 @@ class Scripting:
         return scripting
 
     def _new_runtime(self) -> ScriptRuntime:
-        return ScriptRuntime(self._call, redis_version=self._version,
+        return ScriptRuntime(self._calls.call, redis_version=self._version,
                              call_resp3=self._call_resp3,
                              is_command=lambda name: name.lower() in COMMANDS)
 
@@ -179,7 +172,7 @@ class Scripting:
         # the caller's subscriptions do not apply to the script's commands (a RESP3
         # subscriber may run scripts)
         session.ctx, session.channels, session.patterns = ctx, {}, {}
-        self._session, self._readonly, self._stats = session, readonly, session.stats
+        self._calls.begin(session, readonly)
         engine.transaction_begin()
         try:
             return self.runtime.run(fn, keys, args, sha)
@@ -187,69 +180,27 @@ class Scripting:
             try:
                 engine.transaction_end(ctx.db.index)
             finally:
-                self._session = self._stats = None
+                self._calls.end()
                 session.ctx = own
                 session.channels, session.patterns, session.cmd_name = saved
                 session.null_array = session.rejected = False   # (the script ran)
                 if hub.tracking:
                     own.tracking = True
 
-    def _call(self, argv: list) -> Any:
-        """redis.call/pcall: the common command (see _direct) straight to the engine,
-        counted in the session's stats; the others through _call_checked."""
-        direct = self._direct_calls.get(argv[0])
-        if direct is None or self._stats_of is not self._stats:
-            direct = self._direct(argv[0])
-        record, stat = direct
-        session = self._session
-        if record is None or (record.write and self._readonly) \
-                or session.hub.write_refusal is not None:
-            return self._call_checked(argv)
-        if stat is None:
-            return session.run(argv)
-        start = perf_counter_ns()
-        try:
-            reply = session.run(argv)
-        except ResponseError:
-            if record.arity_ok(len(argv)):
-                stat.add_call(perf_counter_ns() - start, True)
-            else:
-                stat.rejected += 1
-            raise
-        stat.add_call(perf_counter_ns() - start)
-        return reply
-
     def _call_resp3(self, argv: list) -> Any:
         """redis.call after redis.setresp(3): the replies in RESP3's types."""
         ctx = self._ctx
         ctx.resp3 = True
         try:
-            return self._call(argv)
+            return self._calls.call(argv)
         finally:
             ctx.resp3 = False
 
-    def _direct(self, name: bytes) -> list:
-        """[record, stat] of a command that needs none of a script's refusals nor
-        process_command's checks (an engine command without subcommands that neither
-        blocks nor is refused to scripts; the engine checks its arity itself), else
-        [None, None]; cached by spelling."""
-        stats = self._stats
-        if self._stats_of is not stats:
-            self._direct_calls = {}
-            self._stats_of = stats
-        record = COMMANDS.get(name.lower())
-        direct = [None, None]
-        if record is not None and record.layer == "engine" and record.subcommands is None \
-                and not {"noscript", "blocking", "may_replicate"} & set(record.flags):
-            direct = [record, None if stats is None else stats.command(record.name)]
-        if len(self._direct_calls) < DIRECT_CACHE_MAX:
-            self._direct_calls[name] = direct
-        return direct
-
     def _call_checked(self, argv: list) -> Any:
         """Redis's refusals for scripts, then the one road in (process_command)."""
-        session = self._session
-        stats = self._stats
+        calls = self._calls
+        session = calls.session
+        stats = calls.stats
         record = COMMANDS.get(argv[0].lower())
         if record is not None:
             name = None
@@ -258,7 +209,7 @@ class Scripting:
                 name = spec.name
                 if "noscript" in spec.flags or "noscript" in record.flags:
                     raise ResponseError(NOT_FROM_SCRIPT)
-                if self._readonly and (spec.write or "may_replicate" in spec.flags):
+                if calls.refuse_writes and (spec.write or "may_replicate" in spec.flags):
                     raise ResponseError(WRITE_IN_READONLY)
             except ResponseError:
                 if stats is not None:
