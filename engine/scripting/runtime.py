@@ -17,6 +17,7 @@ from engine.scripting import bitop, cjson, cmsgpack, lstruct
 from engine.scripting.convert import ReplyToLua, format_number_arg, lua_to_reply, lua_tointeger
 from engine.scripting.errors import LuaRaise, ScriptFailure, call_error_text, script_error_text
 from engine.scripting.random48 import Random48
+from engine.scripting.redis_call import NO_ARGUMENTS, RedisCall
 from engine.scripting.sandbox import SANDBOX_SOURCE
 
 Call = Callable[[list], Any]
@@ -24,7 +25,6 @@ Call = Callable[[list], Any]
 
 LOG_LEVELS = (logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)   # redis.LOG_*
 REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
-NO_ARGUMENTS = b"ERR Please specify at least one argument for this redis lib call"
 BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
 WRONG_ARGUMENTS = b"ERR wrong number or type of arguments"
 # KEYS and ARGV of up to this many values go to Lua as arguments of one call (cheaper
@@ -44,8 +44,7 @@ class ScriptRuntime:
 
     def __init__(self, call: Call, *, redis_version: str, call_resp3: Call | None = None,
                  is_command: Callable[[bytes], bool] | None = None) -> None:
-        self._call = call
-        self._call_resp3 = call_resp3 or call
+        call_resp3 = call_resp3 or call
         self._is_command = is_command
         self.resp3 = False          # redis.setresp(3) in the running script
         self._random = Random48()
@@ -57,7 +56,8 @@ class ScriptRuntime:
         self._to_lua = ReplyToLua(lua)
         api = self._reply_errors
         redis = {
-            b"call": self._redis_call, b"pcall": self._redis_pcall,
+            b"call": RedisCall(self, call, call_resp3, False),
+            b"pcall": RedisCall(self, call, call_resp3, True),
             b"error_reply": self._error_reply, b"status_reply": self._status_reply,
             b"sha1hex": api(self._sha1hex), b"log": api(self._log),
             b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),
@@ -151,31 +151,9 @@ class ScriptRuntime:
 
     # -- what scripts call -----------------------------------------------------------------
 
-    def _redis_call(self, *args: Any) -> Any:
-        """redis.call: runs a command, the Lua value of its reply; a failure raises the
-        {err=...} table. One Python frame per call in the common case: all-string
-        arguments, an integer or string reply."""
-        argv = list(args)
-        for arg in args:
-            if type(arg) is not bytes:
-                argv = self._numbers_formatted(args)
-                break
-        if not argv:
-            raise LuaRaise(self._table({b"err": NO_ARGUMENTS}))
-        resp3 = self.resp3
-        try:
-            reply = (self._call_resp3 if resp3 else self._call)(argv)
-        except ResponseError as err:
-            text = call_error_text(str(err)).encode("utf-8", "surrogateescape")
-            raise LuaRaise(self._table({b"err": text})) from None
-        t = type(reply)
-        if t is int or t is bytes:
-            return reply
-        return self._to_lua.convert(reply, resp3)
-
-    def _numbers_formatted(self, args: tuple) -> list:
+    def numbers_formatted(self, args: tuple) -> list:
         """redis.call's arguments with numbers spelled as Redis spells them; other
-        types raise."""
+        types raise (redis_call.pyx runs redis.call)."""
         argv = []
         for arg in args:
             t = type(arg)
@@ -184,14 +162,12 @@ class ScriptRuntime:
             elif t is int or t is float:
                 argv.append(format_number_arg(arg))
             else:
-                raise LuaRaise(self._table({b"err": BAD_ARGUMENT}))
+                raise LuaRaise(BAD_ARGUMENT)
         return argv
 
-    def _redis_pcall(self, *args: Any) -> Any:
-        try:
-            return self._redis_call(*args)
-        except LuaRaise as failure:
-            return failure.value
+    def reply_to_lua(self, reply: Any, resp3: bool) -> Any:
+        """A command's reply as the Lua value redis.call returns."""
+        return self._to_lua.convert(reply, resp3)
 
     def _error_reply(self, *args: Any) -> Any:
         if len(args) != 1 or type(args[0]) is not bytes:
