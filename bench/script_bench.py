@@ -22,43 +22,21 @@ with -P 16.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
-import shutil
-import subprocess
 import sys
 import time
-
-import redis
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common as C  # noqa: E402  (also makes the checkout's `engine` importable)
 
 from engine import Engine  # noqa: E402
 from engine.api.session import Hub, Session  # noqa: E402
-from pipeline.examples.processes import ServerProcess  # noqa: E402
 
-BENCH_CLIENTS = 50
 PIPELINE = 16
-REDIS_BENCHMARK = "redis-benchmark"
 TWO_COMMANDS = "redis.call('INCR', KEYS[1]) return redis.call('GET', KEYS[1])"
 LOOP = ("for i = 1, tonumber(ARGV[1]) do redis.call('INCR', KEYS[1]) end "
         "return redis.call('GET', KEYS[1])")
 TARGET = 0.5
-
-
-def redis_benchmark_rps(port: int, requests: int, pipeline: int, command: list) -> float:
-    """requests/s of `redis-benchmark <command>` (fails loudly on errors)."""
-    cmd = [REDIS_BENCHMARK, "-p", str(port), "-c", str(BENCH_CLIENTS), "-n", str(requests),
-           "--csv"]
-    if pipeline > 1:
-        cmd += ["-P", str(pipeline)]
-    out = subprocess.run(cmd + command, capture_output=True, text=True, timeout=600)
-    rows = [line for line in out.stdout.splitlines() if line.startswith('"' + command[0])]
-    if out.returncode != 0 or len(rows) != 1 or "ERR" in out.stderr or "ERR" in out.stdout:
-        raise RuntimeError("redis-benchmark failed (exit %d): %s %s"
-                           % (out.returncode, out.stdout[-500:], out.stderr[-500:]))
-    return float(next(csv.reader(rows))[1])
 
 
 def bench_servers(servers: dict, args) -> dict:
@@ -75,8 +53,8 @@ def bench_servers(servers: dict, args) -> dict:
                     client.flushall()
                     sha = client.script_load(TWO_COMMANDS)
                     command = ([kind, sha] if kind == "EVALSHA" else [kind, TWO_COMMANDS])
-                    rate = redis_benchmark_rps(port, args.requests, pipeline,
-                                               command + ["1", "key"])
+                    rate = C.redis_benchmark_rps(port, args.requests,
+                                                 command + ["1", "key"], pipeline)
                     if int(client.get("key") or 0) != args.requests:
                         raise RuntimeError("%s: key = %r after %d scripts"
                                            % (name, client.get("key"), args.requests))
@@ -115,19 +93,14 @@ def bench_in_process(args, redis_client) -> dict:
             "redis_loop": max(theirs) if theirs else None}
 
 
-def ratios(ours: list, theirs: list) -> float:
-    """Median of the per-round ratios ours/theirs."""
-    return C.median(o / t for o, t in zip(ours, theirs))
-
-
 def report(rates: dict, local: dict, args, version: str) -> None:
     rows = []
     for kind in ("EVALSHA", "EVAL"):
         for pipeline in (1, PIPELINE):
             ours, theirs = rates[(kind, pipeline, "sluice")], rates[(kind, pipeline, "redis")]
-            ratio = ratios(ours, theirs)
+            ratio = C.ratios(ours, theirs)
             label = "%s <2-command script> 1 key, -c %d%s (req/s)" % (
-                kind, BENCH_CLIENTS, " -P %d" % pipeline if pipeline > 1 else "")
+                kind, C.BENCH_CLIENTS, " -P %d" % pipeline if pipeline > 1 else "")
             rows.append([label, "%.0f" % C.median(ours), "%.0f" % C.median(theirs),
                          C.fmt_ratio(ratio), ">= %sx" % TARGET, C.verdict(ratio >= TARGET)])
     rows.append(["(info) in-process EVALSHA of the 2-command script (us/run)",
@@ -154,23 +127,13 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     C.quick_defaults(args, rounds=(1, 3), requests=(50_000, 100_000))
     C.header("script_bench", args)
-    if shutil.which(REDIS_BENCHMARK) is None or C.redis_server_path() is None:
-        print("redis-server / redis-benchmark not installed: nothing to compare against "
-              "(`make oracle` installs them)")
-        return 0
-    no_persistence = ["--save", "", "--appendonly", "no"]      # as the redis-server
-    with C.redis_server() as redis_srv, \
-            ServerProcess(no_persistence, loglevel="warning") as sluice:
-        servers = {
-            "sluice": (sluice.port, redis.Redis(host="127.0.0.1", port=sluice.port,
-                                                protocol=2)),
-            "redis": (redis_srv.port, redis_srv.client(protocol=2)),
-        }
+    with C.sluice_beside_redis() as both:
+        if both is None:
+            return 0
+        servers, version = both
         rates = bench_servers(servers, args)
         local = bench_in_process(args, servers["redis"][1])
-        for _, client in servers.values():
-            client.close()
-        report(rates, local, args, redis_srv.version)
+        report(rates, local, args, version)
     return 0
 
 
