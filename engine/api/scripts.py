@@ -168,10 +168,12 @@ class Scripting:
         ctx = self._ctx
         ctx.db = own.db
         ctx.tracking = hub.tracking
-        saved = (session.channels, session.patterns, session.cmd_name)
-        # the caller's subscriptions do not apply to the script's commands (a RESP3
-        # subscriber may run scripts)
-        session.ctx, session.channels, session.patterns = ctx, {}, {}
+        channels, patterns, cmd_name = session.channels, session.patterns, session.cmd_name
+        session.ctx = ctx
+        if channels or patterns:
+            # the caller's subscriptions do not apply to the script's commands (a RESP3
+            # subscriber may run scripts)
+            session.channels, session.patterns = {}, {}
         self._calls.begin(session, readonly)
         engine.transaction_begin()
         try:
@@ -182,7 +184,8 @@ class Scripting:
             finally:
                 self._calls.end()
                 session.ctx = own
-                session.channels, session.patterns, session.cmd_name = saved
+                session.channels, session.patterns, session.cmd_name = \
+                    channels, patterns, cmd_name
                 session.null_array = session.rejected = False   # (the script ran)
                 if hub.tracking:
                     own.tracking = True

@@ -14,7 +14,8 @@ from lupa.lua51 import LuaRuntime
 
 from engine.core.errors import ResponseError
 from engine.scripting import bitop, cjson, cmsgpack, lstruct
-from engine.scripting.convert import ReplyToLua, format_number_arg, lua_to_reply, lua_tointeger
+from engine.scripting.convert import (INT64_MAX, INT64_MIN, ReplyToLua, format_number_arg,
+                                      lua_to_reply, lua_tointeger)
 from engine.scripting.errors import LuaRaise, ScriptFailure, call_error_text, script_error_text
 from engine.scripting.random48 import Random48
 from engine.scripting.redis_call import NO_ARGUMENTS, RedisCall
@@ -142,7 +143,8 @@ class ScriptRuntime:
             ok, value = result, None
         if not ok:
             raise ResponseError(script_error_text(ScriptFailure.from_lua(value), name))
-        if type(value) is bytes:
+        t = type(value)
+        if t is bytes or (t is int and INT64_MIN <= value <= INT64_MAX):
             return value
         reply = lua_to_reply(value, self.resp3)
         if isinstance(reply, ResponseError):
