@@ -12,46 +12,54 @@ from servers import SluiceServer
 
 WRITE_AND_READ = "redis.call('set', KEYS[1], ARGV[1]); return redis.call('get', KEYS[1])"
 
-# (method, args...) run in order on a flushed server after CONFIG RESETSTAT; an error
-# reply is part of the scenario (both servers must give one)
+# commands run in order on a flushed server after CONFIG RESETSTAT (EVALSHA's script is
+# loaded first, unless it is a sha already); an error reply is part of the scenario (both
+# servers must give one)
 SCENARIOS = {
     "calls": [
-        ("eval", WRITE_AND_READ, 1, "k", "v"),
-        ("evalsha", WRITE_AND_READ, 1, "k", "w"),
-        ("eval", "return redis.call('incr', KEYS[1])", 1, "n"),
-        ("eval", "redis.call('ping'); return redis.call('echo', 'x')", 0),
-        ("eval_ro", "return redis.call('get', KEYS[1])", 1, "k"),
-        ("eval", "redis.call('xadd', KEYS[1], '1-1', 'f', 'v'); "
+        ("EVAL", WRITE_AND_READ, 1, "k", "v"),
+        ("EVALSHA", WRITE_AND_READ, 1, "k", "w"),
+        ("EVAL", "return redis.call('incr', KEYS[1])", 1, "n"),
+        ("EVAL", "redis.call('ping'); return redis.call('echo', 'x')", 0),
+        ("EVAL_RO", "return redis.call('get', KEYS[1])", 1, "k"),
+        ("EVAL", "redis.call('xadd', KEYS[1], '1-1', 'f', 'v'); "
                  "redis.call('xgroup', 'create', KEYS[1], 'g', '0'); "
                  "return redis.call('xinfo', 'stream', KEYS[1])[2]", 1, "s"),
     ],
+    "in a transaction": [
+        ("MULTI",),
+        ("EVAL", WRITE_AND_READ, 1, "k", "v"),
+        ("EVAL", "return redis.call('incr', KEYS[1])", 1, "k"),
+        ("EVAL", "return redis.pcall('get')", 0),
+        ("EXEC",),
+    ],
     "refused and failed in pcall": [
-        ("eval", "redis.call('set', 'str', 'x'); redis.pcall('nosuch'); "
+        ("EVAL", "redis.call('set', 'str', 'x'); redis.pcall('nosuch'); "
                  "redis.pcall('get'); redis.pcall('incr', 'str'); "
                  "redis.pcall('xinfo', 'stream'); redis.pcall('xinfo', 'nosuch'); "
                  "redis.pcall('multi'); redis.pcall('xgroup', 'create', 'nokey', 'g', '0'); "
                  "return 1", 0),
-        ("eval_ro", "redis.pcall('set', KEYS[1], 'x'); return redis.pcall('get', KEYS[1])",
+        ("EVAL_RO", "redis.pcall('set', KEYS[1], 'x'); return redis.pcall('get', KEYS[1])",
          1, "k"),
-        ("eval", "return redis.pcall('xread', 'block', '0', 'streams', 's', '$')", 0),
-        ("eval", "return redis.pcall('xreadgroup', 'group', 'g', 'c', 'block', '0', "
+        ("EVAL", "return redis.pcall('xread', 'block', '0', 'streams', 's', '$')", 0),
+        ("EVAL", "return redis.pcall('xreadgroup', 'group', 'g', 'c', 'block', '0', "
                  "'streams', 's', '>')", 0),
     ],
     "scripts that fail": [
-        ("eval", "redis.call('set', 'a', '1'); redis.call('incr', 'str'); return 1", 0),
-        ("eval", "redis.call('set', 'str', 'x'); return redis.call('incr', 'str')", 0),
-        ("eval", "return redis.call('nosuch')", 0),
-        ("eval", "return redis.call('get')", 0),
-        ("eval", "error('boom')", 0),
-        ("eval", "return 1", -1),
-        ("eval", "return 1", 3, "a"),
-        ("eval", "return 1", "x"),
-        ("eval", "return (", 0),
-        ("evalsha_missing", "ffffffffffffffffffffffffffffffffffffffff", 0),
-        ("eval_ro", "return redis.call('set', KEYS[1], 'x')", 1, "k"),
-        ("eval", "#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'x')", 1, "k"),
-        ("eval_ro", "#!lua\nreturn 1", 0),
-        ("eval", "return redis.call('xread', 'block', '0', 'streams', 's', '$')", 0),
+        ("EVAL", "redis.call('set', 'a', '1'); redis.call('incr', 'str'); return 1", 0),
+        ("EVAL", "redis.call('set', 'str', 'x'); return redis.call('incr', 'str')", 0),
+        ("EVAL", "return redis.call('nosuch')", 0),
+        ("EVAL", "return redis.call('get')", 0),
+        ("EVAL", "error('boom')", 0),
+        ("EVAL", "return 1", -1),
+        ("EVAL", "return 1", 3, "a"),
+        ("EVAL", "return 1", "x"),
+        ("EVAL", "return (", 0),
+        ("EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", 0),
+        ("EVAL_RO", "return redis.call('set', KEYS[1], 'x')", 1, "k"),
+        ("EVAL", "#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'x')", 1, "k"),
+        ("EVAL_RO", "#!lua\nreturn 1", 0),
+        ("EVAL", "return redis.call('xread', 'block', '0', 'streams', 's', '$')", 0),
     ],
 }
 
@@ -59,16 +67,23 @@ SCENARIOS = {
 def run(r: redis.Redis, steps: list) -> list:
     """Runs the steps; the replies (errors as their text)."""
     out = []
-    for method, body, *rest in steps:
-        if method == "evalsha":
-            body = r.script_load(body)
-        name = {"evalsha": "EVALSHA", "evalsha_missing": "EVALSHA", "eval": "EVAL",
-                "eval_ro": "EVAL_RO"}[method]
+    for name, *args in steps:
+        if name == "EVALSHA" and len(args[0]) != 40:
+            args[0] = r.script_load(args[0])
         try:
-            out.append(r.execute_command(name, body, *rest))
+            out.append(comparable(r.execute_command(name, *args)))
         except redis.ResponseError as err:
-            out.append(("error", str(err).split(" script:")[0]))
+            out.append(comparable(err))
     return out
+
+
+def comparable(reply):
+    """A reply with its errors (EXEC's too) as their text, without the script's sha."""
+    if isinstance(reply, list):
+        return [comparable(item) for item in reply]
+    if isinstance(reply, redis.ResponseError):
+        return ("error", str(reply).split(" script:")[0])
+    return reply
 
 
 def counters(r: redis.Redis) -> dict:
