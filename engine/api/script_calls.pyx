@@ -45,6 +45,13 @@ cdef class ScriptCalls:
         self.direct = {}
 
     def begin(self, session, bint refuse_writes):
+        """A script of `session` starts: its commands run in the client's database,
+        with the client's stream node limits (CONFIG SET changes them)."""
+        cdef CommandContext own = session.ctx, ctx = self.ctx
+        ctx.db = own.db
+        ctx.node_max_bytes = own.node_max_bytes
+        ctx.node_max_entries = own.node_max_entries
+        ctx.tracking = session.hub.tracking
         self.session = session
         self.refuse_writes = refuse_writes
         self.stats = session.stats

@@ -166,15 +166,13 @@ class Scripting:
         hub = session.hub
         own = session.ctx
         ctx = self._ctx
-        ctx.db = own.db
-        ctx.tracking = hub.tracking
+        self._calls.begin(session, readonly)
         channels, patterns, cmd_name = session.channels, session.patterns, session.cmd_name
         session.ctx = ctx
         if channels or patterns:
             # the caller's subscriptions do not apply to the script's commands (a RESP3
             # subscriber may run scripts)
             session.channels, session.patterns = {}, {}
-        self._calls.begin(session, readonly)
         engine.transaction_begin()
         try:
             return self.runtime.run(fn, keys, args, sha)
