@@ -4,9 +4,13 @@ engine and to the client that runs a script.
 One `Scripting` per engine (Engine.scripting, made by the first script): the interpreter and
 the script cache by SHA1. A script runs as one unit: the engine is single-threaded (the
 server's event loop, the embedded client's lock), so nothing else runs on it meanwhile.
-`redis.call` takes the one road in, `process_command`, with the calling client's session
-and a command context of the script's own (SELECT inside a script moves only the script);
-XREAD/XREADGROUP with BLOCK are refused, as Redis 7.0 refuses them, so nothing blocks.
+`redis.call` runs a command with the calling client's session and a command context of
+the script's own (SELECT inside a script moves only the script): an engine command that
+none of Redis's refusals for scripts concerns runs straight on the engine
+(engine/api/script_calls.pyx: the case of process_command in which every check passes,
+compiled), the others take the one road in, `process_command`; XREAD/XREADGROUP with
+BLOCK are refused, as Redis 7.0 refuses them, so nothing blocks. The commands count in
+the session's `stats` (the server's INFO commandstats) as Redis counts them.
 The script's writes reach the effect listeners (the AOF) bracketed by MULTI ... EXEC, as
 EXEC's do; a script that wrote nothing logs nothing, one that failed half-way keeps (and
 logs) what it wrote.

@@ -249,7 +249,8 @@ def process_command(session: "Session", argv: list) -> Any:
 
     Every road goes through here: Session.call (the embedded client, the server's
     slow path; the server's fast path is the plain-session case below, compiled),
-    and scripts (redis.call runs a command with its argv and the script's session).
+    and scripts (redis.call runs a command with its argv and the script's session; the
+    plain engine-command case compiled in engine/api/script_calls.pyx).
     """
     session.null_array = False
     session.rejected = False

@@ -16,7 +16,7 @@ from engine.core.errors import ResponseError
 from engine.scripting import bitop, cjson, cmsgpack, lstruct
 from engine.scripting.convert import (INT64_MAX, INT64_MIN, ReplyToLua, format_number_arg,
                                       lua_to_reply, lua_tointeger)
-from engine.scripting.errors import LuaRaise, ScriptFailure, call_error_text, script_error_text
+from engine.scripting.errors import LuaRaise, ScriptFailure, script_error_text
 from engine.scripting.random48 import Random48
 from engine.scripting.redis_call import NO_ARGUMENTS, RedisCall
 from engine.scripting.sandbox import SANDBOX_SOURCE
