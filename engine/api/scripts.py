@@ -104,6 +104,7 @@ class Scripting:
         self.engine = engine
         self._version = redis_version
         self.scripts: dict[bytes, Script] = {}  # sha1 (lower-case hex) -> compiled script
+        self._sha_of: dict[bytes, bytes] = {}   # script body -> its sha1, for those cached
         # the scripts' command context (they never overlap) and the running script's
         # commands
         self._ctx = engine.new_context(0, False)
@@ -126,16 +127,21 @@ class Scripting:
     # the cache ----------------------------------------------------------------------
 
     def load(self, body: bytes) -> bytes:
-        """Compiles the script into the cache (once); its sha1."""
-        sha = sha1hex(body)
-        if sha not in self.scripts:
-            start, flags = shebang(body)
-            self.scripts[sha] = Script(self.runtime.compile(body[start:]), flags)
+        """Compiles the script into the cache (once); its sha1 (remembered by body, so
+        that a cached EVAL finds its script without hashing it again)."""
+        sha = self._sha_of.get(body)
+        if sha is None:
+            sha = sha1hex(body)
+            if sha not in self.scripts:
+                start, flags = shebang(body)
+                self.scripts[sha] = Script(self.runtime.compile(body[start:]), flags)
+            self._sha_of[body] = sha
         return sha
 
     def flush(self) -> None:
         """Forgets every script, with a fresh interpreter (globals and all), as Redis does."""
         self.scripts = {}
+        self._sha_of = {}
         self.runtime = self._new_runtime()
 
     # running --------------------------------------------------------------------------
