@@ -11,6 +11,9 @@ per-round ratios, so load that comes and goes on a shared machine hits both side
               `--csv`);
   EVAL        the same with `EVAL <script> 1 key`: the same text each time, so both
               servers compile it once and then find it in their cache.
+              Beside each rate, the CPU time each server spent per request (INFO cpu's
+              used_cpu_user + used_cpu_sys over the run): what a loaded machine moves
+              least.
   in-process  what a script costs the engine itself, without a socket: the 2-command
               script through a Session of an Engine (us per run), and one script running
               `redis.call('INCR', KEYS[1])` 100,000 times (calls/s), beside redis-server
@@ -39,10 +42,18 @@ LOOP = ("for i = 1, tonumber(ARGV[1]) do redis.call('INCR', KEYS[1]) end "
 TARGET = 0.5
 
 
-def bench_servers(servers: dict, args) -> dict:
-    """{(command, pipeline, server): [requests/s per round]}; the key's INCR count is
-    checked after each run, so every script ran and succeeded."""
+def server_cpu(client) -> float:
+    """CPU seconds (user + system) the server has used, from its INFO cpu."""
+    cpu = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+
+def bench_servers(servers: dict, args) -> tuple:
+    """({(command, pipeline, server): [requests/s per round]}, the same keys: [server CPU
+    seconds per request]); the key's INCR count is checked after each run, so every
+    script ran and succeeded."""
     rates: dict = {}
+    cpu: dict = {}
     for rnd in range(args.rounds):
         order = list(servers.items())
         if rnd % 2:
@@ -53,13 +64,16 @@ def bench_servers(servers: dict, args) -> dict:
                     client.flushall()
                     sha = client.script_load(TWO_COMMANDS)
                     command = ([kind, sha] if kind == "EVALSHA" else [kind, TWO_COMMANDS])
+                    used = server_cpu(client)
                     rate = C.redis_benchmark_rps(port, args.requests,
                                                  command + ["1", "key"], pipeline)
+                    used = server_cpu(client) - used
                     if int(client.get("key") or 0) != args.requests:
                         raise RuntimeError("%s: key = %r after %d scripts"
                                            % (name, client.get("key"), args.requests))
                     rates.setdefault((kind, pipeline, name), []).append(rate)
-    return rates
+                    cpu.setdefault((kind, pipeline, name), []).append(used / args.requests)
+    return rates, cpu
 
 
 def bench_in_process(args, redis_client) -> dict:
@@ -93,16 +107,20 @@ def bench_in_process(args, redis_client) -> dict:
             "redis_loop": max(theirs) if theirs else None}
 
 
-def report(rates: dict, local: dict, args, version: str) -> None:
+def report(rates: dict, cpu: dict, local: dict, args, version: str) -> None:
     rows = []
     for kind in ("EVALSHA", "EVAL"):
         for pipeline in (1, PIPELINE):
             ours, theirs = rates[(kind, pipeline, "sluice")], rates[(kind, pipeline, "redis")]
             ratio = C.ratios(ours, theirs)
-            label = "%s <2-command script> 1 key, -c %d%s (req/s)" % (
+            shape = "%s <2-command script> 1 key, -c %d%s" % (
                 kind, C.BENCH_CLIENTS, " -P %d" % pipeline if pipeline > 1 else "")
-            rows.append([label, "%.0f" % C.median(ours), "%.0f" % C.median(theirs),
+            rows.append([shape + " (req/s)", "%.0f" % C.median(ours), "%.0f" % C.median(theirs),
                          C.fmt_ratio(ratio), ">= %sx" % TARGET, C.verdict(ratio >= TARGET)])
+            ours, theirs = cpu[(kind, pipeline, "sluice")], cpu[(kind, pipeline, "redis")]
+            rows.append(["(info) ... server CPU per request (us; ratio: redis's/ours)",
+                         "%.1f" % (C.median(ours) * 1e6), "%.1f" % (C.median(theirs) * 1e6),
+                         C.fmt_ratio(C.ratios(theirs, ours)), "", ""])
     rows.append(["(info) in-process EVALSHA of the 2-command script (us/run)",
                  "%.2f" % (local["per_run"] * 1e6), "", "", "", ""])
     theirs = local["redis_loop"]
@@ -131,9 +149,9 @@ def main(argv=None) -> int:
         if both is None:
             return 0
         servers, version = both
-        rates = bench_servers(servers, args)
+        rates, cpu = bench_servers(servers, args)
         local = bench_in_process(args, servers["redis"][1])
-        report(rates, local, args, version)
+        report(rates, cpu, local, args, version)
     return 0
 
 
