@@ -4,9 +4,13 @@ engine and to the client that runs a script.
 One `Scripting` per engine (Engine.scripting, made by the first script): the interpreter and
 the script cache by SHA1. A script runs as one unit: the engine is single-threaded (the
 server's event loop, the embedded client's lock), so nothing else runs on it meanwhile.
-`redis.call` takes the one road in, `process_command`, with the calling client's session
-and a command context of the script's own (SELECT inside a script moves only the script);
-XREAD/XREADGROUP with BLOCK are refused, as Redis 7.0 refuses them, so nothing blocks.
+`redis.call` runs a command with the calling client's session and a command context of
+the script's own (SELECT inside a script moves only the script): an engine command that
+none of Redis's refusals for scripts concerns runs straight on the engine
+(engine/api/script_calls.pyx: the case of process_command in which every check passes,
+compiled), the others take the one road in, `process_command`; XREAD/XREADGROUP with
+BLOCK are refused, as Redis 7.0 refuses them, so nothing blocks. The commands count in
+the session's `stats` (the server's INFO commandstats) as Redis counts them.
 The script's writes reach the effect listeners (the AOF) bracketed by MULTI ... EXEC, as
 EXEC's do; a script that wrote nothing logs nothing, one that failed half-way keeps (and
 logs) what it wrote.
@@ -14,10 +18,13 @@ logs) what it wrote.
 from __future__ import annotations
 
 import hashlib
+from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, Optional
 
+from engine.api.command_stats import count_call
+from engine.api.script_calls import ScriptCalls
 from engine.commands.dispatch import check
-from engine.commands.table import COMMANDS
+from engine.commands.table import COMMANDS, classify
 from engine.core.errors import NOT_INTEGER, ResponseError
 from engine.resp.numbers import strict_int
 from engine.resp.reply import OK, Status
@@ -90,16 +97,6 @@ def sha1hex(body: bytes) -> bytes:
     return hashlib.sha1(body).hexdigest().encode()
 
 
-class _Caller:
-    """The client whose script runs now, and whether the script may write."""
-
-    __slots__ = ("session", "readonly")
-
-    def __init__(self, session: "Session", readonly: bool) -> None:
-        self.session = session
-        self.readonly = readonly
-
-
 class Scripting:
     """The Lua interpreter of one engine and its script cache."""
 
@@ -109,7 +106,11 @@ class Scripting:
         self.engine = engine
         self._version = redis_version
         self.scripts: dict[bytes, Script] = {}  # sha1 (lower-case hex) -> compiled script
-        self._caller: Optional[_Caller] = None
+        self._sha_of: dict[bytes, bytes] = {}   # script body -> its sha1, for those cached
+        # the scripts' command context (they never overlap) and the running script's
+        # commands
+        self._ctx = engine.new_context(0, False)
+        self._calls = ScriptCalls(engine, self._ctx, self._call_checked)
         self.runtime = self._new_runtime()
 
     @classmethod
@@ -121,24 +122,29 @@ class Scripting:
         return scripting
 
     def _new_runtime(self) -> ScriptRuntime:
-        return ScriptRuntime(lambda argv: self._call(argv, False), redis_version=self._version,
-                             call_resp3=lambda argv: self._call(argv, True),
+        return ScriptRuntime(self._calls.call, redis_version=self._version,
+                             call_resp3=self._call_resp3,
                              is_command=lambda name: name.lower() in COMMANDS,
                              for_functions=self.for_functions)
 
     # the cache ----------------------------------------------------------------------
 
     def load(self, body: bytes) -> bytes:
-        """Compiles the script into the cache (once); its sha1."""
-        sha = sha1hex(body)
-        if sha not in self.scripts:
-            start, flags = shebang(body)
-            self.scripts[sha] = Script(self.runtime.compile(body[start:]), flags)
+        """Compiles the script into the cache (once); its sha1 (remembered by body, so
+        that a cached EVAL finds its script without hashing it again)."""
+        sha = self._sha_of.get(body)
+        if sha is None:
+            sha = sha1hex(body)
+            if sha not in self.scripts:
+                start, flags = shebang(body)
+                self.scripts[sha] = Script(self.runtime.compile(body[start:]), flags)
+            self._sha_of[body] = sha
         return sha
 
     def flush(self) -> None:
         """Forgets every script, with a fresh interpreter (globals and all), as Redis does."""
         self.scripts = {}
+        self._sha_of = {}
         self.runtime = self._new_runtime()
 
     # running --------------------------------------------------------------------------
@@ -147,28 +153,32 @@ class Scripting:
         """EVAL / EVALSHA (and _RO) script numkeys key... arg...: the script's reply."""
         keys, args = keys_and_args(argv, NOT_INTEGER)
         if by_sha:
-            sha = argv[1].lower()
+            sha = argv[1]
             script = self.scripts.get(sha)
             if script is None:
-                raise ResponseError(NOSCRIPT)
+                sha = sha.lower()
+                script = self.scripts.get(sha)
+                if script is None:
+                    raise ResponseError(NOSCRIPT)
         else:
             sha = self.load(argv[1])
             script = self.scripts[sha]
         return self._run(session, script.fn, sha.decode(), keys, args,
-                         script.readonly(readonly))
+                         readonly if script.flags is None else script.readonly(readonly))
 
     def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
              readonly: bool) -> Any:
         engine = self.engine
         hub = session.hub
         own = session.ctx
-        ctx = engine.new_context(own.db.index, False)
-        ctx.tracking = hub.tracking
-        saved = (session.channels, session.patterns, session.cmd_name)
-        # the caller's subscriptions do not apply to the script's commands (a RESP3
-        # subscriber may run scripts)
-        session.ctx, session.channels, session.patterns = ctx, {}, {}
-        self._caller = _Caller(session, readonly)
+        ctx = self._ctx
+        self._calls.begin(session, readonly)
+        channels, patterns, cmd_name = session.channels, session.patterns, session.cmd_name
+        session.ctx = ctx
+        if channels or patterns:
+            # the caller's subscriptions do not apply to the script's commands (a RESP3
+            # subscriber may run scripts)
+            session.channels, session.patterns = {}, {}
         engine.transaction_begin()
         try:
             return self.runtime.run(fn, keys, args, sha)
@@ -176,28 +186,56 @@ class Scripting:
             try:
                 engine.transaction_end(ctx.db.index)
             finally:
-                self._caller = None
+                self._calls.end()
                 session.ctx = own
-                session.channels, session.patterns, session.cmd_name = saved
+                session.channels, session.patterns, session.cmd_name = \
+                    channels, patterns, cmd_name
                 session.null_array = session.rejected = False   # (the script ran)
                 if hub.tracking:
                     own.tracking = True
 
-    def _call(self, argv: list, resp3: bool) -> Any:
-        """redis.call/pcall: Redis's refusals for scripts, then the one road in."""
-        caller = self._caller
-        session = caller.session
+    def _call_resp3(self, argv: list) -> Any:
+        """redis.call after redis.setresp(3): the replies in RESP3's types."""
+        ctx = self._ctx
+        ctx.resp3 = True
+        try:
+            return self._calls.call(argv)
+        finally:
+            ctx.resp3 = False
+
+    def _call_checked(self, argv: list) -> Any:
+        """Redis's refusals for scripts, then the one road in (process_command)."""
+        calls = self._calls
+        session = calls.session
+        stats = calls.stats
         record = COMMANDS.get(argv[0].lower())
         if record is not None:
-            spec = check(record, argv)
-            if "noscript" in spec.flags or "noscript" in record.flags:
-                raise ResponseError(NOT_FROM_SCRIPT)
-            if caller.readonly and (spec.write or "may_replicate" in spec.flags):
-                raise ResponseError(WRITE_IN_READONLY)
+            name = None
+            try:
+                spec = check(record, argv)
+                name = spec.name
+                if "noscript" in spec.flags or "noscript" in record.flags:
+                    raise ResponseError(NOT_FROM_SCRIPT)
+                if calls.refuse_writes and (spec.write or "may_replicate" in spec.flags):
+                    raise ResponseError(WRITE_IN_READONLY)
+            except ResponseError:
+                if stats is not None:
+                    stats.failure(name or classify(argv, record)[0], True, 0)
+                raise
             if "blocking" in spec.flags and _blocks(argv):
-                raise ResponseError(BLOCK_REFUSED % spec.name)
-        session.ctx.resp3 = resp3
-        return session.call(argv)           # process_command
+                if stats is not None:
+                    stats.failure(name, False, 0)
+                raise ResponseError(BLOCK_REFUSED % name)
+        if stats is None:
+            return session.call(argv)           # process_command
+        start = perf_counter_ns()
+        try:
+            reply = session.call(argv)
+        except ResponseError:
+            count_call(stats, session, argv, perf_counter_ns() - start, True)
+            raise
+        count_call(stats, session, argv, perf_counter_ns() - start, False)
+        return reply
 
 
 def keys_and_args(argv: list, not_a_count: str) -> tuple[list, list]:
@@ -256,16 +294,16 @@ class ScriptCommands:
         return Scripting.of(self.engine, self.version)
 
     def cmd_eval(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, False, False)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, False, False)
 
     def cmd_evalsha(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, True, False)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, True, False)
 
     def cmd_eval_ro(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, False, True)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, False, True)
 
     def cmd_evalsha_ro(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, True, True)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, True, True)
 
     def script_load(self, argv: list) -> bytes:
         return self._scripting().load(argv[2])

@@ -178,11 +178,23 @@ local function compile(body, name)
   return fn
 end
 
-local function run(fn, keys, argv)
+local function run_tables(fn, keys, argv)
   rawset(G, 'KEYS', keys)
   rawset(G, 'ARGV', argv)
   return xpcall(fn, on_error)
 end
+
+-- run(fn, #keys, key..., arg...): KEYS and ARGV made here from the arguments
+local select = select
+local function run(fn, nkeys, ...)
+  local keys, argv = {...}, {}
+  for i = nkeys + 1, select('#', ...) do
+    argv[i - nkeys] = keys[i]
+    keys[i] = nil
+  end
+  return run_tables(fn, keys, argv)
+end
+
 
 -- Functions (FUNCTION LOAD, FCALL). A library's code runs once, at load, and sees then only
 -- the load API (`redis` with register_function, log and the version); the functions it
@@ -218,5 +230,5 @@ local function entry(callback)
   end
 end
 
-return compile, run, load_library, entry
+return compile, run, run_tables, load_library, entry
 """
