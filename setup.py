@@ -6,6 +6,7 @@ extensions = [
     Extension("*", ["engine/core/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/resp/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/commands/*.pyx"], extra_compile_args=["-O2"]),
+    Extension("*", ["engine/scripting/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/api/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/server/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["persist/*.pyx"], extra_compile_args=["-O2"]),

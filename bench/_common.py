@@ -9,6 +9,7 @@ installed, plain aligned text otherwise).
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import shutil
 import socket
@@ -119,6 +120,60 @@ class RawConnection:
 
     def close(self) -> None:
         self.pool.release(self.conn)
+
+
+# -- sluice-server beside redis-server -------------------------------------------------
+
+REDIS_BENCHMARK = "redis-benchmark"
+BENCH_CLIENTS = 50
+
+
+def redis_benchmark_rps(port: int, requests: int, command: Sequence[str],
+                        pipeline: int = 1) -> float:
+    """requests/s of `redis-benchmark -c 50 <command>` from its --csv line (fails loudly
+    on errors)."""
+    cmd = [REDIS_BENCHMARK, "-p", str(port), "-c", str(BENCH_CLIENTS), "-n", str(requests),
+           "--csv"]
+    if pipeline > 1:
+        cmd += ["-P", str(pipeline)]
+    out = subprocess.run(cmd + list(command), capture_output=True, text=True, timeout=600)
+    rows = [line for line in out.stdout.splitlines() if line.startswith('"' + command[0])]
+    if out.returncode != 0 or len(rows) != 1 or "ERR" in out.stderr:
+        raise RuntimeError("redis-benchmark failed (exit %d): %s %s"
+                           % (out.returncode, out.stdout[-500:], out.stderr[-500:]))
+    return float(next(csv.reader(rows))[1])
+
+
+@contextlib.contextmanager
+def sluice_beside_redis():
+    """Yields ({"sluice": (port, client), "redis": (port, client)}, redis-server's version)
+    for sluice-server and redis-server, both without persistence, RESP2 redis-py clients;
+    or None (with a note) when redis-server or redis-benchmark is missing."""
+    if shutil.which(REDIS_BENCHMARK) is None or redis_server_path() is None:
+        print("redis-server / redis-benchmark not installed: nothing to compare against "
+              "(`make oracle` installs them)")
+        yield None
+        return
+    import redis
+    from pipeline.examples.processes import ServerProcess
+    no_persistence = ["--save", "", "--appendonly", "no"]      # as the redis-server
+    with redis_server() as redis_srv, \
+            ServerProcess(no_persistence, loglevel="warning") as sluice:
+        servers = {
+            "sluice": (sluice.port, redis.Redis(host="127.0.0.1", port=sluice.port,
+                                                protocol=2)),
+            "redis": (redis_srv.port, redis_srv.client(protocol=2)),
+        }
+        try:
+            yield servers, redis_srv.version
+        finally:
+            for _, client in servers.values():
+                client.close()
+
+
+def ratios(ours: Sequence[float], theirs: Sequence[float]) -> float:
+    """Median of the per-round ratios ours/theirs."""
+    return median(o / t for o, t in zip(ours, theirs))
 
 
 # -- a server that does no work ------------------------------------------------------

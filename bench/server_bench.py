@@ -33,8 +33,6 @@ import contextlib
 import gc
 import os
 import random
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,30 +45,13 @@ from claim_bench import COUNT as CLAIM_COUNT  # noqa: E402
 from claim_bench import HOT, MIN_IDLE, fill_redis, set_idles  # noqa: E402
 
 from engine.resp.codec import encode_reply  # noqa: E402
-from pipeline.examples.processes import ServerProcess  # noqa: E402
 
-BENCH_CLIENTS = 50
 PIPELINE = 16
 READ_COUNT = 100
-REDIS_BENCHMARK = "redis-benchmark"
+XADD = ("XADD", "s", "*", "f", "v")
 
 
 # -- XADD with redis-benchmark ----------------------------------------------------------
-
-def redis_benchmark_rps(port: int, requests: int, pipeline: int = 1) -> float:
-    """requests/s of `redis-benchmark XADD s * f v` (fails loudly on errors)."""
-    cmd = [REDIS_BENCHMARK, "-p", str(port), "-c", str(BENCH_CLIENTS), "-n", str(requests),
-           "--csv"]
-    if pipeline > 1:
-        cmd += ["-P", str(pipeline)]
-    out = subprocess.run(cmd + ["XADD", "s", "*", "f", "v"], capture_output=True, text=True,
-                         timeout=600)
-    rows = [line for line in out.stdout.splitlines() if line.startswith('"XADD')]
-    if out.returncode != 0 or len(rows) != 1 or "ERR" in out.stderr:
-        raise RuntimeError("redis-benchmark failed (exit %d): %s %s"
-                           % (out.returncode, out.stdout[-500:], out.stderr[-500:]))
-    return float(rows[0].split(",")[1].strip('"'))
-
 
 def bench_xadd(servers: dict, args) -> dict:
     """{(server, pipeline): [requests/s per round]}."""
@@ -82,7 +63,7 @@ def bench_xadd(servers: dict, args) -> dict:
         for pipeline in (1, PIPELINE):
             for name, (port, client) in order:
                 client.flushall()
-                rate = redis_benchmark_rps(port, args.requests, pipeline)
+                rate = C.redis_benchmark_rps(port, args.requests, XADD, pipeline)
                 if client.xlen("s") != args.requests:        # every XADD succeeded
                     raise RuntimeError("%s: XLEN s = %d after %d XADDs"
                                        % (name, client.xlen("s"), args.requests))
@@ -212,11 +193,6 @@ def bench_consume(servers: dict, args) -> dict:
 
 # -- the report ------------------------------------------------------------------------
 
-def ratios(ours: list, theirs: list) -> float:
-    """Median of the per-round ratios ours/theirs."""
-    return C.median(o / t for o, t in zip(ours, theirs))
-
-
 def report(xadd: dict, claim: tuple, consume: dict, args, version: str) -> None:
     times, returned, server_usec = claim
     rows = []
@@ -243,10 +219,10 @@ def report(xadd: dict, claim: tuple, consume: dict, args, version: str) -> None:
 
     add("XADD, redis-benchmark -c 50 -n %d (req/s)" % args.requests,
         xadd[("sluice", 1)], xadd[("redis", 1)],
-        ratios(xadd[("sluice", 1)], xadd[("redis", 1)]), 0.8, "%.0f")
+        C.ratios(xadd[("sluice", 1)], xadd[("redis", 1)]), 0.8, "%.0f")
     add("XADD, redis-benchmark -c 50 -P 16 -n %d (req/s)" % args.requests,
         xadd[("sluice", PIPELINE)], xadd[("redis", PIPELINE)],
-        ratios(xadd[("sluice", PIPELINE)], xadd[("redis", PIPELINE)]), 0.5, "%.0f")
+        C.ratios(xadd[("sluice", PIPELINE)], xadd[("redis", PIPELINE)]), 0.5, "%.0f")
     add("claim: CLAIM vs XAUTOCLAIM, median (ms/call)",
         [t * 1e3 for t in times["sluice"]], [t * 1e3 for t in times["redis"]],
         C.median(times["redis"]) / C.median(times["sluice"]), 22.5, "%.3f")
@@ -255,7 +231,7 @@ def report(xadd: dict, claim: tuple, consume: dict, args, version: str) -> None:
                  "%.3f" % (C.median(times["floor"]) * 1e3),
                  "%.3f" % (C.median(times["redis"]) * 1e3), C.fmt_ratio(best), "", ""])
     add("consume: XREADGROUP COUNT 100 + XACK, pipelined (entries/s)",
-        consume["sluice"], consume["redis"], ratios(consume["sluice"], consume["redis"]),
+        consume["sluice"], consume["redis"], C.ratios(consume["sluice"], consume["redis"]),
         1.0, "%.0f")
     C.print_table("sluice-server vs redis-server %s (medians; XADD and consume ratios: "
                   "median of %d per-round ratios)" % (version, args.rounds),
@@ -279,25 +255,15 @@ def main(argv=None) -> int:
     C.quick_defaults(args, rounds=(1, 5), requests=(100_000, 200_000),
                      claim_iterations=(40, 200))
     C.header("server_bench", args)
-    if shutil.which(REDIS_BENCHMARK) is None or C.redis_server_path() is None:
-        print("redis-server / redis-benchmark not installed: nothing to compare against "
-              "(`make oracle` installs them)")
-        return 0
-    no_persistence = ["--save", "", "--appendonly", "no"]      # as the redis-server
-    with C.redis_server() as redis_srv, \
-            ServerProcess(no_persistence, loglevel="warning") as sluice:
-        servers = {
-            "sluice": (sluice.port, redis.Redis(host="127.0.0.1", port=sluice.port,
-                                                protocol=2)),
-            "redis": (redis_srv.port, redis_srv.client(protocol=2)),
-        }
+    with C.sluice_beside_redis() as both:
+        if both is None:
+            return 0
+        servers, version = both
         xadd = bench_xadd(servers, args)
         with tempfile.TemporaryDirectory() as workdir:
             claim = bench_claim(servers, args, workdir)
         consume = bench_consume(servers, args)
-        for _, client in servers.values():
-            client.close()
-        report(xadd, claim, consume, args, redis_srv.version)
+        report(xadd, claim, consume, args, version)
     return 0
 
 

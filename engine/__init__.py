@@ -7,13 +7,15 @@
 `execute` takes the same arguments a Redis client sends and returns plain Python
 values (bytes, int, list, None; dicts only for RESP3 maps), raising ResponseError
 with Redis's error text. `EmbeddedRedis` is a `redis.Redis` whose connections run
-in an engine (imported on first use: it loads redis-py).
+in an engine, `AsyncEmbeddedRedis` its redis.asyncio counterpart (both imported on
+first use: they load redis-py).
 
 The package is layered, each layer importing only those below it (ARCHITECTURE.md):
 core (storage) -> resp -> commands -> (persist) -> api -> server. The names below
 are its public API, all that tools/ and pipeline/ may use (tests/test_layers.py):
 
     Engine, EmbeddedRedis       the engine and a redis.Redis running in it
+    AsyncEmbeddedRedis          a redis.asyncio.Redis running in it
     ResponseError, Status       an error reply; a simple-string reply (+OK)
     Clock, SystemClock,         the engine's time source; ManualClock for tests and
       ManualClock                 replays that set the time themselves
@@ -30,7 +32,7 @@ from engine.core.errors import ResponseError
 from engine.core.glob import match as glob_match
 from engine.resp.reply import Status
 
-__all__ = ["Engine", "EmbeddedRedis", "ResponseError", "Status", "Clock", "ManualClock",
+__all__ = ["Engine", "EmbeddedRedis", "AsyncEmbeddedRedis", "ResponseError", "Status", "Clock", "ManualClock",
            "SystemClock", "command_keys", "glob_match"]
 
 
@@ -48,4 +50,7 @@ def __getattr__(name: str):
     if name == "EmbeddedRedis":
         from engine.api.client import EmbeddedRedis
         return EmbeddedRedis
+    if name == "AsyncEmbeddedRedis":
+        from engine.api.async_client import AsyncEmbeddedRedis
+        return AsyncEmbeddedRedis
     raise AttributeError(f"module 'engine' has no attribute {name!r}")

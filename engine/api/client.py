@@ -28,13 +28,15 @@ Writes made by calling Engine.execute directly bypass that lock (hold
 `engine_lock(engine)` around them when threads are involved) and neither wake
 blocked readers nor abort WATCHed transactions.
 
-A script (or function) that runs long holds the lock until it ends: the other
-threads' commands wait for it (no BUSY errors), except SCRIPT KILL and FUNCTION KILL
-from a client already connected, which stop one that has not written yet (one that
-has cannot be stopped, as in Redis; there is no SHUTDOWN NOSAVE in-process).
+Scripts run in-process too: EVAL/EVALSHA (redis-py's `register_script` and `Lock`),
+FUNCTION and FCALL, each atomically under the engine's lock. One that runs long
+holds the lock until it ends: the other threads' commands wait for it (no BUSY
+errors), except SCRIPT KILL and FUNCTION KILL from a client already connected, which
+stop one that has not written yet (one that has cannot be stopped, as in Redis; there
+is no SHUTDOWN NOSAVE in-process).
 
-Not available (the engine has no such commands): Pub/Sub, client-side caching,
-MONITOR, cluster mode.
+Not available (the engine has no such commands): Pub/Sub (and so keyspace
+notifications), client-side caching, MONITOR, cluster mode.
 """
 from __future__ import annotations
 

@@ -4,9 +4,13 @@ engine and to the client that runs a script.
 One `Scripting` per engine (Engine.scripting, made by the first script): the interpreter and
 the script cache by SHA1. A script runs as one unit: the engine is single-threaded (the
 server's event loop, the embedded client's lock), so nothing else runs on it meanwhile.
-`redis.call` takes the one road in, `process_command`, with the calling client's session
-and a command context of the script's own (SELECT inside a script moves only the script);
-XREAD/XREADGROUP with BLOCK are refused, as Redis 7.0 refuses them, so nothing blocks.
+`redis.call` runs a command with the calling client's session and a command context of
+the script's own (SELECT inside a script moves only the script): an engine command that
+none of Redis's refusals for scripts concerns runs straight on the engine
+(engine/api/script_calls.pyx: the case of process_command in which every check passes,
+compiled), the others take the one road in, `process_command`; XREAD/XREADGROUP with
+BLOCK are refused, as Redis 7.0 refuses them, so nothing blocks. The commands count in
+the session's `stats` (the server's INFO commandstats) as Redis counts them.
 The script's writes reach the effect listeners (the AOF) bracketed by MULTI ... EXEC, as
 EXEC's do; a script that wrote nothing logs nothing, one that failed half-way keeps (and
 logs) what it wrote.
@@ -21,11 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from time import monotonic
+from time import monotonic, perf_counter_ns
 from typing import TYPE_CHECKING, Any, Optional
 
+from engine.api.command_stats import count_call
+from engine.api.script_calls import ScriptCalls
 from engine.commands.dispatch import check
-from engine.commands.table import COMMANDS
+from engine.commands.table import COMMANDS, classify
 from engine.core.errors import NOT_INTEGER, ResponseError
 from engine.resp.numbers import strict_int
 from engine.resp.reply import OK, Status
@@ -108,23 +114,21 @@ def sha1hex(body: bytes) -> bytes:
 log = logging.getLogger("sluice")
 
 
-class _Caller:
-    """The client whose script runs now, whether the script may write, and what SCRIPT
-    KILL / FUNCTION KILL look at: whether it is an EVAL (or an FCALL), whether it has
-    called a write command (then it cannot be killed), whether it runs long (`busy`)."""
+class _Busy:
+    """A script or function running past busy-reply-threshold: what SCRIPT KILL and
+    FUNCTION KILL / STATS look at."""
 
-    __slots__ = ("session", "readonly", "is_eval", "name", "command", "started", "wrote",
-                 "killed", "busy")
+    __slots__ = ("session", "calls", "is_eval", "name", "command", "started", "killed")
 
-    def __init__(self, session: "Session", readonly: bool, is_eval: bool, name: str,
-                 command: Optional[list]) -> None:
+    def __init__(self, session: "Session", calls: ScriptCalls, name: str,
+                 command: Optional[list], started: float) -> None:
         self.session = session
-        self.readonly = readonly
-        self.is_eval = is_eval
+        self.calls = calls              # .wrote: it called a write command
+        self.is_eval = command is None
         self.name = name                # the sha, or the function's name
-        self.command = command          # FCALL's argv (FUNCTION STATS shows it)
-        self.started = monotonic()
-        self.wrote = self.killed = self.busy = False
+        self.command = command          # FCALL's argv
+        self.started = started
+        self.killed = False
 
 
 class Scripting:
@@ -136,7 +140,17 @@ class Scripting:
         self.engine = engine
         self._version = redis_version
         self.scripts: dict[bytes, Script] = {}  # sha1 (lower-case hex) -> compiled script
-        self._caller: Optional[_Caller] = None
+        self._sha_of: dict[bytes, bytes] = {}   # script body -> its sha1, for those cached
+        # the scripts' command context (they never overlap) and the running script's
+        # commands
+        self._ctx = engine.new_context(0, False)
+        self._calls = ScriptCalls(engine, self._ctx, self._call_checked)
+        # the running script's start, name and FCALL argv; its busy state once past
+        # busy-reply-threshold
+        self._started = 0.0
+        self._name = ""
+        self._command: Optional[list] = None
+        self._busy: Optional[_Busy] = None
         self.runtime = self._new_runtime()
 
     @classmethod
@@ -148,24 +162,29 @@ class Scripting:
         return scripting
 
     def _new_runtime(self) -> ScriptRuntime:
-        return ScriptRuntime(lambda argv: self._call(argv, False), redis_version=self._version,
-                             call_resp3=lambda argv: self._call(argv, True),
+        return ScriptRuntime(self._calls.call, redis_version=self._version,
+                             call_resp3=self._call_resp3,
                              is_command=lambda name: name.lower() in COMMANDS,
                              for_functions=self.for_functions, tick=self._tick)
 
     # the cache ----------------------------------------------------------------------
 
     def load(self, body: bytes) -> bytes:
-        """Compiles the script into the cache (once); its sha1."""
-        sha = sha1hex(body)
-        if sha not in self.scripts:
-            start, flags = shebang(body)
-            self.scripts[sha] = Script(self.runtime.compile(body[start:]), flags)
+        """Compiles the script into the cache (once); its sha1 (remembered by body, so
+        that a cached EVAL finds its script without hashing it again)."""
+        sha = self._sha_of.get(body)
+        if sha is None:
+            sha = sha1hex(body)
+            if sha not in self.scripts:
+                start, flags = shebang(body)
+                self.scripts[sha] = Script(self.runtime.compile(body[start:]), flags)
+            self._sha_of[body] = sha
         return sha
 
     def flush(self) -> None:
         """Forgets every script, with a fresh interpreter (globals and all), as Redis does."""
         self.scripts = {}
+        self._sha_of = {}
         self.runtime = self._new_runtime()
 
     # running --------------------------------------------------------------------------
@@ -174,29 +193,36 @@ class Scripting:
         """EVAL / EVALSHA (and _RO) script numkeys key... arg...: the script's reply."""
         keys, args = keys_and_args(argv, NOT_INTEGER)
         if by_sha:
-            sha = argv[1].lower()
+            sha = argv[1]
             script = self.scripts.get(sha)
             if script is None:
-                raise ResponseError(NOSCRIPT)
+                sha = sha.lower()
+                script = self.scripts.get(sha)
+                if script is None:
+                    raise ResponseError(NOSCRIPT)
         else:
             sha = self.load(argv[1])
             script = self.scripts[sha]
         return self._run(session, script.fn, sha.decode(), keys, args,
-                         script.readonly(readonly))
+                         readonly if script.flags is None else script.readonly(readonly))
 
     def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
              readonly: bool, command: Optional[list] = None) -> Any:
         """Runs a script (`command` None) or a function (FCALL's argv)."""
         engine = self.engine
+        self._started = monotonic()
+        self._name = sha
+        self._command = command
         hub = session.hub
         own = session.ctx
-        ctx = engine.new_context(own.db.index, False)
-        ctx.tracking = hub.tracking
-        saved = (session.channels, session.patterns, session.cmd_name)
-        # the caller's subscriptions do not apply to the script's commands (a RESP3
-        # subscriber may run scripts)
-        session.ctx, session.channels, session.patterns = ctx, {}, {}
-        caller = self._caller = _Caller(session, readonly, command is None, sha, command)
+        ctx = self._ctx
+        self._calls.begin(session, readonly)
+        channels, patterns, cmd_name = session.channels, session.patterns, session.cmd_name
+        session.ctx = ctx
+        if channels or patterns:
+            # the caller's subscriptions do not apply to the script's commands (a RESP3
+            # subscriber may run scripts)
+            session.channels, session.patterns = {}, {}
         engine.transaction_begin()
         try:
             return self.runtime.run(fn, keys, args, sha)
@@ -204,11 +230,12 @@ class Scripting:
             try:
                 engine.transaction_end(ctx.db.index)
             finally:
-                self._caller = None
-                if caller.busy:
-                    self._busy_over(caller)
+                self._calls.end()
+                if self._busy is not None:
+                    self._busy_over()
                 session.ctx = own
-                session.channels, session.patterns, session.cmd_name = saved
+                session.channels, session.patterns, session.cmd_name = \
+                    channels, patterns, cmd_name
                 session.null_array = session.rejected = False   # (the script ran)
                 if hub.tracking:
                     own.tracking = True
@@ -219,49 +246,103 @@ class Scripting:
         """The count hook (every HOOK_COUNT Lua instructions): past busy-reply-threshold
         the script is busy, and the clients' hub serves the others (they get BUSY)
         until it ends. True: it was killed."""
-        caller = self._caller
-        if caller is None:
-            return False
-        if caller.killed:
-            return True
-        hub = caller.session.hub
-        if not caller.busy:
-            if monotonic() - caller.started < hub.busy_threshold:
+        busy = self._busy
+        if busy is None:
+            session = self._calls.session
+            if session is None:
                 return False
-            caller.busy = True
+            hub = session.hub
+            if monotonic() - self._started < hub.busy_threshold:
+                return False
+            busy = self._busy = _Busy(session, self._calls, self._name, self._command,
+                                      self._started)
             log.warning("Slow script detected: still in execution after %d milliseconds. "
                         "You can try killing the script using the %s command.",
-                        (monotonic() - caller.started) * 1000,
-                        "SCRIPT KILL" if caller.is_eval else "FUNCTION KILL")
-            hub.busy_caller = caller.session
-            hub.busy = BUSY_EVAL if caller.is_eval else BUSY_FUNCTION
-        hub.while_busy()
-        return caller.killed
+                        (monotonic() - busy.started) * 1000,
+                        "SCRIPT KILL" if busy.is_eval else "FUNCTION KILL")
+            hub.busy_caller = session
+            hub.busy = BUSY_EVAL if busy.is_eval else BUSY_FUNCTION
+        elif busy.killed:
+            return True
+        busy.session.hub.while_busy()
+        return busy.killed
 
-    def _busy_over(self, caller: _Caller) -> None:
-        hub = caller.session.hub
+    def _busy_over(self) -> None:
+        busy, self._busy = self._busy, None
+        hub = busy.session.hub
         hub.busy = hub.busy_caller = None
-        if caller.killed:
+        if busy.killed:
             self.runtime.rearm()
         hub.busy_over()
 
-    def _call(self, argv: list, resp3: bool) -> Any:
-        """redis.call/pcall: Redis's refusals for scripts, then the one road in."""
-        caller = self._caller
-        session = caller.session
+    def _call_resp3(self, argv: list) -> Any:
+        """redis.call after redis.setresp(3): the replies in RESP3's types."""
+        ctx = self._ctx
+        ctx.resp3 = True
+        try:
+            return self._calls.call(argv)
+        finally:
+            ctx.resp3 = False
+
+    def _call_checked(self, argv: list) -> Any:
+        """Redis's refusals for scripts, then the one road in (process_command)."""
+        calls = self._calls
+        session = calls.session
+        stats = calls.stats
         record = COMMANDS.get(argv[0].lower())
         if record is not None:
-            spec = check(record, argv)
-            if "noscript" in spec.flags or "noscript" in record.flags:
-                raise ResponseError(NOT_FROM_SCRIPT)
-            if caller.readonly and (spec.write or "may_replicate" in spec.flags):
-                raise ResponseError(WRITE_IN_READONLY)
+            name = None
+            try:
+                spec = check(record, argv)
+                name = spec.name
+                if "noscript" in spec.flags or "noscript" in record.flags:
+                    raise ResponseError(NOT_FROM_SCRIPT)
+                if calls.refuse_writes and (spec.write or "may_replicate" in spec.flags):
+                    raise ResponseError(WRITE_IN_READONLY)
+            except ResponseError:
+                if stats is not None:
+                    stats.failure(name or classify(argv, record)[0], True, 0)
+                raise
             if "blocking" in spec.flags and _blocks(argv):
-                raise ResponseError(BLOCK_REFUSED % spec.name)
+                if stats is not None:
+                    stats.failure(name, False, 0)
+                raise ResponseError(BLOCK_REFUSED % name)
             if spec.write:
-                caller.wrote = True
-        session.ctx.resp3 = resp3
-        return session.call(argv)           # process_command
+                calls.wrote = True
+        if stats is None:
+            return session.call(argv)           # process_command
+        start = perf_counter_ns()
+        try:
+            reply = session.call(argv)
+        except ResponseError:
+            count_call(stats, session, argv, perf_counter_ns() - start, True)
+            raise
+        count_call(stats, session, argv, perf_counter_ns() - start, False)
+        return reply
+
+
+def running_script(engine: Any) -> Optional[_Busy]:
+    """The script or function running long on `engine` now (in EVAL's interpreter or
+    in FUNCTION's), or None."""
+    functions = engine.functions
+    for scripting in (engine.scripting, functions.runner if functions is not None else None):
+        if scripting is not None and scripting._busy is not None:
+            return scripting._busy
+    return None
+
+
+def kill_script(engine: Any, is_eval: bool) -> None:
+    """SCRIPT KILL (is_eval) or FUNCTION KILL: the running script or function stops at
+    its next count hook. Raises Redis's refusals: none runs, it has written, or the
+    other kind runs (SCRIPT KILL of a function, FUNCTION KILL of a script)."""
+    busy = running_script(engine)
+    if busy is None:
+        raise ResponseError(NOTBUSY)
+    if busy.calls.wrote:
+        raise ResponseError(UNKILLABLE)
+    if busy.is_eval != is_eval:
+        raise ResponseError(BUSY_FUNCTION if is_eval else BUSY_EVAL)
+    busy.killed = True
 
 
 def keys_and_args(argv: list, not_a_count: str) -> tuple[list, list]:
@@ -275,30 +356,6 @@ def keys_and_args(argv: list, not_a_count: str) -> tuple[list, list]:
     if numkeys < 0:
         raise ResponseError(NEGATIVE_KEYS)
     return argv[3:3 + numkeys], argv[3 + numkeys:]
-
-
-def running_script(engine: Any) -> Optional[_Caller]:
-    """The script or function running on `engine` now (in EVAL's interpreter or in
-    FUNCTION's), or None."""
-    functions = engine.functions
-    for scripting in (engine.scripting, functions.runner if functions is not None else None):
-        if scripting is not None and scripting._caller is not None:
-            return scripting._caller
-    return None
-
-
-def kill_script(engine: Any, is_eval: bool) -> None:
-    """SCRIPT KILL (is_eval) or FUNCTION KILL: the running script or function stops at
-    its next count hook. Raises Redis's refusals: none runs, it has written, or the
-    other kind runs (SCRIPT KILL of a function, FUNCTION KILL of a script)."""
-    caller = running_script(engine)
-    if caller is None:
-        raise ResponseError(NOTBUSY)
-    if caller.wrote:
-        raise ResponseError(UNKILLABLE)
-    if caller.is_eval != is_eval:
-        raise ResponseError(BUSY_FUNCTION if is_eval else BUSY_EVAL)
-    caller.killed = True
 
 
 def _blocks(argv: list) -> bool:
@@ -344,16 +401,16 @@ class ScriptCommands:
         return Scripting.of(self.engine, self.version)
 
     def cmd_eval(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, False, False)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, False, False)
 
     def cmd_evalsha(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, True, False)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, True, False)
 
     def cmd_eval_ro(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, False, True)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, False, True)
 
     def cmd_evalsha_ro(self, argv: list) -> Any:
-        return self._scripting().eval(self, argv, True, True)
+        return (self.engine.scripting or self._scripting()).eval(self, argv, True, True)
 
     def script_load(self, argv: list) -> bytes:
         return self._scripting().load(argv[2])

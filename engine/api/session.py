@@ -265,7 +265,8 @@ def process_command(session: "Session", argv: list) -> Any:
 
     Every road goes through here: Session.call (the embedded client, the server's
     slow path; the server's fast path is the plain-session case below, compiled),
-    and scripts (redis.call runs a command with its argv and the script's session).
+    and scripts (redis.call runs a command with its argv and the script's session; the
+    plain engine-command case compiled in engine/api/script_calls.pyx).
     """
     session.null_array = False
     session.rejected = False
@@ -274,19 +275,17 @@ def process_command(session: "Session", argv: list) -> Any:
     refusal = hub.write_refusal
     busy = hub.busy
     record = session.lookup(argv[0])
+    if record is None and session.multi is None and session.authenticated \
+            and not session.channels and not session.patterns and refusal is None \
+            and busy is None:
+        return session.run_command(argv)     # the engine checks it itself
     try:
-        if record is None:
-            if session.multi is None and session.authenticated and not session.channels \
-                    and not session.patterns and refusal is None and busy is None:
-                return session.run_command(argv)     # the engine checks it itself
-            record = resolve(argv)
-        else:
-            record = check(record, argv)
+        record = resolve(argv) if record is None else check(record, argv)
     except ResponseError as error:
         session._reject(record, error)
         raise
     session.cmd_name = record.name
-    if not record.no_auth and session.auth_required():
+    if not session.authenticated and not record.no_auth and session.auth_required():
         error = ResponseError(NOAUTH)
     elif refusal is not None and (record.denied_on_misconf
                                   or (record.aborts_exec and session._queued_write())):
@@ -327,6 +326,9 @@ class Session(ScriptCommands, FunctionCommands):
     layers = ("session",)           # the layers of the command table it runs itself
     commands: dict = layer_commands(*layers)    # their records, by name
     version = SERVER_VERSION.decode()
+    # Where the commands that scripts call are counted (INFO commandstats: the server's
+    # Stats); None: nowhere (the embedded client keeps no stats).
+    stats: Any = None
 
     def __init__(self, hub: Hub, ctx=None) -> None:
         self.hub = hub

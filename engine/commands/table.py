@@ -492,6 +492,26 @@ def command(name: str):
     return bind
 
 
+def classify(argv: list, spec: Optional[Command] = None) -> tuple:
+    """(full command name or None, rejected) for a command that failed (an engine
+    command unless its record `spec` is given): rejected = refused by lookup/arity
+    before running (Redis's rejected_calls); unknown commands and subcommands have no
+    name (no commandstats entry)."""
+    if spec is None:
+        spec = ENGINE_COMMANDS.get(argv[0].lower())
+    if spec is None:
+        return None, True
+    argc = len(argv)
+    if spec.subcommands is not None:
+        if argc < 2:
+            return spec.name, True
+        sub = spec.subcommands.get(argv[1].lower())
+        if sub is None:
+            return None, True
+        spec = sub
+    return spec.name, not spec.arity_ok(argc)
+
+
 def layer_commands(*layers: str) -> dict:
     """The records a session of these layers runs itself (not through the engine),
     containers holding only those subcommands; by lower- and upper-case name (the

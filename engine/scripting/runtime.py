@@ -14,9 +14,11 @@ from lupa.lua51 import LuaRuntime
 
 from engine.core.errors import ResponseError
 from engine.scripting import bitop, cjson, cmsgpack, lstruct
-from engine.scripting.convert import ReplyToLua, format_number_arg, lua_to_reply, lua_tointeger
-from engine.scripting.errors import LuaRaise, ScriptFailure, call_error_text, script_error_text
+from engine.scripting.convert import (INT64_MAX, INT64_MIN, ReplyToLua, format_number_arg,
+                                      lua_to_reply, lua_tointeger)
+from engine.scripting.errors import LuaRaise, ScriptFailure, script_error_text
 from engine.scripting.random48 import Random48
+from engine.scripting.redis_call import NO_ARGUMENTS, RedisCall
 from engine.scripting.sandbox import HOOK_COUNT, SANDBOX_SOURCE
 
 Call = Callable[[list], Any]
@@ -24,9 +26,11 @@ Call = Callable[[list], Any]
 
 LOG_LEVELS = (logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)   # redis.LOG_*
 REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
-NO_ARGUMENTS = b"ERR Please specify at least one argument for this redis lib call"
 BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
 WRONG_ARGUMENTS = b"ERR wrong number or type of arguments"
+# KEYS and ARGV of up to this many values go to Lua as arguments of one call (cheaper
+# than two tables made from Python); longer ones as tables (Lua's C stack is limited)
+MAX_VARARGS = 200
 KILLED = b"Script killed by user with SCRIPT KILL..."   # FUNCTION KILL's too, as in Redis 7
 
 log = logging.getLogger("sluice.scripting")
@@ -48,8 +52,7 @@ class ScriptRuntime:
         only EVAL's has (replicate_commands, breakpoint, debug), as in Redis.
         tick: called every HOOK_COUNT Lua instructions; True kills the running script
         (its caller gets Redis's "Script killed by user" error)."""
-        self._call = call
-        self._call_resp3 = call_resp3 or call
+        call_resp3 = call_resp3 or call
         # what every `redis` has, also that of a library's load (load_library)
         self._constants = {
             b"REDIS_VERSION": redis_version.encode(),
@@ -66,7 +69,8 @@ class ScriptRuntime:
         self._to_lua = ReplyToLua(lua)
         api = self._reply_errors
         redis = {
-            b"call": api(self._dispatch), b"pcall": self._redis_pcall,
+            b"call": RedisCall(self, call, call_resp3, False),
+            b"pcall": RedisCall(self, call, call_resp3, True),
             b"error_reply": self._error_reply, b"status_reply": self._status_reply,
             b"sha1hex": api(self._sha1hex), b"log": api(self._log),
             b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),
@@ -85,13 +89,13 @@ class ScriptRuntime:
             b"random": self._located(self._random.lua_random()),
             b"randomseed": self._located(self._random.lua_randomseed()),
             b"redis": table(redis), b"libraries": table(libraries),
-            b"tick": tick, b"killed": KILLED,
+            b"tick": tick, b"killed": KILLED, b"hook_count": HOOK_COUNT,
         })
         # the chunk's name marks its frames as ours (the error handler skips them)
         setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
             SANDBOX_SOURCE.encode())
-        self._compile, self._run, self._load_library, self._entry, self.rearm = setup(
-            hooks, HOOK_COUNT)
+        (self._compile, self._run, self._run_tables, self._load_library, self._entry,
+         self.rearm) = setup(hooks)
 
     def _set_where(self, where: Any) -> None:
         self._where = where
@@ -162,13 +166,20 @@ class ScriptRuntime:
         script chose (redis.setresp): 1 and nil in RESP2, booleans in RESP3 (which a RESP2
         client then reads as 1 and 0)."""
         self.resp3 = False
-        result = self._run(fn, self.lua.table_from(keys), self.lua.table_from(args))
+        if len(keys) + len(args) <= MAX_VARARGS:
+            result = self._run(fn, len(keys), *keys, *args)
+        else:
+            table = self._table
+            result = self._run_tables(fn, table(keys), table(args))
         if type(result) is tuple:
             ok, value = result[0], (result[1] if len(result) > 1 else None)
         else:
             ok, value = result, None
         if not ok:
             raise ResponseError(script_error_text(ScriptFailure.from_lua(value), name))
+        t = type(value)
+        if t is bytes or (t is int and INT64_MIN <= value <= INT64_MAX):
+            return value
         reply = lua_to_reply(value, self.resp3)
         if isinstance(reply, ResponseError):
             raise reply
@@ -176,11 +187,9 @@ class ScriptRuntime:
 
     # -- what scripts call -----------------------------------------------------------------
 
-    def _dispatch(self, *args: Any) -> Any:
-        """Runs a command for redis.call/pcall: the Lua value of its reply, or LuaRaise with
-        the error text (the {err=...} table is made by the caller)."""
-        if not args:
-            raise LuaRaise(NO_ARGUMENTS)
+    def numbers_formatted(self, args: tuple) -> list:
+        """redis.call's arguments with numbers spelled as Redis spells them; other
+        types raise (redis_call.pyx runs redis.call)."""
         argv = []
         for arg in args:
             t = type(arg)
@@ -190,21 +199,11 @@ class ScriptRuntime:
                 argv.append(format_number_arg(arg))
             else:
                 raise LuaRaise(BAD_ARGUMENT)
-        resp3 = self.resp3
-        try:
-            reply = (self._call_resp3 if resp3 else self._call)(argv)
-        except ResponseError as err:
-            raise LuaRaise(call_error_text(str(err)).encode("utf-8", "surrogateescape")) from None
-        t = type(reply)
-        if t is int or t is bytes:
-            return reply
-        return self._to_lua.convert(reply, resp3)
+        return argv
 
-    def _redis_pcall(self, *args: Any) -> Any:
-        try:
-            return self._dispatch(*args)
-        except LuaRaise as failure:
-            return self._table({b"err": failure.value})
+    def reply_to_lua(self, reply: Any, resp3: bool) -> Any:
+        """A command's reply as the Lua value redis.call returns."""
+        return self._to_lua.convert(reply, resp3)
 
     def _error_reply(self, *args: Any) -> Any:
         if len(args) != 1 or type(args[0]) is not bytes:

@@ -16,7 +16,7 @@ HOOK_COUNT = 100_000
 """Lua instructions between two calls of the count hook (Redis's figure)."""
 
 SANDBOX_SOURCE = r"""
-local hooks, HOOK_COUNT = ...
+local hooks = ...
 local debug_getinfo, setfenv, loadstring, xpcall = debug.getinfo, setfenv, loadstring, xpcall
 local error, type, tostring, pcall = error, type, tostring, pcall
 local rawget, rawset, next = rawget, rawset, next
@@ -181,11 +181,23 @@ local function compile(body, name)
   return fn
 end
 
-local function run(fn, keys, argv)
+local function run_tables(fn, keys, argv)
   rawset(G, 'KEYS', keys)
   rawset(G, 'ARGV', argv)
   return xpcall(fn, on_error)
 end
+
+-- run(fn, #keys, key..., arg...): KEYS and ARGV made here from the arguments
+local select = select
+local function run(fn, nkeys, ...)
+  local keys, argv = {...}, {}
+  for i = nkeys + 1, select('#', ...) do
+    argv[i - nkeys] = keys[i]
+    keys[i] = nil
+  end
+  return run_tables(fn, keys, argv)
+end
+
 
 -- Functions (FUNCTION LOAD, FCALL). A library's code runs once, at load, and sees then only
 -- the load API (`redis` with register_function, log and the version); the functions it
@@ -221,12 +233,11 @@ local function entry(callback)
   end
 end
 
-
--- Long scripts: every HOOK_COUNT instructions the count hook asks Python whether the script
--- was killed (Python also serves the server's other clients there once the script runs
--- past busy-reply-threshold). A killed script fails at once, then at every line it reaches,
--- so that a pcall cannot catch the kill for good; `arm` restores the count hook.
-local sethook, tick, KILLED = debug.sethook, hooks.tick, hooks.killed
+-- Long scripts: every hooks.hook_count instructions the count hook asks Python whether the
+-- script was killed (Python also serves the server's other clients there once the script
+-- runs past busy-reply-threshold). A killed script fails at once, then at every line it
+-- reaches, so that a pcall cannot catch the kill for good; `arm` restores the count hook.
+local sethook, tick, KILLED, HOOK_COUNT = debug.sethook, hooks.tick, hooks.killed, hooks.hook_count
 local function on_hook()
   if tick() then
     sethook(on_hook, 'l')
@@ -236,5 +247,5 @@ end
 local function arm() sethook(on_hook, '', HOOK_COUNT) end
 if tick then arm() end
 
-return compile, run, load_library, entry, arm
+return compile, run, run_tables, load_library, entry, arm
 """

@@ -24,36 +24,19 @@ import socket
 from time import monotonic, perf_counter_ns
 from typing import TYPE_CHECKING, Optional
 
-from engine.commands.table import ENGINE_COMMANDS
+from engine.commands.table import classify
 from engine.core.errors import ResponseError
 from engine.server.session import NO_REPLY, Pushes, ServerSession
 from engine.server.fastpath import run_batch
 from engine.resp.codec import (ProtocolError, QueryBufferLimitError, ReplyBuffer,
                                 RequestParser)
+from engine.api.command_stats import count_call
 from engine.api.session import BLOCKED, QUEUED, Verbatim
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
 
 DEFAULT_HIGH_WATER = 1024 * 1024   # pause reading a client with this much unsent output
-
-
-def classify(argv: list):
-    """(full command name or None, rejected) for an engine command that failed:
-    rejected = refused by lookup/arity before running (Redis's rejected_calls);
-    unknown commands and subcommands have no name (no commandstats entry)."""
-    spec = ENGINE_COMMANDS.get(argv[0].lower())
-    if spec is None:
-        return None, True
-    argc = len(argv)
-    if spec.subcommands is not None:
-        if argc < 2:
-            return spec.name, True
-        sub = spec.subcommands.get(argv[1].lower())
-        if sub is None:
-            return None, True
-        spec = sub
-    return spec.name, not spec.arity_ok(argc)
 
 
 class ClientConnection(asyncio.Protocol):
@@ -261,18 +244,8 @@ class ClientConnection(asyncio.Protocol):
 
     def engine_error(self, argv: list, err: ResponseError, ns: int) -> None:
         name, rejected = classify(argv)
-        self.count_failure(name, rejected, ns)
+        self.server.stats.failure(name, rejected, ns)
         self.write_error(str(err))
-
-    def count_failure(self, name, rejected: bool, ns: int) -> None:
-        """commandstats for a command that replied with an error."""
-        if name is None:
-            return
-        stat = self.server.stats.command(name)
-        if rejected:
-            stat.rejected += 1
-        else:
-            stat.add_call(ns, True)
 
     def call_slow(self, argv: list) -> bool:
         """A command through the session; False when the batch must stop."""
@@ -283,22 +256,16 @@ class ClientConnection(asyncio.Protocol):
         try:
             reply = session.call(argv)
         except ResponseError as err:
-            ns = perf_counter_ns() - start
-            name, rejected = session.cmd_name, session.rejected
-            if name is None:
-                name, refused = classify(argv)
-                rejected = rejected or refused
-            self.count_failure(name, rejected, ns)
+            count_call(server.stats, session, argv, perf_counter_ns() - start, True)
             self.write_error(str(err))
             return not self.closing
         if reply is QUEUED and session.multi is not None:
             server.stats.total_commands -= 1     # counted when EXEC runs it
             self.out.write(reply)
             return True
-        name = session.cmd_name or server.command_name(argv)
+        name = count_call(server.stats, session, argv, perf_counter_ns() - start, False)
         if name is not None:
             self.last_cmd = name.encode()
-            server.stats.command(name).add_call(perf_counter_ns() - start)
         if reply is BLOCKED:
             blocked, session.blocked = session.blocked, None
             self.park(blocked)

@@ -16,7 +16,7 @@ import platform
 import resource
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from engine.server.fastpath import CommandStat
 from engine.api.session import SERVER_VERSION
@@ -63,6 +63,17 @@ class Stats:
         if stat is None:
             stat = self.commands[name] = CommandStat(name)
         return stat
+
+    def failure(self, name: Optional[str], rejected: bool, ns: int) -> None:
+        """A command that replied with an error: refused before running (rejected_calls)
+        or failed while running (failed_calls, and its time); no name: not counted."""
+        if name is None:
+            return
+        stat = self.command(name)
+        if rejected:
+            stat.rejected += 1
+        else:
+            stat.add_call(ns, True)
 
     def error(self, text: str) -> None:
         self.error_replies += 1

@@ -48,6 +48,7 @@ class ServerSession(Session):
         super().__init__(hub, ctx)
         self.conn = conn
         self.server = conn.server
+        self.stats = conn.server.stats
 
     def new_blocked_read(self, argv, request):
         return ServerBlockedRead(self, argv, request)

@@ -3,13 +3,21 @@ completion at least once, and never in a second worker while its first owner liv
 
     from pipeline.worker import Worker, WorkerConfig
     Worker(redis.Redis(), WorkerConfig("orders", "billing", "pod-1"), handle).run()
+    await AsyncWorker(redis.asyncio.Redis(), config, async_handle).run()    # asyncio
 
 Each entry runs under a lock `lock:{stream}:<id>` renewed while its handler runs;
 a lock that expires (worker died, handler failed) gets its entry requeued at once by
 the keyspace listener, and a periodic scan requeues pending entries whose lock is
 gone. A requeue is XACK plus XADD of the same fields with `_retry_count` and
 `_original_id`, in one script; past max_retries the entry goes to `{stream}:dlq`.
+
+Clients: redis.Redis, redis.asyncio.Redis (AsyncWorker), and the embedded engine's
+EmbeddedRedis / AsyncEmbeddedRedis. The embedded engine has no pub/sub, so no
+expiry events reach its clients: there the periodic scan alone recovers dead
+workers' entries, within one reconciliation_interval (min_idle_time after their
+last delivery at the earliest).
 """
+from pipeline.worker.async_worker import AsyncHandler, AsyncWorker
 from pipeline.worker.config import ConfigError, RecoveryConfig, WorkerConfig
 from pipeline.worker.expiry_listener import ensure_expired_events
 from pipeline.worker.keys import dlq_key, lock_key
@@ -18,5 +26,5 @@ from pipeline.worker.stats import WorkerStats
 from pipeline.worker.task import Task
 from pipeline.worker.worker import Handler, Worker
 
-__all__ = ["ConfigError", "Handler", "RecoveryConfig", "RequeueResult", "Scripts", "Task", "Worker",
-           "WorkerConfig", "WorkerStats", "dlq_key", "ensure_expired_events", "lock_key"]
+__all__ = ["AsyncHandler", "AsyncWorker", "ConfigError", "Handler", "RecoveryConfig", "RequeueResult",
+           "Scripts", "Task", "Worker", "WorkerConfig", "WorkerStats", "dlq_key", "ensure_expired_events", "lock_key"]

@@ -9,8 +9,8 @@ from typing import Any
 
 import redis
 
-from pipeline.worker.background import Background
 from pipeline.worker.config import WorkerConfig
+from pipeline.worker.flows import Maybe, for_client, resolve
 from pipeline.worker.requeue import Requeuer
 from pipeline.worker.stats import WorkerStats
 from pipeline.worker.task import text
@@ -18,41 +18,52 @@ from pipeline.worker.task import text
 log = logging.getLogger("pipeline.worker")
 
 SCAN_REASON = "pending past min_idle_time with no lock: its worker died"
+# What the requeue script did when it took the entry out of the PEL.
+_MOVED = ("requeued", "dead", "dropped")
 
 
-class Reconciler(Background):
+class Reconciler:
+    """The scan: once on start (`scan_once`), then as a periodic part
+    (pipeline/worker/background.py) every interval, with jitter so pods spread out."""
+
+    name = "worker-reconcile"
+
     def __init__(self, client: Any, config: WorkerConfig, requeuer: Requeuer, stats: WorkerStats) -> None:
-        super().__init__("worker-reconcile")
         self._client = client
         self._config = config
         self._requeuer = requeuer
         self._stats = stats
 
-    def scan_once(self) -> int:
-        """One cycle: requeue up to batch_size stuck entries; returns how many were."""
+    def scan_once(self) -> Maybe[int]:
+        """One cycle: requeue up to batch_size stuck entries; how many were (an
+        awaitable of it with an asyncio client)."""
+        return for_client(self._client, self._scan())
+
+    async def _scan(self) -> int:
         c, r = self._config, self._config.recovery
         idle_ms = int(r.min_idle_time * 1000)
         start, requeued = "-", 0
         while requeued < r.batch_size:
-            page = self._client.xpending_range(c.stream, c.group, min=start, max="+",
-                                               count=r.batch_size, idle=idle_ms)
+            page = await resolve(self._client.xpending_range(c.stream, c.group, min=start, max="+",
+                                                             count=r.batch_size, idle=idle_ms))
             for pending in page:
-                entry_id = text(pending["message_id"])
-                if self._requeuer.requeue(entry_id, "scan", SCAN_REASON).outcome in ("requeued", "dead", "dropped"):
-                    requeued += 1
-                    if requeued == r.batch_size:
-                        break
+                result = await resolve(self._requeuer.requeue(text(pending["message_id"]), "scan", SCAN_REASON))
+                requeued += result.outcome in _MOVED
+                if requeued == r.batch_size:
+                    break
             if len(page) < r.batch_size:
                 break
             start = "(" + text(page[-1]["message_id"])
         self._stats.add("scans")
         return requeued
 
-    def _run(self) -> None:
+    def interval(self) -> float:
         r = self._config.recovery
-        while not self._stop.wait(r.reconciliation_interval * random.uniform(1 - r.scan_jitter, 1 + r.scan_jitter)):
-            try:
-                self.scan_once()
-            except redis.RedisError as error:
-                log.warning("reconciliation scan of %s failed (next one in one interval): %s",
-                            self._config.stream, error)
+        return r.reconciliation_interval * random.uniform(1 - r.scan_jitter, 1 + r.scan_jitter)
+
+    async def step(self) -> None:
+        try:
+            await self._scan()
+        except redis.RedisError as error:
+            log.warning("reconciliation scan of %s failed (next one in one interval): %s",
+                        self._config.stream, error)

@@ -5,6 +5,7 @@ import logging
 from typing import Optional
 
 from pipeline.worker.config import WorkerConfig
+from pipeline.worker.flows import Maybe, then
 from pipeline.worker.keys import error_key, lock_key
 from pipeline.worker.scripts import RequeueResult, Scripts
 from pipeline.worker.stats import WorkerStats
@@ -22,14 +23,20 @@ class Requeuer:
         self._scripts = scripts
         self._stats = stats
 
-    def requeue(self, entry_id: str, source: str, reason: str, token: str = "") -> RequeueResult:
-        """Requeue `entry_id` unless another owner holds its lock (`token` is ours, if any)."""
+    def requeue(self, entry_id: str, source: str, reason: str, token: str = "") -> Maybe[RequeueResult]:
+        """Requeue `entry_id` unless another owner holds its lock (`token` is ours, if any);
+        an awaitable of the result with an asyncio client."""
         c = self._config
-        result = self._scripts.requeue(
+        reply = self._scripts.requeue(
             stream=c.stream, dlq=c.dlq, lock=lock_key(c.stream, entry_id),
             error=error_key(c.stream, entry_id), group=c.group, entry_id=entry_id,
             prefix=c.recovery.field_prefix, max_retries=c.recovery.max_retries,
             reason=reason, token=token)
+        return then(reply, lambda result: self._record(entry_id, source, result))
+
+    def _record(self, entry_id: str, source: str, result: RequeueResult) -> RequeueResult:
+        """Counts and logs what the requeue script did."""
+        c = self._config
         counter: Optional[str] = {
             "requeued": _REQUEUED_COUNTER[source], "dead": "recovery_dlq",
             "dropped": "recovery_dropped", "handled": "recovery_duplicate_ack",

@@ -1,11 +1,13 @@
 """The atomic steps, as Lua scripts (redis-py's register_script: EVALSHA, falling back
 to EVAL when the server does not have the script yet). Every script's keys share the
-stream's hash tag, so they run on a cluster too."""
+stream's hash tag, so they run on a cluster too. One `Scripts` serves sync and asyncio
+clients alike (pipeline/worker/flows.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.worker.flows import Maybe, then
 from pipeline.worker.task import text
 
 # KEYS: lock; ARGV: token, ttl_ms
@@ -78,8 +80,18 @@ class RequeueResult:
     new_id: str
 
 
+def _is_one(reply: Any) -> bool:
+    return reply == 1
+
+
+def _requeue_result(reply: Any) -> RequeueResult:
+    outcome, new_id = reply
+    return RequeueResult(text(outcome), text(new_id))
+
+
 class Scripts:
-    """The scripts registered on one client."""
+    """The scripts registered on one client, sync or asyncio: with an asyncio client
+    each method returns an awaitable of the same result."""
 
     def __init__(self, client: Any) -> None:
         self._acquire = client.register_script(_ACQUIRE)
@@ -88,22 +100,22 @@ class Scripts:
         self._ack = client.register_script(_ACK)
         self._requeue = client.register_script(_REQUEUE)
 
-    def acquire(self, lock: str, token: str, ttl_ms: int) -> bool:
-        return self._acquire(keys=[lock], args=[token, ttl_ms]) == 1
+    def acquire(self, lock: str, token: str, ttl_ms: int) -> Maybe[bool]:
+        return then(self._acquire(keys=[lock], args=[token, ttl_ms]), _is_one)
 
-    def renew(self, lock: str, token: str, ttl_ms: int) -> bool:
-        return self._renew(keys=[lock], args=[token, ttl_ms]) == 1
+    def renew(self, lock: str, token: str, ttl_ms: int) -> Maybe[bool]:
+        return then(self._renew(keys=[lock], args=[token, ttl_ms]), _is_one)
 
-    def release(self, lock: str, token: str) -> bool:
-        return self._release(keys=[lock], args=[token]) == 1
+    def release(self, lock: str, token: str) -> Maybe[bool]:
+        return then(self._release(keys=[lock], args=[token]), _is_one)
 
-    def ack(self, stream: str, lock: str, group: str, entry_id: str, token: str) -> bool:
+    def ack(self, stream: str, lock: str, group: str, entry_id: str, token: str) -> Maybe[bool]:
         """XACK and free the lock if still ours; True when the XACK acknowledged the entry."""
-        return self._ack(keys=[stream, lock], args=[group, entry_id, token]) == 1
+        return then(self._ack(keys=[stream, lock], args=[group, entry_id, token]), _is_one)
 
     def requeue(self, *, stream: str, dlq: str, lock: str, error: str, group: str, entry_id: str,
-                prefix: str, max_retries: int, reason: str, token: str = "") -> RequeueResult:
-        outcome, new_id = self._requeue(
-            keys=[stream, dlq or stream, lock, error],
-            args=[group, entry_id, prefix, max_retries, reason, token, "1" if dlq else "0"])
-        return RequeueResult(text(outcome), text(new_id))
+                prefix: str, max_retries: int, reason: str, token: str = "") -> Maybe[RequeueResult]:
+        return then(self._requeue(keys=[stream, dlq or stream, lock, error],
+                                  args=[group, entry_id, prefix, max_retries, reason, token,
+                                        "1" if dlq else "0"]),
+                    _requeue_result)

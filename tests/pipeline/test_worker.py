@@ -3,6 +3,7 @@ its scripts, its configuration checks, and worker processes killed with kill -9,
 stopped with SIGTERM, handed slow and poison tasks."""
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import signal
@@ -12,65 +13,181 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 import pytest
 import redis
+import redis.asyncio
 from redis.crc import key_slot
 
 import servers
-from pipeline.worker import (ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
+from engine import AsyncEmbeddedRedis, EmbeddedRedis, Engine
+from pipeline.worker import (AsyncWorker, ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
                              dlq_key, ensure_expired_events, lock_key)
+from pipeline.worker.flows import resolve, run_sync, then
 from pipeline.worker.keys import error_key
+from worker_process import async_handler, config_of, sync_handler
 
 STREAM, GROUP = "tasks", "workers"
 WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
-# Fast settings for the process tests: a lock lives 0.5 s, the scan runs every 0.5 s.
+# Fast settings for the worker tests: a lock lives 0.5 s, the scan runs every 0.5 s.
 FAST = {"stream": STREAM, "group": GROUP, "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5,
         "recovery": {"reconciliation_interval": 0.5, "min_idle_time": 1.0}}
 WAIT_S = 30.0
 
 
 # Without persistence: no test here restarts a server.
-SERVERS = {"redis": lambda workdir: servers.RedisServer(servers.ORACLE_FLAGS, workdir=workdir),
-           "sluice": lambda workdir: servers.SluiceServer(["--save", "", "--appendonly", "no"], workdir=workdir)}
-
-
-@pytest.fixture(scope="module", params=sorted(SERVERS))
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """One redis-server, then one sluice-server, for this module; its port."""
-    with SERVERS[request.param](tmp_path_factory.mktemp(f"worker-{request.param}")) as srv:
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    with servers.RedisServer(servers.ORACLE_FLAGS, workdir=tmp_path_factory.mktemp("worker-redis")) as srv:
         yield srv.port
 
 
+@pytest.fixture(scope="module")
+def sluice_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    with servers.SluiceServer(["--save", "", "--appendonly", "no"],
+                              workdir=tmp_path_factory.mktemp("worker-sluice")) as srv:
+        yield srv.port
+
+
+@dataclass
+class Backend:
+    """Where the worker runs: a server's port, or an in-process engine."""
+
+    name: str
+    port: int = 0
+    engine: Optional[Engine] = None
+
+    def connect(self, **options: object) -> redis.Redis:
+        if self.engine is not None:
+            return EmbeddedRedis(self.engine, **options)
+        return redis.Redis(port=self.port, **options)
+
+    def connect_async(self, **options: object) -> redis.asyncio.Redis:
+        if self.engine is not None:
+            return AsyncEmbeddedRedis(self.engine, **options)
+        return redis.asyncio.Redis(port=self.port, **options)
+
+
+SERVERS = ["redis", "sluice"]
+
+
+@pytest.fixture(params=[*SERVERS, "embedded"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """redis-server 7.0, sluice-server (one each for the module), the embedded engine (one per test)."""
+    if request.param == "embedded":
+        return Backend("embedded", engine=Engine())
+    return Backend(request.param, port=request.getfixturevalue(f"{request.param}_server"))
+
+
+@pytest.fixture(params=["sync", "async"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """Which worker: Worker on redis.Redis, or AsyncWorker on redis.asyncio.Redis."""
+    return request.param
+
+
 @pytest.fixture
-def client(server: int) -> Iterator[redis.Redis]:
-    c = redis.Redis(port=server, decode_responses=True)
+def client(backend: Backend) -> Iterator[redis.Redis]:
+    c = backend.connect(decode_responses=True)
     c.flushall()
-    c.config_set("notify-keyspace-events", "")      # each worker turns the events on itself
+    if backend.engine is None:
+        c.config_set("notify-keyspace-events", "")      # each worker turns the events on itself
     yield c
     c.close()
 
 
-@pytest.fixture
-def workers(server: int) -> Iterator[Callable[..., subprocess.Popen]]:
-    """Starts worker processes (see worker_process.py); kills what is left at the end."""
-    started: list[subprocess.Popen] = []
+class ProcessWorker:
+    """A worker process (worker_process.py): killed with kill -9, or stopped with SIGTERM."""
 
-    def start(consumer: str, **overrides: object) -> subprocess.Popen:
+    def __init__(self, port: int, consumer: str, mode: str, settings: dict) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WORKER_SCRIPT), str(port), consumer, mode, json.dumps(settings)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def kill_holding_locks(self, client: redis.Redis, consumer: str) -> None:
+        """kill -9 while it holds tasks, each under its lock: frozen (SIGSTOP) to look, so
+        it is not caught between reading entries and locking them (a window only the
+        scan recovers, see test_unlocked_pending_entries_are_recovered_by_the_scan)."""
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            self.proc.send_signal(signal.SIGSTOP)
+            held = held_by(client, consumer)
+            if held and all(client.exists(lock_key(STREAM, entry_id)) for entry_id in held):
+                break
+            self.proc.send_signal(signal.SIGCONT)
+            assert time.monotonic() < deadline, f"{consumer} never held locked tasks"
+            time.sleep(0.02)
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> Counter:
+        """SIGTERM; the stats it printed."""
+        self.proc.send_signal(signal.SIGTERM)
+        out, err = self.proc.communicate(timeout=10)
+        assert self.proc.returncode == 0, err
+        return Counter(json.loads(out))
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+
+
+class ThreadWorker:
+    """A worker in a thread of this process (on the embedded engine): the sync Worker,
+    or the AsyncWorker with its own event loop."""
+
+    def __init__(self, backend: Backend, mode: str, config: WorkerConfig,
+                 handler_for: Callable[[object], Callable], **client_options: object) -> None:
+        """`handler_for(client)`: the handler, given the worker's client."""
+        if mode == "sync":
+            client = backend.connect(**client_options)
+            self.worker = Worker(client, config, handler_for(client))
+            self.thread = threading.Thread(target=self.worker.run)
+        else:
+            aclient = backend.connect_async(**client_options)
+            self.worker = AsyncWorker(aclient, config, handler_for(aclient))
+            self.thread = threading.Thread(target=asyncio.run, args=(self._run_async(aclient),))
+        self.thread.start()
+
+    async def _run_async(self, aclient: redis.asyncio.Redis) -> None:
+        await self.worker.run()
+        await aclient.aclose()
+
+    def stop(self) -> Counter:
+        self.worker.stop()
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive()
+        return Counter(self.worker.stats.snapshot())
+
+    def close(self) -> None:
+        if self.thread.is_alive():
+            self.stop()
+
+
+@pytest.fixture
+def workers(backend: Backend, mode: str) -> Iterator[Callable[..., ProcessWorker | ThreadWorker]]:
+    """Starts workers: processes on a server, threads on the embedded engine; stops
+    what is left at the end."""
+    started: list = []
+
+    def start(consumer: str, **overrides: object) -> ProcessWorker | ThreadWorker:
         settings = {**FAST, **overrides}
         settings["recovery"] = {**FAST["recovery"], **overrides.get("recovery", {})}
-        proc = subprocess.Popen([sys.executable, str(WORKER_SCRIPT), str(server), consumer, json.dumps(settings)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        started.append(proc)
-        return proc
+        if backend.engine is not None:
+            handler_for = sync_handler if mode == "sync" else async_handler
+            worker = ThreadWorker(backend, mode, config_of(consumer, settings),
+                                  lambda client: handler_for(client, consumer), decode_responses=True)
+        else:
+            worker = ProcessWorker(backend.port, consumer, mode, settings)
+        started.append(worker)
+        return worker
 
     yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
+    for worker in started:
+        worker.close()
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
@@ -84,11 +201,11 @@ def add_tasks(client: redis.Redis, count: int, **fields: object) -> list[str]:
     return [client.xadd(STREAM, {"task": f"t{n}", **fields}) for n in range(count)]
 
 
-def pending_of(client: redis.Redis, consumer: str) -> int:
-    """How many entries `consumer` holds (0 before a worker created the group)."""
+def held_by(client: redis.Redis, consumer: str) -> list[str]:
+    """The entries pending for `consumer` (none before a worker created the group)."""
     if not client.exists(STREAM) or not client.xinfo_groups(STREAM):
-        return 0
-    return sum(c["pending"] for c in client.xinfo_consumers(STREAM, GROUP) if c["name"] == consumer)
+        return []
+    return [p["message_id"] for p in client.xpending_range(STREAM, GROUP, "-", "+", 100, consumer)]
 
 
 def starts(client: redis.Redis) -> list[str]:
@@ -138,6 +255,32 @@ def test_locks_errors_and_dlq_share_the_streams_slot(stream: str) -> None:
     keys = [lock_key(stream, "1-0"), error_key(stream, "1-0"), dlq_key(stream)]
     assert {key_slot(k.encode()) for k in keys} == {key_slot(stream.encode())}
     assert WorkerConfig(stream, "g", "c").dlq == dlq_key(stream)
+
+
+def test_each_worker_refuses_the_other_kind_of_client() -> None:
+    config = WorkerConfig(STREAM, GROUP, "c")
+    with pytest.raises(TypeError, match="Worker takes a sync client, not AsyncEmbeddedRedis: use AsyncWorker"):
+        Worker(AsyncEmbeddedRedis(), config, print)
+    with pytest.raises(TypeError, match="AsyncWorker takes a redis.asyncio client, not Redis: use Worker"):
+        AsyncWorker(redis.Redis(), config, print)
+
+
+def test_a_flow_runs_to_its_end_on_values_and_refuses_awaitables() -> None:
+    """pipeline/worker/flows.py: one coroutine serves both workers; a sync run of it must
+    never meet an awaitable (it would drop the step silently)."""
+    class Suspends:
+        """An awaitable that suspends once, as an asyncio client's reply does."""
+
+        def __await__(self):
+            yield
+            return 1
+
+    async def flow(reply: object) -> object:
+        return await resolve(reply)
+    assert run_sync(flow(7)) == 7
+    assert then(7, str) == "7" and asyncio.run(then(asyncio.sleep(0, 8), str)) == "8"
+    with pytest.raises(TypeError, match="use the asyncio worker"):
+        run_sync(flow(Suspends()))
 
 
 # --- the scripts -----------------------------------------------------------------------
@@ -219,6 +362,7 @@ def test_past_max_retries_without_dlq_drops(client: redis.Redis) -> None:
 
 # --- notifications ---------------------------------------------------------------------
 
+@pytest.mark.parametrize("backend", SERVERS, indirect=True)
 def test_expired_events_are_turned_on(client: redis.Redis) -> None:
     client.config_set("notify-keyspace-events", "K$")
     assert ensure_expired_events(client)
@@ -237,20 +381,18 @@ def test_refused_config_says_what_to_set(tmp_path: Path, caplog: pytest.LogCaptu
     assert "set notify-keyspace-events to include 'Ex'" in caplog.text
 
 
-def test_worker_in_a_thread_with_undecoded_replies(server: int, client: redis.Redis) -> None:
+def test_worker_in_a_thread_with_undecoded_replies(backend: Backend, mode: str, client: redis.Redis) -> None:
     """Stopped by `stop()` from another thread; a client without decode_responses gets bytes fields."""
-    raw = redis.Redis(port=server)
     seen: list[Task] = []
-    worker = Worker(raw, WorkerConfig(STREAM, GROUP, "t1", **{k: FAST[k] for k in ("lock_ttl", "block")},
-                                      recovery=RecoveryConfig(**FAST["recovery"])), seen.append)
-    thread = threading.Thread(target=worker.run)
-    thread.start()
+
+    async def seen_async(task: Task) -> None:
+        seen.append(task)
+    config = WorkerConfig(STREAM, GROUP, "t1", **{k: FAST[k] for k in ("lock_ttl", "block")},
+                          recovery=RecoveryConfig(**FAST["recovery"]))
+    running = ThreadWorker(backend, mode, config, lambda _: seen.append if mode == "sync" else seen_async)
     entry_id = client.xadd(STREAM, {"task": "a"})
-    wait_for(lambda: worker.stats.tasks_done == 1, "the task to be handled")
-    worker.stop()
-    thread.join(timeout=10)
-    raw.close()
-    assert not thread.is_alive()
+    wait_for(lambda: running.worker.stats.tasks_done == 1, "the task to be handled")
+    running.stop()
     wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("worker-")],
              "the worker's helper and handler threads to end")
     assert seen == [Task(entry_id, {b"task": b"a"}, 0, entry_id, None)]
@@ -264,15 +406,14 @@ ONLY_LISTENER = {"min_idle_time": 60.0, "reconciliation_interval": 60.0}
 ONLY_SCAN = {"keyspace_listener": False}
 
 
+@pytest.mark.parametrize("backend", SERVERS, indirect=True)
 @pytest.mark.parametrize("recovery", [ONLY_LISTENER, ONLY_SCAN], ids=["expiry-events", "scan"])
 def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: dict) -> None:
     """Workers killed with kill -9 while they hold tasks: every task still completes."""
     add_tasks(client, 120, sleep=0.05)
     procs = {name: workers(name, recovery=recovery) for name in ("w1", "w2", "w3")}
     for victim in ("w1", "w2"):
-        wait_for(lambda: pending_of(client, victim) > 0, f"{victim} to hold tasks")
-        procs[victim].kill()
-        procs[victim].wait()
+        procs[victim].kill_holding_locks(client, victim)
     workers("w4", recovery=recovery)                # a replacement, which scans on start
     wait_for(lambda: len(done(client)) == 120, "every task to complete", timeout=20)
     recovered = requeued_entries(client)
@@ -282,15 +423,31 @@ def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: d
     assert all(n >= 1 for n in done(client).values())
 
 
-def stop_and_collect(procs: list[subprocess.Popen]) -> Counter:
-    """SIGTERM the workers; the sum of their stats."""
-    total: Counter = Counter()
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=10)
-        assert proc.returncode == 0, err
-        total.update(json.loads(out))
-    return total
+@pytest.mark.parametrize("locked", [False, True], ids=["unlocked", "locked"])
+def test_a_dead_consumers_entries_are_recovered(backend: Backend, client: redis.Redis, workers,
+                                               locked: bool) -> None:
+    """What a dead consumer leaves: entries read and never acknowledged, without locks (a
+    worker killed between reading and locking: only the scan sees those) or under locks
+    left to expire (the expiry events' case; the embedded engine publishes none, so there
+    the scan recovers them too)."""
+    add_tasks(client, 10)
+    client.xgroup_create(STREAM, GROUP, id="0")
+    [[_, held]] = client.xreadgroup(GROUP, "dead", {STREAM: ">"}, count=6)
+    for entry_id, _ in held:
+        if locked:
+            Scripts(client).acquire(lock_key(STREAM, entry_id), "dead-token", 500)
+    worker = workers("w1")
+    wait_for(lambda: len(done(client)) == 10, "every task to complete")
+    stats = stop_and_collect([worker])
+    assert sorted(f["_original_id"] for f in requeued_entries(client)) == [entry_id for entry_id, _ in held]
+    assert stats["recovery_scan_requeued"] + stats["recovery_keyspace_requeued"] == 6
+    if backend.engine is not None:
+        assert stats["recovery_keyspace_requeued"] == 0 and stats["scans"] >= 2
+
+
+def stop_and_collect(running: list) -> Counter:
+    """Stops the workers (SIGTERM for processes); the sum of their stats."""
+    return sum((worker.stop() for worker in running), Counter())
 
 
 def test_slow_task_is_not_handed_to_a_second_worker(client: redis.Redis, workers) -> None:
@@ -328,7 +485,7 @@ def test_poison_task_ends_in_the_dlq(client: redis.Redis, workers) -> None:
 
 def test_sigterm_finishes_quick_tasks_and_requeues_the_rest(client: redis.Redis, workers) -> None:
     client.xadd(STREAM, {"task": "quick", "sleep": 0.3})
-    stuck = client.xadd(STREAM, {"task": "stuck", "sleep": 60})
+    stuck = client.xadd(STREAM, {"task": "stuck", "sleep": 5})      # 10 x shutdown_timeout
     proc = workers("w1", recovery={"keyspace_listener": False})
     wait_for(lambda: client.xlen("starts") == 2, "both tasks to start")
     stats = stop_and_collect([proc])

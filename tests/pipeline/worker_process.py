@@ -1,38 +1,70 @@
 """A worker process for tests/pipeline/test_worker.py, run as
-`python tests/pipeline/worker_process.py PORT CONSUMER CONFIG_JSON`.
+`python tests/pipeline/worker_process.py PORT CONSUMER MODE CONFIG_JSON`, MODE being
+`sync` (Worker on redis.Redis) or `async` (AsyncWorker on redis.asyncio.Redis).
 
 Its handler records every start (`starts`: "task consumer") and every completion
 (`done`: task -> count), sleeps the entry's `sleep` seconds and raises when the entry
 has `fail`. On a clean exit it prints the worker's stats as JSON."""
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
 import time
+from functools import partial
+from typing import Any, Callable
 
 import redis
+import redis.asyncio
 
-from pipeline.worker import RecoveryConfig, Task, Worker, WorkerConfig
+from pipeline.worker import AsyncWorker, RecoveryConfig, Task, Worker, WorkerConfig
+from pipeline.worker.flows import resolve, run_sync
+
+
+async def record_and_run(client: Any, consumer: str, sleep: Callable[[float], Any], task: Task) -> None:
+    """The test handler, for a sync or an asyncio client (see pipeline/worker/flows.py)."""
+    await resolve(client.xadd("starts", {"task": task.fields["task"], "consumer": consumer}))
+    await resolve(sleep(float(task.fields.get("sleep", 0))))
+    if task.fields.get("fail"):
+        raise RuntimeError(f"boom on {task.fields['task']}")
+    await resolve(client.xadd("done", {"task": task.fields["task"]}))
+
+
+def sync_handler(client: redis.Redis, consumer: str) -> Callable[[Task], None]:
+    return lambda task: run_sync(record_and_run(client, consumer, time.sleep, task))
+
+
+def async_handler(client: redis.asyncio.Redis, consumer: str) -> Callable[[Task], Any]:
+    return partial(record_and_run, client, consumer, asyncio.sleep)
+
+
+def config_of(consumer: str, settings: dict) -> WorkerConfig:
+    recovery = RecoveryConfig(**settings.get("recovery", {}))
+    return WorkerConfig(consumer=consumer, recovery=recovery,
+                        **{k: v for k, v in settings.items() if k != "recovery"})
+
+
+async def run_async(port: int, config: WorkerConfig) -> dict:
+    client = redis.asyncio.Redis(port=port, decode_responses=True)
+    worker = AsyncWorker(client, config, async_handler(client, config.consumer))
+    await worker.run()
+    await client.aclose()
+    return worker.stats.snapshot()
 
 
 def main() -> None:
-    port, consumer, settings = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+    port, consumer, mode, settings = int(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    client = redis.Redis(port=port, decode_responses=True)
-    recovery = RecoveryConfig(**settings.pop("recovery", {}))
-    config = WorkerConfig(consumer=consumer, recovery=recovery, **settings)
-
-    def handle(task: Task) -> None:
-        client.xadd("starts", {"task": task.fields["task"], "consumer": consumer})
-        time.sleep(float(task.fields.get("sleep", 0)))
-        if task.fields.get("fail"):
-            raise RuntimeError(f"boom on {task.fields['task']}")
-        client.xadd("done", {"task": task.fields["task"]})
-
-    worker = Worker(client, config, handle)
-    worker.run()
-    print(json.dumps(worker.stats.snapshot()), flush=True)
+    config = config_of(consumer, settings)
+    if mode == "async":
+        stats = asyncio.run(run_async(port, config))
+    else:
+        client = redis.Redis(port=port, decode_responses=True)
+        worker = Worker(client, config, sync_handler(client, consumer))
+        worker.run()
+        stats = worker.stats.snapshot()
+    print(json.dumps(stats), flush=True)
 
 
 if __name__ == "__main__":

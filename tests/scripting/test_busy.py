@@ -192,6 +192,34 @@ def test_a_looping_function_is_busy_and_function_kill_stops_it():
                               b"on @user_function:3.\r\n")
 
 
+def kill_reply_scene(script: str) -> Callable:
+    def scene(server) -> bytes:
+        with raw_socket(server.port) as setup:
+            assert ask(setup, "SET", "str", "text") == b"+OK\r\n"
+        caller, other = start_script(server.port, script)
+        with raw_socket(server.port, WAIT) as killer:
+            reply = ask(killer, "SCRIPT", "KILL")
+            if reply.startswith(b"-UNKILLABLE"):
+                killer.sendall(encode("SHUTDOWN", "NOSAVE"))
+                server.proc.wait(WAIT)
+        caller.close()
+        other.close()
+        return reply
+    return scene
+
+
+@pytest.mark.parametrize("script, killable", [
+    ("pcall(redis.call, 'set') while true do end", True),             # arity: not run
+    ("redis.pcall('incr', 'str') while true do end", False),           # a write that failed
+    ("redis.call('get', 'str') redis.call('xlen', 'none') while true do end", True),
+    ("redis.pcall('xgroup', 'create', 'none', 'g', '$') while true do end", False),
+])
+def test_what_makes_a_script_unkillable(script: str, killable: bool):
+    redis_reply, sluice_reply = on_both(kill_reply_scene(script), "--save", "", *THRESHOLD)
+    assert sluice_reply == redis_reply
+    assert (sluice_reply == b"+OK\r\n") is killable
+
+
 # -- a script that wrote: UNKILLABLE, then SHUTDOWN NOSAVE -------------------------------
 
 def unkillable_scene(server) -> list:
