@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from typing import Any
 
 import redis
@@ -31,6 +32,7 @@ class Reconciler(Background):
     def scan_once(self) -> int:
         """One cycle: requeue up to batch_size stuck entries; returns how many were."""
         c, r = self._config, self._config.recovery
+        started = time.monotonic()
         idle_ms = int(r.min_idle_time * 1000)
         start, requeued = "-", 0
         while requeued < r.batch_size:
@@ -45,7 +47,9 @@ class Reconciler(Background):
             if len(page) < r.batch_size:
                 break
             start = "(" + text(page[-1]["message_id"])
-        self._stats.add("scans")
+        self._stats.set("pel_depth", self._client.xpending(c.stream, c.group)["pending"])
+        self._stats.add("recovery_scans")
+        self._stats.observe("recovery_scan_duration_seconds", time.monotonic() - started)
         return requeued
 
     def _run(self) -> None:

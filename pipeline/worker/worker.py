@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import redis
+from prometheus_client import CollectorRegistry
 
 from pipeline.worker.background import Background
 from pipeline.worker.config import WorkerConfig
@@ -17,7 +19,9 @@ from pipeline.worker.expiry_listener import ExpiryListener, ensure_expired_event
 from pipeline.worker.handler_pool import HandlerPool
 from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.keys import error_key, lock_key
+from pipeline.worker.metrics import MetricsEndpoint, WorkerMetrics
 from pipeline.worker.reconciliation import Reconciler
+from pipeline.worker.reconnect import DISCONNECTED, until_connected
 from pipeline.worker.requeue import Requeuer
 from pipeline.worker.scripts import Scripts
 from pipeline.worker.stats import WorkerStats
@@ -47,11 +51,14 @@ class _InFlight:
 
 
 class Worker:
-    def __init__(self, client: Any, config: WorkerConfig, handler: Handler) -> None:
+    def __init__(self, client: Any, config: WorkerConfig, handler: Handler, *,
+                 registry: Optional[CollectorRegistry] = None) -> None:
+        """registry: where the Prometheus metrics go (default: a registry of this worker's own)."""
         self.client = client
         self.config = config
         self.handler = handler
-        self.stats = WorkerStats()
+        self.metrics = WorkerMetrics(config.stream, config.group, config.consumer, registry)
+        self.stats = WorkerStats(sink=self.metrics)
         self.scripts = Scripts(client)
         self.requeuer = Requeuer(config, self.scripts, self.stats)
         self._ttl_ms = int(config.lock_ttl * 1000)
@@ -59,6 +66,8 @@ class Worker:
         # A failed handler's error must outlive the wait for its requeue (lock expiry or scan).
         self._error_ttl_ms = int((config.lock_ttl + 2 * (r.min_idle_time + r.reconciliation_interval)) * 1000)
         self._stopping = threading.Event()
+        self._closed = threading.Event()        # run() returned: in-flight results stop retrying
+        self._endpoint: Optional[MetricsEndpoint] = None
         self._in_flight: dict[str, _InFlight] = {}
         self._in_flight_guard = threading.Lock()
 
@@ -66,21 +75,40 @@ class Worker:
         """Ask `run` to stop reading and shut down (safe from any thread or signal handler)."""
         self._stopping.set()
 
+    @property
+    def metrics_port(self) -> Optional[int]:
+        """The port /metrics is served on while `run` runs (None: not served)."""
+        return self._endpoint.port if self._endpoint is not None else None
+
     def run(self) -> None:
-        """Process entries until `stop` (or SIGTERM/SIGINT, when run in the main thread)."""
+        """Process entries until `stop` (or SIGTERM/SIGINT, when run in the main thread);
+        a server restart is ridden out (commands are retried until it is back)."""
         c = self.config
-        self._create_group()
+        if c.metrics_port is not None:
+            self._endpoint = MetricsEndpoint(self.metrics.registry, c.metrics_port, c.metrics_host)
+        try:
+            self._run()
+        finally:
+            self._closed.set()
+            if self._endpoint is not None:
+                self._endpoint.close()
+
+    def _run(self) -> None:
+        c = self.config
+        until_connected(self._create_group, "creating the group", self._stopping)
         previous = self._install_signal_handlers()
         pool = HandlerPool(c.concurrency)
         heartbeat = Heartbeat(self.scripts, c.heartbeat, self._ttl_ms, self.stats)
         reconciler = Reconciler(self.client, c, self.requeuer, self.stats)
         started: list[Background] = []
         try:
-            if c.recovery.keyspace_listener and ensure_expired_events(self.client):
+            if c.recovery.keyspace_listener and until_connected(
+                    lambda: ensure_expired_events(self.client), "checking notify-keyspace-events", self._stopping):
                 listener = ExpiryListener(self.client, c, self.requeuer)
                 listener.start()
                 started.append(listener)
-            reconciler.scan_once()      # what dead workers left, before taking new work
+            # What dead workers left, before taking new work.
+            until_connected(reconciler.scan_once, "the start-up scan", self._stopping)
             for part in (heartbeat, reconciler):
                 part.start()
                 started.append(part)
@@ -117,7 +145,7 @@ class Worker:
             try:
                 reply = self.client.xreadgroup(c.group, c.consumer, {c.stream: ">"}, count=slots,
                                                block=int(c.block * 1000))
-            except redis.ConnectionError as error:
+            except DISCONNECTED as error:
                 pool.give_back(slots)
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
                 self._stopping.wait(c.block)
@@ -130,13 +158,19 @@ class Worker:
 
     def _start(self, pool: HandlerPool, heartbeat: Heartbeat, entry_id: str, fields: Any) -> None:
         c = self.config
-        if not fields:                  # deleted between XADD and our read: nothing to run
-            self.client.xack(c.stream, c.group, entry_id)
-            pool.give_back(1)
-            return
         lock, token = lock_key(c.stream, entry_id), uuid.uuid4().hex
-        if not self.scripts.acquire(lock, token, self._ttl_ms):
-            log.warning("%s %s: its lock is held elsewhere; leaving it to recovery", c.stream, entry_id)
+        try:
+            if not fields:              # deleted between XADD and our read: nothing to run
+                until_connected(lambda: self.client.xack(c.stream, c.group, entry_id),
+                                f"acknowledging deleted {entry_id}", self._stopping)
+                pool.give_back(1)
+                return
+            if not until_connected(lambda: self.scripts.acquire(lock, token, self._ttl_ms),
+                                   f"locking {entry_id}", self._stopping):
+                log.warning("%s %s: its lock is held elsewhere; leaving it to recovery", c.stream, entry_id)
+                pool.give_back(1)
+                return
+        except DISCONNECTED:            # stopped while the server was away: recovery takes it
             pool.give_back(1)
             return
         job = _InFlight(lock, token)
@@ -149,22 +183,26 @@ class Worker:
     def _handle(self, heartbeat: Heartbeat, task: Task, job: _InFlight) -> None:
         c = self.config
         error = None
+        started = time.monotonic()
         try:
             self.handler(task)
         except Exception as exc:  # noqa: BLE001 - any handler failure leaves the entry for a retry
             error = f"{type(exc).__name__}: {exc}"
+        self.stats.observe("handler_duration_seconds", time.monotonic() - started)
         with self._in_flight_guard:
             self._in_flight.pop(task.id, None)
         if not job.settle("finished"):
             return                      # shutdown requeued it already
         heartbeat.drop(job.lock)
         if error is None:
-            self.scripts.ack(c.stream, job.lock, c.group, task.id, job.token)
+            until_connected(lambda: self.scripts.ack(c.stream, job.lock, c.group, task.id, job.token),
+                            f"acknowledging {task.id}", self._closed)
             self.stats.add("tasks_done")
             return
         # Pending, with the lock left to expire: its expiry (or the scan) requeues it.
         log.warning("%s %s failed: %s", c.stream, task.id, error)
-        self.client.set(error_key(c.stream, task.id), error, px=self._error_ttl_ms)
+        until_connected(lambda: self.client.set(error_key(c.stream, task.id), error, px=self._error_ttl_ms),
+                        f"noting the error of {task.id}", self._closed)
         self.stats.add("tasks_failed")
 
     def _shut_down(self, pool: HandlerPool, heartbeat: Heartbeat) -> None:
@@ -177,4 +215,7 @@ class Worker:
         for entry_id, job in unfinished:
             if job.settle("abandoned"):
                 heartbeat.drop(job.lock)
-                self.requeuer.requeue(entry_id, "shutdown", reason, token=job.token)
+                try:
+                    self.requeuer.requeue(entry_id, "shutdown", reason, token=job.token)
+                except DISCONNECTED as error:   # its lock expires, then recovery requeues it
+                    log.warning("%s %s: not requeued at shutdown: %s", self.config.stream, entry_id, error)
