@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 import redis
@@ -20,6 +21,10 @@ log = logging.getLogger("pipeline.worker")
 EXPIRY_REASON = "lock expired: its worker died or its handler failed"
 REQUIRED_FLAGS = "Ex"     # keyevent notifications (E) of expired keys (x)
 RETRY_PAUSE_S = 1.0
+# How often the listener checks that the events are still on: a server restarted without
+# them in its configuration (CONFIG SET does not outlive a restart) publishes none, and
+# redis-py resubscribes after a reconnect without telling us.
+RECHECK_S = 5.0
 
 
 def ensure_expired_events(client: Any) -> bool:
@@ -68,7 +73,11 @@ class ExpiryListener(Background):
             try:
                 pubsub.subscribe(self._channel)
                 self._subscribed.set()
+                recheck_at = time.monotonic() + RECHECK_S
                 while not self._stop.is_set():
+                    if time.monotonic() >= recheck_at:
+                        ensure_expired_events(self._client)
+                        recheck_at = time.monotonic() + RECHECK_S
                     message = pubsub.get_message(timeout=0.5)
                     if message is not None:
                         self._on_expired(text(message["data"]))

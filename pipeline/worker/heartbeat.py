@@ -32,6 +32,15 @@ class Heartbeat(Background):
         with self._guard:
             self._held.pop(lock, None)
 
+    def _forget(self, lock: str, token: str) -> bool:
+        """Stop renewing a lock a renewal did not find; False when its handler finished
+        (and released it) since this beat began: no loss then."""
+        with self._guard:
+            if self._held.get(lock) != token:
+                return False
+            del self._held[lock]
+            return True
+
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
             with self._guard:
@@ -42,8 +51,7 @@ class Heartbeat(Background):
                 except redis.RedisError as error:
                     log.warning("renewing %s failed (retrying next beat): %s", lock, error)
                     continue
-                if not renewed:
+                if not renewed and self._forget(lock, token):
                     # Expired before we renewed it: recovery may hand the entry to another worker.
                     log.warning("lost %s: the handler's entry may run elsewhere too", lock)
                     self._stats.add("locks_lost")
-                    self.drop(lock)

@@ -140,6 +140,9 @@ def test_in_flight_task_outlives_a_kill_9_of_the_server(sluice: servers.SluiceSe
         assert worker.stats.tasks_done == 0
         sluice.start()
         wait_for(lambda: worker.stats.tasks_done == 1, "the acknowledgement after the restart")
+        # The restarted server forgot the CONFIG SET; the listener sets it again.
+        wait_for(lambda: "x" in client.config_get("notify-keyspace-events")["notify-keyspace-events"],
+                 "expired-key events to be on again")
         client.xadd(STREAM, {"n": "second"})
         wait_for(lambda: worker.stats.tasks_done == 2, "a task added after the restart")
     assert client.xpending(STREAM, GROUP)["pending"] == 0
