@@ -35,8 +35,10 @@ from pipeline.worker import dlq_key
 STREAM, GROUP = "chaos", "crew"
 TASKS, POISON = 2500, 6                 # good tasks, and poison ones among them
 TASK_SLEEP_S = (0.05, 0.45)             # each good task sleeps a random time in this range
-SLOW_S = 10.0                           # the slow worker's every task: past MIN_IDLE_S
-LOCK_TTL_S, HEARTBEAT_S, MIN_IDLE_S = 4.0, 1.0, 8.0
+SLOW_S = 14.0                           # the slow worker's every task: past MIN_IDLE_S
+# A lock outlives the server's downtime (about 1-2 s) by a wide margin, so no live
+# owner loses its lock while the server is away.
+LOCK_TTL_S, HEARTBEAT_S, MIN_IDLE_S = 6.0, 1.0, 12.0
 MAX_RETRIES = 2
 STEADY, VICTIMS = 2, 3                  # workers that live to the end; workers killed and replaced
 KILL_EVERY_S = 3.0                      # a random victim is killed this often ...
@@ -160,6 +162,88 @@ def settled(client: redis.Redis) -> bool:
             and bool(last) and group["last-delivered-id"] == last[0][0])
 
 
+def labels(proc: Proc) -> dict[str, str]:
+    return {"stream": STREAM, "group": GROUP, "consumer": proc.name}
+
+
+def add_tasks(client: redis.Redis, rng: random.Random) -> tuple[set[str], set[str]]:
+    """The good tasks' numbers (field `n`) and the poison tasks' entry IDs."""
+    poison = set(rng.sample(range(TASKS + POISON), POISON))
+    pipe = client.pipeline(transaction=False)
+    for n in range(TASKS + POISON):
+        pipe.xadd(STREAM, {"n": n, "fail": 1} if n in poison else
+                  {"n": n, "sleep": round(rng.uniform(*TASK_SLEEP_S), 3)})
+    ids = pipe.execute()
+    return {str(n) for n in range(TASKS + POISON) if n not in poison}, {ids[n] for n in poison}
+
+
+@dataclass
+class Chaos:
+    """What the run did to the workers and the server."""
+
+    seconds: float = 0.0
+    kills: int = 0
+    mid_task: int = 0                   # kills of a worker with an execution under way
+    server_down_s: float = 0.0
+
+
+def unleash(fleet: Fleet, sluice: servers.SluiceServer, client: redis.Redis, good: set[str],
+            rng: random.Random) -> Chaos:
+    """Kills victims and the server on schedule; returns once everything settled."""
+    chaos, started = Chaos(), time.monotonic()
+    next_kill, server_killed = started + KILL_EVERY_S, False
+    while True:
+        now = time.monotonic()
+        assert now - started < DEADLINE_S, f"the run did not settle in time: {chaos}"
+        if now >= next_kill and now - started < CHAOS_S:
+            victims = fleet.alive("victim")
+            busy = [p for p in victims if any(r.end is None for r in executions([p]))]
+            victim = rng.choice(busy or victims)
+            fleet.kill(victim)
+            chaos.kills, chaos.mid_task = chaos.kills + 1, chaos.mid_task + bool(busy)
+            fleet.start(f"victim{VICTIMS + chaos.kills - 1}", "victim")
+            next_kill = now + KILL_EVERY_S
+        if not server_killed and now - started >= SERVER_KILL_AT_S:
+            sluice.stop(signal.SIGKILL)
+            time.sleep(SERVER_DOWN_S)
+            sluice.start()
+            chaos.server_down_s, server_killed = time.monotonic() - now, True
+        done = {r.task for r in executions(fleet.procs) if r.outcome == "done"}
+        if now - started >= CHAOS_S and server_killed and done >= good and settled(client):
+            chaos.seconds = time.monotonic() - started
+            return chaos
+        time.sleep(0.2)
+
+
+def scrape_and_stop(fleet: Fleet) -> None:
+    """Once every recovering worker's last scan saw the group settled (pel_depth 0):
+    scrape each living worker's /metrics, then stop it (its stats: what it printed)."""
+    survivors = fleet.alive("steady") + fleet.alive("slow")
+    deadline = time.monotonic() + 30
+    while any(sample(scrape(p.metrics_port), "pel_depth", stream=STREAM, group=GROUP) for p in survivors):
+        assert time.monotonic() < deadline, "pel_depth did not drop to 0"
+        time.sleep(0.2)
+    for proc in survivors + fleet.alive("victim"):
+        proc.scraped = scrape(proc.metrics_port)
+        fleet.stop(proc)
+
+
+def check_metrics(proc: Proc, runs: list[Execution]) -> None:
+    """A worker that exited cleanly: its stats count its executions, and /metrics served them."""
+    mine = [r for r in runs if r.pid == proc.popen.pid]
+    assert proc.stats["tasks_done"] == sum(r.outcome == "done" for r in mine), proc
+    assert proc.stats["tasks_failed"] == sum(r.outcome == "fail" for r in mine), proc
+    for name, value in proc.stats.items():
+        if name == "pel_depth":         # a victim's one scan, at its start, saw work pending
+            assert proc.role == "victim" or value == 0, (proc.name, value)
+        elif name != "recovery_scans":  # scans go on between the scrape and the stop
+            assert sample(proc.scraped, f"{name}_total", **labels(proc)) == value, (proc.name, name)
+    assert sample(proc.scraped, "handler_duration_seconds_count", **labels(proc)) == \
+        proc.stats["tasks_done"] + proc.stats["tasks_failed"], proc.name
+    assert sample(proc.scraped, "recovery_scan_duration_seconds_count", **labels(proc)) == \
+        sample(proc.scraped, "recovery_scans_total", **labels(proc)) >= 1, proc.name
+
+
 @pytest.fixture
 def sluice(tmp_path: Path) -> Iterator[servers.SluiceServer]:
     with servers.SluiceServer(["--appendonly", "yes", "--appendfsync", "always"], workdir=tmp_path) as srv:
@@ -169,15 +253,7 @@ def sluice(tmp_path: Path) -> Iterator[servers.SluiceServer]:
 def test_chaos_loses_nothing_and_runs_nothing_twice_at_once(sluice: servers.SluiceServer, tmp_path: Path) -> None:
     rng = random.Random(SEED)
     client = redis.Redis(port=sluice.port, decode_responses=True)
-    pipe = client.pipeline(transaction=False)
-    poison = set(rng.sample(range(TASKS + POISON), POISON))
-    for n in range(TASKS + POISON):
-        pipe.xadd(STREAM, {"n": n, "fail": 1} if n in poison else
-                  {"n": n, "sleep": round(rng.uniform(*TASK_SLEEP_S), 3)})
-    ids = pipe.execute()
-    poison_ids = {ids[n] for n in poison}
-    good = {str(n) for n in range(TASKS + POISON)} - {str(n) for n in poison}
-
+    good, poison_ids = add_tasks(client, rng)
     fleet = Fleet(sluice.port, tmp_path)
     try:
         for k in range(STEADY):
@@ -185,95 +261,51 @@ def test_chaos_loses_nothing_and_runs_nothing_twice_at_once(sluice: servers.Slui
         fleet.start("slow", "slow")
         for k in range(VICTIMS):
             fleet.start(f"victim{k}", "victim")
-        started = time.monotonic()
-        next_kill, server_killed, kills, replacements = started + KILL_EVERY_S, False, 0, VICTIMS
-        while True:
-            now = time.monotonic()
-            assert now - started < DEADLINE_S, "the run did not settle in time"
-            if now >= next_kill and now - started < CHAOS_S:
-                victim = rng.choice(fleet.alive("victim"))
-                fleet.kill(victim)
-                kills += 1
-                fleet.start(f"victim{replacements}", "victim")
-                replacements += 1
-                next_kill = now + KILL_EVERY_S
-            if not server_killed and now - started >= SERVER_KILL_AT_S:
-                sluice.stop(signal.SIGKILL)
-                time.sleep(SERVER_DOWN_S)
-                sluice.start()
-                server_killed = True
-            done = {r.task for r in executions(fleet.procs) if r.outcome == "done"}
-            if now - started >= CHAOS_S and server_killed and done >= good and settled(client):
-                break
-            time.sleep(0.2)
-        run_s = time.monotonic() - started
-
-        survivors = fleet.alive("steady") + fleet.alive("slow")
-        # pel_depth is set by each scan: wait for one that saw the group settled.
-        labels = lambda p: {"stream": STREAM, "group": GROUP, "consumer": p.name}  # noqa: E731
-        deadline = time.monotonic() + 30
-        while any(sample(scrape(p.metrics_port), "pel_depth", stream=STREAM, group=GROUP) for p in survivors):
-            assert time.monotonic() < deadline, "pel_depth did not drop to 0"
-            time.sleep(0.2)
-        for proc in fleet.alive("steady") + fleet.alive("slow") + fleet.alive("victim"):
-            proc.scraped = scrape(proc.metrics_port)
-            fleet.stop(proc)
+        chaos = unleash(fleet, sluice, client, good, rng)
+        scrape_and_stop(fleet)
     finally:
         fleet.close()
-
-    runs = executions(fleet.procs)
-    died_at = {p.popen.pid: p.died_at for p in fleet.procs if p.died_at is not None}
-    pid_of = {p.popen.pid: p for p in fleet.procs}
-    clean = [p for p in fleet.procs if p.died_at is None]
-    total = Counter()
-    for proc in clean:
-        total.update(proc.stats)
-    done_runs = Counter(r.task for r in runs if r.outcome == "done")
     dead = client.xrange(dlq_key(STREAM))
     requeued = [f for _, f in client.xrange(STREAM) if "_retry_count" in f]
-    slow_pid = next(p.popen.pid for p in fleet.procs if p.role == "slow")
-    first_runs = {}
+    client.close()
+
+    runs = executions(fleet.procs)
+    twice = overlaps(runs, {p.popen.pid: p.died_at for p in fleet.procs if p.died_at is not None})
+    done_runs = Counter(r.task for r in runs if r.outcome == "done")
+    runs_of = Counter(r.task for r in runs)
+    first_runs: dict[str, Execution] = {}
     for run in sorted(runs, key=lambda r: r.start):
         first_runs.setdefault(run.task, run)
-    # Tasks the slow worker was first to run (well past MinIdleTime, its locks renewed).
+    # Tasks the slow worker was first to run: they outlived MinIdleTime, their locks renewed.
+    slow_pid = next(p.popen.pid for p in fleet.procs if p.role == "slow")
     slow_tasks = {t for t, r in first_runs.items() if r.pid == slow_pid and t in good}
-    runs_of = Counter(r.task for r in runs)
-    twice = overlaps(runs, died_at)
-    counts = (f"{TASKS} tasks + {POISON} poison in {run_s:.0f} s; {len(runs)} executions, "
-              f"{sum(done_runs.values())} completions ({sum(1 for c in done_runs.values() if c > 1)} tasks more "
-              f"than once), {kills} workers killed, server killed once; slow worker ran {len(slow_tasks)} tasks; "
-              f"requeued entries {len(requeued)}, DLQ {len(dead)}; counters of the {len(clean)} clean exits: "
-              f"{dict(total)}")
+    clean = [p for p in fleet.procs if p.died_at is None]
+    total: Counter = Counter()
+    for proc in clean:
+        total.update(proc.stats)
+    killed_done = sum(1 for r in runs if r.outcome == "done" and r.pid not in {p.popen.pid for p in clean})
+    counts = (f"{TASKS} tasks + {POISON} poison in {chaos.seconds:.0f} s; {len(runs)} executions, "
+              f"{sum(done_runs.values())} completions ({sum(c > 1 for c in done_runs.values())} tasks more "
+              f"than once); {chaos.kills} workers killed ({chaos.mid_task} mid-task), the server once "
+              f"(down {chaos.server_down_s:.1f} s); the slow worker ran {len(slow_tasks)} tasks; "
+              f"requeued entries {len(requeued)}, DLQ {len(dead)}; counters of the {len(clean)} clean "
+              f"exits: {dict(total)}")
     print("\n" + counts)
-    client.close()
 
     assert set(done_runs) == good, f"tasks never completed: {sorted(good - set(done_runs))[:20]}; {counts}"
     assert not twice, f"ran in two workers at once: {twice[:5]}; {counts}"
     assert total["locks_lost"] == 0, counts
     assert slow_tasks and all(runs_of[t] == 1 for t in slow_tasks), f"a slow task ran again: {counts}"
-
     assert {f["_original_id"] for _, f in dead} == poison_ids, counts
     assert all(f["_retry_count"] == str(MAX_RETRIES + 1) and f["_last_error"] for _, f in dead), dead
 
     # The metrics agree with what happened.
     for proc in clean:
-        mine = [r for r in runs if r.pid == proc.popen.pid]
-        assert proc.stats["tasks_done"] == sum(r.outcome == "done" for r in mine), (proc.name, counts)
-        assert proc.stats["tasks_failed"] == sum(r.outcome == "fail" for r in mine), (proc.name, counts)
-        for name, value in proc.stats.items():
-            if name == "pel_depth":     # a victim's one scan, at its start, saw work pending
-                assert proc.role == "victim" or value == 0, (proc.name, value)
-            elif name != "recovery_scans":       # scans go on between the scrape and the stop
-                assert sample(proc.scraped, f"{name}_total", **labels(proc)) == value, (proc.name, name)
-        assert sample(proc.scraped, "handler_duration_seconds_count", **labels(proc)) == \
-            proc.stats["tasks_done"] + proc.stats["tasks_failed"], proc.name
-        assert sample(proc.scraped, "recovery_scan_duration_seconds_count", **labels(proc)) == \
-            sample(proc.scraped, "recovery_scans_total", **labels(proc)) >= 1, proc.name
+        check_metrics(proc, runs)
     assert total["recovery_dlq"] == len(dead) == POISON, counts
     assert sum(total[c] for c in REQUEUE_COUNTERS) == len(requeued) > 0, counts
     assert total["recovery_scan_skipped_alive"] > 0, counts
     # The fast path does most of the work, after the server's restart too (which forgot the
     # notify-keyspace-events setting; the listeners turn it back on).
     assert total["recovery_keyspace_requeued"] > total["recovery_scan_requeued"], counts
-    killed_done = sum(1 for r in runs if r.outcome == "done" and pid_of[r.pid].died_at is not None)
     assert total["tasks_done"] + killed_done >= TASKS, counts
