@@ -66,7 +66,8 @@ class WorkerConfig:
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
             raise ConfigError(f"concurrency must be a positive integer, got {self.concurrency!r}")
         _positive("lock_ttl", self.lock_ttl)
-        if self.metrics_port is not None and not (isinstance(self.metrics_port, int) and 0 <= self.metrics_port <= 65535):
+        port = self.metrics_port
+        if port is not None and not (isinstance(port, int) and 0 <= port <= 65535):
             raise ConfigError(f"metrics_port must be a port number (0-65535, 0: any free one) or None, "
                               f"got {self.metrics_port!r}")
         _positive("block", self.block)

@@ -102,8 +102,9 @@ class Worker:
         reconciler = Reconciler(self.client, c, self.requeuer, self.stats)
         started: list[Background] = []
         try:
-            if c.recovery.keyspace_listener and until_connected(
-                    lambda: ensure_expired_events(self.client), "checking notify-keyspace-events", self._stopping):
+            events_on = c.recovery.keyspace_listener and until_connected(
+                lambda: ensure_expired_events(self.client), "checking notify-keyspace-events", self._stopping)
+            if events_on:
                 listener = ExpiryListener(self.client, c, self.requeuer)
                 listener.start()
                 started.append(listener)
