@@ -70,7 +70,7 @@ class Proc:
     metrics_port: int
     died_at: Optional[float] = None     # time.time() once killed with kill -9
     stats: dict = field(default_factory=dict)
-    scraped: dict = field(default_factory=dict)
+    scraped: dict[SampleKey, float] = field(default_factory=dict)   # its /metrics before the stop
 
 
 @dataclass
