@@ -105,6 +105,7 @@ class WorkerCore:
         c = self.config
         if c.metrics_port is not None:
             self._endpoint = MetricsEndpoint(self.metrics.registry, c.metrics_port, c.metrics_host)
+            log.info("serving Prometheus metrics on http://%s:%d/metrics", c.metrics_host, self._endpoint.port)
 
     def _close_endpoint(self) -> None:
         """Blocks until the endpoint's server thread ended."""

@@ -155,6 +155,7 @@ def test_metrics_port_serves_the_workers_metrics(client: redis.Redis, server: in
     _, err = proc.communicate(timeout=WAIT_S)
     assert proc.returncode == EXIT_STOPPED, err
     assert client.xlen("done") == 5 and "tasks_done=5" in err, err
+    assert f"serving Prometheus metrics on http://127.0.0.1:{port}/metrics" in err, err
     assert sample(samples, "handler_duration_seconds_count", **labels) == 5
     assert sample(samples, "recovery_scans_total", **labels) >= 1
 
