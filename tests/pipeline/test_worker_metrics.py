@@ -4,21 +4,27 @@ each case for the sync Worker and the AsyncWorker."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from functools import partial
 from typing import Callable, Optional
 
 import pytest
 import redis
 import redis.asyncio
+import redis.asyncio.retry
 from prometheus_client import CollectorRegistry, generate_latest
 
 import servers
 from metrics_scrape import sample, scrape
 from pipeline.worker import AsyncWorker, ConfigError, RecoveryConfig, Task, Worker, WorkerConfig, dlq_key
+from pipeline.worker.background import stopped_within
+from pipeline.worker.flows import run_sync
+from pipeline.worker.reconnect import until_connected
 from worker_thread import WorkerThread
 
 STREAM, GROUP = "jobs", "crew"
@@ -160,3 +166,37 @@ def test_in_flight_task_outlives_a_kill_9_of_the_server(sluice: servers.SluiceSe
     assert client.xpending(STREAM, GROUP)["pending"] == 0
     assert worker.stats.snapshot()["recovery_keyspace_requeued"] == 0
     assert client.xlen(STREAM) == 2                 # nothing was requeued
+
+
+def test_a_step_waits_out_a_server_restart(sluice: servers.SluiceServer, mode: str,
+                                           caplog: pytest.LogCaptureFixture) -> None:
+    """reconnect.until_connected, with redis-py's own retries off: a call is retried until
+    the restarted server answers; once its pause says to give up, the connection error."""
+    sluice.stop(signal.SIGKILL)
+    if mode == "sync":
+        client = redis.Redis(port=sluice.port, retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0))
+
+        def ping(give_up: bool) -> bool:
+            pause = (lambda seconds: True) if give_up else threading.Event().wait
+            return run_sync(until_connected(client.ping, "pinging", pause))
+    else:
+        async def ping_async(give_up: bool) -> bool:
+            aclient = redis.asyncio.Redis(port=sluice.port, retry=redis.asyncio.retry.Retry(
+                redis.backoff.NoBackoff(), 0))
+            pause = (lambda seconds: True) if give_up else partial(stopped_within, asyncio.Event())
+            try:
+                return await until_connected(aclient.ping, "pinging", pause)
+            finally:
+                await aclient.aclose()
+
+        def ping(give_up: bool) -> bool:
+            return asyncio.run(ping_async(give_up))
+    with pytest.raises(redis.ConnectionError):
+        ping(give_up=True)
+    caplog.clear()
+    restart = threading.Timer(0.5, sluice.start)
+    restart.start()
+    with caplog.at_level(logging.WARNING, logger="pipeline.worker"):
+        assert ping(give_up=False)
+    restart.join()
+    assert caplog.text.count("pinging: the server is unreachable, retrying until it is back") == 1
