@@ -10,6 +10,8 @@ a lock that expires (worker died, handler failed) gets its entry requeued at onc
 the keyspace listener, and a periodic scan requeues pending entries whose lock is
 gone. A requeue is XACK plus XADD of the same fields with `_retry_count` and
 `_original_id`, in one script; past max_retries the entry goes to `{stream}:dlq`.
+What it does is counted in `worker.stats` and in Prometheus metrics (served on
+/metrics with `WorkerConfig(metrics_port=...)`); a server restart is ridden out.
 
 Clients: redis.Redis, redis.asyncio.Redis (AsyncWorker), and the embedded engine's
 EmbeddedRedis / AsyncEmbeddedRedis. The embedded engine has no pub/sub, so no

@@ -17,13 +17,13 @@ import threading
 from functools import partial
 from typing import Any, Awaitable, Callable, Optional
 
-import redis
+from prometheus_client import CollectorRegistry
 
 from pipeline.worker.background import every, stopped_within
 from pipeline.worker.config import WorkerConfig
-from pipeline.worker.expiry_listener import ensure_expired_events
+from pipeline.worker.reconnect import DISCONNECTED
 from pipeline.worker.task import Task
-from pipeline.worker.worker_core import InFlight, WorkerCore, describe
+from pipeline.worker.worker_core import InFlight, WorkerCore
 
 log = logging.getLogger("pipeline.worker")
 
@@ -35,9 +35,12 @@ CANCEL_WAIT_S = 1.0          # how long shutdown waits for cancelled handlers to
 class AsyncWorker(WorkerCore):
     ASYNC_CLIENT = True
 
-    def __init__(self, client: Any, config: WorkerConfig, handler: AsyncHandler) -> None:
-        super().__init__(client, config, handler)
+    def __init__(self, client: Any, config: WorkerConfig, handler: AsyncHandler, *,
+                 registry: Optional[CollectorRegistry] = None) -> None:
+        """registry: where the Prometheus metrics go (default: a registry of this worker's own)."""
+        super().__init__(client, config, handler, registry)
         self._stopping = asyncio.Event()
+        self._closed = asyncio.Event()          # run() returned: in-flight results stop retrying
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._handlers: set[asyncio.Task] = set()
 
@@ -49,22 +52,37 @@ class AsyncWorker(WorkerCore):
         else:
             self._stopping.set()
 
+    def _stopped_within(self, seconds: float) -> Awaitable[bool]:
+        return stopped_within(self._stopping, seconds)
+
+    def _closed_within(self, seconds: float) -> Awaitable[bool]:
+        return stopped_within(self._closed, seconds)
+
     async def run(self) -> None:
-        """Process entries until `stop` (or SIGTERM/SIGINT, when the loop runs in the main thread)."""
-        c = self.config
+        """Process entries until `stop` (or SIGTERM/SIGINT, when the loop runs in the main thread);
+        a server restart is ridden out (commands are retried until it is back)."""
         self._loop = asyncio.get_running_loop()
+        self._open_endpoint()
+        try:
+            await self._run()
+        finally:
+            self._closed.set()
+            await asyncio.to_thread(self._close_endpoint)
+
+    async def _run(self) -> None:
+        c = self.config
         await self._create_group()
         previous = self._install_signal_handlers()
         slots = asyncio.Semaphore(c.concurrency)
         parts_stop = asyncio.Event()
         parts: list[asyncio.Task] = []
         try:
-            if c.recovery.keyspace_listener and await ensure_expired_events(self.client):
+            if await self._expiry_events_on():
                 subscribed = asyncio.Event()
                 parts.append(asyncio.create_task(self.expiry_events.listen(
                     parts_stop.is_set, subscribed.set, partial(stopped_within, parts_stop))))
                 await stopped_within(subscribed, SUBSCRIBE_WAIT_S)
-            await self.reconciler.scan_once()     # what dead workers left, before taking new work
+            await self._start_up_scan()
             parts += [asyncio.create_task(every(part, parts_stop)) for part in (self.heartbeat, self.reconciler)]
             await self._read_loop(slots)
         finally:
@@ -113,7 +131,7 @@ class AsyncWorker(WorkerCore):
             try:
                 reply = await self.client.xreadgroup(c.group, c.consumer, {c.stream: ">"}, count=taken,
                                                      block=int(c.block * 1000))
-            except redis.ConnectionError as error:
+            except DISCONNECTED as error:
                 give_back(taken)
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
                 await stopped_within(self._stopping, c.block)
@@ -127,12 +145,7 @@ class AsyncWorker(WorkerCore):
 
     async def _handle(self, slots: asyncio.Semaphore, task: Task, job: InFlight) -> None:
         try:
-            error = None
-            try:
-                await self.handler(task)
-            except Exception as exc:  # noqa: BLE001 - any handler failure leaves the entry for a retry
-                error = describe(exc)
-            await self._finish(task, job, error)
+            await self._run_handler(task, job)
         except Exception:  # noqa: BLE001 - one task's failure must not stop the others
             log.exception("a handler task failed outside its handler; its entry is left to recovery")
         finally:

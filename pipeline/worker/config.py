@@ -55,6 +55,8 @@ class WorkerConfig:
     heartbeat_interval: Optional[float] = None   # None: lock_ttl / 2
     block: float = 1.0                      # XREADGROUP BLOCK; also how fast a stop is seen
     shutdown_timeout: float = 10.0          # in-flight handlers get this long on SIGTERM
+    metrics_port: Optional[int] = None      # serve Prometheus /metrics here (0: any free port)
+    metrics_host: str = "0.0.0.0"           # the address /metrics listens on
     recovery: RecoveryConfig = field(default_factory=RecoveryConfig)
 
     def __post_init__(self) -> None:
@@ -64,6 +66,10 @@ class WorkerConfig:
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
             raise ConfigError(f"concurrency must be a positive integer, got {self.concurrency!r}")
         _positive("lock_ttl", self.lock_ttl)
+        port = self.metrics_port
+        if port is not None and not (isinstance(port, int) and 0 <= port <= 65535):
+            raise ConfigError(f"metrics_port must be a port number (0-65535, 0: any free one) or None, "
+                              f"got {self.metrics_port!r}")
         _positive("block", self.block)
         if self.shutdown_timeout < 0:
             raise ConfigError(f"shutdown_timeout must be >= 0, got {self.shutdown_timeout!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any, Callable, Optional
 
 import redis
@@ -23,6 +24,10 @@ EXPIRY_REASON = "lock expired: its worker died or its handler failed"
 REQUIRED_FLAGS = "Ex"     # keyevent notifications (E) of expired keys (x)
 RETRY_PAUSE_S = 1.0
 POLL_S = 0.5              # how long one wait for a message lasts (how fast a stop is seen)
+# How often the listener checks that the events are still on: a server restarted without
+# them in its configuration (CONFIG SET does not outlive a restart) publishes none, and
+# redis-py resubscribes after a reconnect without telling us.
+RECHECK_S = 5.0
 
 
 def ensure_expired_events(client: Any) -> Maybe[bool]:
@@ -76,13 +81,18 @@ class ExpiryEvents:
     async def listen(self, stopped: Callable[[], bool], subscribed: Callable[[], None],
                      pause: Callable[[float], Maybe[Any]]) -> None:
         """Until `stopped()`: subscribe (then call `subscribed`), requeue on each event,
-        and after a lost connection `pause` and subscribe again."""
+        after a lost connection `pause` and subscribe again; every RECHECK_S turn the
+        events back on if a restarted server forgot them."""
         while not stopped():
             pubsub = self._client.pubsub(ignore_subscribe_messages=True)
             try:
                 await resolve(pubsub.subscribe(self.channel))
                 subscribed()
+                recheck_at = time.monotonic() + RECHECK_S
                 while not stopped():
+                    if time.monotonic() >= recheck_at:
+                        await resolve(ensure_expired_events(self._client))
+                        recheck_at = time.monotonic() + RECHECK_S
                     message = await resolve(pubsub.get_message(timeout=POLL_S))
                     if message is not None:
                         await resolve(self._on_expired(text(message["data"])))

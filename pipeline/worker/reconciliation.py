@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from typing import Any
 
 import redis
@@ -41,6 +42,7 @@ class Reconciler:
 
     async def _scan(self) -> int:
         c, r = self._config, self._config.recovery
+        started = time.monotonic()
         idle_ms = int(r.min_idle_time * 1000)
         start, requeued = "-", 0
         while requeued < r.batch_size:
@@ -54,7 +56,10 @@ class Reconciler:
             if len(page) < r.batch_size:
                 break
             start = "(" + text(page[-1]["message_id"])
-        self._stats.add("scans")
+        summary = await resolve(self._client.xpending(c.stream, c.group))
+        self._stats.set("pel_depth", summary["pending"])
+        self._stats.add("recovery_scans")
+        self._stats.observe("recovery_scan_duration_seconds", time.monotonic() - started)
         return requeued
 
     def interval(self) -> float:

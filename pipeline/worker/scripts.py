@@ -10,8 +10,12 @@ from typing import Any
 from pipeline.worker.flows import Maybe, then
 from pipeline.worker.task import text
 
-# KEYS: lock; ARGV: token, ttl_ms
-_ACQUIRE = "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0"
+# KEYS: lock; ARGV: token, ttl_ms -- ours already counts: a call retried after its reply was lost
+_ACQUIRE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+return 0
+"""
 
 # KEYS: lock; ARGV: token, ttl_ms -- extend the lock only while it is still ours
 _RENEW = """

@@ -7,17 +7,18 @@ import logging
 import signal
 import threading
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
-import redis
+from prometheus_client import CollectorRegistry
 
 from pipeline.worker.background import Background, EveryThread
 from pipeline.worker.config import WorkerConfig
-from pipeline.worker.expiry_listener import ExpiryListener, ensure_expired_events
+from pipeline.worker.expiry_listener import ExpiryListener
 from pipeline.worker.flows import run_sync
 from pipeline.worker.handler_pool import HandlerPool
+from pipeline.worker.reconnect import DISCONNECTED
 from pipeline.worker.task import Task
-from pipeline.worker.worker_core import InFlight, WorkerCore, describe
+from pipeline.worker.worker_core import InFlight, WorkerCore
 
 log = logging.getLogger("pipeline.worker")
 
@@ -25,27 +26,45 @@ Handler = Callable[[Task], None]
 
 
 class Worker(WorkerCore):
-    def __init__(self, client: Any, config: WorkerConfig, handler: Handler) -> None:
-        super().__init__(client, config, handler)
+    def __init__(self, client: Any, config: WorkerConfig, handler: Handler, *,
+                 registry: Optional[CollectorRegistry] = None) -> None:
+        """registry: where the Prometheus metrics go (default: a registry of this worker's own)."""
+        super().__init__(client, config, handler, registry)
         self._stopping = threading.Event()
+        self._closed = threading.Event()        # run() returned: in-flight results stop retrying
 
     def stop(self) -> None:
         """Ask `run` to stop reading and shut down (safe from any thread or signal handler)."""
         self._stopping.set()
 
+    def _stopped_within(self, seconds: float) -> bool:
+        return self._stopping.wait(seconds)
+
+    def _closed_within(self, seconds: float) -> bool:
+        return self._closed.wait(seconds)
+
     def run(self) -> None:
-        """Process entries until `stop` (or SIGTERM/SIGINT, when run in the main thread)."""
+        """Process entries until `stop` (or SIGTERM/SIGINT, when run in the main thread);
+        a server restart is ridden out (commands are retried until it is back)."""
+        self._open_endpoint()
+        try:
+            self._run()
+        finally:
+            self._closed.set()
+            self._close_endpoint()
+
+    def _run(self) -> None:
         c = self.config
         run_sync(self._create_group())
         previous = self._install_signal_handlers()
         pool = HandlerPool(c.concurrency)
         started: list[Background] = []
         try:
-            if c.recovery.keyspace_listener and ensure_expired_events(self.client):
+            if run_sync(self._expiry_events_on()):
                 listener = ExpiryListener(self.expiry_events)
                 listener.start()
                 started.append(listener)
-            self.reconciler.scan_once()      # what dead workers left, before taking new work
+            run_sync(self._start_up_scan())
             for part in (self.heartbeat, self.reconciler):
                 thread = EveryThread(part)
                 thread.start()
@@ -77,7 +96,7 @@ class Worker(WorkerCore):
             try:
                 reply = self.client.xreadgroup(c.group, c.consumer, {c.stream: ">"}, count=slots,
                                                block=int(c.block * 1000))
-            except redis.ConnectionError as error:
+            except DISCONNECTED as error:
                 pool.give_back(slots)
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
                 self._stopping.wait(c.block)
@@ -85,12 +104,4 @@ class Worker(WorkerCore):
             run_sync(self._start_entries(reply, slots, pool.give_back, partial(self._submit, pool)))
 
     def _submit(self, pool: HandlerPool, task: Task, job: InFlight) -> None:
-        pool.submit(lambda: self._handle(task, job))
-
-    def _handle(self, task: Task, job: InFlight) -> None:
-        error = None
-        try:
-            self.handler(task)
-        except Exception as exc:  # noqa: BLE001 - any handler failure leaves the entry for a retry
-            error = describe(exc)
-        run_sync(self._finish(task, job, error))
+        pool.submit(lambda: run_sync(self._run_handler(task, job)))

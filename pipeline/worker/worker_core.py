@@ -1,24 +1,29 @@
 """What the sync Worker and the AsyncWorker share: the consumer's state and its steps
 against the server (create the group, start an entry under its lock, finish it,
 requeue what shutdown abandons), each written once as a flow
-(pipeline/worker/flows.py). The two workers differ only in how handlers run (threads
-or tasks), how they wait, and how signals reach them."""
+(pipeline/worker/flows.py), retried while the server is down (reconnect.py), and
+counted in the stats and their Prometheus metrics. The two workers differ only in how
+handlers run (threads or tasks), how they wait, and how signals reach them."""
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import redis
+from prometheus_client import CollectorRegistry
 
 from pipeline.worker.config import WorkerConfig
-from pipeline.worker.expiry_listener import ExpiryEvents
-from pipeline.worker.flows import is_async_client, resolve
+from pipeline.worker.expiry_listener import ExpiryEvents, ensure_expired_events
+from pipeline.worker.flows import Maybe, is_async_client, resolve
 from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.keys import error_key, lock_key
+from pipeline.worker.metrics import MetricsEndpoint, WorkerMetrics
 from pipeline.worker.reconciliation import Reconciler
+from pipeline.worker.reconnect import DISCONNECTED, until_connected
 from pipeline.worker.requeue import Requeuer
 from pipeline.worker.scripts import Scripts
 from pipeline.worker.stats import WorkerStats
@@ -58,7 +63,9 @@ def describe(error: BaseException) -> str:
 class WorkerCore:
     ASYNC_CLIENT = False     # which kind of client the worker takes (is_async_client)
 
-    def __init__(self, client: Any, config: WorkerConfig, handler: Any) -> None:
+    def __init__(self, client: Any, config: WorkerConfig, handler: Any,
+                 registry: Optional[CollectorRegistry] = None) -> None:
+        """registry: where the Prometheus metrics go (default: a registry of this worker's own)."""
         if is_async_client(client) != self.ASYNC_CLIENT:
             kind, other = ("redis.asyncio", "Worker") if self.ASYNC_CLIENT else ("sync", "AsyncWorker")
             raise TypeError(f"{type(self).__name__} takes a {kind} client, not {type(client).__name__}: "
@@ -66,7 +73,8 @@ class WorkerCore:
         self.client = client
         self.config = config
         self.handler = handler
-        self.stats = WorkerStats()
+        self.metrics = WorkerMetrics(config.stream, config.group, config.consumer, registry)
+        self.stats = WorkerStats(sink=self.metrics)
         self.scripts = Scripts(client)
         self.requeuer = Requeuer(config, self.scripts, self.stats)
         self._ttl_ms = int(config.lock_ttl * 1000)
@@ -78,14 +86,50 @@ class WorkerCore:
         self.expiry_events = ExpiryEvents(client, config, self.requeuer)
         self._in_flight: dict[str, InFlight] = {}
         self._in_flight_guard = threading.Lock()
+        self._endpoint: Optional[MetricsEndpoint] = None
+
+    def _stopped_within(self, seconds: float) -> Maybe[bool]:
+        """Waits up to `seconds`; True once `stop` was asked (steps that start work give up)."""
+        raise NotImplementedError
+
+    def _closed_within(self, seconds: float) -> Maybe[bool]:
+        """Waits up to `seconds`; True once `run` returned (in-flight results give up)."""
+        raise NotImplementedError
+
+    @property
+    def metrics_port(self) -> Optional[int]:
+        """The port /metrics is served on while `run` runs (None: not served)."""
+        return self._endpoint.port if self._endpoint is not None else None
+
+    def _open_endpoint(self) -> None:
+        c = self.config
+        if c.metrics_port is not None:
+            self._endpoint = MetricsEndpoint(self.metrics.registry, c.metrics_port, c.metrics_host)
+            log.info("serving Prometheus metrics on http://%s:%d/metrics", c.metrics_host, self._endpoint.port)
+
+    def _close_endpoint(self) -> None:
+        """Blocks until the endpoint's server thread ended."""
+        endpoint, self._endpoint = self._endpoint, None
+        if endpoint is not None:
+            endpoint.close()
 
     async def _create_group(self) -> None:
         c = self.config
         try:
-            await resolve(self.client.xgroup_create(c.stream, c.group, id="0", mkstream=True))
+            await until_connected(lambda: self.client.xgroup_create(c.stream, c.group, id="0", mkstream=True),
+                                  "creating the group", self._stopped_within)
         except redis.ResponseError as error:
             if not str(error).startswith("BUSYGROUP"):
                 raise
+
+    async def _expiry_events_on(self) -> bool:
+        """Whether to start the expiry listener: configured, and the server publishes the events."""
+        return self.config.recovery.keyspace_listener and await until_connected(
+            lambda: ensure_expired_events(self.client), "checking notify-keyspace-events", self._stopped_within)
+
+    async def _start_up_scan(self) -> None:
+        """What dead workers left, before taking new work."""
+        await until_connected(self.reconciler.scan_once, "the start-up scan", self._stopped_within)
 
     async def _begin(self, entry_id: Any, fields: Any) -> Optional[tuple[Task, InFlight]]:
         """Takes a new entry's lock and tracks it; what to run, or None when there is
@@ -93,11 +137,18 @@ class WorkerCore:
         read but not yet locked when its process dies has no lock to expire: the scan
         alone recovers it."""
         c, entry_id = self.config, text(entry_id)
-        if not fields:                  # deleted between XADD and our read: nothing to run
-            await resolve(self.client.xack(c.stream, c.group, entry_id))
-            return None
         lock, token = lock_key(c.stream, entry_id), uuid.uuid4().hex
-        if not await resolve(self.scripts.acquire(lock, token, self._ttl_ms)):
+        try:
+            if not fields:              # deleted between XADD and our read: nothing to run
+                await until_connected(lambda: self.client.xack(c.stream, c.group, entry_id),
+                                      f"acknowledging deleted {entry_id}", self._stopped_within)
+                return None
+            # A lock already holding our token counts: a retry whose first reply was lost.
+            locked = await until_connected(lambda: self.scripts.acquire(lock, token, self._ttl_ms),
+                                           f"locking {entry_id}", self._stopped_within)
+        except DISCONNECTED:            # stopped while the server was away: recovery takes it
+            return None
+        if not locked:
             log.warning("%s %s: its lock is held elsewhere; leaving it to recovery", c.stream, entry_id)
             return None
         job = InFlight(lock, token)
@@ -119,9 +170,23 @@ class WorkerCore:
             else:
                 submit(*begun)
 
+    async def _run_handler(self, task: Task, job: InFlight) -> None:
+        """Runs the handler (awaited by the asyncio worker), times it, and finishes the task."""
+        error = None
+        started = time.monotonic()
+        try:
+            returned = self.handler(task)
+            if self.ASYNC_CLIENT:
+                await returned
+        except Exception as exc:  # noqa: BLE001 - any handler failure leaves the entry for a retry
+            error = describe(exc)
+        self.stats.observe("handler_duration_seconds", time.monotonic() - started)
+        await self._finish(task, job, error)
+
     async def _finish(self, task: Task, job: InFlight, error: Optional[str]) -> None:
         """After the handler: XACK on success; on failure leave the entry pending with its
-        lock left to expire, so its expiry (or the scan) requeues it with the error."""
+        lock left to expire, so its expiry (or the scan) requeues it with the error. Both
+        wait out a server restart (until `run` returned)."""
         c = self.config
         with self._in_flight_guard:
             self._in_flight.pop(task.id, None)
@@ -129,11 +194,13 @@ class WorkerCore:
             return                      # shutdown requeued it already
         self.heartbeat.drop(job.lock)
         if error is None:
-            await resolve(self.scripts.ack(c.stream, job.lock, c.group, task.id, job.token))
+            await until_connected(lambda: self.scripts.ack(c.stream, job.lock, c.group, task.id, job.token),
+                                  f"acknowledging {task.id}", self._closed_within)
             self.stats.add("tasks_done")
             return
         log.warning("%s %s failed: %s", c.stream, task.id, error)
-        await resolve(self.client.set(error_key(c.stream, task.id), error, px=self._error_ttl_ms))
+        await until_connected(lambda: self.client.set(error_key(c.stream, task.id), error, px=self._error_ttl_ms),
+                              f"noting the error of {task.id}", self._closed_within)
         self.stats.add("tasks_failed")
 
     async def _requeue_unfinished(self) -> None:
@@ -144,4 +211,7 @@ class WorkerCore:
         for entry_id, job in unfinished:
             if job.settle("abandoned"):
                 self.heartbeat.drop(job.lock)
-                await resolve(self.requeuer.requeue(entry_id, "shutdown", reason, token=job.token))
+                try:
+                    await resolve(self.requeuer.requeue(entry_id, "shutdown", reason, token=job.token))
+                except DISCONNECTED as error:   # its lock expires, then recovery requeues it
+                    log.warning("%s %s: not requeued at shutdown: %s", self.config.stream, entry_id, error)

@@ -29,6 +29,7 @@ from pipeline.worker import (AsyncWorker, ConfigError, RecoveryConfig, Scripts, 
 from pipeline.worker.flows import resolve, run_sync, then
 from pipeline.worker.keys import error_key
 from worker_process import async_handler, config_of, sync_handler
+from worker_thread import WorkerThread
 
 STREAM, GROUP = "tasks", "workers"
 WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
@@ -135,32 +136,15 @@ class ProcessWorker:
         self.proc.communicate()
 
 
-class ThreadWorker:
+class ThreadWorker(WorkerThread):
     """A worker in a thread of this process (on the embedded engine): the sync Worker,
     or the AsyncWorker with its own event loop."""
 
     def __init__(self, backend: Backend, mode: str, config: WorkerConfig,
                  handler_for: Callable[[object], Callable], **client_options: object) -> None:
         """`handler_for(client)`: the handler, given the worker's client."""
-        if mode == "sync":
-            client = backend.connect(**client_options)
-            self.worker = Worker(client, config, handler_for(client))
-            self.thread = threading.Thread(target=self.worker.run)
-        else:
-            aclient = backend.connect_async(**client_options)
-            self.worker = AsyncWorker(aclient, config, handler_for(aclient))
-            self.thread = threading.Thread(target=asyncio.run, args=(self._run_async(aclient),))
-        self.thread.start()
-
-    async def _run_async(self, aclient: redis.asyncio.Redis) -> None:
-        await self.worker.run()
-        await aclient.aclose()
-
-    def stop(self) -> Counter:
-        self.worker.stop()
-        self.thread.join(timeout=10)
-        assert not self.thread.is_alive()
-        return Counter(self.worker.stats.snapshot())
+        client = (backend.connect if mode == "sync" else backend.connect_async)(**client_options)
+        super().__init__((Worker if mode == "sync" else AsyncWorker)(client, config, handler_for(client)))
 
     def close(self) -> None:
         if self.thread.is_alive():
@@ -442,7 +426,7 @@ def test_a_dead_consumers_entries_are_recovered(backend: Backend, client: redis.
     assert sorted(f["_original_id"] for f in requeued_entries(client)) == [entry_id for entry_id, _ in held]
     assert stats["recovery_scan_requeued"] + stats["recovery_keyspace_requeued"] == 6
     if backend.engine is not None:
-        assert stats["recovery_keyspace_requeued"] == 0 and stats["scans"] >= 2
+        assert stats["recovery_keyspace_requeued"] == 0 and stats["recovery_scans"] >= 2
 
 
 def stop_and_collect(running: list) -> Counter:

@@ -1,6 +1,7 @@
 """`sluice-worker` (pipeline/worker/cli.py) as a real process: a handler module from a
 temporary directory processes tasks on a real sluice-server and a real Redis Cluster,
-SIGTERM stops it with status 0, and every usage error exits 2 with its reason."""
+serves its metrics on /metrics, SIGTERM stops it with status 0, and every usage error
+exits 2 with its reason."""
 from __future__ import annotations
 
 import os
@@ -17,6 +18,7 @@ import redis
 from redis.cluster import RedisCluster
 
 import servers
+from metrics_scrape import sample, scrape
 from pipeline.worker import RecoveryConfig, WorkerConfig
 from redis_cluster import redis_cluster  # noqa: F401 - a fixture
 from pipeline.worker.cli import (EXIT_STOPPED, EXIT_UNREACHABLE, EXIT_USAGE, build_parser, config_from,
@@ -133,6 +135,31 @@ def test_failing_handler_goes_to_the_dlq_and_sigint_stops_too(client: redis.Redi
     assert client.xinfo_consumers(STREAM, GROUP)[0]["name"] == "w-dlq"
 
 
+def test_metrics_port_serves_the_workers_metrics(client: redis.Redis, server: int, handlers: Path) -> None:
+    for n in range(5):
+        client.xadd(STREAM, {"n": n})
+    port = servers.free_port()
+    proc = sluice_worker("cli_handlers:record", "--stream", STREAM, "--group", GROUP, "--url", url(server),
+                         "--consumer", "w-metrics", "--metrics-port", str(port), "--metrics-host", "127.0.0.1",
+                         *FAST, cwd=handlers, port=server)
+    labels = {"stream": STREAM, "group": GROUP, "consumer": "w-metrics"}
+
+    def all_done() -> bool:
+        try:
+            return sample(scrape(port), "tasks_done_total", **labels) == 5
+        except OSError:                             # not listening yet
+            return proc.poll() is not None
+    wait_for(all_done, "/metrics to count 5 tasks done")
+    samples = scrape(port)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == EXIT_STOPPED, err
+    assert client.xlen("done") == 5 and "tasks_done=5" in err, err
+    assert f"serving Prometheus metrics on http://127.0.0.1:{port}/metrics" in err, err
+    assert sample(samples, "handler_duration_seconds_count", **labels) == 5
+    assert sample(samples, "recovery_scans_total", **labels) >= 1
+
+
 def test_cluster_mode(redis_cluster: tuple[str, int], handlers: Path) -> None:
     """--cluster: a RedisCluster client on a real 3-master cluster."""
     host, port = redis_cluster
@@ -193,9 +220,11 @@ def test_every_setting_has_a_flag_with_the_librarys_default() -> None:
         "m:f", "--stream", "s", "--group", "g", "--consumer", "c", "--concurrency", "2", "--lock-ttl", "3",
         "--heartbeat-interval", "1", "--block", "0.5", "--shutdown-timeout", "0", "--reconciliation-interval",
         "7", "--min-idle-time", "8", "--batch-size", "9", "--max-retries", "0", "--dlq-stream", "",
-        "--field-prefix", "meta.", "--scan-jitter", "0", "--no-keyspace-listener"]))
+        "--field-prefix", "meta.", "--scan-jitter", "0", "--no-keyspace-listener", "--metrics-port", "9108",
+        "--metrics-host", "127.0.0.1"]))
     assert chosen == WorkerConfig("s", "g", "c", concurrency=2, lock_ttl=3, heartbeat_interval=1, block=0.5,
-                                  shutdown_timeout=0, recovery=RecoveryConfig(
+                                  shutdown_timeout=0, metrics_port=9108, metrics_host="127.0.0.1",
+                                  recovery=RecoveryConfig(
                                       reconciliation_interval=7, min_idle_time=8, batch_size=9, max_retries=0,
                                       dlq_stream="", field_prefix="meta.", scan_jitter=0, keyspace_listener=False))
     # A setting added to the library later gets a flag (and this test names it).

@@ -1,0 +1,202 @@
+"""The worker's Prometheus metrics (pipeline.worker.metrics) scraped from its /metrics
+endpoint, registries shared and not, and a worker riding out a kill -9 of its server;
+each case for the sync Worker and the AsyncWorker."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from functools import partial
+from typing import Callable, Optional
+
+import pytest
+import redis
+import redis.asyncio
+import redis.asyncio.retry
+from prometheus_client import CollectorRegistry, generate_latest
+
+import servers
+from metrics_scrape import sample, scrape
+from pipeline.worker import AsyncWorker, ConfigError, RecoveryConfig, Task, Worker, WorkerConfig, dlq_key
+from pipeline.worker.background import stopped_within
+from pipeline.worker.flows import run_sync
+from pipeline.worker.reconnect import until_connected
+from worker_thread import WorkerThread
+
+STREAM, GROUP = "jobs", "crew"
+WAIT_S = 30.0
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def config(consumer: str, **overrides: object) -> WorkerConfig:
+    """Fast settings: a lock lives 0.5 s, the scan runs every 0.3 s."""
+    settings = {"lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5,
+                "recovery": RecoveryConfig(reconciliation_interval=0.3, min_idle_time=1.0, max_retries=0),
+                **overrides}
+    return WorkerConfig(STREAM, GROUP, consumer, **settings)
+
+
+@pytest.fixture(params=["sync", "async"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """Which worker: Worker on redis.Redis, or AsyncWorker on redis.asyncio.Redis."""
+    return request.param
+
+
+def make_worker(mode: str, port: int, config: WorkerConfig, handler: Callable[[Task], None],
+                registry: Optional[CollectorRegistry] = None) -> Worker | AsyncWorker:
+    """A worker of `mode` with a client of its own; the AsyncWorker runs the (blocking)
+    handler in a thread."""
+    if mode == "sync":
+        return Worker(redis.Redis(port=port, decode_responses=True), config, handler, registry=registry)
+
+    async def in_thread(task: Task) -> None:
+        await asyncio.to_thread(handler, task)
+    return AsyncWorker(redis.asyncio.Redis(port=port, decode_responses=True), config, in_thread,
+                       registry=registry)
+
+
+def handle(task: Task) -> None:
+    time.sleep(float(task.fields.get("sleep", 0)))
+    if task.fields.get("fail"):
+        raise RuntimeError("poison")
+
+
+@pytest.fixture
+def sluice(tmp_path: Path) -> Iterator[servers.SluiceServer]:
+    """A sluice-server that fsyncs every write, so a kill -9 loses nothing acknowledged."""
+    with servers.SluiceServer(["--appendonly", "yes", "--appendfsync", "always"], workdir=tmp_path) as srv:
+        yield srv
+
+
+@pytest.fixture
+def client(sluice: servers.SluiceServer) -> Iterator[redis.Redis]:
+    c = redis.Redis(port=sluice.port, decode_responses=True)
+    yield c
+    c.close()
+
+
+def test_metrics_endpoint_serves_what_the_stats_counted(sluice: servers.SluiceServer, client: redis.Redis,
+                                                        mode: str) -> None:
+    for n in range(3):
+        client.xadd(STREAM, {"n": n})
+    client.xadd(STREAM, {"n": "poison", "fail": 1})
+    labels = {"stream": STREAM, "group": GROUP, "consumer": "m1"}
+    worker = make_worker(mode, sluice.port, config("m1", metrics_port=0, metrics_host="127.0.0.1"), handle)
+    with WorkerThread(worker):
+        wait_for(lambda: worker.metrics_port is not None, "the endpoint")
+        wait_for(lambda: client.exists(dlq_key(STREAM)) and worker.stats.tasks_done == 3,
+                 "3 tasks done and the poison one in the DLQ")
+        wait_for(lambda: client.xpending(STREAM, GROUP)["pending"] == 0, "nothing pending")
+        scans = worker.stats.recovery_scans
+        wait_for(lambda: worker.stats.recovery_scans > scans, "a scan after the queue emptied")
+        stats = worker.stats.snapshot()
+        samples = scrape(worker.metrics_port)
+    assert worker.metrics_port is None              # closed with run
+    print(f"\nstats {stats}")
+    for name in ("tasks_done", "tasks_failed", "recovery_keyspace_requeued", "recovery_scan_requeued",
+                 "recovery_dlq", "recovery_duplicate_ack", "recovery_scan_skipped_alive", "locks_lost"):
+        assert sample(samples, f"{name}_total", **labels) == stats[name], name
+    assert (stats["tasks_done"], stats["tasks_failed"], stats["recovery_dlq"]) == (3, 1, 1)
+    assert sample(samples, "recovery_dlq_total", **labels) == client.xlen(dlq_key(STREAM))
+    assert sample(samples, "handler_duration_seconds_count", **labels) == 4
+    assert sample(samples, "recovery_scan_duration_seconds_count", **labels) == \
+        sample(samples, "recovery_scans_total", **labels) >= 1
+    assert sample(samples, "pel_depth", stream=STREAM, group=GROUP) == 0
+
+
+def test_workers_in_one_process_keep_their_series_apart(sluice: servers.SluiceServer, client: redis.Redis,
+                                                        mode: str) -> None:
+    """Own registries (the default) do not clash; a shared one holds one series per consumer."""
+    for n in range(4):
+        client.xadd(STREAM, {"n": n})
+    alone = [make_worker(mode, sluice.port, config("same"), handle) for _ in range(2)]
+    assert alone[0].metrics.registry is not alone[1].metrics.registry
+    shared = CollectorRegistry()
+    pair = [make_worker(mode, sluice.port, config(name), handle, registry=shared) for name in ("s1", "s2")]
+    with WorkerThread(pair[0]), WorkerThread(pair[1]):
+        wait_for(lambda: pair[0].stats.tasks_done + pair[1].stats.tasks_done == 4, "4 tasks done")
+    text = generate_latest(shared).decode()
+    for worker in pair:
+        line = f'tasks_done_total{{consumer="{worker.config.consumer}",group="{GROUP}",stream="{STREAM}"}}'
+        assert f"{line} {float(worker.stats.tasks_done)}" in text
+
+
+def test_metrics_port_is_checked() -> None:
+    with pytest.raises(ConfigError, match="metrics_port must be a port number"):
+        WorkerConfig(STREAM, GROUP, "c", metrics_port=70000)
+
+
+def test_in_flight_task_outlives_a_kill_9_of_the_server(sluice: servers.SluiceServer, client: redis.Redis,
+                                                        mode: str) -> None:
+    """The handler finishes while the server is down: its acknowledgement waits for the
+    restart, so the task runs once; the worker reads on afterwards."""
+    started, finished = threading.Event(), threading.Event()
+
+    def slow(task: Task) -> None:
+        if task.fields["n"] == "first":
+            started.set()
+            finished.wait(WAIT_S)
+
+    worker = make_worker(mode, sluice.port, config("k1", lock_ttl=10.0, recovery=RecoveryConfig(
+        reconciliation_interval=1.0, min_idle_time=20.0)), slow)
+    with WorkerThread(worker):
+        client.xadd(STREAM, {"n": "first"})
+        assert started.wait(WAIT_S)
+        sluice.stop(signal.SIGKILL)
+        finished.set()                              # its acknowledgement now fails, and is retried
+        time.sleep(0.5)
+        assert worker.stats.tasks_done == 0
+        sluice.start()
+        wait_for(lambda: worker.stats.tasks_done == 1, "the acknowledgement after the restart")
+        # The restarted server forgot the CONFIG SET; the listener sets it again.
+        wait_for(lambda: "x" in client.config_get("notify-keyspace-events")["notify-keyspace-events"],
+                 "expired-key events to be on again")
+        client.xadd(STREAM, {"n": "second"})
+        wait_for(lambda: worker.stats.tasks_done == 2, "a task added after the restart")
+    assert client.xpending(STREAM, GROUP)["pending"] == 0
+    assert worker.stats.snapshot()["recovery_keyspace_requeued"] == 0
+    assert client.xlen(STREAM) == 2                 # nothing was requeued
+
+
+def test_a_step_waits_out_a_server_restart(sluice: servers.SluiceServer, mode: str,
+                                           caplog: pytest.LogCaptureFixture) -> None:
+    """reconnect.until_connected, with redis-py's own retries off: a call is retried until
+    the restarted server answers; once its pause says to give up, the connection error."""
+    sluice.stop(signal.SIGKILL)
+    if mode == "sync":
+        client = redis.Redis(port=sluice.port, retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0))
+
+        def ping(give_up: bool) -> bool:
+            pause = (lambda seconds: True) if give_up else threading.Event().wait
+            return run_sync(until_connected(client.ping, "pinging", pause))
+    else:
+        async def ping_async(give_up: bool) -> bool:
+            aclient = redis.asyncio.Redis(port=sluice.port, retry=redis.asyncio.retry.Retry(
+                redis.backoff.NoBackoff(), 0))
+            pause = (lambda seconds: True) if give_up else partial(stopped_within, asyncio.Event())
+            try:
+                return await until_connected(aclient.ping, "pinging", pause)
+            finally:
+                await aclient.aclose()
+
+        def ping(give_up: bool) -> bool:
+            return asyncio.run(ping_async(give_up))
+    with pytest.raises(redis.ConnectionError):
+        ping(give_up=True)
+    caplog.clear()
+    restart = threading.Timer(0.5, sluice.start)
+    restart.start()
+    with caplog.at_level(logging.WARNING, logger="pipeline.worker"):
+        assert ping(give_up=False)
+    restart.join()
+    assert caplog.text.count("pinging: the server is unreachable, retrying until it is back") == 1
