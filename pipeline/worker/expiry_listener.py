@@ -1,15 +1,19 @@
 """The fast path: a lock key's `expired` event means its worker stopped renewing it
 (died, or its handler failed), so that entry is requeued at once, without waiting
-for the next scan."""
+for the next scan. What it cannot see (an event published while it was
+reconnecting or moving to another master) the periodic scan still finds."""
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from pipeline.worker.background import Background
+from pipeline.worker.cluster import events_source, owner_name
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.keys import entry_of_lock
 from pipeline.worker.requeue import Requeuer
@@ -20,6 +24,7 @@ log = logging.getLogger("pipeline.worker")
 EXPIRY_REASON = "lock expired: its worker died or its handler failed"
 REQUIRED_FLAGS = "Ex"     # keyevent notifications (E) of expired keys (x)
 RETRY_PAUSE_S = 1.0
+SUBSCRIBE_TIMEOUT_S = 5.0
 
 
 def ensure_expired_events(client: Any) -> bool:
@@ -47,6 +52,10 @@ def ensure_expired_events(client: Any) -> bool:
 
 
 class ExpiryListener(Background):
+    """Listens where the stream's lock keys expire: the server, or on a cluster the
+    master owning the stream's slot (cluster.py). It follows that slot when it moves:
+    at once on `retarget`, and on its own once the client's slot map shows the move."""
+
     def __init__(self, client: Any, config: WorkerConfig, requeuer: Requeuer) -> None:
         super().__init__("worker-expiry")
         self._client = client
@@ -55,28 +64,75 @@ class ExpiryListener(Background):
         pool = getattr(client, "connection_pool", None)     # a cluster client has none: db 0
         db = pool.connection_kwargs.get("db", 0) if pool is not None else 0
         self._channel = f"__keyevent@{db}__:expired"
-        self._subscribed = threading.Event()
+        self._checked_on = ""            # the node whose notify-keyspace-events we ensured
+        self._wanted = 0                 # subscriptions asked for (retarget raises it)
+        self._listening = 0              # the `_wanted` the current subscription answers
+        self._source = ""                # the node subscribed on, "" while not subscribed
+        self._changed = threading.Condition()
 
-    def start(self, timeout: float = 5.0) -> None:
-        """Starts listening; returns once subscribed (so no expiry after start is missed)."""
+    def start(self, timeout: float = 5.0) -> bool:
+        """Starts listening and returns True once subscribed (so no expiry after start is
+        missed); False, without starting, when the server's expired events are off and
+        cannot be turned on (ensure_expired_events logged what to set)."""
+        events, name = events_source(self._client, self._config.stream)
+        if not ensure_expired_events(events):
+            return False
+        self._checked_on = name
         super().start()
-        self._subscribed.wait(timeout)
+        self._wait_listening(timeout)
+        return True
+
+    def retarget(self, timeout: float = 5.0) -> None:
+        """Subscribe anew where the client's slot map now puts the stream; returns once
+        subscribed there (or after `timeout`)."""
+        with self._changed:
+            self._wanted += 1
+        self._wait_listening(timeout)
+
+    def _wait_listening(self, timeout: float) -> None:
+        with self._changed:
+            wanted = self._wanted
+            self._changed.wait_for(lambda: self._listening >= wanted and self._source, timeout)
 
     def _run(self) -> None:
+        stream = self._config.stream
         while not self._stop.is_set():
-            pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            pubsub = None
             try:
+                with self._changed:
+                    wanted = self._wanted
+                events, name = events_source(self._client, stream)
+                if name != self._checked_on:
+                    ensure_expired_events(events)       # a new master: it logs what to set
+                    self._checked_on = name
+                pubsub = events.pubsub()
                 pubsub.subscribe(self._channel)
-                self._subscribed.set()
-                while not self._stop.is_set():
+                self._confirmed(pubsub)
+                with self._changed:
+                    self._listening, self._source = wanted, name
+                    self._changed.notify_all()
+                while not self._stop.is_set() and self._wanted == wanted and owner_name(self._client, stream) == name:
                     message = pubsub.get_message(timeout=0.5)
-                    if message is not None:
+                    if message is not None and message["type"] == "message":
                         self._on_expired(text(message["data"]))
-            except redis.RedisError as error:
+            except (redis.RedisError, RedisClusterException) as error:
                 log.warning("expiry listener lost its connection (reconnecting): %s", error)
                 self._stop.wait(RETRY_PAUSE_S)
             finally:
-                pubsub.close()
+                with self._changed:
+                    self._source = ""
+                if pubsub is not None:
+                    pubsub.close()
+
+    @staticmethod
+    def _confirmed(pubsub: Any) -> None:
+        """Waits for the server's subscribe reply: from then on no expiry is missed."""
+        deadline = time.monotonic() + SUBSCRIBE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            message = pubsub.get_message(timeout=0.1)
+            if message is not None and message["type"] == "subscribe":
+                return
+        raise redis.TimeoutError(f"no subscribe reply within {SUBSCRIBE_TIMEOUT_S} s")
 
     def _on_expired(self, key: str) -> None:
         entry_id = entry_of_lock(self._config.stream, key)

@@ -13,7 +13,8 @@ import redis
 
 from pipeline.worker.background import Background
 from pipeline.worker.config import WorkerConfig
-from pipeline.worker.expiry_listener import ExpiryListener, ensure_expired_events
+from pipeline.worker.cluster import moved_while_blocked, refresh_topology
+from pipeline.worker.expiry_listener import ExpiryListener
 from pipeline.worker.handler_pool import HandlerPool
 from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.keys import error_key, lock_key
@@ -61,6 +62,7 @@ class Worker:
         self._stopping = threading.Event()
         self._in_flight: dict[str, _InFlight] = {}
         self._in_flight_guard = threading.Lock()
+        self._listener: ExpiryListener | None = None
 
     def stop(self) -> None:
         """Ask `run` to stop reading and shut down (safe from any thread or signal handler)."""
@@ -76,22 +78,34 @@ class Worker:
         reconciler = Reconciler(self.client, c, self.requeuer, self.stats)
         started: list[Background] = []
         try:
-            if c.recovery.keyspace_listener and ensure_expired_events(self.client):
+            if c.recovery.keyspace_listener:
                 listener = ExpiryListener(self.client, c, self.requeuer)
-                listener.start()
-                started.append(listener)
+                if listener.start():
+                    self._listener = listener
+                    started.append(listener)
             reconciler.scan_once()      # what dead workers left, before taking new work
             for part in (heartbeat, reconciler):
                 part.start()
                 started.append(part)
             self._read_loop(pool, heartbeat)
         finally:
+            self._listener = None
             self._shut_down(pool, heartbeat)
             pool.close()
             for part in started:
                 part.stop()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+    def reset_topology(self) -> None:
+        """Call after a failover or resharding of a Redis Cluster: re-reads the slot map
+        and moves the expiry listener to the master that now owns the stream's slot,
+        returning once it listens there. (It also follows on its own once the client
+        meets a MOVED reply; meanwhile the scan covers what it misses.)"""
+        refresh_topology(self.client)
+        listener = self._listener
+        if listener is not None:
+            listener.retarget()
 
     def _create_group(self) -> None:
         try:
@@ -117,7 +131,9 @@ class Worker:
             try:
                 reply = self.client.xreadgroup(c.group, c.consumer, {c.stream: ">"}, count=slots,
                                                block=int(c.block * 1000))
-            except redis.ConnectionError as error:
+            except (redis.ConnectionError, redis.ResponseError) as error:
+                if not (isinstance(error, redis.ConnectionError) or moved_while_blocked(error)):
+                    raise
                 pool.give_back(slots)
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
                 self._stopping.wait(c.block)

@@ -1,4 +1,5 @@
-"""A worker process for tests/pipeline/test_worker.py, run as
+"""A worker process for tests/pipeline/test_worker.py (and test_worker_cluster.py, with
+"cluster": true in its config), run as
 `python tests/pipeline/worker_process.py PORT CONSUMER CONFIG_JSON`.
 
 Its handler records every start (`starts`: "task consumer") and every completion
@@ -12,6 +13,7 @@ import sys
 import time
 
 import redis
+from redis.cluster import RedisCluster
 
 from pipeline.worker import RecoveryConfig, Task, Worker, WorkerConfig
 
@@ -19,7 +21,10 @@ from pipeline.worker import RecoveryConfig, Task, Worker, WorkerConfig
 def main() -> None:
     port, consumer, settings = int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    client = redis.Redis(port=port, decode_responses=True)
+    if settings.pop("cluster", False):           # the port is one node of a Redis Cluster
+        client = RedisCluster(host="127.0.0.1", port=port, decode_responses=True)
+    else:
+        client = redis.Redis(port=port, decode_responses=True)
     recovery = RecoveryConfig(**settings.pop("recovery", {}))
     config = WorkerConfig(consumer=consumer, recovery=recovery, **settings)
 
