@@ -9,6 +9,11 @@ a lock that expires (worker died, handler failed) gets its entry requeued at onc
 the keyspace listener, and a periodic scan requeues pending entries whose lock is
 gone. A requeue is XACK plus XADD of the same fields with `_retry_count` and
 `_original_id`, in one script; past max_retries the entry goes to `{stream}:dlq`.
+
+On a Redis Cluster give it a `redis.cluster.RedisCluster`: every key of a stream
+shares its hash slot, and the listener subscribes on the master owning that slot.
+After a failover or resharding call `worker.reset_topology()` (the listener also
+follows on its own once the client meets a MOVED reply; the scan covers the gap).
 """
 from pipeline.worker.config import ConfigError, RecoveryConfig, WorkerConfig
 from pipeline.worker.expiry_listener import ensure_expired_events

@@ -41,7 +41,8 @@ def refresh_topology(client: Any) -> None:
 
 
 def moved_while_blocked(error: Exception) -> bool:
-    """True for the error a blocked XREADGROUP gets when its stream is migrated to
-    another master (MIGRATE deletes the source's copy): reading again meets MOVED, and
-    the cluster client follows it."""
+    """True for the error a blocked XREADGROUP gets when its stream leaves the node:
+    migrated to another master (MIGRATE deletes the source's copy) or its master
+    turned replica in a failover. Reading again meets MOVED, which the cluster client
+    follows."""
     return isinstance(error, redis.ResponseError) and str(error).startswith("UNBLOCKED")

@@ -3,11 +3,8 @@ its scripts, its configuration checks, and worker processes killed with kill -9,
 stopped with SIGTERM, handed slow and poison tasks."""
 from __future__ import annotations
 
-import json
 import logging
-import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -23,13 +20,13 @@ import servers
 from pipeline.worker import (ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
                              dlq_key, ensure_expired_events, lock_key)
 from pipeline.worker.keys import error_key
+from worker_support import done, kill_holding_locks, stop_and_collect, wait_for, worker_processes
 
 STREAM, GROUP = "tasks", "workers"
-WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
 # Fast settings for the process tests: a lock lives 0.5 s, the scan runs every 0.5 s.
 FAST = {"stream": STREAM, "group": GROUP, "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5,
         "recovery": {"reconciliation_interval": 0.5, "min_idle_time": 1.0}}
-WAIT_S = 30.0
+EXPIRED = "__keyevent@0__:expired"
 
 
 # Without persistence: no test here restarts a server.
@@ -56,49 +53,17 @@ def client(server: int) -> Iterator[redis.Redis]:
 @pytest.fixture
 def workers(server: int) -> Iterator[Callable[..., subprocess.Popen]]:
     """Starts worker processes (see worker_process.py); kills what is left at the end."""
-    started: list[subprocess.Popen] = []
-
-    def start(consumer: str, **overrides: object) -> subprocess.Popen:
-        settings = {**FAST, **overrides}
-        settings["recovery"] = {**FAST["recovery"], **overrides.get("recovery", {})}
-        proc = subprocess.Popen([sys.executable, str(WORKER_SCRIPT), str(server), consumer, json.dumps(settings)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    with worker_processes(server, FAST) as start:
+        yield start
 
 
 def add_tasks(client: redis.Redis, count: int, **fields: object) -> list[str]:
     return [client.xadd(STREAM, {"task": f"t{n}", **fields}) for n in range(count)]
 
 
-def pending_of(client: redis.Redis, consumer: str) -> int:
-    """How many entries `consumer` holds (0 before a worker created the group)."""
-    if not client.exists(STREAM) or not client.xinfo_groups(STREAM):
-        return 0
-    return sum(c["pending"] for c in client.xinfo_consumers(STREAM, GROUP) if c["name"] == consumer)
-
-
 def starts(client: redis.Redis) -> list[str]:
     """The handler starts worker_process.py recorded, in order: "task consumer"."""
     return [f"{f['task']} {f['consumer']}" for _, f in client.xrange("starts")]
-
-
-def done(client: redis.Redis) -> Counter:
-    """How many times worker_process.py's handler finished each task."""
-    return Counter(f["task"] for _, f in client.xrange("done"))
 
 
 def requeued_entries(client: redis.Redis) -> list[dict]:
@@ -269,10 +234,10 @@ def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: d
     """Workers killed with kill -9 while they hold tasks: every task still completes."""
     add_tasks(client, 120, sleep=0.05)
     procs = {name: workers(name, recovery=recovery) for name in ("w1", "w2", "w3")}
+    if recovery.get("keyspace_listener", True):     # no expiry may pass before all listen
+        wait_for(lambda: client.pubsub_numsub(EXPIRED) == [(EXPIRED, 3)], "the workers' listeners")
     for victim in ("w1", "w2"):
-        wait_for(lambda: pending_of(client, victim) > 0, f"{victim} to hold tasks")
-        procs[victim].kill()
-        procs[victim].wait()
+        kill_holding_locks(client, STREAM, GROUP, victim, procs[victim])
     workers("w4", recovery=recovery)                # a replacement, which scans on start
     wait_for(lambda: len(done(client)) == 120, "every task to complete", timeout=20)
     recovered = requeued_entries(client)
@@ -280,17 +245,6 @@ def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: d
           f"requeued {len(recovered)}")
     assert recovered, "the killed workers' tasks were never requeued"
     assert all(n >= 1 for n in done(client).values())
-
-
-def stop_and_collect(procs: list[subprocess.Popen]) -> Counter:
-    """SIGTERM the workers; the sum of their stats."""
-    total: Counter = Counter()
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=10)
-        assert proc.returncode == 0, err
-        total.update(json.loads(out))
-    return total
 
 
 def test_slow_task_is_not_handed_to_a_second_worker(client: redis.Redis, workers) -> None:

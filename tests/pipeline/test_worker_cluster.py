@@ -1,37 +1,31 @@
 """The reliable-consumer library (pipeline.worker, issue 16) in Redis Cluster mode, on a
 real 3-master cluster: streams whose slots live on different masters, the expiry
 listener on the master that owns its stream's slot, kill -9 of worker processes,
-poison tasks, and a slot moved to another master under a running worker."""
+poison tasks, a slot moved to another master under a running worker, and a failover
+to a replica."""
 from __future__ import annotations
 
-import json
-import signal
 import subprocess
-import sys
 import threading
-import time
-from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Callable
 
 import pytest
 import redis
-from redis.cluster import ClusterNode, RedisCluster
+from redis.cluster import RedisCluster
 
 from pipeline.worker import RecoveryConfig, Task, Worker, WorkerConfig, dlq_key, lock_key
 from pipeline.worker.keys import error_key
-from redis_cluster import redis_cluster  # noqa: F401 - a fixture
+from redis_cluster import redis_cluster, running_cluster  # noqa: F401 - a fixture
+from worker_support import done, kill_holding_locks, stop_and_collect, wait_for, worker_processes
 
 GROUP = "workers"
 EXPIRED = "__keyevent@0__:expired"
-WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
 FAST = {"group": GROUP, "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5, "cluster": True,
         "recovery": {"reconciliation_interval": 0.5, "min_idle_time": 1.0}}
 # The fast path alone (the scan's MinIdleTime is far beyond the wait), then the scan alone.
 ONLY_LISTENER = {"min_idle_time": 60.0, "reconciliation_interval": 60.0}
 ONLY_SCAN = {"keyspace_listener": False}
-WAIT_S = 30.0
 
 
 @pytest.fixture
@@ -49,28 +43,8 @@ def cluster(redis_cluster: tuple[str, int]) -> Iterator[RedisCluster]:  # noqa: 
 @pytest.fixture
 def workers(redis_cluster: tuple[str, int]) -> Iterator[Callable[..., subprocess.Popen]]:  # noqa: F811
     """Starts worker processes on the cluster (see worker_process.py); kills what is left."""
-    started: list[subprocess.Popen] = []
-
-    def start(consumer: str, stream: str, **overrides: object) -> subprocess.Popen:
-        settings = {**FAST, "stream": stream, **overrides}
-        settings["recovery"] = {**FAST["recovery"], **overrides.get("recovery", {})}
-        proc = subprocess.Popen([sys.executable, str(WORKER_SCRIPT), str(redis_cluster[1]), consumer,
-                                 json.dumps(settings)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    with worker_processes(redis_cluster[1], FAST) as start:
+        yield start
 
 
 def masters(cluster: RedisCluster) -> dict[str, redis.Redis]:
@@ -101,7 +75,7 @@ def one_stream_per_master(cluster: RedisCluster, seed_port: int) -> list[str]:
 
 def subscribers(cluster: RedisCluster) -> dict[str, int]:
     """How many clients listen to expired-key events on each master."""
-    return {name: dict(node.pubsub_numsub(EXPIRED))[EXPIRED] for name, node in masters(cluster).items()}
+    return {name: numsub(node) for name, node in masters(cluster).items()}
 
 
 def move_slot(cluster: RedisCluster, key: str, to: str) -> None:
@@ -122,28 +96,6 @@ def move_slot(cluster: RedisCluster, key: str, to: str) -> None:
     wait_for(lambda: owner(cluster, key) == to, f"slot {slot} to move to {to}")
 
 
-def done(cluster: RedisCluster) -> Counter:
-    """How many times worker_process.py's handler finished each task."""
-    return Counter(f["task"] for _, f in cluster.xrange("done"))
-
-
-def stop_and_collect(procs: list[subprocess.Popen]) -> Counter:
-    """SIGTERM the workers; the sum of their stats."""
-    total: Counter = Counter()
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=10)
-        assert proc.returncode == 0, err
-        total.update(json.loads(out))
-    return total
-
-
-def pending_of(cluster: RedisCluster, stream: str, consumer: str) -> int:
-    if not cluster.exists(stream) or not cluster.xinfo_groups(stream):
-        return 0
-    return sum(c["pending"] for c in cluster.xinfo_consumers(stream, GROUP) if c["name"] == consumer)
-
-
 # --- keys and routing ------------------------------------------------------------------
 
 def test_a_tasks_keys_live_on_its_streams_master(cluster: RedisCluster, redis_cluster) -> None:  # noqa: F811
@@ -160,7 +112,7 @@ def test_streams_on_every_master_each_with_its_listener(cluster: RedisCluster, w
     for stream in streams:
         for n in range(20):
             cluster.xadd(stream, {"task": f"{stream}-{n}"})
-    procs = [workers(f"w-{stream}", stream) for stream in streams]
+    procs = [workers(f"w-{stream}", stream=stream) for stream in streams]
     wait_for(lambda: len(done(cluster)) == 60, "every task to complete")
     assert subscribers(cluster) == {owner(cluster, s): 1 for s in streams}
     for name, node in masters(cluster).items():
@@ -180,12 +132,12 @@ def test_kill_9_mid_task_loses_nothing(cluster: RedisCluster, workers, redis_clu
     stream = one_stream_per_master(cluster, redis_cluster[1])[0]
     for n in range(120):
         cluster.xadd(stream, {"task": f"t{n}", "sleep": 0.05})
-    procs = {name: workers(name, stream, recovery=recovery) for name in ("w1", "w2", "w3")}
+    procs = {name: workers(name, stream=stream, recovery=recovery) for name in ("w1", "w2", "w3")}
+    if recovery is ONLY_LISTENER:                    # no expiry may pass before all listen
+        wait_for(lambda: subscribers(cluster)[owner(cluster, stream)] == 3, "the workers' listeners")
     for victim in ("w1", "w2"):
-        wait_for(lambda: pending_of(cluster, stream, victim) > 0, f"{victim} to hold tasks")
-        procs[victim].kill()
-        procs[victim].wait()
-    procs["w4"] = workers("w4", stream, recovery=recovery)
+        kill_holding_locks(cluster, stream, GROUP, victim, procs[victim])
+    procs["w4"] = workers("w4", stream=stream, recovery=recovery)
     wait_for(lambda: len(done(cluster)) == 120, "every task to complete", timeout=20)
     stats = stop_and_collect([procs["w3"], procs["w4"]])
     requeued = [f for _, f in cluster.xrange(stream) if "_retry_count" in f]
@@ -202,7 +154,7 @@ def test_poison_task_ends_in_the_dlq_on_the_streams_master(cluster: RedisCluster
     poison = cluster.xadd(stream, {"task": "poison", "fail": 1})
     for n in range(5):
         cluster.xadd(stream, {"task": f"t{n}"})
-    workers("w1", stream, recovery={"max_retries": 2})
+    workers("w1", stream=stream, recovery={"max_retries": 2})
     dlq = dlq_key(stream)
     wait_for(lambda: cluster.exists(dlq) and cluster.xlen(dlq) == 1, "the poison task to reach the DLQ")
     wait_for(lambda: len(done(cluster)) == 5, "the good tasks to complete")
@@ -214,54 +166,105 @@ def test_poison_task_ends_in_the_dlq_on_the_streams_master(cluster: RedisCluster
 
 # --- topology changes ------------------------------------------------------------------
 
-def test_listener_follows_its_streams_slot_to_another_master(cluster: RedisCluster, redis_cluster) -> None:  # noqa: F811
-    """A worker (listener only: the scan would wait a minute) on a stream whose slot is
-    then resharded to another master, keys and all: reset_topology moves the listener
-    there, and a failed task's lock expiring there is requeued at once. Moved back
-    without reset_topology, the listener follows once the worker's reads meet MOVED."""
-    host, port = redis_cluster
-    stream = one_stream_per_master(cluster, port)[0]
-    home = owner(cluster, stream)
-    elsewhere = next(name for name in masters(cluster) if name != home)
-    client = RedisCluster(host=host, port=port, decode_responses=True)
-    ran: list[Task] = []
+class ListenerOnlyWorker:
+    """A worker in a thread of this test (so the test can call its reset_topology), on
+    its own cluster client, recovering by the listener alone (the scan would wait a
+    minute); its handler fails each task's first attempt, so a task runs a second time
+    only once the listener requeued it on its lock's expiry."""
 
-    def handle(task: Task) -> None:
-        ran.append(task)
+    def __init__(self, port: int, stream: str) -> None:
+        config = WorkerConfig(stream, GROUP, "w1", lock_ttl=0.5, block=0.2,
+                              recovery=RecoveryConfig(reconciliation_interval=60.0, min_idle_time=60.0))
+        self.worker = Worker(RedisCluster(host="127.0.0.1", port=port, decode_responses=True), config, self._handle)
+        self.attempts: list[Task] = []
+        self._thread = threading.Thread(target=self.worker.run)
+
+    def _handle(self, task: Task) -> None:
+        self.attempts.append(task)
         if task.retry_count == 0:
             raise RuntimeError("first attempt fails")
 
-    config = WorkerConfig(stream, GROUP, "w1", lock_ttl=0.5, block=0.2,
-                          recovery=RecoveryConfig(reconciliation_interval=60.0, min_idle_time=60.0))
-    worker = Worker(client, config, handle)
-    thread = threading.Thread(target=worker.run)
-    thread.start()
+    def __enter__(self) -> "ListenerOnlyWorker":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.worker.stop()
+        self._thread.join(timeout=10)
+        self.worker.client.close()
+        assert not self._thread.is_alive()
+
+    def recovers(self, cluster: RedisCluster, task: str, where: str) -> None:
+        """Adds `task` and waits for it to fail, be requeued and run again."""
+        first = cluster.xadd(self.worker.config.stream, {"task": task})
+        wait_for(lambda: [t.retry_count for t in self.attempts if t.original_id == first] == [0, 1],
+                 f"{task} to fail, be requeued by the listener on {where} and run again")
+
+
+def numsub(node: redis.Redis) -> int:
+    return dict(node.pubsub_numsub(EXPIRED))[EXPIRED]
+
+
+def test_listener_follows_its_streams_slot_to_another_master(cluster: RedisCluster, redis_cluster) -> None:  # noqa: F811
+    """The stream's slot is resharded to another master, keys and all: reset_topology
+    moves the listener there, and a failed task's lock expiring there is requeued at
+    once. Moved back without reset_topology, the listener follows once the worker's
+    reads meet MOVED."""
+    stream = one_stream_per_master(cluster, redis_cluster[1])[0]
+    home = owner(cluster, stream)
+    elsewhere = next(name for name in masters(cluster) if name != home)
     try:
-        def fails_then_recovers(task: str, where: str) -> None:
-            first = cluster.xadd(stream, {"task": task})
-            wait_for(lambda: [t.retry_count for t in ran if t.original_id == first] == [0, 1],
-                     f"{task} to fail, be requeued by the listener on {where} and run again")
+        with ListenerOnlyWorker(redis_cluster[1], stream) as w:
+            wait_for(lambda: subscribers(cluster)[home] == 1, "the listener on the stream's master")
+            w.recovers(cluster, "before", home)
 
-        wait_for(lambda: subscribers(cluster)[home] == 1, "the listener on the stream's master")
-        fails_then_recovers("before", home)
+            move_slot(cluster, stream, elsewhere)
+            w.worker.reset_topology()
+            assert subscribers(cluster)[elsewhere] == 1
+            wait_for(lambda: subscribers(cluster)[home] == 0, "the listener to leave the old master")
+            w.recovers(cluster, "moved", elsewhere)
 
-        move_slot(cluster, stream, elsewhere)
-        worker.reset_topology()
-        assert subscribers(cluster)[elsewhere] == 1
-        wait_for(lambda: subscribers(cluster)[home] == 0, "the listener to leave the old master")
-        fails_then_recovers("moved", elsewhere)
-
-        move_slot(cluster, stream, home)
-        wait_for(lambda: subscribers(cluster) == {**{n: 0 for n in masters(cluster)}, home: 1},
-                 "the listener to follow the slot back on its own")
-        fails_then_recovers("back", home)
+            move_slot(cluster, stream, home)
+            wait_for(lambda: subscribers(cluster) == {**{n: 0 for n in masters(cluster)}, home: 1},
+                     "the listener to follow the slot back on its own")
+            w.recovers(cluster, "back", home)
     finally:
-        worker.stop()
-        thread.join(timeout=10)
-        client.close()
         if owner(cluster, stream) != home:
             move_slot(cluster, stream, home)
-    assert not thread.is_alive()
-    stats = worker.stats.snapshot()
+    stats = w.worker.stats.snapshot()
     assert stats["recovery_keyspace_requeued"] == 3 and stats["recovery_scan_requeued"] == 0
     assert stats["tasks_done"] == 3 and stats["tasks_failed"] == 3
+
+
+@pytest.fixture(scope="module")
+def replicated_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster]:
+    """Three masters with a replica each, for failovers (a short node timeout spreads
+    the news of a new replica sooner); a client of it."""
+    with running_cluster(tmp_path_factory.mktemp("redis-cluster-replicas"), replicas=1,
+                         node_timeout_ms=2000) as nodes:
+        client = RedisCluster(host="127.0.0.1", port=nodes[0].port, decode_responses=True)
+        yield client
+        client.close()
+
+
+def test_reset_topology_after_a_failover(replicated_cluster: RedisCluster) -> None:
+    """The stream's master hands over to its replica (CLUSTER FAILOVER): after
+    reset_topology the listener is on the new master, has turned its expired events on
+    (CONFIG SET does not replicate), and recovers a failed task's lock expiring there."""
+    cluster = replicated_cluster
+    cluster.config_set("notify-keyspace-events", "", target_nodes=RedisCluster.ALL_NODES)
+    stream = "tasks0"
+    old = cluster.get_redis_connection(cluster.get_node_from_key(stream))
+    new = cluster.get_redis_connection(cluster.get_node_from_key(stream, replica=True))
+    with ListenerOnlyWorker(cluster.get_default_node().port, stream) as w:
+        wait_for(lambda: numsub(old) == 1, "the listener on the stream's master")
+        new.execute_command("CLUSTER FAILOVER")
+        wait_for(lambda: new.execute_command("ROLE")[0] == "master" and old.execute_command("ROLE")[0] == "slave",
+                 "the replica to take over")
+        w.worker.reset_topology()
+        assert numsub(new) == 1
+        assert {"E", "x"} <= set(new.config_get("notify-keyspace-events")["notify-keyspace-events"])
+        wait_for(lambda: numsub(old) == 0, "the listener to leave the old master")
+        w.recovers(cluster, "after", "the new master")
+    stats = w.worker.stats.snapshot()
+    assert stats["recovery_keyspace_requeued"] == 1 and stats["recovery_scan_requeued"] == 0
