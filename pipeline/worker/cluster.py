@@ -40,9 +40,9 @@ def refresh_topology(client: Any) -> None:
         client.nodes_manager.initialize()
 
 
-def moved_while_blocked(error: Exception) -> bool:
+def moved_while_blocked(error: redis.ResponseError) -> bool:
     """True for the error a blocked XREADGROUP gets when its stream leaves the node:
     migrated to another master (MIGRATE deletes the source's copy) or its master
     turned replica in a failover. Reading again meets MOVED, which the cluster client
     follows."""
-    return isinstance(error, redis.ResponseError) and str(error).startswith("UNBLOCKED")
+    return str(error).startswith("UNBLOCKED")

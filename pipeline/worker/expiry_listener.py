@@ -66,8 +66,7 @@ class ExpiryListener(Background):
         self._channel = f"__keyevent@{db}__:expired"
         self._checked_on = ""            # the node whose notify-keyspace-events we ensured
         self._wanted = 0                 # subscriptions asked for (retarget raises it)
-        self._listening = 0              # the `_wanted` the current subscription answers
-        self._source = ""                # the node subscribed on, "" while not subscribed
+        self._listening = -1             # the `_wanted` the current subscription answers; -1: none
         self._changed = threading.Condition()
 
     def start(self, timeout: float = 5.0) -> bool:
@@ -92,16 +91,15 @@ class ExpiryListener(Background):
     def _wait_listening(self, timeout: float) -> None:
         with self._changed:
             wanted = self._wanted
-            self._changed.wait_for(lambda: self._listening >= wanted and self._source, timeout)
+            self._changed.wait_for(lambda: self._listening >= wanted, timeout)
 
     def _run(self) -> None:
-        stream = self._config.stream
         while not self._stop.is_set():
             pubsub = None
             try:
                 with self._changed:
                     wanted = self._wanted
-                events, name = events_source(self._client, stream)
+                events, name = events_source(self._client, self._config.stream)
                 if name != self._checked_on:
                     ensure_expired_events(events)       # a new master: it logs what to set
                     self._checked_on = name
@@ -109,9 +107,9 @@ class ExpiryListener(Background):
                 pubsub.subscribe(self._channel)
                 self._confirmed(pubsub)
                 with self._changed:
-                    self._listening, self._source = wanted, name
+                    self._listening = wanted
                     self._changed.notify_all()
-                while not self._stop.is_set() and self._wanted == wanted and owner_name(self._client, stream) == name:
+                while self._still_wanted(wanted, name):
                     message = pubsub.get_message(timeout=0.5)
                     if message is not None and message["type"] == "message":
                         self._on_expired(text(message["data"]))
@@ -120,9 +118,14 @@ class ExpiryListener(Background):
                 self._stop.wait(RETRY_PAUSE_S)
             finally:
                 with self._changed:
-                    self._source = ""
+                    self._listening = -1
                 if pubsub is not None:
                     pubsub.close()
+
+    def _still_wanted(self, wanted: int, name: str) -> bool:
+        """False once stopping, retargeted, or the slot map moved the stream elsewhere."""
+        return (not self._stop.is_set() and self._wanted == wanted
+                and owner_name(self._client, self._config.stream) == name)
 
     @staticmethod
     def _confirmed(pubsub: Any) -> None:

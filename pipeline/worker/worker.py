@@ -132,7 +132,7 @@ class Worker:
                 reply = self.client.xreadgroup(c.group, c.consumer, {c.stream: ">"}, count=slots,
                                                block=int(c.block * 1000))
             except (redis.ConnectionError, redis.ResponseError) as error:
-                if not (isinstance(error, redis.ConnectionError) or moved_while_blocked(error)):
+                if isinstance(error, redis.ResponseError) and not moved_while_blocked(error):
                     raise
                 pool.give_back(slots)
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
