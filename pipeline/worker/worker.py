@@ -13,11 +13,11 @@ import redis
 
 from pipeline.worker.background import Background, EveryThread
 from pipeline.worker.config import WorkerConfig
-from pipeline.worker.expiry_listener import ExpiryListener, ensure_expired_events
+from pipeline.worker.expiry_listener import ExpiryListener
 from pipeline.worker.flows import run_sync
 from pipeline.worker.handler_pool import HandlerPool
 from pipeline.worker.task import Task
-from pipeline.worker.worker_core import InFlight, WorkerCore, describe
+from pipeline.worker.worker_core import InFlight, WorkerCore, describe, read_again
 
 log = logging.getLogger("pipeline.worker")
 
@@ -28,6 +28,7 @@ class Worker(WorkerCore):
     def __init__(self, client: Any, config: WorkerConfig, handler: Handler) -> None:
         super().__init__(client, config, handler)
         self._stopping = threading.Event()
+        self._listener: ExpiryListener | None = None
 
     def stop(self) -> None:
         """Ask `run` to stop reading and shut down (safe from any thread or signal handler)."""
@@ -41,10 +42,10 @@ class Worker(WorkerCore):
         pool = HandlerPool(c.concurrency)
         started: list[Background] = []
         try:
-            if c.recovery.keyspace_listener and ensure_expired_events(self.client):
-                listener = ExpiryListener(self.expiry_events)
-                listener.start()
-                started.append(listener)
+            if c.recovery.keyspace_listener and run_sync(self.expiry_events.turn_on()):
+                self._listener = ExpiryListener(self.expiry_events)
+                self._listener.start()
+                started.append(self._listener)
             self.reconciler.scan_once()      # what dead workers left, before taking new work
             for part in (self.heartbeat, self.reconciler):
                 thread = EveryThread(part)
@@ -52,6 +53,7 @@ class Worker(WorkerCore):
                 started.append(thread)
             self._read_loop(pool)
         finally:
+            self._listener = None
             if not pool.wait_idle(c.shutdown_timeout):
                 run_sync(self._requeue_unfinished())
             pool.close()
@@ -59,6 +61,16 @@ class Worker(WorkerCore):
                 part.stop()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+    def reset_topology(self) -> None:
+        """Call after a failover or resharding of a Redis Cluster: re-reads the slot map
+        and moves the expiry listener to the master that now owns the stream's slot,
+        returning once it listens there. (It also follows on its own once the client
+        meets a MOVED reply; meanwhile the scan covers what it misses.)"""
+        generation = run_sync(self._reset_topology())
+        listener = self._listener
+        if listener is not None:
+            listener.wait_listening(generation)
 
     def _install_signal_handlers(self) -> dict:
         if threading.current_thread() is not threading.main_thread():
@@ -77,7 +89,9 @@ class Worker(WorkerCore):
             try:
                 reply = self.client.xreadgroup(c.group, c.consumer, {c.stream: ">"}, count=slots,
                                                block=int(c.block * 1000))
-            except redis.ConnectionError as error:
+            except redis.RedisError as error:
+                if not read_again(error):
+                    raise
                 pool.give_back(slots)
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
                 self._stopping.wait(c.block)

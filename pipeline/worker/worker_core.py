@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 import redis
 
+from pipeline.worker.cluster import moved_while_blocked, refresh_topology
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.expiry_listener import ExpiryEvents
 from pipeline.worker.flows import is_async_client, resolve
@@ -48,6 +49,13 @@ class InFlight:
 def entries_of(reply: Any) -> list:
     """The (id, fields) pairs of an XREADGROUP reply, RESP2 (list) or RESP3 (dict)."""
     return [e for _, batch in (reply.items() if isinstance(reply, dict) else reply or []) for e in batch]
+
+
+def read_again(error: redis.RedisError) -> bool:
+    """Whether a failed XREADGROUP is worth reading again after a pause: the connection
+    was lost, or (on a cluster) the stream left the node while the read blocked."""
+    return isinstance(error, redis.ConnectionError) or (
+        isinstance(error, redis.ResponseError) and moved_while_blocked(error))
 
 
 def describe(error: BaseException) -> str:
@@ -86,6 +94,12 @@ class WorkerCore:
         except redis.ResponseError as error:
             if not str(error).startswith("BUSYGROUP"):
                 raise
+
+    async def _reset_topology(self) -> int:
+        """Re-reads the cluster's slot map and asks the expiry listener to follow the
+        stream's slot; the ExpiryEvents.listening value that says it does."""
+        await resolve(refresh_topology(self.client))
+        return self.expiry_events.retarget()
 
     async def _begin(self, entry_id: Any, fields: Any) -> Optional[tuple[Task, InFlight]]:
         """Takes a new entry's lock and tracks it; what to run, or None when there is
