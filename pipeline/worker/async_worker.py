@@ -39,7 +39,7 @@ class AsyncWorker(WorkerCore):
         self._stopping = asyncio.Event()
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._handlers: set[asyncio.Task] = set()
-        self._subscribed: Optional[asyncio.Event] = None      # set by the listener task while it runs
+        self._subscribed: Optional[asyncio.Event] = None      # the listener's "subscribed"; None: no listener
 
     def stop(self) -> None:
         """Ask `run` to stop reading and shut down (safe from any thread)."""

@@ -30,15 +30,16 @@ POLL_S = 0.5              # how long one wait for a message lasts (how fast a st
 SUBSCRIBE_TIMEOUT_S = 5.0
 
 
-def ensure_expired_events(client: Any, node: Optional[Any] = None) -> Maybe[bool]:
-    """True when the server (on a cluster: the master `node`) publishes expired-key
-    events, turning them on if it can. When it cannot (CONFIG refused, as managed
-    services do), logs what to set: until then only the periodic scan recovers, within
-    one reconciliation interval. An awaitable of the answer with an asyncio client."""
-    return for_client(client, _ensure_expired_events(client, node))
+def ensure_expired_events(client: Any) -> Maybe[bool]:
+    """True when the server publishes expired-key events, turning them on if it can.
+    When it cannot (CONFIG refused, as managed services do), logs what to set: until
+    then only the periodic scan recovers, within one reconciliation interval. An
+    awaitable of the answer with an asyncio client."""
+    return for_client(client, _ensure_expired_events(client))
 
 
-async def _ensure_expired_events(client: Any, node: Optional[Any]) -> bool:
+async def _ensure_expired_events(client: Any, node: Optional[Any] = None) -> bool:
+    """ensure_expired_events as a flow; on a cluster, on the master `node`."""
     if isinstance(client, (EmbeddedRedis, AsyncEmbeddedRedis)):
         log.info("the embedded engine publishes no keyspace events: dead workers' tasks are "
                  "recovered by the periodic scan, within one reconciliation interval")
