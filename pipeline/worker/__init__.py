@@ -18,6 +18,12 @@ EmbeddedRedis / AsyncEmbeddedRedis. The embedded engine has no pub/sub, so no
 expiry events reach its clients: there the periodic scan alone recovers dead
 workers' entries, within one reconciliation_interval (min_idle_time after their
 last delivery at the earliest).
+
+On a Redis Cluster give Worker a `redis.cluster.RedisCluster` (AsyncWorker a
+`redis.asyncio.cluster.RedisCluster`): every key of a stream shares its hash slot,
+and the listener subscribes on the master owning that slot. After a failover or
+resharding call `worker.reset_topology()` (awaited on the AsyncWorker); the listener
+also follows on its own once the client meets a MOVED reply, the scan covers the gap.
 """
 from pipeline.worker.async_worker import AsyncHandler, AsyncWorker
 from pipeline.worker.config import ConfigError, RecoveryConfig, WorkerConfig

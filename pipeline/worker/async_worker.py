@@ -17,13 +17,13 @@ import threading
 from functools import partial
 from typing import Any, Awaitable, Callable, Optional
 
+import redis
 from prometheus_client import CollectorRegistry
 
 from pipeline.worker.background import every, stopped_within
 from pipeline.worker.config import WorkerConfig
-from pipeline.worker.reconnect import DISCONNECTED
 from pipeline.worker.task import Task
-from pipeline.worker.worker_core import InFlight, WorkerCore
+from pipeline.worker.worker_core import InFlight, WorkerCore, read_again
 
 log = logging.getLogger("pipeline.worker")
 
@@ -43,6 +43,7 @@ class AsyncWorker(WorkerCore):
         self._closed = asyncio.Event()          # run() returned: in-flight results stop retrying
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._handlers: set[asyncio.Task] = set()
+        self._subscribed: Optional[asyncio.Event] = None      # the listener's "subscribed"; None: no listener
 
     def stop(self) -> None:
         """Ask `run` to stop reading and shut down (safe from any thread)."""
@@ -78,10 +79,10 @@ class AsyncWorker(WorkerCore):
         parts: list[asyncio.Task] = []
         try:
             if await self._expiry_events_on():
-                subscribed = asyncio.Event()
+                self._subscribed = asyncio.Event()
                 parts.append(asyncio.create_task(self.expiry_events.listen(
-                    parts_stop.is_set, subscribed.set, partial(stopped_within, parts_stop))))
-                await stopped_within(subscribed, SUBSCRIBE_WAIT_S)
+                    parts_stop.is_set, self._subscribed.set, partial(stopped_within, parts_stop))))
+                await self._wait_listening(0)
             await self._start_up_scan()
             parts += [asyncio.create_task(every(part, parts_stop)) for part in (self.heartbeat, self.reconciler)]
             await self._read_loop(slots)
@@ -90,6 +91,23 @@ class AsyncWorker(WorkerCore):
             parts_stop.set()
             await asyncio.gather(*parts, return_exceptions=True)
             self._restore_signal_handlers(previous)
+            self._subscribed = None
+
+    async def reset_topology(self) -> None:
+        """Call after a failover or resharding of a Redis Cluster: re-reads the slot map
+        and moves the expiry listener to the master that now owns the stream's slot,
+        returning once it listens there. (It also follows on its own once the client
+        meets a MOVED reply; meanwhile the scan covers what it misses.)"""
+        generation = await self._reset_topology()
+        if self._subscribed is not None:
+            await self._wait_listening(generation)
+
+    async def _wait_listening(self, generation: int) -> None:
+        """Until the listener's subscription answers `generation`, at most SUBSCRIBE_WAIT_S."""
+        deadline = self._loop.time() + SUBSCRIBE_WAIT_S
+        while self.expiry_events.listening < generation and self._loop.time() < deadline:
+            self._subscribed.clear()
+            await stopped_within(self._subscribed, deadline - self._loop.time())
 
     def _install_signal_handlers(self) -> dict:
         if threading.current_thread() is not threading.main_thread():
@@ -131,7 +149,9 @@ class AsyncWorker(WorkerCore):
             try:
                 reply = await self.client.xreadgroup(c.group, c.consumer, {c.stream: ">"}, count=taken,
                                                      block=int(c.block * 1000))
-            except DISCONNECTED as error:
+            except redis.RedisError as error:
+                if not read_again(error):
+                    raise
                 give_back(taken)
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
                 await stopped_within(self._stopping, c.block)

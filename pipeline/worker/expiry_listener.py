@@ -1,6 +1,7 @@
 """The fast path: a lock key's `expired` event means its worker stopped renewing it
 (died, or its handler failed), so that entry is requeued at once, without waiting
-for the next scan."""
+for the next scan. What it cannot see (an event published while it was
+reconnecting or moving to another master) the periodic scan still finds."""
 from __future__ import annotations
 
 import logging
@@ -9,9 +10,11 @@ import time
 from typing import Any, Callable, Optional
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from engine import AsyncEmbeddedRedis, EmbeddedRedis
 from pipeline.worker.background import Background
+from pipeline.worker.cluster import master_name, stream_master
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.flows import Maybe, for_client, resolve, run_sync
 from pipeline.worker.keys import entry_of_lock
@@ -28,6 +31,7 @@ POLL_S = 0.5              # how long one wait for a message lasts (how fast a st
 # them in its configuration (CONFIG SET does not outlive a restart) publishes none, and
 # redis-py resubscribes after a reconnect without telling us.
 RECHECK_S = 5.0
+SUBSCRIBE_TIMEOUT_S = 5.0
 
 
 def ensure_expired_events(client: Any) -> Maybe[bool]:
@@ -38,20 +42,22 @@ def ensure_expired_events(client: Any) -> Maybe[bool]:
     return for_client(client, _ensure_expired_events(client))
 
 
-async def _ensure_expired_events(client: Any) -> bool:
+async def _ensure_expired_events(client: Any, node: Optional[Any] = None) -> bool:
+    """ensure_expired_events as a flow; on a cluster, on the master `node`."""
     if isinstance(client, (EmbeddedRedis, AsyncEmbeddedRedis)):
         log.info("the embedded engine publishes no keyspace events: dead workers' tasks are "
                  "recovered by the periodic scan, within one reconciliation interval")
         return False
+    on_node = {} if node is None else {"target_nodes": node}
     try:
-        reply = await resolve(client.config_get("notify-keyspace-events"))
+        reply = await resolve(client.config_get("notify-keyspace-events", **on_node))
     except redis.ResponseError as error:
         return _events_off(None, error)
     current = text(reply.get("notify-keyspace-events", ""))
     if ("E" in current) and ("x" in current or "A" in current):
         return True
     try:
-        await resolve(client.config_set("notify-keyspace-events", current + REQUIRED_FLAGS))
+        await resolve(client.config_set("notify-keyspace-events", current + REQUIRED_FLAGS, **on_node))
     except redis.ResponseError as error:
         return _events_off(current, error)
     return True
@@ -68,7 +74,10 @@ def _events_off(current: Optional[str], refused: Exception) -> bool:
 
 class ExpiryEvents:
     """Listens on the `expired` keyevent channel of the client's database and requeues
-    the entries whose locks expire; `listen` serves a thread and a task alike."""
+    the entries whose locks expire; `listen` serves a thread and a task alike. It listens
+    where the stream's lock keys expire: the server, or on a cluster the master owning
+    the stream's slot (cluster.py), and follows that slot when it moves: at once after
+    `retarget`, and on its own once the client's slot map shows the move."""
 
     def __init__(self, client: Any, config: WorkerConfig, requeuer: Requeuer) -> None:
         self._client = client
@@ -77,30 +86,72 @@ class ExpiryEvents:
         pool = getattr(client, "connection_pool", None)     # a cluster client has none: db 0
         db = pool.connection_kwargs.get("db", 0) if pool is not None else 0
         self.channel = f"__keyevent@{db}__:expired"
+        self._checked_on = ""       # the master whose notify-keyspace-events we ensured
+        self._wanted = 0            # subscriptions asked for: retarget raises it
+        self.listening = -1         # the `_wanted` the current subscription answers; -1: none
+
+    async def turn_on(self) -> bool:
+        """Whether the stream's master publishes expired events (ensure_expired_events
+        there): the listener is worth starting."""
+        node = stream_master(self._client, self._config.stream)
+        self._checked_on = master_name(node)
+        return await _ensure_expired_events(self._client, node)
+
+    def retarget(self) -> int:
+        """Asks for a subscription anew where the client's slot map now puts the stream;
+        the `listening` value that says it is in place."""
+        self._wanted += 1
+        return self._wanted
 
     async def listen(self, stopped: Callable[[], bool], subscribed: Callable[[], None],
                      pause: Callable[[float], Maybe[Any]]) -> None:
-        """Until `stopped()`: subscribe (then call `subscribed`), requeue on each event,
-        after a lost connection `pause` and subscribe again; every RECHECK_S turn the
-        events back on if a restarted server forgot them."""
+        """Until `stopped()`: subscribe where the stream's events are published (then
+        set `listening` and call `subscribed`), requeue on each event, subscribe again
+        when retargeted or the slot moved, and after a lost connection `pause` first;
+        every RECHECK_S turn the events back on there if a restarted server forgot them."""
         while not stopped():
-            pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            pubsub = None
             try:
+                wanted = self._wanted
+                node = stream_master(self._client, self._config.stream)
+                name = master_name(node)
+                if name != self._checked_on:            # a new master: it logs what to set
+                    await _ensure_expired_events(self._client, node)
+                    self._checked_on = name
+                pubsub = self._client.pubsub() if node is None else self._client.pubsub(node=node)
                 await resolve(pubsub.subscribe(self.channel))
+                await self._confirmed(pubsub)
+                self.listening = wanted
                 subscribed()
                 recheck_at = time.monotonic() + RECHECK_S
-                while not stopped():
+                while not stopped() and self._still_wanted(wanted, name):
                     if time.monotonic() >= recheck_at:
-                        await resolve(ensure_expired_events(self._client))
+                        await _ensure_expired_events(self._client, node)
                         recheck_at = time.monotonic() + RECHECK_S
                     message = await resolve(pubsub.get_message(timeout=POLL_S))
-                    if message is not None:
+                    if message is not None and message["type"] == "message":
                         await resolve(self._on_expired(text(message["data"])))
-            except redis.RedisError as error:
+            except (redis.RedisError, RedisClusterException) as error:
                 log.warning("expiry listener lost its connection (reconnecting): %s", error)
                 await resolve(pause(RETRY_PAUSE_S))
             finally:
-                await resolve(getattr(pubsub, "aclose", pubsub.close)())
+                self.listening = -1
+                if pubsub is not None:
+                    await resolve(getattr(pubsub, "aclose", pubsub.close)())
+
+    def _still_wanted(self, wanted: int, name: str) -> bool:
+        """False once retargeted or the client's slot map moved the stream elsewhere."""
+        return self._wanted == wanted and master_name(stream_master(self._client, self._config.stream)) == name
+
+    @staticmethod
+    async def _confirmed(pubsub: Any) -> None:
+        """Waits for the server's subscribe reply: from then on no expiry is missed."""
+        deadline = time.monotonic() + SUBSCRIBE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            message = await resolve(pubsub.get_message(timeout=0.1))
+            if message is not None and message["type"] == "subscribe":
+                return
+        raise redis.TimeoutError(f"no subscribe reply within {SUBSCRIBE_TIMEOUT_S} s")
 
     def _on_expired(self, key: str) -> Maybe[Any]:
         entry_id = entry_of_lock(self._config.stream, key)
@@ -115,12 +166,22 @@ class ExpiryListener(Background):
     def __init__(self, events: ExpiryEvents) -> None:
         super().__init__("worker-expiry")
         self._events = events
-        self._subscribed = threading.Event()
+        self._subscribed = threading.Condition()
 
     def start(self, timeout: float = 5.0) -> None:
         """Starts listening; returns once subscribed (so no expiry after start is missed)."""
         super().start()
-        self._subscribed.wait(timeout)
+        self.wait_listening(0, timeout)
+
+    def wait_listening(self, generation: int, timeout: float = 5.0) -> None:
+        """Returns once the subscription answering `generation` (ExpiryEvents.retarget)
+        is in place, or after `timeout`."""
+        with self._subscribed:
+            self._subscribed.wait_for(lambda: self._events.listening >= generation, timeout)
+
+    def _notify(self) -> None:
+        with self._subscribed:
+            self._subscribed.notify_all()
 
     def _run(self) -> None:
-        run_sync(self._events.listen(self._stop.is_set, self._subscribed.set, self._stop.wait))
+        run_sync(self._events.listen(self._stop.is_set, self._notify, self._stop.wait))

@@ -9,6 +9,7 @@ import threading
 from functools import partial
 from typing import Any, Callable, Optional
 
+import redis
 from prometheus_client import CollectorRegistry
 
 from pipeline.worker.background import Background, EveryThread
@@ -16,9 +17,8 @@ from pipeline.worker.config import WorkerConfig
 from pipeline.worker.expiry_listener import ExpiryListener
 from pipeline.worker.flows import run_sync
 from pipeline.worker.handler_pool import HandlerPool
-from pipeline.worker.reconnect import DISCONNECTED
 from pipeline.worker.task import Task
-from pipeline.worker.worker_core import InFlight, WorkerCore
+from pipeline.worker.worker_core import InFlight, WorkerCore, read_again
 
 log = logging.getLogger("pipeline.worker")
 
@@ -32,6 +32,7 @@ class Worker(WorkerCore):
         super().__init__(client, config, handler, registry)
         self._stopping = threading.Event()
         self._closed = threading.Event()        # run() returned: in-flight results stop retrying
+        self._listener: ExpiryListener | None = None
 
     def stop(self) -> None:
         """Ask `run` to stop reading and shut down (safe from any thread or signal handler)."""
@@ -61,9 +62,9 @@ class Worker(WorkerCore):
         started: list[Background] = []
         try:
             if run_sync(self._expiry_events_on()):
-                listener = ExpiryListener(self.expiry_events)
-                listener.start()
-                started.append(listener)
+                self._listener = ExpiryListener(self.expiry_events)
+                self._listener.start()
+                started.append(self._listener)
             run_sync(self._start_up_scan())
             for part in (self.heartbeat, self.reconciler):
                 thread = EveryThread(part)
@@ -71,6 +72,7 @@ class Worker(WorkerCore):
                 started.append(thread)
             self._read_loop(pool)
         finally:
+            self._listener = None
             if not pool.wait_idle(c.shutdown_timeout):
                 run_sync(self._requeue_unfinished())
             pool.close()
@@ -78,6 +80,16 @@ class Worker(WorkerCore):
                 part.stop()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+    def reset_topology(self) -> None:
+        """Call after a failover or resharding of a Redis Cluster: re-reads the slot map
+        and moves the expiry listener to the master that now owns the stream's slot,
+        returning once it listens there. (It also follows on its own once the client
+        meets a MOVED reply; meanwhile the scan covers what it misses.)"""
+        generation = run_sync(self._reset_topology())
+        listener = self._listener
+        if listener is not None:
+            listener.wait_listening(generation)
 
     def _install_signal_handlers(self) -> dict:
         if threading.current_thread() is not threading.main_thread():
@@ -96,7 +108,9 @@ class Worker(WorkerCore):
             try:
                 reply = self.client.xreadgroup(c.group, c.consumer, {c.stream: ">"}, count=slots,
                                                block=int(c.block * 1000))
-            except DISCONNECTED as error:
+            except redis.RedisError as error:
+                if not read_again(error):
+                    raise
                 pool.give_back(slots)
                 log.warning("reading %s failed (retrying): %s", c.stream, error)
                 self._stopping.wait(c.block)

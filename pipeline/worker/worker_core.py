@@ -16,8 +16,9 @@ from typing import Any, Callable, Optional
 import redis
 from prometheus_client import CollectorRegistry
 
+from pipeline.worker.cluster import moved_while_blocked, refresh_topology
 from pipeline.worker.config import WorkerConfig
-from pipeline.worker.expiry_listener import ExpiryEvents, ensure_expired_events
+from pipeline.worker.expiry_listener import ExpiryEvents
 from pipeline.worker.flows import Maybe, is_async_client, resolve
 from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.keys import error_key, lock_key
@@ -53,6 +54,13 @@ class InFlight:
 def entries_of(reply: Any) -> list:
     """The (id, fields) pairs of an XREADGROUP reply, RESP2 (list) or RESP3 (dict)."""
     return [e for _, batch in (reply.items() if isinstance(reply, dict) else reply or []) for e in batch]
+
+
+def read_again(error: redis.RedisError) -> bool:
+    """Whether a failed XREADGROUP is worth reading again after a pause: the server is
+    down or restarting, or (on a cluster) the stream left the node while the read blocked."""
+    return isinstance(error, DISCONNECTED) or (
+        isinstance(error, redis.ResponseError) and moved_while_blocked(error))
 
 
 def describe(error: BaseException) -> str:
@@ -123,13 +131,20 @@ class WorkerCore:
                 raise
 
     async def _expiry_events_on(self) -> bool:
-        """Whether to start the expiry listener: configured, and the server publishes the events."""
+        """Whether to start the expiry listener: configured, and the stream's master
+        publishes the events."""
         return self.config.recovery.keyspace_listener and await until_connected(
-            lambda: ensure_expired_events(self.client), "checking notify-keyspace-events", self._stopped_within)
+            self.expiry_events.turn_on, "checking notify-keyspace-events", self._stopped_within)
 
     async def _start_up_scan(self) -> None:
         """What dead workers left, before taking new work."""
         await until_connected(self.reconciler.scan_once, "the start-up scan", self._stopped_within)
+
+    async def _reset_topology(self) -> int:
+        """Re-reads the cluster's slot map and asks the expiry listener to follow the
+        stream's slot; the ExpiryEvents.listening value that says it does."""
+        await resolve(refresh_topology(self.client))
+        return self.expiry_events.retarget()
 
     async def _begin(self, entry_id: Any, fields: Any) -> Optional[tuple[Task, InFlight]]:
         """Takes a new entry's lock and tracks it; what to run, or None when there is

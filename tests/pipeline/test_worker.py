@@ -4,11 +4,7 @@ stopped with SIGTERM, handed slow and poison tasks."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -29,14 +25,14 @@ from pipeline.worker import (AsyncWorker, ConfigError, RecoveryConfig, Scripts, 
 from pipeline.worker.flows import resolve, run_sync, then
 from pipeline.worker.keys import error_key
 from worker_process import async_handler, config_of, sync_handler
+from worker_support import ProcessWorker, done, stop_and_collect, wait_for
 from worker_thread import WorkerThread
 
 STREAM, GROUP = "tasks", "workers"
-WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
+EXPIRED = "__keyevent@0__:expired"
 # Fast settings for the worker tests: a lock lives 0.5 s, the scan runs every 0.5 s.
 FAST = {"stream": STREAM, "group": GROUP, "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5,
         "recovery": {"reconciliation_interval": 0.5, "min_idle_time": 1.0}}
-WAIT_S = 30.0
 
 
 # Without persistence: no test here restarts a server.
@@ -99,43 +95,6 @@ def client(backend: Backend) -> Iterator[redis.Redis]:
     c.close()
 
 
-class ProcessWorker:
-    """A worker process (worker_process.py): killed with kill -9, or stopped with SIGTERM."""
-
-    def __init__(self, port: int, consumer: str, mode: str, settings: dict) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER_SCRIPT), str(port), consumer, mode, json.dumps(settings)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def kill_holding_locks(self, client: redis.Redis, consumer: str) -> None:
-        """kill -9 while it holds tasks, each under its lock: frozen (SIGSTOP) to look, so
-        it is not caught between reading entries and locking them (a window only the
-        scan recovers, see test_unlocked_pending_entries_are_recovered_by_the_scan)."""
-        deadline = time.monotonic() + WAIT_S
-        while True:
-            self.proc.send_signal(signal.SIGSTOP)
-            held = held_by(client, consumer)
-            if held and all(client.exists(lock_key(STREAM, entry_id)) for entry_id in held):
-                break
-            self.proc.send_signal(signal.SIGCONT)
-            assert time.monotonic() < deadline, f"{consumer} never held locked tasks"
-            time.sleep(0.02)
-        self.proc.kill()
-        self.proc.wait()
-
-    def stop(self) -> Counter:
-        """SIGTERM; the stats it printed."""
-        self.proc.send_signal(signal.SIGTERM)
-        out, err = self.proc.communicate(timeout=10)
-        assert self.proc.returncode == 0, err
-        return Counter(json.loads(out))
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.communicate()
-
-
 class ThreadWorker(WorkerThread):
     """A worker in a thread of this process (on the embedded engine): the sync Worker,
     or the AsyncWorker with its own event loop."""
@@ -174,32 +133,13 @@ def workers(backend: Backend, mode: str) -> Iterator[Callable[..., ProcessWorker
         worker.close()
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def add_tasks(client: redis.Redis, count: int, **fields: object) -> list[str]:
     return [client.xadd(STREAM, {"task": f"t{n}", **fields}) for n in range(count)]
-
-
-def held_by(client: redis.Redis, consumer: str) -> list[str]:
-    """The entries pending for `consumer` (none before a worker created the group)."""
-    if not client.exists(STREAM) or not client.xinfo_groups(STREAM):
-        return []
-    return [p["message_id"] for p in client.xpending_range(STREAM, GROUP, "-", "+", 100, consumer)]
 
 
 def starts(client: redis.Redis) -> list[str]:
     """The handler starts worker_process.py recorded, in order: "task consumer"."""
     return [f"{f['task']} {f['consumer']}" for _, f in client.xrange("starts")]
-
-
-def done(client: redis.Redis) -> Counter:
-    """How many times worker_process.py's handler finished each task."""
-    return Counter(f["task"] for _, f in client.xrange("done"))
 
 
 def requeued_entries(client: redis.Redis) -> list[dict]:
@@ -396,8 +336,10 @@ def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: d
     """Workers killed with kill -9 while they hold tasks: every task still completes."""
     add_tasks(client, 120, sleep=0.05)
     procs = {name: workers(name, recovery=recovery) for name in ("w1", "w2", "w3")}
+    if recovery is ONLY_LISTENER:                   # no expiry may pass before all listen
+        wait_for(lambda: client.pubsub_numsub(EXPIRED) == [(EXPIRED, 3)], "the workers' listeners")
     for victim in ("w1", "w2"):
-        procs[victim].kill_holding_locks(client, victim)
+        procs[victim].kill_holding_locks(client)
     workers("w4", recovery=recovery)                # a replacement, which scans on start
     wait_for(lambda: len(done(client)) == 120, "every task to complete", timeout=20)
     recovered = requeued_entries(client)
@@ -427,11 +369,6 @@ def test_a_dead_consumers_entries_are_recovered(backend: Backend, client: redis.
     assert stats["recovery_scan_requeued"] + stats["recovery_keyspace_requeued"] == 6
     if backend.engine is not None:
         assert stats["recovery_keyspace_requeued"] == 0 and stats["recovery_scans"] >= 2
-
-
-def stop_and_collect(running: list) -> Counter:
-    """Stops the workers (SIGTERM for processes); the sum of their stats."""
-    return sum((worker.stop() for worker in running), Counter())
 
 
 def test_slow_task_is_not_handed_to_a_second_worker(client: redis.Redis, workers) -> None:

@@ -1,6 +1,8 @@
-"""A worker process for tests/pipeline/test_worker.py, run as
+"""A worker process for tests/pipeline/test_worker.py and test_worker_cluster.py, run as
 `python tests/pipeline/worker_process.py PORT CONSUMER MODE CONFIG_JSON`, MODE being
-`sync` (Worker on redis.Redis) or `async` (AsyncWorker on redis.asyncio.Redis).
+`sync` (Worker on redis.Redis) or `async` (AsyncWorker on redis.asyncio.Redis); with
+"cluster": true in the config the port is one node of a Redis Cluster, and the client
+the cluster client of that kind.
 
 Its handler records every start (`starts`: "task consumer") and every completion
 (`done`: task -> count), sleeps the entry's `sleep` seconds and raises when the entry
@@ -17,6 +19,8 @@ from typing import Any, Callable
 
 import redis
 import redis.asyncio
+import redis.asyncio.cluster
+from redis.cluster import RedisCluster
 
 from pipeline.worker import AsyncWorker, RecoveryConfig, Task, Worker, WorkerConfig
 from pipeline.worker.flows import resolve, run_sync
@@ -45,8 +49,11 @@ def config_of(consumer: str, settings: dict) -> WorkerConfig:
                         **{k: v for k, v in settings.items() if k != "recovery"})
 
 
-async def run_async(port: int, config: WorkerConfig) -> dict:
-    client = redis.asyncio.Redis(port=port, decode_responses=True)
+async def run_async(port: int, cluster: bool, config: WorkerConfig) -> dict:
+    if cluster:
+        client = redis.asyncio.cluster.RedisCluster(host="127.0.0.1", port=port, decode_responses=True)
+    else:
+        client = redis.asyncio.Redis(port=port, decode_responses=True)
     worker = AsyncWorker(client, config, async_handler(client, config.consumer))
     await worker.run()
     await client.aclose()
@@ -56,11 +63,15 @@ async def run_async(port: int, config: WorkerConfig) -> dict:
 def main() -> None:
     port, consumer, mode, settings = int(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    cluster = settings.pop("cluster", False)
     config = config_of(consumer, settings)
     if mode == "async":
-        stats = asyncio.run(run_async(port, config))
+        stats = asyncio.run(run_async(port, cluster, config))
     else:
-        client = redis.Redis(port=port, decode_responses=True)
+        if cluster:
+            client = RedisCluster(host="127.0.0.1", port=port, decode_responses=True)
+        else:
+            client = redis.Redis(port=port, decode_responses=True)
         worker = Worker(client, config, sync_handler(client, consumer))
         worker.run()
         stats = worker.stats.snapshot()
