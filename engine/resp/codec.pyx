@@ -48,7 +48,9 @@ NULL_ARRAY             ``*-1``                     ``_``
 list / tuple           ``*n`` array               same
 dict                   ``*2n`` flat array (as      ``%n`` map
                        Redis's addReplyMapLen)
-set / frozenset        ``*n`` array                ``~n`` set
+set / frozenset /      ``*n`` array                ``~n`` set
+SetReply (ordered)
+BigNumber (bytes)      bulk string                 ``(`` big number
 exception instance     ``-text`` error (str(exc),  same
 (ResponseError)        CR/LF made safe)
 engine.resp.writer.    copied as is (the command   same
@@ -128,10 +130,12 @@ class QueryBufferLimitError(Exception):
     a reply."""
 
 
-from engine.resp.reply import NULL_ARRAY
+from engine.resp.reply import NULL_ARRAY, BigNumber, SetReply
 
 cdef object _NULL_ARRAY = NULL_ARRAY
 cdef object _Status = Status
+cdef object _BigNumber = BigNumber
+cdef object _SetReply = SetReply
 
 
 # ---------------------------------------------------------------------------
@@ -739,6 +743,17 @@ cdef int put_obj(WBuf* b, object o, bint resp3, int depth) except -1:
     if isinstance(o, BaseException):
         return put_error(b, str(o))
     # subclasses and the rarer types
+    if t is _BigNumber:
+        if resp3:
+            return put_simple(b, c'(', PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
+        return put_bulk(b, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
+    if t is _SetReply:
+        if depth >= MAX_DEPTH:
+            raise ValueError("reply nested too deeply")
+        put_hdr(b, c'~' if resp3 else c'*', len(o))
+        for item in o:
+            put_obj(b, item, resp3, depth + 1)
+        return 0
     if isinstance(o, bytes):
         if isinstance(o, _Status):
             return put_simple(b, c'+', PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))

@@ -7,6 +7,20 @@ class Status(bytes):
     __slots__ = ()
 
 
+class BigNumber(bytes):
+    """A number's digits sent as RESP3's big number (`(123`); RESP2 clients get them as a
+    bulk string (a script's `{big_number=...}` reply)."""
+
+    __slots__ = ()
+
+
+class SetReply(list):
+    """Members in the order they are sent: RESP3's set (`~n`), RESP2's array (a
+    script's `{set=...}` reply, in its Lua table's order)."""
+
+    __slots__ = ()
+
+
 OK = Status(b"OK")
 PONG = Status(b"PONG")
 

@@ -11,7 +11,7 @@ from typing import Any
 from lupa.lua51 import LuaRuntime, lua_type
 
 from engine.core.errors import ResponseError
-from engine.resp.reply import NULL_ARRAY, Status
+from engine.resp.reply import NULL_ARRAY, BigNumber, SetReply, Status
 
 INT64_MIN = -2**63
 INT64_MAX = 2**63 - 1
@@ -139,13 +139,13 @@ def lua_to_reply(value: Any, resp3: bool) -> Any:
         return float(double)
     big = value[b"big_number"]
     if type(big) is bytes:
-        return big
+        return BigNumber(big)
     mapping = value[b"map"]
     if lua_type(mapping) == "table":
         return {lua_to_reply(k, resp3): lua_to_reply(v, resp3) for k, v in mapping.items()}
     members = value[b"set"]
     if lua_type(members) == "table":
-        return [lua_to_reply(k, resp3) for k in members.keys()]
+        return SetReply([lua_to_reply(k, resp3) for k in members.keys()])
     items = []
     i = 1
     while True:

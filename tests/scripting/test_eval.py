@@ -70,6 +70,8 @@ SCENARIOS = {
         ("EVAL", "return {err='CODE text'}", 0), ("EVAL", "return 3.99", 0),
         ("EVAL", "return true", 0), ("EVAL", "return false", 0), ("EVAL", "return nil", 0),
         ("EVAL", "return {double=3.5}", 0), ("EVAL", "return {map={a=1}}", 0),
+        ("EVAL", "return {set={a=true}}", 0), ("EVAL", "return {big_number='123'}", 0),
+        ("EVAL", "return {1, {set={x=true}}, {big_number='-99999999999999999999'}}", 0),
         ("EVAL", "return {KEYS[1], ARGV[1], ARGV[2], #KEYS, #ARGV}", 1, "k", "a", "b"),
         ("EVAL", "redis.setresp(3); return redis.call('get', 'missing')", 0),
         ("EVAL", "return redis.call('get', 'missing')", 0),
