@@ -747,13 +747,6 @@ cdef int put_obj(WBuf* b, object o, bint resp3, int depth) except -1:
         if resp3:
             return put_simple(b, c'(', PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
         return put_bulk(b, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
-    if t is _SetReply:
-        if depth >= MAX_DEPTH:
-            raise ValueError("reply nested too deeply")
-        put_hdr(b, c'~' if resp3 else c'*', len(o))
-        for item in o:
-            put_obj(b, item, resp3, depth + 1)
-        return 0
     if isinstance(o, bytes):
         if isinstance(o, _Status):
             return put_simple(b, c'+', PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
@@ -774,15 +767,15 @@ cdef int put_obj(WBuf* b, object o, bint resp3, int depth) except -1:
         return put_int(b, o, resp3)
     if isinstance(o, float):
         return put_double(b, float(o), resp3)
-    if isinstance(o, (list, tuple, dict)):
-        return put_obj(b, (dict if isinstance(o, dict) else list)(o), resp3, depth)
-    if isinstance(o, (set, frozenset)):
+    if t is _SetReply or isinstance(o, (set, frozenset)):
         if depth >= MAX_DEPTH:
             raise ValueError("reply nested too deeply")
         put_hdr(b, c'~' if resp3 else c'*', len(o))
         for item in o:
             put_obj(b, item, resp3, depth + 1)
         return 0
+    if isinstance(o, (list, tuple, dict)):
+        return put_obj(b, (dict if isinstance(o, dict) else list)(o), resp3, depth)
     raise TypeError(f"cannot encode a {t.__name__} as a RESP reply")
 
 

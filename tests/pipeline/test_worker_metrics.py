@@ -25,17 +25,10 @@ from pipeline.worker import AsyncWorker, ConfigError, RecoveryConfig, Task, Work
 from pipeline.worker.background import stopped_within
 from pipeline.worker.flows import run_sync
 from pipeline.worker.reconnect import until_connected
+from worker_support import WAIT_S, wait_for
 from worker_thread import WorkerThread
 
 STREAM, GROUP = "jobs", "crew"
-WAIT_S = 30.0
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def config(consumer: str, **overrides: object) -> WorkerConfig:
