@@ -3,6 +3,8 @@ Spark session (fast): ID ranges, read limits Spark may pass, offsets."""
 from __future__ import annotations
 
 
+import time
+
 import pytest
 import redis
 from redis.cluster import RedisCluster
@@ -52,8 +54,21 @@ def test_checkpoint_offsets_are_checked() -> None:
         parse_offsets({"s": {"id": "5-1", "added": -1}}, "the checkpoint offset")
 
 
+def wait_past_millisecond_of(client: redis.Redis, entry_id: str) -> None:
+    """Until the server's clock has left the millisecond of entry_id: entries added next
+    get later IDs than it (a fast server writes 150 entries within one millisecond, and
+    equal IDs in two streams would tie where the test needs one stream to be older)."""
+    ms = int(entry_id.split("-")[0])
+    while True:
+        seconds, micros = client.time()
+        if seconds * 1000 + micros // 1000 > ms:
+            return
+        time.sleep(0.001)
+
+
 def test_max_rows_is_shared_fairly_and_never_exceeded(sluice_client: redis.Redis) -> None:
     written = fill_streams(sluice_client, ["x"], 100)
+    wait_past_millisecond_of(sluice_client, written["x"][-1][0])
     written.update(fill_streams(sluice_client, ["y"], 3))
     written.update(fill_streams(sluice_client, ["z"], 50))
     stream_reader = reader(sluice_client, streams="x,y,z")
