@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from lupa.lua51 import lua_type
 
-from engine.api.scripts import (BUSY_EVAL, SHEBANG_FLAGS, Script, Scripting, keys_and_args,
-                                kill_script, running_script)
+from engine.api.script_runner import Script, keys_and_args
+from engine.api.scripts import BUSY_EVAL, SHEBANG_FLAGS, Scripting, kill_script, running_script
 from engine.commands.table import command
 from engine.core.dump_payload import BodyReader, PayloadError, check, encode_string, frame
 from engine.core.errors import ResponseError
@@ -255,7 +255,7 @@ class Functions:
         if fn is None:
             raise ResponseError(FUNCTION_NOT_FOUND)
         keys, args = keys_and_args(argv, BAD_NUMKEYS)
-        return self.runner._run(session, fn.entry, fn.name.decode("utf-8", "replace"), keys,
+        return self.runner.run(session, fn.entry, fn.name.decode("utf-8", "replace"), keys,
                                 args, fn.script.readonly(readonly), argv)
 
 

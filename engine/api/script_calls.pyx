@@ -8,7 +8,6 @@ from libc.stdint cimport int64_t
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from engine.api.after_command cimport report_command
-from engine.commands.context cimport CommandContext
 from engine.commands.table import COMMANDS
 from engine.core.errors import ResponseError
 
@@ -29,23 +28,13 @@ cdef class ScriptCalls:
     """The commands of the running script: `begin` when a script starts, `end` after;
     `call(argv)` runs one (redis.call)."""
 
-    cdef readonly object session    # the running script's client (None between scripts)
-    cdef readonly bint refuse_writes    # whether its writes are refused
-    cdef readonly object stats      # where its commands count (the session's `stats`)
-    cdef public bint wrote          # it called a write command (SCRIPT KILL cannot stop it)
-    cdef CommandContext ctx         # the scripts' command context
-    cdef object execute_in
-    cdef object checked             # argv -> reply: the checked road
-    cdef dict direct                # spelling -> (record, its stat) or _CHECKED
-    cdef object stats_of            # the stats the cached stat objects belong to
-
     def __init__(self, engine, CommandContext ctx, checked):
         self.ctx = ctx
         self.execute_in = engine.execute_in
         self.checked = checked
         self.direct = {}
 
-    def begin(self, session, bint refuse_writes):
+    cpdef begin(self, session, bint refuse_writes):
         """A script of `session` starts: its commands run in the client's database,
         with the client's stream node limits (CONFIG SET changes them)."""
         cdef CommandContext own = session.ctx, ctx = self.ctx
@@ -58,7 +47,7 @@ cdef class ScriptCalls:
         self.stats = session.stats
         self.wrote = False
 
-    def end(self):
+    cpdef end(self):
         self.session = self.stats = None
 
     cpdef object call(self, list argv):

@@ -30,19 +30,16 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from engine.api.command_stats import count_call
 from engine.api.script_calls import ScriptCalls
+from engine.api.script_runner import Script, ScriptRunner
 from engine.commands.dispatch import check
 from engine.commands.table import COMMANDS, classify
-from engine.core.errors import NOT_INTEGER, ResponseError
-from engine.resp.numbers import strict_int
+from engine.core.errors import ResponseError
 from engine.resp.reply import OK, Status
 from engine.scripting import ScriptRuntime
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.api.session import Session
 
-NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
-NEGATIVE_KEYS = "ERR Number of keys can't be negative"
-TOO_MANY_KEYS = "ERR Number of keys can't be greater than number of args"
 NOT_FROM_SCRIPT = "ERR This Redis command is not allowed from script"
 WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
 FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
@@ -55,34 +52,12 @@ BUSY_EVAL = ("BUSY Redis is busy running a script. You can only call SCRIPT KILL
 BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
                  "SHUTDOWN NOSAVE.")
 BLOCK_REFUSED = "ERR %s command is not allowed with BLOCK option from scripts"
-WRITE_FLAG_IN_RO = "ERR Can not execute a script with write flag using *_ro command."
 BAD_SHEBANG = "ERR Invalid script shebang"
 SHEBANG_ENGINE = "ERR Unexpected engine in script shebang: %s"
 SHEBANG_OPTION = "ERR Unknown lua shebang option: %s"
 SHEBANG_FLAG = "ERR Unexpected flag in script shebang: %s"
 SHEBANG_FLAGS = (b"no-writes", b"allow-oom", b"allow-stale", b"no-cluster",
                  b"allow-cross-slot-keys")
-
-
-class Script:
-    """A compiled script of the cache; `flags` are its shebang's (None: no shebang, it
-    may write unless run by EVAL_RO/EVALSHA_RO)."""
-
-    __slots__ = ("fn", "flags")
-
-    def __init__(self, fn: Any, flags: Optional[frozenset]) -> None:
-        self.fn = fn
-        self.flags = flags
-
-    def readonly(self, by_ro_command: bool) -> bool:
-        """Whether its writes are refused, or raises: a shebang script that may write
-        cannot run through the _RO commands."""
-        if self.flags is None:
-            return by_ro_command
-        no_writes = b"no-writes" in self.flags
-        if by_ro_command and not no_writes:
-            raise ResponseError(WRITE_FLAG_IN_RO)
-        return no_writes
 
 
 def shebang(body: bytes) -> tuple[int, Optional[frozenset]]:
@@ -131,7 +106,7 @@ class _Busy:
         self.killed = False
 
 
-class Scripting:
+class Scripting(ScriptRunner):
     """The Lua interpreter of one engine and its script cache."""
 
     for_functions = False       # a runner of FUNCTION's libraries (engine/api/functions.py)
@@ -139,18 +114,14 @@ class Scripting:
     def __init__(self, engine: Any, redis_version: str) -> None:
         self.engine = engine
         self._version = redis_version
-        self.scripts: dict[bytes, Script] = {}  # sha1 (lower-case hex) -> compiled script
+        self.scripts = {}                       # sha1 (lower-case hex) -> compiled Script
         self._sha_of: dict[bytes, bytes] = {}   # script body -> its sha1, for those cached
-        # the scripts' command context (they never overlap) and the running script's
-        # commands
         self._ctx = engine.new_context(0, False)
         self._calls = ScriptCalls(engine, self._ctx, self._call_checked)
-        # the running script's start, name and FCALL argv; its busy state once past
-        # busy-reply-threshold
         self._started = 0.0
         self._name = ""
-        self._command: Optional[list] = None
-        self._busy: Optional[_Busy] = None
+        self._command = None
+        self._busy = None
         self.runtime = self._new_runtime()
 
     @classmethod
@@ -186,59 +157,6 @@ class Scripting:
         self.scripts = {}
         self._sha_of = {}
         self.runtime = self._new_runtime()
-
-    # running --------------------------------------------------------------------------
-
-    def eval(self, session: "Session", argv: list, by_sha: bool, readonly: bool) -> Any:
-        """EVAL / EVALSHA (and _RO) script numkeys key... arg...: the script's reply."""
-        keys, args = keys_and_args(argv, NOT_INTEGER)
-        if by_sha:
-            sha = argv[1]
-            script = self.scripts.get(sha)
-            if script is None:
-                sha = sha.lower()
-                script = self.scripts.get(sha)
-                if script is None:
-                    raise ResponseError(NOSCRIPT)
-        else:
-            sha = self.load(argv[1])
-            script = self.scripts[sha]
-        return self._run(session, script.fn, sha.decode(), keys, args,
-                         readonly if script.flags is None else script.readonly(readonly))
-
-    def _run(self, session: "Session", fn: Any, sha: str, keys: list, args: list,
-             readonly: bool, command: Optional[list] = None) -> Any:
-        """Runs a script (`command` None) or a function (FCALL's argv)."""
-        engine = self.engine
-        self._started = monotonic()
-        self._name = sha
-        self._command = command
-        hub = session.hub
-        own = session.ctx
-        ctx = self._ctx
-        self._calls.begin(session, readonly)
-        channels, patterns, cmd_name = session.channels, session.patterns, session.cmd_name
-        session.ctx = ctx
-        if channels or patterns:
-            # the caller's subscriptions do not apply to the script's commands (a RESP3
-            # subscriber may run scripts)
-            session.channels, session.patterns = {}, {}
-        engine.transaction_begin()
-        try:
-            return self.runtime.run(fn, keys, args, sha)
-        finally:
-            try:
-                engine.transaction_end(ctx.db.index)
-            finally:
-                self._calls.end()
-                if self._busy is not None:
-                    self._busy_over()
-                session.ctx = own
-                session.channels, session.patterns, session.cmd_name = \
-                    channels, patterns, cmd_name
-                session.null_array = session.rejected = False   # (the script ran)
-                if hub.tracking:
-                    own.tracking = True
 
     # long scripts -----------------------------------------------------------------------
 
@@ -343,19 +261,6 @@ def kill_script(engine: Any, is_eval: bool) -> None:
     if busy.is_eval != is_eval:
         raise ResponseError(BUSY_FUNCTION if is_eval else BUSY_EVAL)
     busy.killed = True
-
-
-def keys_and_args(argv: list, not_a_count: str) -> tuple[list, list]:
-    """The keys and arguments of `<command> <script> numkeys key... arg...` (EVAL,
-    FCALL), with Redis's errors (`not_a_count`: when numkeys is not an integer)."""
-    numkeys = strict_int(argv[2])
-    if numkeys is None:
-        raise ResponseError(not_a_count)
-    if numkeys > len(argv) - 3:
-        raise ResponseError(TOO_MANY_KEYS)
-    if numkeys < 0:
-        raise ResponseError(NEGATIVE_KEYS)
-    return argv[3:3 + numkeys], argv[3 + numkeys:]
 
 
 def _blocks(argv: list) -> bool:

@@ -14,11 +14,11 @@ from lupa.lua51 import LuaRuntime
 
 from engine.core.errors import ResponseError
 from engine.scripting import bitop, cjson, cmsgpack, lstruct
-from engine.scripting.convert import (INT64_MAX, INT64_MIN, ReplyToLua, format_number_arg,
-                                      lua_to_reply, lua_tointeger)
-from engine.scripting.errors import LuaRaise, ScriptFailure, script_error_text
+from engine.scripting.convert import ReplyToLua, format_number_arg, lua_tointeger
+from engine.scripting.errors import LuaRaise, ScriptFailure
 from engine.scripting.random48 import Random48
 from engine.scripting.redis_call import NO_ARGUMENTS, RedisCall
+from engine.scripting.script_run import run_script
 from engine.scripting.sandbox import HOOK_COUNT, SANDBOX_SOURCE
 
 Call = Callable[[list], Any]
@@ -28,9 +28,6 @@ LOG_LEVELS = (logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)   # r
 REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
 BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
 WRONG_ARGUMENTS = b"ERR wrong number or type of arguments"
-# KEYS and ARGV of up to this many values go to Lua as arguments of one call (cheaper
-# than two tables made from Python); longer ones as tables (Lua's C stack is limited)
-MAX_VARARGS = 200
 KILLED = b"Script killed by user with SCRIPT KILL..."   # FUNCTION KILL's too, as in Redis 7
 
 log = logging.getLogger("sluice.scripting")
@@ -161,29 +158,9 @@ class ScriptRuntime:
         return self._entry(callback)
 
     def run(self, fn: Any, keys: list, args: list, name: str) -> Any:
-        """Runs a compiled script; returns its reply, or raises ResponseError with the text
-        Redis prints (`name` is the sha or function). Booleans follow the protocol the
-        script chose (redis.setresp): 1 and nil in RESP2, booleans in RESP3 (which a RESP2
-        client then reads as 1 and 0)."""
-        self.resp3 = False
-        if len(keys) + len(args) <= MAX_VARARGS:
-            result = self._run(fn, len(keys), *keys, *args)
-        else:
-            table = self._table
-            result = self._run_tables(fn, table(keys), table(args))
-        if type(result) is tuple:
-            ok, value = result[0], (result[1] if len(result) > 1 else None)
-        else:
-            ok, value = result, None
-        if not ok:
-            raise ResponseError(script_error_text(ScriptFailure.from_lua(value), name))
-        t = type(value)
-        if t is bytes or (t is int and INT64_MIN <= value <= INT64_MAX):
-            return value
-        reply = lua_to_reply(value, self.resp3)
-        if isinstance(reply, ResponseError):
-            raise reply
-        return reply
+        """Runs a compiled script with its KEYS and ARGV: its reply, or raises
+        ResponseError with the text Redis prints (`name`: the sha or the function)."""
+        return run_script(self, fn, keys, args, name)
 
     # -- what scripts call -----------------------------------------------------------------
 

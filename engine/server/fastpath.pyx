@@ -27,6 +27,12 @@ cdef enum:
 cdef object _ResponseError = ResponseError
 # command names as sent (b"XADD", b"xadd"...) that are not session commands
 cdef dict _engine_names = {}
+# EVAL & co.: (by sha, read-only, the name commandstats counts under)
+cdef dict _SCRIPT_COMMANDS = {b"eval": (False, False, "eval"),
+                              b"evalsha": (True, False, "evalsha"),
+                              b"eval_ro": (False, True, "eval_ro"),
+                              b"evalsha_ro": (True, True, "evalsha_ro")}
+cdef dict _script_names = {}    # spelling as sent -> the entry above, or None
 
 
 cdef extern from *:
@@ -143,6 +149,44 @@ cdef inline bint engine_command(bytes name, dict commands):
     return True
 
 
+cdef inline tuple script_command(bytes name):
+    """EVAL, EVALSHA or their _RO forms, by any spelling (cached): their entry, or None."""
+    try:
+        return _script_names[name]
+    except KeyError:
+        entry = _SCRIPT_COMMANDS.get(name.lower())
+        if len(_script_names) < NAME_CACHE_MAX:
+            _script_names[name] = entry
+        return entry
+
+
+cdef bint run_script(object conn, object session, object scripting, tuple kind, list argv,
+                     ReplyBuffer out, dict stat_cache, bint resp3) except -1:
+    """A script (EVAL & co. from a plain session, its script cache made): the case of
+    process_command in which every check passes, compiled. Counted in commandstats
+    as the session counts it; failures (NOSCRIPT, the script's errors) as failed calls."""
+    cdef int64_t start = now_ns()
+    cdef bytes name = argv[0]
+    try:
+        reply = scripting.eval(session, argv, kind[0], kind[1])
+    except _ResponseError as err:
+        conn.server.stats.failure(kind[2], False, now_ns() - start)
+        conn.write_error(str(err))
+        return 0
+    cdef int64_t ns = now_ns() - start
+    stat_obj = stat_cache.get(name)
+    if stat_obj is None:
+        stat_obj = conn.server.stats.command(kind[2])
+        if len(stat_cache) < NAME_CACHE_MAX:
+            stat_cache[name] = stat_obj
+    (<CommandStat>stat_obj).record(ns)
+    if type(reply) is bytes or type(reply) is int:
+        out.write(reply, resp3, False)
+    else:
+        conn.write_reply(reply)
+    return 0
+
+
 def run_batch(object conn, list cmds):
     """Runs cmds in order: -1 when all ran, else the index of the first one that must
     wait (the one before it blocked, paused the output, or closed the connection)."""
@@ -158,7 +202,8 @@ def run_batch(object conn, list cmds):
     cdef list argv, touched, woken, events
     cdef bytes name
     cdef object last = None
-    cdef object stat_obj, reply
+    cdef object stat_obj, reply, scripting
+    cdef tuple kind
     cdef int64_t start
     cdef bint fast = plain_session(session, hub)
     cdef bint notify = hub.notify_events     # changes only through a slow-path command
@@ -193,6 +238,11 @@ def run_batch(object conn, list cmds):
                             conn.park(session.new_blocked_read(argv, request))
                             return n
                         out.write(reply, ctx.resp3, ctx.null_array)
+                elif fast and len(argv) >= 3 and (kind := script_command(name)) is not None \
+                        and (scripting := session.engine.scripting) is not None:
+                    run_script(conn, session, scripting, kind, argv, out, stat_cache, ctx.resp3)
+                    last = name
+                    fast = plain_session(session, hub)
                 else:
                     last = None
                     if not conn.call_slow(argv):
