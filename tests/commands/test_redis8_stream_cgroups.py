@@ -514,6 +514,29 @@ def test_blocking_xreadgroup_for_stream_key_that_has_clients_blocked_on_list(r):
     rd.close()
 
 
+def test_total_blocking_keys_count_xreadgroup_readers_as_on_nokey(r):
+    """The INFO fields of the test above, with the readers this branch has: XREAD
+    waits on a key; XREADGROUP also on its deletion (Redis 7.2+ 'on nokey')."""
+    r("XGROUP", "CREATE", "mystream", "mygroup", "$", "MKSTREAM")
+    rd = r.deferred("XREAD", "BLOCK", 0, "STREAMS", "other", "$")
+    r.wait_for_blocked_clients_count(1)
+    assert (r.info("clients")["total_blocking_keys"],
+            r.info("clients")["total_blocking_keys_on_nokey"]) == ("1", "0")
+    rd2 = r.deferred("XREADGROUP", "GROUP", "mygroup", "c", "BLOCK", 0, "STREAMS",
+                     "mystream", ">")
+    r.wait_for_blocked_clients_count(2)
+    assert (r.info("clients")["total_blocking_keys"],
+            r.info("clients")["total_blocking_keys_on_nokey"]) == ("2", "1")
+    r("DEL", "mystream")
+    assert rd2.read().startswith("!NOGROUP")
+    assert (r.info("clients")["total_blocking_keys"],
+            r.info("clients")["total_blocking_keys_on_nokey"]) == ("1", "0")
+    rd.close()
+    r.wait_for_blocked_clients_count(0)
+    assert r.info("clients")["total_blocking_keys"] == "0"
+    rd2.close()
+
+
 def test_blocking_xreadgroup_for_stream_key_that_has_clients_blocked_on_stream_avoid_endless_loop(r):
     r("XGROUP", "CREATE", "mystream", "mygroup", "$", "MKSTREAM")
     rds = [r.deferred("XREADGROUP", "GROUP", "mygroup", "myuser", "COUNT", 10, "BLOCK", 10000,
