@@ -470,12 +470,21 @@ class _FullErrorParser(DefaultParser):  # type: ignore[misc, valid-type]
 class RedisOracle:
     """A raw RESP2 connection to a real redis-server: no redis-py reply callbacks, full error texts."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, socket_timeout: float | None = None) -> None:
         self._connection = redis.Connection(host=host, port=port, protocol=2,
-                                            parser_class=_FullErrorParser)
+                                            parser_class=_FullErrorParser,
+                                            socket_timeout=socket_timeout)
 
     def execute(self, *args: Arg) -> Any:
+        self.send(*args)
+        return self.read()
+
+    def send(self, *args: Arg) -> None:
+        """Sends a command without waiting (a blocking read answers later)."""
         self._connection.send_command(*args)
+
+    def read(self) -> Any:
+        """The next reply (an error reply raises)."""
         return self._connection.read_response()
 
     def close(self) -> None:

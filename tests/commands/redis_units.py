@@ -36,8 +36,7 @@ class Conn:
 
     def __init__(self, port: int) -> None:
         self.port = port
-        self.raw = RedisOracle("127.0.0.1", port)
-        self.raw._connection.socket_timeout = BLOCK_WAIT_S * 2
+        self.raw = RedisOracle("127.0.0.1", port, socket_timeout=BLOCK_WAIT_S * 2)
 
     def __call__(self, *args: Any) -> Any:
         return text(self.raw.execute(*args))
@@ -51,12 +50,12 @@ class Conn:
         raise AssertionError(f"{args!r} replied {reply!r}, not an error")
 
     def send(self, *args: Any) -> None:
-        self.raw._connection.send_command(*args)
+        self.raw.send(*args)
 
     def read(self) -> Any:
         """The next reply; an error comes back as its text with a leading '!'."""
         try:
-            return text(self.raw._connection.read_response())
+            return text(self.raw.read())
         except redis.ResponseError as err:
             return "!" + str(err)
 
