@@ -73,6 +73,19 @@ HISTORY_SHOWN = 20
 #                  the PEL "introduced in Redis 7.0" - same in 7.0.15 and newest)
 #   [t_stream.c]   newest error strings were read from compiled/translated copies of 7.4-8.0
 #                  t_stream.c found with the code search; 7.0 strings were observed on the oracle.
+#   [#11012]       https://github.com/redis/redis/pull/11012 (7.2: a client blocked on keys is
+#                  woken by running its command again). The newest stream-cgroups.tcl ("Blocking
+#                  XREADGROUP: key deleted / key type changed with SET / flushed DB", "XGROUP
+#                  DESTROY should unblock XREADGROUP with -NOGROUP", "RENAME can unblock
+#                  XREADGROUP with -NOGROUP") expects that run's own NOGROUP / WRONGTYPE error, and
+#                  the blocked call counted once in commandstats, as failed (calls=1 ...
+#                  failed_calls=1; blocked.c updateStatsOnUnblock).
+#   [dirty]        stream-cgroups.tcl "XREADGROUP of multiple entries changes dirty by one" and
+#                  "XREADGROUP from PEL does not change dirty"; newest t_stream.c xreadCommand:
+#                  server.dirty++ once per stream whose serving propagated anything, none for a
+#                  history (PEL) read, plus one for a consumer it creates.
+#   [lag empty]    newest t_stream.c streamReplyWithCGLag: "All entries deleted, the stream is
+#                  empty" gives lag 0 (stream-cgroups.tcl "Consumer group lag with XTRIM").
 # --------------------------------------------------------------------------------------------
 
 
@@ -310,6 +323,38 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         source="[lag fixes]",
     ),
     DeliberateDifference(
+        name="Blocked XREADGROUP whose stream or group goes away: the error and its stats",
+        redis_version="7.2",
+        redis_7_0="'UNBLOCKED the stream key no longer exists' (key deleted, flushed, renamed away "
+                  "or of another type) / 'NOGROUP the consumer group this client was blocked on no "
+                  "longer exists' (group destroyed)",
+        newest="the command runs again and replies its own error: 'NOGROUP No such key ... in "
+               "XREADGROUP with GROUP option' or 'WRONGTYPE ...'; commandstats count the call once, "
+               "as failed",
+        treatment="normalize: tests map the 7.0 text to the newest one by cause "
+                  "(newest_unblocked_error)",
+        source="[#11012]; stream-cgroups.tcl",
+    ),
+    DeliberateDifference(
+        name="XREADGROUP and INFO rdb_changes_since_last_save (dirty)",
+        redis_version="7.2",
+        redis_7_0="one change per stream served, also for a PEL re-read that returned entries "
+                  "(observed on the oracle)",
+        newest="one change per stream served with new (or claimed) entries, none for a PEL "
+               "re-read, one per consumer created",
+        treatment="mask: INFO is not compared differentially; "
+                  "tests/commands/test_redis8_stream_cgroups.py checks the newest counts",
+        source="[dirty]",
+    ),
+    DeliberateDifference(
+        name="Consumer-group lag of a stream emptied by XTRIM/XDEL",
+        redis_version="8.0",
+        redis_7_0="entries-added minus the group's entries-read (e.g. 1)",
+        newest="0: nothing is left to read",
+        treatment="mask (the lag row above)",
+        source="[lag empty]",
+    ),
+    DeliberateDifference(
         name="XADD/XTRIM KEEPREF | DELREF | ACKED",
         redis_version="8.2",
         redis_7_0="XADD: 'ERR Invalid stream ID ...' (token taken as the ID); XTRIM: 'ERR syntax error'",
@@ -372,6 +417,23 @@ ERROR_REWRITES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
 }
 
 
+UNBLOCKED_NO_KEY_7_0 = "UNBLOCKED the stream key no longer exists"
+UNBLOCKED_NO_GROUP_7_0 = "NOGROUP the consumer group this client was blocked on no longer exists"
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+
+def newest_unblocked_error(text: str, key: str, group: str, *, wrong_type: bool = False) -> str:
+    """What the newest Redis replies to a blocked XREADGROUP (GROUP `group`, blocked on
+    `key`) where Redis 7.0 replied `text`; other texts are returned as they are.
+    `wrong_type`: the key now holds another type (else it is gone, or the group is)."""
+    if text == UNBLOCKED_NO_KEY_7_0 and wrong_type:
+        return WRONGTYPE
+    if text in (UNBLOCKED_NO_KEY_7_0, UNBLOCKED_NO_GROUP_7_0):
+        return (f"NOGROUP No such key '{key}' or consumer group '{group}' in XREADGROUP with "
+                "GROUP option")
+    return text
+
+
 # --------------------------------------------------------------------------------------------
 # Executors and captured replies
 # --------------------------------------------------------------------------------------------
@@ -408,12 +470,21 @@ class _FullErrorParser(DefaultParser):  # type: ignore[misc, valid-type]
 class RedisOracle:
     """A raw RESP2 connection to a real redis-server: no redis-py reply callbacks, full error texts."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, socket_timeout: float | None = None) -> None:
         self._connection = redis.Connection(host=host, port=port, protocol=2,
-                                            parser_class=_FullErrorParser)
+                                            parser_class=_FullErrorParser,
+                                            socket_timeout=socket_timeout)
 
     def execute(self, *args: Arg) -> Any:
+        self.send(*args)
+        return self.read()
+
+    def send(self, *args: Arg) -> None:
+        """Sends a command without waiting (a blocking read answers later)."""
         self._connection.send_command(*args)
+
+    def read(self) -> Any:
+        """The next reply (an error reply raises)."""
         return self._connection.read_response()
 
     def close(self) -> None:

@@ -58,8 +58,6 @@ HELLO_NOAUTH = ("NOAUTH HELLO must be called with the client already authenticat
                 "the client and select the RESP protocol version at the same time")
 PUBSUB_CONTEXT = ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
                   "QUIT / RESET are allowed in this context")
-UNBLOCKED_NO_KEY = "UNBLOCKED the stream key no longer exists"
-UNBLOCKED_NO_GROUP = "NOGROUP the consumer group this client was blocked on no longer exists"
 
 
 class _Blocked:
@@ -206,7 +204,14 @@ class BlockedRead:
 
     def retry(self) -> tuple:
         """Runs the read again: (True, reply) when it is answered (entries, or an error
-        instance: the stream or the group went away), (False, None) to keep waiting."""
+        instance), (False, None) to keep waiting.
+
+        As in Redis 7.2+, which runs a woken command again: an XREADGROUP whose stream
+        was deleted, flushed or renamed away, or whose group was destroyed, gets that
+        run's own NOGROUP error, and one whose key now holds another type gets
+        WRONGTYPE (Redis 7.0 sent "UNBLOCKED the stream key no longer exists" or
+        "NOGROUP the consumer group this client was blocked on no longer exists"). An
+        XREAD is not woken by such a change: it keeps waiting for entries."""
         session = self.session
         ctx = session.ctx
         try:
@@ -214,23 +219,12 @@ class BlockedRead:
         except ResponseError as err:
             ctx.block = None
             if not self.is_group:
-                # XREAD on a key that now holds another type: not served, still waits
                 return False, None
-            return True, self._unblocked_error(err)
+            return True, err
         if ctx.block is not None:
             ctx.block = None
             return False, None
         return True, reply
-
-    def _unblocked_error(self, error: ResponseError) -> ResponseError:
-        """The error Redis gives a blocked XREADGROUP whose stream or group went away."""
-        session = self.session
-        for key in self.keys:
-            if session.run([b"TYPE", key]) != b"stream":
-                return ResponseError(UNBLOCKED_NO_KEY)
-        if str(error).startswith("NOGROUP"):
-            return ResponseError(UNBLOCKED_NO_GROUP)
-        return error
 
     def timeout_reply(self):
         """The reply at the timeout: a null array."""

@@ -234,6 +234,7 @@ def xreadgroup(CommandContext ctx, list argv):
             parse_id(arg, &after, 0, True)
     cdef ConsumerGroup grp
     cdef Consumer c
+    cdef long long changes
     cdef bint gc_was_enabled = gc_pause()      # see engine/core/reply_lists.pxd
     try:
         reply.begin_streams()
@@ -244,6 +245,7 @@ def xreadgroup(CommandContext ctx, list argv):
             c = consumer_for(ctx, key, grp, consumer_name)
             arg = argv[a.streams_at + a.nstreams + i]
             reply.begin_stream(key)
+            changes = ctx.dirty
             if arg == b">":
                 if a.claim >= 0:
                     claim_idle(ctx, key, s, grp, c, a.claim, a.count, reply)
@@ -253,10 +255,17 @@ def xreadgroup(CommandContext ctx, list argv):
                                 a.noack, a.claim >= 0, reply)
                 if reply.nentries:
                     c.active_time = ctx.now
+                if ctx.dirty > changes:
+                    # One change per stream served, however many entries it got
+                    # (Redis 7.2+; each entry's effect is still logged).
+                    ctx.dirty = changes + 1
                 reply.end_stream(False)
             else:
                 parse_id(arg, &after, 0, True)
                 history(ctx, key, s, grp, c, &after, a.count, reply)
+                # Re-reading the PEL only refreshes delivery metadata: not a change
+                # (Redis 7.2+), though its effects are logged.
+                ctx.dirty = changes
                 reply.end_stream(True)
     finally:
         gc_resume(gc_was_enabled)

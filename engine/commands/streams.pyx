@@ -47,11 +47,13 @@ cdef void refresh_first_id(Stream s) except *:
 
 
 cdef int64_t apply_trim(CommandContext ctx, bytes key, Stream s, TrimArgs* args) except -1:
-    """Trims per args; logs the result as an exact MAXLEN trim so replay matches."""
+    """Trims per args; logs the result as an exact MAXLEN trim so replay matches.
+    Counts no change itself (XADD's trim is part of its one change; XTRIM counts its
+    entries)."""
     cdef int64_t deleted = s.trim(args.strategy, args.maxlen, &args.minid, args.approx,
                                   args.limit)
     if deleted:
-        if ctx.logs():
+        if ctx.logging:
             ctx.effects.append([b"XTRIM", key, b"MAXLEN", b"=", str(s.length).encode()])
         ctx.touch(key, "t", b"xtrim")
     return deleted
@@ -192,7 +194,8 @@ def xdel(CommandContext ctx, list argv):
     if deleted:
         if s.length == 0 or first_gone:
             refresh_first_id(s)
-        ctx.propagate(argv)
+        if ctx.logs(deleted):       # one change per entry deleted, as Redis counts them
+            ctx.effects.append(argv)
         ctx.touch(key, "t", b"xdel")
     return deleted
 
@@ -205,7 +208,9 @@ def xtrim(CommandContext ctx, list argv):
     cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
     if s is None:
         return 0
-    return apply_trim(ctx, key, s, &args)
+    cdef int64_t deleted = apply_trim(ctx, key, s, &args)
+    ctx.dirty += deleted            # one change per entry removed, as Redis counts them
+    return deleted
 
 
 @command("xsetid")

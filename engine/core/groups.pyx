@@ -368,8 +368,8 @@ cdef bint counter_usable(Stream s, ConsumerGroup g) noexcept:
 
 
 cdef object group_lag(Stream s, ConsumerGroup g):
-    if s.entries_added == 0:
-        return 0
+    if s.entries_added == 0 or s.length == 0:
+        return 0        # nothing ever added, or everything gone: nothing left to read
     if counter_usable(s, g):
         return <int64_t>s.entries_added - g.entries_read
     if (id_cmp(&g.last_id, &s.first_id) < 0

@@ -308,6 +308,9 @@ class ClientConnection(asyncio.Protocol):
         if self.closing:
             return
         if isinstance(reply, ResponseError):
+            # The call was counted when it blocked; ending in an error makes it a
+            # failed call too (Redis's updateStatsOnUnblock / the reprocessed call).
+            self.server.stats.command(br.argv[0].lower().decode()).failed += 1
             self.write_error(str(reply))
         else:
             self.out.write(reply, self.ctx.resp3, null_array)

@@ -202,6 +202,11 @@ def _clients(s: "Server") -> list:
         ("tracking_clients", 0),
         ("pubsub_clients", pubsub_clients),
         ("clients_in_timeout_table", s.hub.blocked_with_timeout),
+        # Redis 7.2+: keys with blocked clients, and those of them a client waits on
+        # to be deleted too (a blocked XREADGROUP is woken when its key goes away)
+        ("total_blocking_keys", len(s.hub.blocked)),
+        ("total_blocking_keys_on_nokey",
+         sum(1 for readers in s.hub.blocked.values() if any(br.is_group for br in readers))),
     ]
 
 
