@@ -171,8 +171,8 @@ cdef inline void budget_took(ReplyBudget* b, Py_ssize_t n) noexcept:
         b.entries -= n
 
 
-cdef bint budget_fits(ReplyBudget* b, const StreamID* id, StreamNode* node,
-                      unsigned int off) noexcept:
+cdef inline bint budget_fits(ReplyBudget* b, const StreamID* id, StreamNode* node,
+                             unsigned int off) noexcept:
     """Takes the entry into MAXSIZE's byte count if it fits (the first one always);
     false, and the reply is complete, if it does not."""
     if b.maxsize == 0:
