@@ -225,8 +225,8 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         newest="caps the total entries / bytes returned across all streams",
         treatment="exclude: absent from 7.0; engine-only and redis-py tests "
                   "(tests/commands/test_read_limits.py). Sluice's MAXSIZE counts each entry's "
-                  "RESP2 bytes ([id, [field, value...]]) and serves entries while their sum fits "
-                  "(the first always); 'COUNT above MAXCOUNT' answers "
+                  "RESP2 bytes ([id, [field, value...]]) and serves entries while the sum so far is "
+                  "below it (a soft cap, the first entry always); 'COUNT above MAXCOUNT' answers "
                   "'ERR MAXCOUNT must be greater than or equal to COUNT' (Redis's exact text "
                   "for that case was not found)",
         source="[XREADGROUP] xreadgroup.json history; redis.io XREAD page; [MAXCOUNT]",

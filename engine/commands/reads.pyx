@@ -7,8 +7,9 @@ is left of COUNT. With CLAIM every returned entry carries two more fields: its i
 time in ms and its delivery count before this delivery (0 and 0 for new entries).
 
 MAXCOUNT and MAXSIZE (Redis 8.10) bound the whole reply, across its streams, where
-COUNT bounds each stream: at most MAXCOUNT entries, and entries while their RESP2
-bytes (entry_resp_size) fit in MAXSIZE - the first entry always, however big. The
+COUNT bounds each stream: at most MAXCOUNT entries, and entries while the RESP2 bytes
+of those served so far (entry_resp_size) are below MAXSIZE - a soft cap: the last
+entry may cross it, and the first one comes however big it is. The
 streams are served in the order given; once a limit is reached the rest get
 nothing, and XREADGROUP delivers (adds to the PEL, claims) only what it returns.
 
@@ -146,20 +147,18 @@ cdef struct ReplyBudget:
     int64_t entries        # entries the reply may still take; -1: no MAXCOUNT
     int64_t maxsize        # 0: no MAXSIZE
     int64_t size           # RESP2 bytes of the entries taken so far
-    bint full              # an entry did not fit: the reply is complete
 
 
 cdef inline void budget_start(ReplyBudget* b, ReadArgs* a) noexcept:
     b.entries = a.maxcount if a.maxcount else -1
     b.maxsize = a.maxsize
     b.size = 0
-    b.full = False
 
 
 cdef inline int64_t budget_count(ReplyBudget* b, int64_t count) noexcept:
     """The entries one stream may give (0 = any number, as COUNT), or -1 when the
     reply takes no more."""
-    if b.full or b.entries == 0:
+    if b.entries == 0 or (b.maxsize and b.size >= b.maxsize):
         return -1
     if b.entries > 0 and (count == 0 or count > b.entries):
         return b.entries
@@ -173,17 +172,12 @@ cdef inline void budget_took(ReplyBudget* b, Py_ssize_t n) noexcept:
 
 cdef inline bint budget_fits(ReplyBudget* b, const StreamID* id, StreamNode* node,
                              unsigned int off) noexcept:
-    """Takes the entry into MAXSIZE's byte count if it fits (the first one always);
-    false, and the reply is complete, if it does not."""
+    """Whether the reply takes one more entry under MAXSIZE (counting its bytes if so)."""
     if b.maxsize == 0:
         return True
-    if b.full:
+    if b.size >= b.maxsize:
         return False
-    cdef int64_t size = entry_resp_size(id, node, off)
-    if b.size and b.size + size > b.maxsize:
-        b.full = True
-        return False
-    b.size += size
+    b.size += entry_resp_size(id, node, off)
     return True
 
 
