@@ -649,4 +649,6 @@ def xnack(CommandContext ctx, list argv):
             nacked += 1
     finally:
         free(ids)
+    if nacked and ctx.tracking:
+        ctx.woken.append(key)       # readers blocked on CLAIM may take them at once
     return nacked
