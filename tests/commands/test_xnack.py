@@ -253,13 +253,15 @@ def test_xnack_wakes_a_blocked_claim():
             r.xadd("q", {"f": 1}, id="1-0")
             r.xgroup_create("q", "g", id="0")
             r.xreadgroup("g", "c1", {"q": ">"})
-            threading.Timer(0.2, other.execute_command,
-                            ("XNACK", "q", "g", "FAIL", "IDS", "1", "1-0")).start()
+            nack = threading.Timer(0.2, other.execute_command,
+                                   ("XNACK", "q", "g", "FAIL", "IDS", "1", "1-0"))
+            nack.start()
             start = time.monotonic()
             reply = r.xreadgroup("g", "c2", {"q": ">"}, claim_min_idle_time=600_000, block=5000)
             assert reply[0][1][0][0] == b"1-0" and reply[0][1][0][3] == 1
             assert time.monotonic() - start < 2
         finally:
+            nack.join()
             r.close()
             other.close()
 
@@ -272,9 +274,11 @@ def test_xnack_wakes_a_blocked_claim_embedded():
     r.xadd("q", {"f": 1}, id="1-0")
     r.xgroup_create("q", "g", id="0")
     r.xreadgroup("g", "c1", {"q": ">"})
-    threading.Timer(0.2, other.execute_command,
-                    ("XNACK", "q", "g", "SILENT", "IDS", "1", "1-0")).start()
+    nack = threading.Timer(0.2, other.execute_command,
+                           ("XNACK", "q", "g", "SILENT", "IDS", "1", "1-0"))
+    nack.start()
     start = time.monotonic()
     reply = r.xreadgroup("g", "c2", {"q": ">"}, claim_min_idle_time=600_000, block=5000)
+    nack.join()
     assert reply[0][1][0][0] == b"1-0" and reply[0][1][0][3] == 0
     assert time.monotonic() - start < 2
