@@ -6,6 +6,8 @@ and its stream-cgroups.tcl cases. They run on the engine, through redis-py's
 `max_count` / `max_size` on EmbeddedRedis, and on sluice-server in RESP2 and RESP3."""
 from __future__ import annotations
 
+import random
+
 import pytest
 import redis
 
@@ -222,3 +224,65 @@ def test_redis_py_max_count_and_max_size_on_the_server(sluice, protocol):
             r.execute_command("XREAD", "COUNT", "3", "MAXCOUNT", "2", "STREAMS", "s1", "0")
     finally:
         r.close()
+
+
+# -- against redis-server 7.0 ------------------------------------------------------------
+
+def resp2_entry_size(entry_id: bytes, fields: list[bytes]) -> int:
+    """RESP2 bytes of [id, [field, value, ...]], computed apart from the engine."""
+    def bulk(b: bytes) -> int:
+        return len(b"$%d\r\n" % len(b)) + len(b) + 2
+    return 4 + bulk(entry_id) + len(b"*%d\r\n" % len(fields)) + sum(bulk(f) for f in fields)
+
+
+def capped(reply, maxcount: int | None, maxsize: int | None):
+    """7.0's XREAD reply cut as MAXCOUNT/MAXSIZE cut it: streams in order, entries
+    while fewer than maxcount and while the bytes so far are below maxsize."""
+    out, taken, size = [], 0, 0
+    for key, entries in reply or []:
+        kept = []
+        for entry_id, fields in entries:
+            if (maxcount is not None and taken == maxcount) or \
+                    (maxsize is not None and size >= maxsize):
+                break
+            kept.append([entry_id, fields])
+            taken += 1
+            size += resp2_entry_size(entry_id, fields)
+        if kept:
+            out.append([key, kept])
+    return out or None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_xread_limits_cut_what_redis_7_returns(oracle, seed):
+    """Random streams (random field counts and value sizes) on both sides; XREAD with
+    random COUNT/MAXCOUNT/MAXSIZE here equals 7.0's XREAD with the same COUNT, cut by
+    the documented rule."""
+    rng = random.Random(seed)
+    eng = Engine()
+    keys = [f"k{i}" for i in range(rng.randint(1, 5))]
+    for n in range(rng.randint(5, 60)):
+        key = rng.choice(keys)
+        fields = []
+        for f in range(rng.randint(1, 4)):
+            fields += [f"f{f}", "x" * rng.choice((0, 1, 5, 30, 200, 1000))]
+        entry_id = f"{n + 1}-{rng.randint(0, 2)}"
+        assert eng.execute("XADD", key, entry_id, *fields) == oracle.execute(
+            "XADD", key, entry_id, *fields)
+    served_any = 0
+    for _ in range(40):
+        names = rng.sample(keys + ["missing"], rng.randint(1, len(keys) + 1))
+        ids = [rng.choice(("0", "3", "20-1", "$")) for _ in names]
+        count = rng.choice((None, 1, 2, 5))
+        maxcount = rng.choice((None, 1, 3, 7, 100))
+        if count is not None and maxcount is not None and maxcount < count:
+            maxcount = count
+        maxsize = rng.choice((None, 1, 50, 300, 2000))
+        base = ["XREAD"] + (["COUNT", count] if count is not None else [])
+        limits = (["MAXCOUNT", maxcount] if maxcount is not None else []) + \
+                 (["MAXSIZE", maxsize] if maxsize is not None else [])
+        theirs = oracle.execute(*base, "STREAMS", *names, *ids)
+        ours = eng.execute(*base, *limits, "STREAMS", *names, *ids)
+        assert ours == capped(theirs, maxcount, maxsize), (base, limits, names, ids)
+        served_any += ours is not None
+    assert served_any >= 10        # the cut was exercised, not only empty reads
