@@ -223,8 +223,8 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         redis_version="8.10",
         redis_7_0="'ERR syntax error'",
         newest="caps the total entries / bytes returned across all streams",
-        treatment="exclude: absent from 7.0; engine-only and redis-py tests "
-                  "(tests/commands/test_read_limits.py). Sluice's MAXSIZE counts each entry's "
+        treatment="exclude: absent from 7.0; engine-only and redis-py tests, and XREAD "
+                  "compared with 7.0's XREAD cut by the rule (tests/commands/test_read_limits.py). Sluice's MAXSIZE counts each entry's "
                   "RESP2 bytes ([id, [field, value...]]) and serves entries while the sum so far is "
                   "below it (a soft cap, the first entry always); 'COUNT above MAXCOUNT' answers "
                   "'ERR MAXCOUNT must be greater than or equal to COUNT' (Redis's exact text "

@@ -7,6 +7,7 @@ and its stream-cgroups.tcl cases. They run on the engine, through redis-py's
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 import redis
@@ -286,3 +287,30 @@ def test_xread_limits_cut_what_redis_7_returns(oracle, seed):
         assert ours == capped(theirs, maxcount, maxsize), (base, limits, names, ids)
         served_any += ours is not None
     assert served_any >= 10        # the cut was exercised, not only empty reads
+
+
+def test_blocked_read_woken_is_capped_too(sluice):
+    """A blocked XREADGROUP ... MAXCOUNT woken by a transaction that adds several
+    entries gets (and is delivered) MAXCOUNT of them; the rest stay new."""
+    r = redis.Redis(port=sluice.port)
+    other = redis.Redis(port=sluice.port)
+    try:
+        r.flushall()
+        r.xgroup_create("b", "g", id="$", mkstream=True)
+
+        def add_three():
+            with other.pipeline(transaction=True) as pipe:
+                for i in range(1, 4):
+                    pipe.xadd("b", {"f": i}, id=f"{i}-0")
+                pipe.execute()
+
+        adder = threading.Timer(0.2, add_three)
+        adder.start()
+        reply = r.xreadgroup("g", "c", {"b": ">"}, max_count=2, block=5000)
+        adder.join()
+        assert streams_of(reply) == [(b"b", [b"1-0", b"2-0"])]
+        assert r.xpending("b", "g")["pending"] == 2
+        assert streams_of(r.xreadgroup("g", "c", {"b": ">"})) == [(b"b", [b"3-0"])]
+    finally:
+        r.close()
+        other.close()
