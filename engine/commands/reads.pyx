@@ -204,7 +204,7 @@ def xread(CommandContext ctx, list argv):
     cdef Stream s
     cdef bytes arg
     cdef EntryReply reply = entry_reply(ctx)
-    cdef StreamID start, top, hi
+    cdef StreamID start, top
     cdef bint gc_was_enabled, dollar = False
     cdef ReplyBudget budget
     cdef int64_t count
@@ -230,7 +230,6 @@ def xread(CommandContext ctx, list argv):
                     after[i].ms = after[i].seq = 0
             else:
                 parse_id(arg, &after[i], 0, True)
-        hi.ms = hi.seq = U64_MAX
         reply.begin_streams()
         for i in range(a.nstreams):
             s = ctx.db.lookup_stream(argv[a.streams_at + i], ctx.now)
@@ -248,10 +247,7 @@ def xread(CommandContext ctx, list argv):
             gc_was_enabled = gc_pause()        # see engine/core/reply_lists.pxd
             try:
                 reply.begin_stream(argv[a.streams_at + i])
-                if budget.maxsize:
-                    entries_within(reply, s, &start, count, &budget)
-                else:
-                    reply.entry_range(s, &start, &hi, count if count else -1, False)
+                entries_within(reply, s, &start, count, &budget)
                 budget_took(&budget, reply.nentries)
                 reply.end_stream(False)
             finally:
@@ -268,7 +264,8 @@ def xread(CommandContext ctx, list argv):
 
 cdef int entries_within(EntryReply reply, Stream s, const StreamID* start, int64_t count,
                         ReplyBudget* budget) except -1:
-    """XREAD's entries from `start` on (at most count, 0 = all) while MAXSIZE lets."""
+    """XREAD's entries of one stream from `start` on: at most count (0: all), while
+    MAXSIZE lets."""
     cdef StreamIter it
     cdef StreamID sid, hi
     cdef int64_t n = 0
