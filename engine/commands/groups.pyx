@@ -362,6 +362,7 @@ cdef list pending_range(CommandContext ctx, ConsumerGroup g, Consumer only,
     cdef PendingEntry* pe
     cdef int64_t idle
     cdef list out = []
+    cdef bytes owner
     id_encode(start, key)
     radix_iter_init(&it, only.pel if only is not None else g.pel)
     cdef int ok = radix_seek(&it, RADIX_GE, key)
@@ -377,8 +378,12 @@ cdef list pending_range(CommandContext ctx, ConsumerGroup g, Consumer only,
         if min_idle and idle < min_idle:
             ok = radix_next(&it)
             continue
-        out.append([id_format(&sid), g.owner_of(pe).name,
-                    -1 if pe_time(pe) == 0 else idle if idle > 0 else 0, pe_count(pe)])
+        owner = g.owner_of(pe).name
+        if pe_time(pe) == 0 and owner == NACK_OWNER:
+            idle = -1                # XNACKed (newest Redis: idle -1 for those)
+        elif idle < 0:
+            idle = 0
+        out.append([id_format(&sid), owner, idle, pe_count(pe)])
         count -= 1
         ok = radix_next(&it)
     return out
