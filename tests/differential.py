@@ -48,7 +48,16 @@ HISTORY_SHOWN = 20
 #   [XTRIM]        https://redis.io/docs/latest/commands/xtrim/  (KEEPREF|DELREF|ACKED, 8.2)
 #   [8.2 notes]    https://raw.githubusercontent.com/redis/redis/8.2/00-RELEASENOTES  ("new
 #                  commands: XDELEX and XACKDEL; extension to XADD and XTRIM")
-#   [XNACK]        https://redis.io/docs/latest/commands/xnack/  (available since 8.8.0)
+#   [XNACK]        https://redis.io/docs/latest/commands/xnack/  (available since 8.8.0);
+#                  redis/docs content/commands/xnack.md (behaviour: consumer = NULL, delivery
+#                  time 0, XPENDING shows consumer "" and idle -1); redis/redis#14797 (the
+#                  command, its "ERR mode must be SILENT, FAIL, or FATAL")
+#   [MAXCOUNT]     https://github.com/redis/redis/pull/15282 (MAXCOUNT/MAXSIZE, 8.10: caps on
+#                  the whole reply; stream-cgroups.tcl "MAXCOUNT must be a positive integer",
+#                  a single oversized entry still returned); redis.io XREAD / XREADGROUP pages
+#   [CLAIM errors] redis/redis tests/unit/type/stream-cgroups.tcl "XREADGROUP CLAIM with not
+#                  integer / negative integer for min-idle-time" ("ERR min-idle-time is not an
+#                  integer", "ERR min-idle-time must be a positive integer")
 #   [IDMP]         Jedis 7.3.0 notes (Redis 8.6: XADD IDMPAUTO/IDMP, XCFGSET),
 #                  https://redis.io/docs/latest/commands/xinfo-stream/ (IDMP fields)
 #   [XINFO CONS]   https://redis.io/docs/latest/commands/xinfo-consumers/  (history 7.2.0:
@@ -215,8 +224,11 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         redis_version="8.4",
         redis_7_0="'ERR syntax error' (unknown option)",
         newest="claims idle pending entries first; claimed entries carry idle-ms and delivery count",
-        treatment="exclude: time-based and absent from 7.0; cover with engine-only tests",
-        source="[XREADGROUP] redis.io xreadgroup page, xreadgroup.json history",
+        treatment="exclude: time-based and absent from 7.0; cover with engine-only tests. "
+                  "Argument errors: 'ERR min-idle-time is not an integer or out of range' "
+                  "(Redis's tests match its prefix), 'ERR min-idle-time must be a positive "
+                  "integer'",
+        source="[XREADGROUP] redis.io xreadgroup page, xreadgroup.json history; [CLAIM errors]",
         uses_feature=_uses_xreadgroup_option("CLAIM"),
     ),
     DeliberateDifference(
@@ -224,8 +236,13 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         redis_version="8.10",
         redis_7_0="'ERR syntax error'",
         newest="caps the total entries / bytes returned across all streams",
-        treatment="exclude (not yet supported by Sluice)",
-        source="[XREADGROUP] xreadgroup.json history; redis.io XREAD page",
+        treatment="exclude: absent from 7.0; engine-only and redis-py tests, and XREAD "
+                  "compared with 7.0's XREAD cut by the rule (tests/commands/test_read_limits.py). Sluice's MAXSIZE counts each entry's "
+                  "RESP2 bytes ([id, [field, value...]]) and serves entries while the sum so far is "
+                  "below it (a soft cap, the first entry always); 'COUNT above MAXCOUNT' answers "
+                  "'ERR MAXCOUNT must be greater than or equal to COUNT' (Redis's exact text "
+                  "for that case was not found)",
+        source="[XREADGROUP] xreadgroup.json history; redis.io XREAD page; [MAXCOUNT]",
         uses_feature=_uses_xreadgroup_option("MAXCOUNT", "MAXSIZE"),
     ),
     DeliberateDifference(
@@ -386,7 +403,13 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         redis_version="8.8",
         redis_7_0="'ERR unknown command ...'",
         newest="releases pending entries back to the group (SILENT|FAIL|FATAL)",
-        treatment="exclude (not yet supported by Sluice)",
+        treatment="exclude: absent from 7.0; engine-only tests (tests/commands/test_xnack.py). "
+                  "Sluice keeps a released entry owned by the consumer named '' (Redis: no "
+                  "consumer) at delivery time 0, logged as XCLAIM key group '' 0 id TIME 0 "
+                  "RETRYCOUNT n FORCE JUSTID, which 7.0 loads; so '' shows in XINFO CONSUMERS "
+                  "and XINFO GROUPS' consumer count, and XINFO STREAM FULL has no nacked-count. "
+                  "FATAL's LLONG_MAX is stored as 2^47-1 (the PEL's 48-bit count). IDs whose "
+                  "entry is gone from the stream are skipped (a claim of them would drop them)",
         source="[XNACK]",
         uses_feature=_is_command("XNACK"),
     ),

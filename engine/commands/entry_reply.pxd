@@ -54,5 +54,8 @@ cdef class EntryReply:
     cdef object end_streams(self)
 
 cdef EntryReply entry_reply(CommandContext ctx)
+# The bytes of [id, [field, value, ...]] in RESP2, as a reply would carry the entry
+# (XREAD/XREADGROUP MAXSIZE measure replies with it, whatever the protocol).
+cdef int64_t entry_resp_size(const StreamID* id, StreamNode* n, unsigned int off) noexcept
 # Python values whatever the context (a part of a bigger reply, as XINFO's).
 cdef EntryReply entry_lists(CommandContext ctx)

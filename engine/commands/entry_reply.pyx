@@ -72,6 +72,35 @@ cdef int put_fields(WBuf* b, StreamNode* n, unsigned int off) except -1:
     return 0
 
 
+cdef inline int64_t hdr_size(uint64_t n) noexcept:
+    """Bytes of a RESP header line with the number n: *<n>\\r\\n (or $<n>\\r\\n)."""
+    cdef int64_t digits = 1
+    while n >= 10:
+        n //= 10
+        digits += 1
+    return 1 + digits + 2
+
+
+cdef int64_t entry_resp_size(const StreamID* id, StreamNode* n, unsigned int off) noexcept:
+    cdef char text[48]
+    cdef const uint8_t* names
+    cdef const uint8_t* values
+    cdef const uint8_t* end
+    cdef const char* s
+    cdef Py_ssize_t length, id_length = id_write(text, id)
+    cdef uint64_t npairs = stream_entry_raw(n, off, &names, &values, &end), i
+    cdef int64_t size = 4 + hdr_size(id_length) + id_length + 2 + hdr_size(2 * npairs)
+    for i in range(npairs):
+        if names != NULL:
+            names = stored_string(names, &s, &length)
+        else:
+            values = stored_string(values, &s, &length)
+        size += hdr_size(length) + length + 2
+        values = stored_string(values, &s, &length)
+        size += hdr_size(length) + length + 2
+    return size
+
+
 cdef class EntryReply:
     """See the module docstring; made by entry_reply(ctx)."""
 

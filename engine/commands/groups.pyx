@@ -1,4 +1,4 @@
-"""Consumer-group commands: XGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM.
+"""Consumer-group commands: XGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XNACK.
 
 Every change to a pending entry is logged as the idempotent
 `XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID LASTID last`, an
@@ -348,7 +348,7 @@ cdef list pending_summary(ConsumerGroup g, object nil_array):
     owners = []
     for name in sorted(g.consumers):
         c = <Consumer>g.consumers[name]
-        if c.pending_count():
+        if c.pending_count() and name != NACK_OWNER:     # XNACKed entries: no owner
             owners.append([name, str(c.pending_count()).encode()])
     return [g.pending_count(), id_format(&lo), id_format(&hi), owners]
 
@@ -362,6 +362,7 @@ cdef list pending_range(CommandContext ctx, ConsumerGroup g, Consumer only,
     cdef PendingEntry* pe
     cdef int64_t idle
     cdef list out = []
+    cdef bytes owner
     id_encode(start, key)
     radix_iter_init(&it, only.pel if only is not None else g.pel)
     cdef int ok = radix_seek(&it, RADIX_GE, key)
@@ -377,8 +378,12 @@ cdef list pending_range(CommandContext ctx, ConsumerGroup g, Consumer only,
         if min_idle and idle < min_idle:
             ok = radix_next(&it)
             continue
-        out.append([id_format(&sid), g.owner_of(pe).name, idle if idle > 0 else 0,
-                    pe_count(pe)])
+        owner = g.owner_of(pe).name
+        if pe_time(pe) == 0 and owner == NACK_OWNER:
+            idle = -1                # XNACKed (newest Redis: idle -1 for those)
+        elif idle < 0:
+            idle = 0
+        out.append([id_format(&sid), owner, idle, pe_count(pe)])
         count -= 1
         ok = radix_next(&it)
     return out
@@ -560,3 +565,95 @@ cdef object autoclaim(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, 
     else:
         cursor.ms = cursor.seq = 0
     return reply.end_autoclaim(&cursor, deleted)
+
+
+# -- XNACK ---------------------------------------------------------------------------
+
+# XNACK (Redis 8.8) hands pending entries back to the group: owned by no consumer and
+# delivered at time 0, the head of pel_by_time, so that XREADGROUP ... CLAIM, XCLAIM
+# and XAUTOCLAIM take them first and at once (any min-idle-time), while a plain `>`
+# read does not deliver them again. Sluice keeps "owned by no consumer" as owned by
+# the consumer named "" (NACK_OWNER): the PEL stays one structure, and the state is
+# logged as every other PEL change is (XCLAIM ... TIME 0 RETRYCOUNT n FORCE JUSTID),
+# which Redis 7.0 loads as it is.
+NACK_OWNER = b""
+# FATAL's count: LLONG_MAX in Redis, the largest count a PendingEntry holds here.
+cdef int64_t NACK_FATAL_COUNT = 0x7fffffffffffffff
+cdef int64_t NUMIDS_MAX = 0x7fffffff
+
+
+@command("xnack")
+def xnack(CommandContext ctx, list argv):
+    cdef bytes key = argv[1]
+    cdef ConsumerGroup g = group_or_error(ctx, key, argv[2], NOGROUP_KEY_OR_GROUP)
+    cdef bytes mode = (<bytes>argv[3]).lower()
+    if mode != b"silent" and mode != b"fail" and mode != b"fatal":
+        raise ResponseError("ERR mode must be SILENT, FAIL, or FATAL")
+    cdef Py_ssize_t j = 4, argc = len(argv), ids_at = 0
+    cdef int64_t numids = 0, retrycount = -1
+    cdef bint force = False
+    while j < argc:
+        opt = (<bytes>argv[j]).lower()
+        if opt == b"ids" and j + 1 < argc:
+            numids = parse_int(argv[j + 1], b"ERR numids must be a positive integer")
+            if numids < 1 or numids > NUMIDS_MAX:
+                raise ResponseError("ERR numids must be a positive integer")
+            ids_at = j + 2
+            if argc - ids_at < numids:
+                raise ResponseError("ERR number of IDs doesn't match numids")
+            j = ids_at + numids
+        elif opt == b"retrycount" and j + 1 < argc:
+            retrycount = parse_int(argv[j + 1], NULL)
+            if retrycount < 0:
+                raise ResponseError("ERR Invalid RETRYCOUNT value, must be >= 0")
+            j += 2
+        elif opt == b"force":
+            force = True
+            j += 1
+        else:
+            raise ResponseError("ERR Unrecognized XNACK option '%s'" % arg_text(argv[j]))
+    if ids_at == 0:
+        raise ResponseError("ERR syntax error, expected IDS keyword")
+    cdef StreamID* ids = <StreamID*>malloc(numids * sizeof(StreamID))
+    if ids == NULL:
+        raise MemoryError()
+    cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
+    cdef Consumer owner = None
+    cdef PendingEntry* pe
+    cdef EntryPos where
+    cdef int64_t count, nacked = 0
+    try:
+        for j in range(numids):
+            parse_id(argv[ids_at + j], &ids[j], 0, True)
+        for j in range(numids):
+            # An entry gone from the stream is left alone: a claim of it would drop it.
+            if not s.locate(&ids[j], &where):
+                continue
+            pe = g.find_pending(&ids[j])
+            if pe == NULL and not force:
+                continue
+            if retrycount >= 0:
+                count = retrycount
+            elif mode == b"fatal":
+                count = NACK_FATAL_COUNT
+            elif pe == NULL:
+                count = 0
+            elif mode == b"silent":
+                count = pe_count(pe) - 1 if pe_count(pe) > 0 else 0
+            else:
+                count = pe_count(pe)
+            if owner is None:
+                owner = g.lookup_consumer(NACK_OWNER)
+                if owner is None:
+                    owner = g.create_consumer(NACK_OWNER, ctx.now)
+            if pe == NULL:
+                g.add_pending(&ids[j], owner, 0, count)
+            else:
+                g.update_pending(&ids[j], owner, 0, count)
+            propagate_delivery(ctx, key, g, &ids[j])
+            nacked += 1
+    finally:
+        free(ids)
+    if nacked and ctx.tracking:
+        ctx.woken.append(key)       # readers blocked on CLAIM may take them at once
+    return nacked

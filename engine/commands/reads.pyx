@@ -6,6 +6,13 @@ range scan of the group's pel_by_time (O(log n + k)); then new entries up to wha
 is left of COUNT. With CLAIM every returned entry carries two more fields: its idle
 time in ms and its delivery count before this delivery (0 and 0 for new entries).
 
+MAXCOUNT and MAXSIZE (Redis 8.10) bound the whole reply, across its streams, where
+COUNT bounds each stream: at most MAXCOUNT entries, and entries while the RESP2 bytes
+of those served so far (entry_resp_size) are below MAXSIZE - a soft cap: the last
+entry may cross it, and the first one comes however big it is. The
+streams are served in the order given; once a limit is reached the rest get
+nothing, and XREADGROUP delivers (adds to the PEL, claims) only what it returns.
+
 When nothing can be served and BLOCK was given, the command leaves a BlockRequest
 on the context; serving it is the server's job (the embedded API answers nil, as a
 client that may not block gets from Redis).
@@ -15,15 +22,15 @@ from libc.stdlib cimport malloc, realloc, free
 
 from engine.core.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_decode, id_encode
 from engine.core.keyspace cimport Database
-from engine.core.stream cimport (Stream, StreamIter, EntryPos, stream_iter_start,
-                            stream_iter_next, stream_iter_stop)
+from engine.core.stream cimport (Stream, StreamNode, StreamIter, EntryPos,
+                            stream_iter_start, stream_iter_next, stream_iter_stop)
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             pe_set_count, advance_last_delivered, time_key_split)
 from engine.core.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE,
                            RADIX_FIRST)
 from engine.commands.context cimport CommandContext
 from engine.core.reply_lists cimport gc_pause, gc_resume
-from engine.commands.entry_reply cimport EntryReply, entry_reply
+from engine.commands.entry_reply cimport EntryReply, entry_reply, entry_resp_size
 from engine.commands.stream_args cimport parse_id
 from engine.commands.streams cimport stream_edge_id
 from engine.commands.groups cimport (propagate_delivery, propagate_pending,
@@ -53,6 +60,8 @@ class BlockRequest:
 cdef struct ReadArgs:
     int64_t timeout        # -1: no BLOCK
     int64_t count          # 0: no limit
+    int64_t maxcount       # 0: no limit
+    int64_t maxsize        # 0: no limit
     int64_t claim          # -1: no CLAIM
     bint noack
     Py_ssize_t streams_at  # index of the first key
@@ -64,6 +73,8 @@ cdef int parse_read_args(list argv, ReadArgs* a, bint group_mode, list group_out
     cdef bytes opt
     a.timeout = -1
     a.count = 0
+    a.maxcount = 0
+    a.maxsize = 0
     a.claim = -1
     a.noack = 0
     a.streams_at = 0
@@ -82,6 +93,16 @@ cdef int parse_read_args(list argv, ReadArgs* a, bint group_mode, list group_out
             a.count = parse_int(argv[i], NULL)
             if a.count < 0:
                 a.count = 0
+        elif opt == b"maxcount" and more:
+            i += 1
+            a.maxcount = parse_int(argv[i], b"ERR MAXCOUNT must be a positive integer")
+            if a.maxcount <= 0:
+                raise ResponseError("ERR MAXCOUNT must be a positive integer")
+        elif opt == b"maxsize" and more:
+            i += 1
+            a.maxsize = parse_int(argv[i], b"ERR MAXSIZE must be a positive integer")
+            if a.maxsize <= 0:
+                raise ResponseError("ERR MAXSIZE must be a positive integer")
         elif opt == b"streams" and more:
             a.streams_at = i + 1
             a.nstreams = argc - a.streams_at
@@ -107,7 +128,7 @@ cdef int parse_read_args(list argv, ReadArgs* a, bint group_mode, list group_out
                 raise ResponseError("ERR The CLAIM option is only supported by XREADGROUP. "
                                     "You called XREAD instead.")
             i += 1
-            a.claim = parse_int(argv[i], NULL)
+            a.claim = parse_int(argv[i], b"ERR min-idle-time is not an integer or out of range")
             if a.claim < 0:
                 raise ResponseError("ERR min-idle-time must be a positive integer")
         else:
@@ -115,9 +136,49 @@ cdef int parse_read_args(list argv, ReadArgs* a, bint group_mode, list group_out
         i += 1
     if a.streams_at == 0:
         raise ResponseError(SYNTAX)
+    if a.maxcount and a.count > a.maxcount:
+        raise ResponseError("ERR MAXCOUNT must be greater than or equal to COUNT")
     if group_mode and not group_out:
         raise ResponseError("ERR Missing GROUP option for XREADGROUP")
     return 0
+
+
+cdef struct ReplyBudget:
+    int64_t entries        # entries the reply may still take; -1: no MAXCOUNT
+    int64_t maxsize        # 0: no MAXSIZE
+    int64_t size           # RESP2 bytes of the entries taken so far
+
+
+cdef inline void budget_start(ReplyBudget* b, ReadArgs* a) noexcept:
+    b.entries = a.maxcount if a.maxcount else -1
+    b.maxsize = a.maxsize
+    b.size = 0
+
+
+cdef inline int64_t budget_count(ReplyBudget* b, int64_t count) noexcept:
+    """The entries one stream may give (0 = any number, as COUNT), or -1 when the
+    reply takes no more."""
+    if b.entries == 0 or (b.maxsize and b.size >= b.maxsize):
+        return -1
+    if b.entries > 0 and (count == 0 or count > b.entries):
+        return b.entries
+    return count
+
+
+cdef inline void budget_took(ReplyBudget* b, Py_ssize_t n) noexcept:
+    if b.entries > 0:
+        b.entries -= n
+
+
+cdef inline bint budget_fits(ReplyBudget* b, const StreamID* id, StreamNode* node,
+                             unsigned int off) noexcept:
+    """Whether the reply takes one more entry under MAXSIZE (counting its bytes if so)."""
+    if b.maxsize == 0:
+        return True
+    if b.size >= b.maxsize:
+        return False
+    b.size += entry_resp_size(id, node, off)
+    return True
 
 
 cdef object finish(CommandContext ctx, EntryReply reply, ReadArgs* a, list argv):
@@ -143,8 +204,11 @@ def xread(CommandContext ctx, list argv):
     cdef Stream s
     cdef bytes arg
     cdef EntryReply reply = entry_reply(ctx)
-    cdef StreamID start, top, hi
+    cdef StreamID start, top
     cdef bint gc_was_enabled, dollar = False
+    cdef ReplyBudget budget
+    cdef int64_t count
+    budget_start(&budget, &a)
     try:
         for i in range(a.nstreams):
             s = ctx.db.lookup_stream(argv[a.streams_at + i], ctx.now)
@@ -166,7 +230,6 @@ def xread(CommandContext ctx, list argv):
                     after[i].ms = after[i].seq = 0
             else:
                 parse_id(arg, &after[i], 0, True)
-        hi.ms = hi.seq = U64_MAX
         reply.begin_streams()
         for i in range(a.nstreams):
             s = ctx.db.lookup_stream(argv[a.streams_at + i], ctx.now)
@@ -177,13 +240,15 @@ def xread(CommandContext ctx, list argv):
                 continue
             start = after[i]
             id_incr(&start)
-            count = a.count if a.count else -1
-            if argv[a.streams_at + a.nstreams + i] == b"+":
-                count = 1
+            count = budget_count(&budget, 1 if argv[a.streams_at + a.nstreams + i] == b"+"
+                                 else a.count)
+            if count < 0:
+                break
             gc_was_enabled = gc_pause()        # see engine/core/reply_lists.pxd
             try:
                 reply.begin_stream(argv[a.streams_at + i])
-                reply.entry_range(s, &start, &hi, count, False)
+                entries_within(reply, s, &start, count, &budget)
+                budget_took(&budget, reply.nentries)
                 reply.end_stream(False)
             finally:
                 gc_resume(gc_was_enabled)
@@ -195,6 +260,26 @@ def xread(CommandContext ctx, list argv):
     finally:
         free(after)
     return finish(ctx, reply, &a, argv)
+
+
+cdef int entries_within(EntryReply reply, Stream s, const StreamID* start, int64_t count,
+                        ReplyBudget* budget) except -1:
+    """XREAD's entries of one stream from `start` on: at most count (0: all), while
+    MAXSIZE lets."""
+    cdef StreamIter it
+    cdef StreamID sid, hi
+    cdef int64_t n = 0
+    hi.ms = hi.seq = U64_MAX
+    stream_iter_start(&it, s, start, &hi, False)
+    try:
+        while (count == 0 or n < count) and stream_iter_next(&it, &sid):
+            if not budget_fits(budget, &sid, it.node, it.cur):
+                break
+            reply.entry(&sid, it.node, it.cur)
+            n += 1
+    finally:
+        stream_iter_stop(&it)
+    return 0
 
 
 # -- XREADGROUP ----------------------------------------------------------------------
@@ -235,10 +320,16 @@ def xreadgroup(CommandContext ctx, list argv):
     cdef ConsumerGroup grp
     cdef Consumer c
     cdef long long changes
+    cdef ReplyBudget budget
+    cdef int64_t count
+    budget_start(&budget, &a)
     cdef bint gc_was_enabled = gc_pause()      # see engine/core/reply_lists.pxd
     try:
         reply.begin_streams()
         for i in range(a.nstreams):
+            count = budget_count(&budget, a.count)
+            if count < 0:
+                break
             key = argv[a.streams_at + i]
             s = ctx.db.lookup_stream(key, ctx.now)
             grp = groups[i]
@@ -248,21 +339,23 @@ def xreadgroup(CommandContext ctx, list argv):
             changes = ctx.dirty
             if arg == b">":
                 if a.claim >= 0:
-                    claim_idle(ctx, key, s, grp, c, a.claim, a.count, reply)
-                if a.count == 0 or reply.nentries < a.count:
+                    claim_idle(ctx, key, s, grp, c, a.claim, count, reply, &budget)
+                if count == 0 or reply.nentries < count:
                     deliver_new(ctx, key, s, grp, c,
-                                a.count - reply.nentries if a.count else 0,
-                                a.noack, a.claim >= 0, reply)
+                                count - reply.nentries if count else 0,
+                                a.noack, a.claim >= 0, reply, &budget)
                 if reply.nentries:
                     c.active_time = ctx.now
                 if ctx.dirty > changes:
                     # One change per stream served, however many entries it got
                     # (Redis 7.2+; each entry's effect is still logged).
                     ctx.dirty = changes + 1
+                budget_took(&budget, reply.nentries)
                 reply.end_stream(False)
             else:
                 parse_id(arg, &after, 0, True)
-                history(ctx, key, s, grp, c, &after, a.count, reply)
+                history(ctx, key, s, grp, c, &after, count, reply, &budget)
+                budget_took(&budget, reply.nentries)
                 # Re-reading the PEL only refreshes delivery metadata: not a change
                 # (Redis 7.2+), though its effects are logged.
                 ctx.dirty = changes
@@ -295,7 +388,8 @@ cdef enum:
 
 
 cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
-                     int64_t min_idle, int64_t count, EntryReply reply) except *:
+                     int64_t min_idle, int64_t count, EntryReply reply,
+                     ReplyBudget* budget) except *:
     """Phase one of CLAIM: take over entries idle >= min_idle, oldest delivery first.
 
     One ordered scan of pel_by_time up to the idle deadline: O(log n + k). Entries
@@ -341,10 +435,13 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
             for k in range(m):
                 if where[k].node == NULL:
                     drop_vanished(ctx, key, g, &ids[k])
-                else:
+                elif budget_fits(budget, &ids[k], where[k].node, where[k].off):
                     ids[kept] = ids[k]
                     where[kept] = where[k]
                     kept += 1
+                else:                       # MAXSIZE reached: claim no further
+                    more = False
+                    break
             if kept == 0:
                 continue
             # The kept candidates are now the oldest deliveries (the scan took them
@@ -368,7 +465,8 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
 
 
 cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
-                      int64_t count, bint noack, bint with_meta, EntryReply reply) except *:
+                      int64_t count, bint noack, bint with_meta, EntryReply reply,
+                      ReplyBudget* budget) except *:
     """Entries after the group's last-delivered ID, added to the PEL unless NOACK."""
     cdef StreamIter it
     cdef StreamID sid, start = g.last_id, hi
@@ -381,6 +479,8 @@ cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, 
     stream_iter_start(&it, s, &start, &hi, False)
     try:
         while (count == 0 or n < count) and stream_iter_next(&it, &sid):
+            if not budget_fits(budget, &sid, it.node, it.cur):
+                break
             advance_last_delivered(s, g, &sid)
             advanced = True
             if not noack:
@@ -400,7 +500,8 @@ cdef void deliver_new(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, 
 
 
 cdef void history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Consumer c,
-                  const StreamID* after, int64_t count, EntryReply reply) except *:
+                  const StreamID* after, int64_t count, EntryReply reply,
+                  ReplyBudget* budget) except *:
     """The consumer's own pending entries after `after`; each counts as re-delivered."""
     cdef StreamID start = after[0]
     cdef RadixIter it
@@ -439,6 +540,8 @@ cdef void history(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, Cons
             if where[k].node == NULL:
                 reply.entry_missing(&ids[k])
                 continue
+            if not budget_fits(budget, &ids[k], where[k].node, where[k].off):
+                break
             g.redeliver(pes[k], &ids[k], c, ctx.now)
             propagate_delivery(ctx, key, g, &ids[k])
             reply.entry(&ids[k], where[k].node, where[k].off)

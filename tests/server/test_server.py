@@ -709,10 +709,14 @@ def test_command_introspection(r, sluice):
 def test_command_list_matches_redis_for_stream_commands(r, redis_server):
     """COMMAND LIST names subcommands too (container first), filtered by pattern or
     ACL category; for the stream commands, the same names as redis-server."""
+    from engine.commands.table import COMMANDS
     real = redis.Redis(*redis_server)
+    # Commands newer than the oracle (e.g. XNACK, 8.8) are ours alone.
+    newer = {name for name, record in COMMANDS.items()
+             if tuple(map(int, record.since.split("."))) > (7, 0, 99)}
     for filters in (("PATTERN", "x*"), ("ACLCAT", "stream"), ("PATTERN", "xgroup*")):
         ours = raw_call(r, "COMMAND", "LIST", "FILTERBY", *filters)
-        assert set(ours) == set(raw_call(real, "COMMAND", "LIST", "FILTERBY", *filters))
+        assert set(ours) - newer == set(raw_call(real, "COMMAND", "LIST", "FILTERBY", *filters))
     everything = raw_call(r, "COMMAND", "LIST")
     assert everything.index(b"xgroup|create") == everything.index(b"xgroup") + 1
     assert len(everything) > r.command_count()
