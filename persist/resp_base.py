@@ -7,6 +7,9 @@ non-empty database; `SET key value [PXAT ms]` for strings; for streams the comma
 of RespWriter.stream (snapshot_codec.pyx), then `PEXPIREAT` when the stream has a
 TTL. Expiry times are absolute, so a replay does not depend on when it runs.
 Consumers' seen/active times are not carried (Redis's rewrite does not either).
+A stream that used idempotent production (XADD IDMP, Redis 8.6) also gets XCFGSET and
+XIDMPRECORD commands (Redis 8.6 / 8.8): redis-server 7.0 does not know them and cannot
+load such a base.
 """
 from __future__ import annotations
 

@@ -275,7 +275,7 @@ def snapshot_info(path: str | os.PathLike) -> dict:
 
 def iter_records(path: str | os.PathLike, *, progress: Progress = None) -> Iterator[dict]:
     """Every record as a dict with a "type" ("functions", "db", "string", "stream",
-    "entries", "group", "pending", "end"), chunks decoded; IDs as "ms-seq" strings, keys,
+    "entries", "idmp", "group", "pending", "end"), chunks decoded; IDs as "ms-seq" strings, keys,
     names and values as bytes. Checksums are checked as the blocks are read."""
     path = os.fspath(path)
     consumers: list = []
@@ -321,6 +321,12 @@ def _describe(rec: list, consumers: list) -> dict:
             for ms, seq, t, n, owner in codec.decode_pending(rec[2], rec[1])]}
     if kind == codec.FUNCTIONS:
         return {"type": "functions", "libraries": rec[1]}
+    if kind == codec.IDMP:
+        return {"type": "idmp", "duration": rec[1], "maxsize": rec[2], "iids_added": rec[3],
+                "iids_duplicates": rec[4],
+                "producers": {pid: [[flat[j], _id(flat[j + 1], flat[j + 2])]
+                                    for j in range(0, len(flat), 3)]
+                              for pid, flat in rec[5]}}
     if kind == codec.END:
         return {"type": "end", "keys": rec[1], "streams": rec[2], "entries": rec[3],
                 "groups": rec[4], "pending": rec[5]}

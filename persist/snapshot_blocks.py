@@ -99,7 +99,7 @@ def _name(value) -> bytes:
 
 
 _KINDS = (codec.DB, codec.STRING, codec.STREAM, codec.ENTRIES, codec.GROUP, codec.PENDING,
-          codec.END, codec.FUNCTIONS)
+          codec.END, codec.FUNCTIONS, codec.IDMP)
 
 
 def snapshot_blocks(path: Union[str, os.PathLike]) -> List[Block]:

@@ -11,6 +11,12 @@ Records (msgpack arrays; snapshot.py frames them into checksummed lz4 blocks):
     [STREAM, key, expire, length, last_ms, last_seq, first_ms, first_seq,
      max_deleted_ms, max_deleted_seq, entries_added, groups]
     [ENTRIES, count, chunk]               the stream's next `count` entries
+    [IDMP, duration, maxsize, iids_added, iids_duplicates, producers]
+                                          the stream's idempotent-production state
+                                          (engine/core/idmp.py), after its entries and
+                                          only when it has one; producers:
+                                          [[pid, [iid, ms, seq, iid, ms, seq...]]...],
+                                          each producer's iids oldest first
     [GROUP, name, last_ms, last_seq, entries_read, consumers, pending]
                                           consumers: [[name, seen_time, active_time]...]
     [PENDING, count, chunk]               the group's next `count` PEL entries
@@ -19,7 +25,9 @@ Records (msgpack arrays; snapshot.py frames them into checksummed lz4 blocks):
                                           engine gave, handed back to it as it was);
                                           first in a file, only when there are any
 
-A stream's ENTRIES records follow its STREAM record, then each group's GROUP record
+A stream's ENTRIES records follow its STREAM record, then its IDMP record if any
+(files without IDMP records are those of before Redis 8.6's IDMP; they load as they
+are, and the format version did not change), then each group's GROUP record
 is followed by its PENDING records, all in ID order. Chunks are sequences of LEB128
 varints and strings (a varint length, then the bytes); each chunk stands alone:
 
@@ -47,6 +55,8 @@ from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time,
                             ENTRIES_READ_UNKNOWN)
 from engine.core.keyspace cimport Database
 from engine.core.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST
+from engine.core.idmp import (IdmpState, DURATION_MIN, DURATION_MAX, MAXSIZE_MIN,
+                              MAXSIZE_MAX)
 
 cdef enum:
     REC_DB = 1
@@ -57,9 +67,11 @@ cdef enum:
     REC_PENDING = 6
     REC_END = 7
     REC_FUNCTIONS = 8
+    REC_IDMP = 9
 
-DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END, FUNCTIONS = (
-    REC_DB, REC_STRING, REC_STREAM, REC_ENTRIES, REC_GROUP, REC_PENDING, REC_END, REC_FUNCTIONS)
+DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END, FUNCTIONS, IDMP = (
+    REC_DB, REC_STRING, REC_STREAM, REC_ENTRIES, REC_GROUP, REC_PENDING, REC_END, REC_FUNCTIONS,
+    REC_IDMP)
 
 # Raw bytes per ENTRIES / PENDING chunk (a chunk ends after the entry crossing it).
 CHUNK_BYTES = 128 * 1024
@@ -472,6 +484,8 @@ def state_records(engine, size_t chunk_bytes=CHUNK_BYTES):
                     break
                 entries += chunks.count
                 yield [REC_ENTRIES, chunks.count, chunk]
+            if (<Stream>value).idmp is not None:
+                yield idmp_record((<Stream>value).idmp)
             for group in (<Stream>value).groups.values():
                 groups += 1
                 consumers = list((<ConsumerGroup>group).consumers.values())
@@ -490,6 +504,12 @@ cdef list stream_header(bytes key, Stream s, object expire):
     return [REC_STREAM, key, expire, s.length, s.last_id.ms, s.last_id.seq,
             s.first_id.ms, s.first_id.seq, s.max_deleted_id.ms, s.max_deleted_id.seq,
             s.entries_added, len(s.groups)]
+
+
+cdef list idmp_record(state):
+    return [REC_IDMP, state.duration, state.maxsize, state.iids_added, state.iids_duplicates,
+            [[pid, [x for iid, (ms, seq) in iids.items() for x in (iid, ms, seq)]]
+             for pid, iids in state.producers.items()]]
 
 
 cdef list group_header(ConsumerGroup g, list consumers):
@@ -585,6 +605,8 @@ cdef class StateLoader:
             self.load_pending(rec)
         elif kind == REC_GROUP:
             self.load_group(rec)
+        elif kind == REC_IDMP:
+            self.load_idmp(rec)
         else:
             self.close_key()
             if kind == REC_STRING:
@@ -725,6 +747,42 @@ cdef class StateLoader:
                      self.node_max_entries)
             self.last_entry = c.id
         chunk_end(&c, "entries")
+        return 0
+
+    # -- idempotent production ------------------------------------------------------
+
+    cdef int load_idmp(self, list rec) except -1:
+        cdef StreamID id
+        expect(rec, 6, "idmp")
+        if (self.stream is None or self.entries_left or self.group is not None
+                or self.stream.idmp is not None):
+            raise RecordError("an IDMP record outside a stream, before its entries or "
+                              "after its groups")
+        duration = as_i64(rec[1], "IDMP duration")
+        maxsize = as_i64(rec[2], "IDMP maxsize")
+        if not (DURATION_MIN <= duration <= DURATION_MAX and MAXSIZE_MIN <= maxsize <= MAXSIZE_MAX):
+            raise RecordError("IDMP settings out of range")
+        state = IdmpState(duration, maxsize)
+        if type(rec[5]) is not list:
+            raise RecordError("IDMP producers are not an array")
+        for item in rec[5]:
+            if type(item) is not list or len(item) != 2 or type(item[1]) is not list \
+                    or len(item[1]) % 3:
+                raise RecordError("an IDMP producer is not [pid, [iid, ms, seq...]]")
+            pid = as_bytes(item[0], "producer ID")
+            if pid in state.producers or not item[1]:
+                raise RecordError(f"IDMP producer {pid!r} appears twice or is empty")
+            iids = state.producers[pid] = {}
+            flat = item[1]
+            for j in range(0, len(flat), 3):
+                id = as_id(flat[j + 1], flat[j + 2], "IDMP entry ID")
+                iids[as_bytes(flat[j], "idempotent ID")] = (id.ms, id.seq)
+            if len(iids) * 3 != len(flat):
+                raise RecordError(f"IDMP producer {pid!r} has an idempotent ID twice")
+            state.tracked += len(iids)
+        state.iids_added = as_u64(rec[3], "IDMP iids added")
+        state.iids_duplicates = as_u64(rec[4], "IDMP duplicates")
+        self.stream.idmp = state
         return 0
 
     # -- groups --------------------------------------------------------------------
@@ -963,6 +1021,8 @@ cdef class RespWriter:
         else:
             self.xadds(key, s, dangling)
         self.xsetid(key, s, max(s.entries_added, s.length + len(dangling)))
+        if s.idmp is not None:
+            self.idmp(key, s.idmp)
         for g in s.groups.values():
             put_hdr(b, b'*', 7 if g.entries_read != ENTRIES_READ_UNKNOWN else 5)
             put_bulk(b, b"XGROUP", 6)
@@ -981,6 +1041,18 @@ cdef class RespWriter:
         if dangling:
             self.drop_placeholders(key, s, dangling)
             self.xsetid(key, s, s.entries_added)
+
+    cdef int idmp(self, bytes key, state) except -1:
+        """The stream's IDMP settings (XCFGSET) and tracked iids (XIDMPRECORD each,
+        every producer's oldest first), as XADD IDMP logs them. The counters are not
+        carried: iids-added restarts at the number of iids recorded, iids-duplicates
+        at 0. redis-server 7.0 has neither command."""
+        self.command(b"XCFGSET", key, b"IDMP-DURATION", state.duration,
+                     b"IDMP-MAXSIZE", state.maxsize)
+        for pid, iids in state.producers.items():
+            for iid, (ms, seq) in iids.items():
+                self.command(b"XIDMPRECORD", key, pid, iid, b"%d-%d" % (ms, seq))
+        return 0
 
     cdef int xsetid(self, bytes key, Stream s, uint64_t entries_added) except -1:
         cdef WBuf* b = &self.buf
@@ -1091,7 +1163,8 @@ cdef class RespWriter:
 
 
 cdef list dangling_ids(Stream s):
-    """Sorted (ms, seq) of the IDs pending in some group whose entry is gone."""
+    """Sorted (ms, seq) of the IDs pending in some group, or recorded for an
+    idempotent ID, whose entry is gone."""
     cdef RadixIter it
     cdef StreamID id
     cdef ConsumerGroup g
@@ -1105,4 +1178,11 @@ cdef list dangling_ids(Stream s):
             if not s.contains(&id):
                 gone.add((id.ms, id.seq))
             more = radix_next(&it)
+    if s.idmp is not None:
+        for iids in s.idmp.producers.values():
+            for ms, seq in iids.values():
+                id.ms = ms
+                id.seq = seq
+                if not s.contains(&id):
+                    gone.add((ms, seq))
     return sorted(gone)

@@ -58,8 +58,14 @@ HISTORY_SHOWN = 20
 #   [CLAIM errors] redis/redis tests/unit/type/stream-cgroups.tcl "XREADGROUP CLAIM with not
 #                  integer / negative integer for min-idle-time" ("ERR min-idle-time is not an
 #                  integer", "ERR min-idle-time must be a positive integer")
-#   [IDMP]         Jedis 7.3.0 notes (Redis 8.6: XADD IDMPAUTO/IDMP, XCFGSET),
-#                  https://redis.io/docs/latest/commands/xinfo-stream/ (IDMP fields)
+#   [IDMP]         https://redis.io/docs/latest/commands/xadd/ (IDMP/IDMPAUTO, 8.6),
+#                  https://redis.io/docs/latest/commands/xcfgset/ (since 8.6.0; ranges 1-86400 s
+#                  and 1-10000, defaults 100; new settings clear the iids),
+#                  https://redis.io/docs/latest/commands/xidmprecord/ (since 8.8.0: the AOF form
+#                  of an IDMP XADD), https://redis.io/docs/latest/commands/xinfo-stream/ (IDMP
+#                  fields), redis/redis tests/unit/type/stream.tcl (IDMP cases, error texts),
+#                  redis/redis src/streamidmp.c (IDMPAUTO = XOR of XXH3-128(field+value); iids
+#                  expire by their entry ID's ms), redis-py tests (XCFGSET range error texts)
 #   [XINFO CONS]   https://redis.io/docs/latest/commands/xinfo-consumers/  (history 7.2.0:
 #                  "Added the inactive field, and changed the meaning of idle")
 #   [XINFO STREAM] https://redis.io/docs/latest/commands/xinfo-stream/  (history 7.2.0: "Added
@@ -390,13 +396,26 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         uses_feature=_is_command("XDELEX", "XACKDEL"),
     ),
     DeliberateDifference(
-        name="XADD IDMP/IDMPAUTO and XCFGSET (idempotent producers)",
-        redis_version="8.6",
-        redis_7_0="XADD: 'ERR Invalid stream ID ...'; XCFGSET: unknown command",
-        newest="at-most-once XADD keyed by producer/idempotency IDs; extra XINFO STREAM fields",
-        treatment="exclude (not yet supported by Sluice)",
+        name="XADD IDMP/IDMPAUTO, XCFGSET and XIDMPRECORD (idempotent producers)",
+        redis_version="8.6 (XIDMPRECORD 8.8)",
+        redis_7_0="XADD: 'ERR Invalid stream ID ...'; XCFGSET, XIDMPRECORD: unknown command",
+        newest="at-most-once XADD keyed by producer/idempotent IDs (a duplicate replies the "
+               "original entry's ID); XCFGSET sets IDMP-DURATION/IDMP-MAXSIZE; an IDMP XADD is "
+               "logged as XADD + XIDMPRECORD (+ XCFGSET when the stream's state is created), "
+               "so such an AOF does not load into redis-server 7.0",
+        treatment="exclude: cover with engine-only tests (tests/commands/test_xadd_idmp.py, "
+                  "tests/persist/test_idmp_persistence.py)",
         source="[IDMP]",
-        uses_feature=lambda cmd: _uses_idmp(cmd) or command_name(cmd) == "XCFGSET",
+        uses_feature=lambda cmd: _uses_idmp(cmd) or command_name(cmd) in ("XCFGSET", "XIDMPRECORD"),
+    ),
+    DeliberateDifference(
+        name="XINFO STREAM IDMP fields",
+        redis_version="8.6",
+        redis_7_0="no such fields",
+        newest="idmp-duration, idmp-maxsize, pids-tracked, iids-tracked, iids-added, "
+               "iids-duplicates after recorded-first-entry-id (summary and FULL)",
+        treatment="normalize: the six fields are dropped from both replies",
+        source="[IDMP]",
     ),
     DeliberateDifference(
         name="XNACK command",
@@ -757,17 +776,23 @@ def _full_consumer(consumer: Any) -> Any:
     })
 
 
+# XINFO STREAM fields of Redis 8.6 (idempotent production) that 7.0 lacks.
+_IDMP_FIELDS: dict[bytes, FieldRule | object] = {
+    name: _DROP for name in (b"idmp-duration", b"idmp-maxsize", b"pids-tracked", b"iids-tracked",
+                             b"iids-added", b"iids-duplicates")}
+
+
 def _normalize_xinfo_stream(reply: Any, ctx: NormalizeContext) -> Any:
     """Only the FULL form carries groups/consumers with delivery times and lag."""
     full = any(_upper(arg) == "FULL" for arg in ctx.cmd[3:])
     if not full:
-        return _apply_rules(reply, {b"radix-tree-nodes": _masked})
+        return _apply_rules(reply, {b"radix-tree-nodes": _masked, **_IDMP_FIELDS})
     group_rules: dict[bytes, FieldRule | object] = {
         **_group_rules(ctx),
         b"pending": _each(_loose_at(2)),
         b"consumers": _each(_full_consumer),
     }
-    return _apply_rules(reply, {b"radix-tree-nodes": _masked,
+    return _apply_rules(reply, {b"radix-tree-nodes": _masked, **_IDMP_FIELDS,
                                 b"groups": _each(lambda group: _apply_rules(group, group_rules))})
 
 

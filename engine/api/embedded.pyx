@@ -42,6 +42,8 @@ cdef class Engine:
     cdef readonly list databases
     cdef public uint64_t stream_node_max_bytes
     cdef public uint64_t stream_node_max_entries
+    cdef public int stream_idmp_duration    # a stream's IDMP settings until XCFGSET
+    cdef public int stream_idmp_maxsize
     cdef readonly list effect_listeners
     cdef readonly long long dirty       # changes so far (save points count them)
     cdef readonly object durability     # persist.Durability, or None
@@ -60,7 +62,8 @@ cdef class Engine:
 
     def __init__(self, Clock clock=None, *, int databases=16,
                  uint64_t stream_node_max_bytes=4096,
-                 uint64_t stream_node_max_entries=100, dir=None,
+                 uint64_t stream_node_max_entries=100, int stream_idmp_duration=100,
+                 int stream_idmp_maxsize=100, dir=None,
                  bint appendonly=False, str appendfsync="everysec", **persistence):
         """With `dir`, the engine is persistent: it loads that directory now and logs
         every write to its AOF (`appendonly`, fsync policy `appendfsync`: always,
@@ -74,6 +77,8 @@ cdef class Engine:
         self.databases = [Database(i) for i in range(databases)]
         self.stream_node_max_bytes = stream_node_max_bytes
         self.stream_node_max_entries = stream_node_max_entries
+        self.stream_idmp_duration = stream_idmp_duration
+        self.stream_idmp_maxsize = stream_idmp_maxsize
         self.effect_listeners = []
         self.dirty = 0
         self._contexts = weakref.WeakSet()

@@ -22,6 +22,8 @@ cdef struct TrimArgs:
     bint seq_given
     StreamID id
     Py_ssize_t next_arg      # XADD: position of the ID argument
+    Py_ssize_t idmp_pid      # XADD IDMP / IDMPAUTO: position of the producer ID, else 0
+    Py_ssize_t idmp_iid      # XADD IDMP: position of the idempotent ID (0: IDMPAUTO)
 
 # XADD (xadd=1) / XTRIM options, as Redis parses them; node_max_entries sets the
 # default LIMIT of approximate trimming.

@@ -45,6 +45,24 @@ cdef inline bint _is(bytes arg, bytes word):
     return len(arg) == len(word) and arg.lower() == word
 
 
+cdef Py_ssize_t parse_idmp(list argv, Py_ssize_t i, TrimArgs* args) except -1:
+    """IDMP producer-id idempotent-id / IDMPAUTO producer-id at argv[i] (Redis 8.6);
+    returns the position of its last argument."""
+    cdef bint auto = len(<bytes>argv[i]) == 8
+    cdef str name = "IDMPAUTO" if auto else "IDMP"
+    if args.idmp_pid:
+        raise ResponseError("ERR IDMP/IDMPAUTO specified multiple times")
+    if not argv[i + 1]:
+        raise ResponseError(f"ERR {name} requires a non-empty producer ID")
+    args.idmp_pid = i + 1
+    if auto:
+        return i + 1
+    if not argv[i + 2]:
+        raise ResponseError("ERR IDMP requires a non-empty idempotent ID")
+    args.idmp_iid = i + 2
+    return i + 2
+
+
 cdef int parse_trim_args(list argv, TrimArgs* args, bint xadd,
                          uint64_t node_max_entries) except -1:
     cdef Py_ssize_t i = 2, argc = len(argv), more
@@ -60,6 +78,7 @@ cdef int parse_trim_args(list argv, TrimArgs* args, bint xadd,
     args.id_given = 0
     args.seq_given = 1
     args.id.ms = args.id.seq = 0
+    args.idmp_pid = args.idmp_iid = 0
     while i < argc:
         more = argc - 1 - i
         opt = argv[i]
@@ -92,6 +111,8 @@ cdef int parse_trim_args(list argv, TrimArgs* args, bint xadd,
             i += 1
         elif xadd and _is(opt, b"nomkstream"):
             args.nomkstream = 1
+        elif xadd and (more >= 2 and _is(opt, b"idmp") or more and _is(opt, b"idmpauto")):
+            i = parse_idmp(argv, i, args)
         elif xadd:
             parse_add_id(opt, &args.id, &args.seq_given)
             args.id_given = 1
@@ -100,6 +121,8 @@ cdef int parse_trim_args(list argv, TrimArgs* args, bint xadd,
             raise ResponseError(SYNTAX)
         i += 1
     args.next_arg = i
+    if args.idmp_pid and args.id_given:
+        raise ResponseError("ERR IDMP/IDMPAUTO can be used only with auto-generated IDs")
     if args.limit and args.strategy == TRIM_NONE:
         raise ResponseError("ERR syntax error, LIMIT cannot be used without specifying "
                             "a trimming strategy")

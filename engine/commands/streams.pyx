@@ -12,9 +12,11 @@ from engine.core.reply_lists cimport gc_pause, gc_resume
 from engine.commands.stream_args cimport (TrimArgs, parse_trim_args, parse_id,
                                           parse_bound)
 from engine.commands.parsing cimport parse_int
+from engine.commands.idmp cimport idmp_duplicate, idmp_record
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, wrong_arity
 from engine.resp.reply import OK
+from engine.core.idmp import auto_iid
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
 
@@ -72,6 +74,13 @@ def xadd(CommandContext ctx, list argv):
     cdef Stream s = stream_for_write(ctx, key, not args.nomkstream)
     if s is None:
         return None
+    cdef bytes iid = None
+    if args.idmp_pid:
+        iid = (argv[args.idmp_iid] if args.idmp_iid
+               else auto_iid(argv, field_pos, nfields // 2))
+        original = idmp_duplicate(ctx, s, argv[args.idmp_pid], iid)
+        if original is not None:
+            return original
     if s.last_id.ms == U64_MAX and s.last_id.seq == U64_MAX:
         raise ResponseError("ERR The stream has exhausted the last possible ID, unable "
                             "to add more items")
@@ -108,6 +117,8 @@ def xadd(CommandContext ctx, list argv):
     cdef bytes reply = id_format(&new_id)
     if ctx.logs():
         ctx.effects.append([b"XADD", key, reply] + argv[field_pos:])
+    if iid is not None:
+        idmp_record(ctx, key, s, argv[args.idmp_pid], iid, &new_id)
     ctx.touch(key, "t", b"xadd")
     if args.strategy != TRIM_NONE:
         apply_trim(ctx, key, s, &args)

@@ -188,6 +188,8 @@ COMMANDS: dict[bytes, Command] = _index(
             docs=("5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist.")),
         cmd("xautoclaim", -6, "write fast", keys=(1, 1, 1),
             docs=("6.2.0", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.")),
+        cmd("xcfgset", -2, "write fast", keys=(1, 1, 1),
+            docs=("8.6.0", "Sets the IDMP configuration parameters for a stream.")),
         cmd("xclaim", -6, "write fast", keys=(1, 1, 1),
             docs=("5.0.0", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.")),
         cmd("xdel", -3, "write fast", keys=(1, 1, 1),
@@ -207,6 +209,8 @@ COMMANDS: dict[bytes, Command] = _index(
                     docs=("5.0.0", "Deletes a consumer from a consumer group.")),
                 cmd("help", 2, "loading stale",
                     docs=("5.0.0", "Returns helpful text about the different subcommands."))]),
+        cmd("xidmprecord", 5, "write denyoom fast", keys=(1, 1, 1),
+            docs=("8.8.0", "An internal command for setting IDMP metadata on an existing stream message.")),
         cmd("xinfo", -2, "",
             docs=("5.0.0", "A container for stream introspection commands."),
             subcommands=[

@@ -13,6 +13,7 @@ from engine.core.radix cimport (RadixIter, radix_iter_init, radix_seek, radix_ne
 from engine.commands.context cimport CommandContext
 from engine.commands.entry_reply cimport EntryReply, entry_lists
 from engine.commands.parsing cimport parse_int
+from engine.commands.idmp cimport idmp_info
 from engine.commands.table import command
 from engine.core.errors import ResponseError, NO_SUCH_KEY, arg_text, subcommand_syntax
 
@@ -94,7 +95,7 @@ def xinfo_stream(CommandContext ctx, list argv):
              b"last-generated-id", id_format(&s.last_id),
              b"max-deleted-entry-id", id_format(&s.max_deleted_id),
              b"entries-added", s.entries_added,
-             b"recorded-first-entry-id", id_format(&s.first_id)]
+             b"recorded-first-entry-id", id_format(&s.first_id)] + idmp_info(ctx, s)
     if not full:
         first = entries(ctx, s, &lo, &hi, 1, False)
         last = entries(ctx, s, &lo, &hi, 1, True)

@@ -54,6 +54,7 @@ cdef class Stream:
     cdef public dict groups         # group name (bytes) -> ConsumerGroup
     cdef StreamNode* tail           # last node, or NULL when unknown (looked up again)
     cdef uint64_t node_bytes        # bytes allocated for nodes (usable sizes)
+    cdef public object idmp         # engine.core.idmp.IdmpState once IDMP is used, else None
 
     # Appends one entry: `fields` is a Python list holding field, value, field,
     # value... (bytes) at positions [first, first + 2*npairs). The caller has checked

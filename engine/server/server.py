@@ -106,7 +106,9 @@ class Server:
         self.version = VERSION
         self.engine = engine if engine is not None else Engine(
             databases=cfg.databases, stream_node_max_entries=cfg.stream_node_max_entries,
-            stream_node_max_bytes=cfg.stream_node_max_bytes, **persistence_options(cfg))
+            stream_node_max_bytes=cfg.stream_node_max_bytes,
+            stream_idmp_duration=cfg.stream_idmp_duration,
+            stream_idmp_maxsize=cfg.stream_idmp_maxsize, **persistence_options(cfg))
         self.durability = self.engine.durability
         self.shutdown_save: Optional[bool] = None   # SHUTDOWN SAVE / NOSAVE
         self.defer_replies = False                  # replies wait for the AOF write
@@ -490,6 +492,8 @@ class Server:
     def _register_config_listeners(self) -> None:
         cfg = self.cfg
         cfg.add_listener(["stream-node-max-entries", "stream-node-max-bytes"], self._on_node_limits)
+        cfg.add_listener(["stream-idmp-duration", "stream-idmp-maxsize"],
+                         lambda name, old, new: setattr(self.engine, name.replace("-", "_"), new))
         cfg.add_listener("requirepass", self._on_requirepass)
         cfg.add_listener("notify-keyspace-events",
                          lambda name, old, new: self._set_notify_flags(new))

@@ -25,8 +25,9 @@ TOLERANCE_MS = 1500
 T0 = 1_700_000_000_000
 # Idle-type values: milliseconds since something happened.
 IDLE_KEYS = {"idle", "time_since_delivered", "seen-time", "delivery-time"}
-# Reported only by Redis >= 7.2 (Sluice follows the newest Redis).
-NEWER_ONLY_KEYS = {"inactive", "active-time"}
+# Reported only by Redis >= 7.2, the IDMP fields by >= 8.6 (Sluice follows the newest Redis).
+NEWER_ONLY_KEYS = {"inactive", "active-time", "idmp-duration", "idmp-maxsize", "pids-tracked",
+                   "iids-tracked", "iids-added", "iids-duplicates"}
 # Sluice's radix tree is not rax: its node count differs by design.
 ANY_KEYS = {"radix-tree-nodes"}
 

@@ -1181,7 +1181,8 @@ def test_newer_features_are_refused_not_compared() -> None:
     refused = ["XREAD STREAMS s +", "XREADGROUP GROUP g c CLAIM 100 STREAMS s >",
                "XREADGROUP GROUP g c MAXCOUNT 5 STREAMS s >", "XADD s KEEPREF 1-0 f v",
                "XTRIM s MAXLEN 1 ACKED", "XDELEX s IDS 1 1-0", "XACKDEL s g IDS 1 1-0",
-               "XNACK s g FAIL IDS 1 1-0", "XADD s IDMPAUTO p 1-0 f v"]
+               "XNACK s g FAIL IDS 1 1-0", "XADD s IDMPAUTO p 1-0 f v", "XADD s IDMP p i * f v",
+               "XCFGSET s IDMP-DURATION 5", "XIDMPRECORD s p i 1-0"]
     for command in refused:
         assert excluded_difference(tuple(shlex.split(command))) is not None, command
     allowed = ["XREAD STREAMS s 0", "XREADGROUP GROUP CLAIM c STREAMS s >", "XADD s 1-0 KEEPREF v",

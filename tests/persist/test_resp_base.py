@@ -133,10 +133,11 @@ def redis_view(oracle, key: bytes) -> dict:
 def normalize(full: dict) -> dict:
     """XINFO STREAM FULL with what 7.0 and Sluice share and must agree on: no node
     layout, no consumer times (not carried), no lag (computed by newer rules in
-    Sluice)."""
+    Sluice), no IDMP fields (Redis 8.6)."""
     full = dict(full)
-    full.pop(b"radix-tree-keys", None)
-    full.pop(b"radix-tree-nodes", None)
+    for name in (b"radix-tree-keys", b"radix-tree-nodes", b"idmp-duration", b"idmp-maxsize",
+                 b"pids-tracked", b"iids-tracked", b"iids-added", b"iids-duplicates"):
+        full.pop(name, None)
     groups = []
     for g in full[b"groups"]:
         g = as_dict(g) if isinstance(g, list) else dict(g)

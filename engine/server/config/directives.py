@@ -104,6 +104,12 @@ DIRECTIVES: tuple[Directive, ...] = (
               "Entries per stream node before a new node starts; 0 = no limit."),
     Directive("stream-node-max-bytes", Int(0, LLONG_MAX, unsigned=True, memory=True), 4096,
               "Bytes per stream node before a new node starts; 0 = no limit."),
+    Directive("stream-idmp-duration", Int(1, 86400), 100,
+              "Seconds a stream keeps an XADD IDMP idempotent ID (its default IDMP-DURATION; "
+              "XCFGSET sets it per stream)."),
+    Directive("stream-idmp-maxsize", Int(1, 10000), 100,
+              "Idempotent IDs a stream keeps per producer (its default IDMP-MAXSIZE; XCFGSET "
+              "sets it per stream)."),
     Directive("notify-keyspace-events", Notify(), 0,
               "Keyspace notification classes: K E g $ l s h z x e t m n d, A = g$lshzxetd."),
     Directive("databases", Int(1, INT_MAX), 16, "Number of databases (SELECT 0..n-1).",
