@@ -3,7 +3,7 @@ name (in this or another database), its TTL with it.
 
 A string is immutable bytes and is shared; a stream is copied deeply (its entries'
 nodes, counters, groups, consumers and PELs: engine/core/groups.pyx copy_stream);
-any other value type by its own `copy()`.
+a collection (engine/core/value_types.py) by its class's `copy()`.
 
 Effects: COPY itself (7.0 has it), always with REPLACE: a replay must overwrite a
 destination that had expired on this side but was still stored when the log was
@@ -16,6 +16,7 @@ from libc.stdint cimport int64_t
 from engine.core.keyspace cimport Database
 from engine.core.stream cimport Stream
 from engine.core.groups cimport copy_stream
+from engine.core.value_types import COLLECTION_CLASSES
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, is_option
 from engine.commands.table import command
@@ -29,7 +30,9 @@ cdef object duplicate(object value):
         return value
     if type(value) is Stream:
         return copy_stream(<Stream>value)
-    return value.copy()
+    if type(value) in COLLECTION_CLASSES:
+        return value.copy()
+    raise TypeError(f"COPY: no copy for a {type(value).__name__} value")
 
 
 cdef bint occupied(Database db, bytes key, int64_t now):

@@ -240,3 +240,21 @@ def test_copy_errors_engine():
         eng.execute("COPY", "a", "a")
     with pytest.raises(ResponseError, match="^ERR DB index is out of range$"):
         eng.execute("COPY", "a", "b", "DB", "16")
+
+
+def test_copy_of_a_collection_uses_its_class_copy():
+    from engine.core.value_types import VALUE_TYPES
+    eng = Engine(ManualClock(T0))
+    db = eng.databases[0]
+    for name, cls in VALUE_TYPES.items():
+        source = cls.from_record([b"1", b"2", b"3", b"4"])
+        db.data[b"src"] = source          # (no write command of these types here yet)
+        eng.execute("PEXPIREAT", "src", str(T0 + 10_000))
+        assert eng.execute("COPY", "src", "dst", "DB", "1", "REPLACE") == 1
+        copy = eng.databases[1].data[b"dst"]
+        assert type(copy) is cls and copy is not source
+        assert copy.to_record() == source.to_record()
+        assert eng.databases[1].expires[b"dst"] == T0 + 10_000
+        eng.select(1)
+        assert eng.execute("TYPE", "dst") == name
+        eng.select(0)
