@@ -732,6 +732,11 @@ cdef class Stream:
                     found = radix_next(&ri)
                 raise
             memcpy(copy, node, size)
+            if malloc_usable_size(copy) != size:
+                # malloc gave more: the checkpoints go to the end, as cap says
+                copy.cap = malloc_usable_size(copy) - sizeof(StreamNode)
+                memmove(_cp_end(copy) - _cp_bytes(node), <uint8_t*>copy + size - _cp_bytes(node),
+                        _cp_bytes(node))
             (<StreamNode**>ri.value)[0] = copy
             out.node_bytes += malloc_usable_size(copy)
             found = radix_next(&ri)
