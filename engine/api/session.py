@@ -146,11 +146,12 @@ class Hub:
                 session.ctx.tracking = True
 
     def touched(self, db: int, keys: list) -> None:
-        """Keys a command changed: dirty the WATCHes on them, wake blocked readers."""
+        """Keys a command changed: dirty the WATCHes on them, wake blocked readers.
+        Keys of database `db`, or (db, key) pairs for another one (COPY ... DB)."""
         watchers = self.watchers
         if watchers:
             for key in keys:
-                sessions = watchers.get((db, key))
+                sessions = watchers.get(key if type(key) is tuple else (db, key))
                 if sessions:
                     for session in sessions:
                         session.watch_dirty = True
@@ -161,8 +162,9 @@ class Hub:
         if self.blocked:
             blocked = self.blocked
             for key in keys:
-                if (db, key) in blocked:
-                    self.key_ready(db, key)
+                where = key if type(key) is tuple else (db, key)
+                if where in blocked:
+                    self.key_ready(*where)
 
     def key_ready(self, db: int, key: bytes) -> None:
         """A key some reader is blocked on changed (override)."""

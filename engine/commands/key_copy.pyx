@@ -9,7 +9,8 @@ Effects: COPY itself (7.0 has it), always with REPLACE: a replay must overwrite 
 destination that had expired on this side but was still stored when the log was
 loaded. The destination in another database is checked without lazy expiry (its
 DEL could not be logged in the source database's log): an expired one is dropped
-and overwritten.
+and overwritten. The destination is touched (WATCH, blocked readers) and fires
+`copy_to` in its own database (CommandContext.touch_in).
 """
 from libc.stdint cimport int64_t
 
@@ -87,8 +88,7 @@ def copy_(CommandContext ctx, list argv):
     target.store(dst, duplicate(value))
     if expire != -1:
         target.set_expire(dst, expire)
-    if target is db:
-        ctx.touch(dst, "g", b"copy_to")
+    ctx.touch_in(target, dst, "g", b"copy_to")
     if ctx.logs():
         effect = [b"COPY", src, dst]
         if target is not db:

@@ -130,7 +130,10 @@ class PubSub:
         for cls, event, key in events:
             if not flags & CLASS_BITS.get(cls, 0):
                 continue
+            where = db
+            if type(key) is tuple:          # (db, key): a key of another database
+                where, key = key
             if flags & NOTIFY_KEYSPACE:
-                self.publish(b"__keyspace@%d__:%s" % (db, key), event)
+                self.publish(b"__keyspace@%d__:%s" % (where, key), event)
             if flags & NOTIFY_KEYEVENT:
-                self.publish(b"__keyevent@%d__:%s" % (db, event), key)
+                self.publish(b"__keyevent@%d__:%s" % (where, event), key)

@@ -1,5 +1,6 @@
 """COPY (engine/commands/key_copy.pyx): strings and streams, with TTL, DB and
-REPLACE, against redis-server 7.0; a stream's copy is deep (engine/core/groups.pyx
+REPLACE, against redis-server 7.0 (into another database: its WATCHes and keyspace
+events); a stream's copy is deep (engine/core/groups.pyx
 copy_stream, radix.pyx radix_clone): XINFO STREAM FULL of the copy equals the
 source's, and changing either leaves the other as it was. Effects replay to the same
 state, and COPY survives AOF replay, rewrite and restart."""
@@ -9,11 +10,15 @@ import random
 import time
 
 import pytest
+import redis
 
 from engine import Engine, ManualClock, ResponseError
+from engine.api.session import Hub, Session
 from engine.commands.dispatch import dispatch
+from engine.core.value_types import VALUE_TYPES
 
 from differential import run_both
+from test_command_table import server_in_thread
 from test_keys_strings import cmds
 
 T0 = 1_700_000_000_000
@@ -243,7 +248,6 @@ def test_copy_errors_engine():
 
 
 def test_copy_of_a_collection_uses_its_class_copy():
-    from engine.core.value_types import VALUE_TYPES
     eng = Engine(ManualClock(T0))
     db = eng.databases[0]
     for name, cls in VALUE_TYPES.items():
@@ -258,3 +262,30 @@ def test_copy_of_a_collection_uses_its_class_copy():
         eng.select(1)
         assert eng.execute("TYPE", "dst") == name
         eng.select(0)
+
+
+def test_copy_into_another_database_dirties_its_watches_and_notifies():
+    hub = Hub(Engine(), track=True)
+    writer, watcher = Session(hub), Session(hub)
+    writer.call([b"SET", b"src", b"v"])
+    watcher.call([b"SELECT", b"1"])
+    watcher.call([b"WATCH", b"dst"])
+    watcher.call([b"MULTI"])
+    watcher.call([b"GET", b"dst"])
+    writer.call([b"COPY", b"src", b"dst", b"DB", b"1"])
+    assert watcher.call([b"EXEC"]) is None             # dst of db 1 changed
+    with server_in_thread() as server:
+        client = redis.Redis(port=server.cfg.port)
+        try:
+            client.config_set("notify-keyspace-events", "KEg")
+            sub = client.pubsub()
+            sub.psubscribe("__key*__:*")
+            assert sub.get_message(timeout=1)["type"] == "psubscribe"
+            client.set("src", "v")
+            client.execute_command("COPY", "src", "dst", "DB", "2")
+            got = [sub.get_message(timeout=1) for _ in range(2)]
+            assert {(m["channel"], m["data"]) for m in got} == {
+                (b"__keyspace@2__:dst", b"copy_to"), (b"__keyevent@2__:copy_to", b"dst")}
+            sub.close()
+        finally:
+            client.close()
