@@ -238,6 +238,21 @@ def test_copy_survives_aof_replay_rewrite_and_restart(tmp_path):
         again.close(save=False)
 
 
+def test_copied_stream_survives_a_snapshot(tmp_path):
+    eng = Engine(dir=str(tmp_path))
+    stream_workload(eng.execute, random.Random(6), 400)
+    eng.execute("COPY", "s1", "c1")
+    eng.execute("XADD", "c1", "99999-1", "f", "v")      # grows the copied tail node
+    expected = [full(eng.execute, key) for key in ("s1", "c1")]
+    eng.execute("SAVE")
+    eng.close(save=False)
+    again = Engine(dir=str(tmp_path))
+    try:
+        assert [full(again.execute, key) for key in ("s1", "c1")] == expected
+    finally:
+        again.close(save=False)
+
+
 def test_copy_errors_engine():
     eng = Engine(ManualClock(T0))
     eng.execute("SET", "a", "1")
