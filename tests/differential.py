@@ -432,6 +432,15 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         source="[XNACK]",
         uses_feature=_is_command("XNACK"),
     ),
+    DeliberateDifference(
+        name="PUBLISH's may_replicate command flag",
+        redis_version="newer than 7.0",
+        redis_7_0="COMMAND INFO publish: pubsub loading stale fast",
+        newest="pubsub loading stale fast may_replicate",
+        treatment="mask: in COMMAND INFO comparisons with 7.0, test_command_table.py's "
+                  "NEWER_FLAGS leaves the flag out",
+        source="https://github.com/redis/redis/blob/unstable/src/commands/publish.json",
+    ),
 )
 
 

@@ -1,6 +1,7 @@
 # What a command sees besides its arguments: the database, the command's "now", the
 # reply protocol, and where it reports its effects (for the log), touched keys (for
-# blocked readers and WATCH) and keyspace events.
+# blocked readers and WATCH) and keyspace events. Keys are those of `db`; a key of
+# another database is reported as a (db index, key) pair (touch_in).
 
 from libc.stdint cimport int64_t, uint64_t
 from engine.core.keyspace cimport Database
@@ -46,6 +47,16 @@ cdef class CommandContext:
         if self.tracking:
             self.touched.append(key)
             self.events.append((cls, event, key))
+
+    cdef inline void touch_in(self, Database db, bytes key, str cls, bytes event):
+        """touch for a key of database db, which may be another than the command's
+        (COPY ... DB): reported as a (db index, key) pair."""
+        if db is self.db:
+            self.touch(key, cls, event)
+        elif self.tracking:
+            where = (db.index, key)
+            self.touched.append(where)
+            self.events.append((cls, event, where))
 
     cdef inline void wake(self, bytes key, str cls, bytes event):
         """A consumer-group change: blocked readers look again, but (as in Redis) it

@@ -52,13 +52,13 @@ cdef long double parse_long_double(object arg, const char* message) except? -1:
     cdef const char* s = PyBytes_AS_STRING(b)
     cdef char* end
     cdef long double value
-    # Like Redis, parse up to the first NUL (bytes are NUL-terminated): text after
-    # an embedded NUL is ignored.
+    # Like Redis, the whole argument must be the number: an embedded NUL (where
+    # strtold stops) makes it invalid.
     if n == 0 or n >= MAX_LONG_DOUBLE_CHARS:
         raise _error(message, "ERR value is not a valid float")
     clear_errno()
     value = strtold(s, &end)
-    if (isspace(<unsigned char>s[0]) or end[0] != 0
+    if (isspace(<unsigned char>s[0]) or end != s + n
             or (erange() and (value == HUGE_VAL or value == -HUGE_VAL
                                      or value == 0))
             or isnan(<double>value)):

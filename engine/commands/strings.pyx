@@ -1,9 +1,13 @@
-"""String commands: SET, GET, MGET, GETDEL, APPEND, STRLEN, INCR, DECR, INCRBY,
-DECRBY. A string value is stored as plain `bytes` in the database.
+"""String commands: SET, SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX, GET, GETEX,
+MGET, GETDEL, APPEND, STRLEN, INCR, DECR, INCRBY, DECRBY (GETRANGE, SETRANGE and
+INCRBYFLOAT are in string_edits.pyx). A string value is stored as plain `bytes` in
+the database.
 
-Effects (what the log replays) are clock-independent: SET with EX/PX/EXAT/PXAT is
-logged as `SET key value PXAT <ms>`, GET/NX/XX are dropped once the outcome is
-known, GETDEL is logged as DEL, the counters as INCRBY with the delta.
+Effects (what the log replays) are clock-independent: SET with EX/PX/EXAT/PXAT
+(and SETEX, PSETEX) is logged as `SET key value PXAT <ms>`, GET/NX/XX are dropped
+once the outcome is known (SETNX and GETSET become SET), GETEX is logged as
+PEXPIREAT, PERSIST or DEL (an absolute time already past), GETDEL as DEL, the
+counters as INCRBY with the delta.
 """
 from libc.stdint cimport int64_t, INT64_MAX, INT64_MIN
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -47,12 +51,17 @@ cdef inline int expire_option(object opt) noexcept:
     return 0
 
 
-cdef inline object string_at(CommandContext ctx, bytes key):
-    """The string at key, None if absent; WRONGTYPE for any other type."""
+cdef object string_at(CommandContext ctx, bytes key):
     cdef object value = ctx.db.lookup(key, ctx.now)
     if value is not None and type(value) is not bytes:
         raise ResponseError(WRONGTYPE)
     return value
+
+
+cdef int check_string_length(int64_t offset, int64_t length) except -1:
+    if offset > MAX_STRING - length:
+        raise ResponseError("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+    return 0
 
 
 cdef int64_t expire_ms(CommandContext ctx, object arg, bint seconds, bint relative,
@@ -117,24 +126,149 @@ def set_(CommandContext ctx, list argv):
         found = db.lookup(key, ctx.now) is not None
     if (flags & SET_NX and found) or (flags & SET_XX and not found):
         return old   # the old value with GET, else nil
-    if not flags & SET_KEEPTTL:
+    store_string(ctx, key, value, flags & SET_KEEPTTL, when)
+    if flags & SET_GET:
+        return old
+    return OK
+
+
+cdef int store_string(CommandContext ctx, bytes key, bytes value, bint keepttl,
+                      int64_t when) except -1:
+    """Sets key to value as SET does: its TTL kept (keepttl), set to `when` (ms, 0 =
+    none) or removed; fires `set` (and `expire`) and logs SET (PXAT/KEEPTTL)."""
+    cdef Database db = ctx.db
+    if not keepttl:
         db.persist(key)
     db.store(key, value)
     ctx.touch(key, "$", b"set")
-    if expire is not None:
+    if when:
         db.set_expire(key, when)
         if ctx.tracking:
             ctx.events.append(("g", b"expire", key))
     if ctx.logs():
-        if expire is not None:
+        if when:
             ctx.effects.append([b"SET", key, value, b"PXAT", str(when).encode()])
-        elif flags & SET_KEEPTTL:
+        elif keepttl:
             ctx.effects.append([b"SET", key, value, b"KEEPTTL"])
         else:
             ctx.effects.append([b"SET", key, value])
-    if flags & SET_GET:
-        return old
+    return 0
+
+
+@command("setnx")
+def setnx(CommandContext ctx, list argv):
+    cdef bytes key = argv[1]
+    if ctx.db.lookup(key, ctx.now) is not None:
+        return 0
+    store_string(ctx, key, argv[2], False, 0)
+    return 1
+
+
+cdef object set_expiring(CommandContext ctx, list argv, bint seconds, str name):
+    """SETEX/PSETEX key ttl value: SET with EX/PX."""
+    cdef int64_t when = expire_ms(ctx, argv[2], seconds, True, name)
+    store_string(ctx, argv[1], argv[3], False, when)
     return OK
+
+
+@command("setex")
+def setex(CommandContext ctx, list argv):
+    return set_expiring(ctx, argv, True, "setex")
+
+
+@command("psetex")
+def psetex(CommandContext ctx, list argv):
+    return set_expiring(ctx, argv, False, "psetex")
+
+
+@command("getset")
+def getset(CommandContext ctx, list argv):
+    cdef bytes key = argv[1]
+    old = string_at(ctx, key)
+    store_string(ctx, key, argv[2], False, 0)
+    return old
+
+
+cdef int check_pairs(list argv, str name) except -1:
+    if len(argv) % 2 == 0:
+        raise ResponseError(f"ERR wrong number of arguments for '{name}' command")
+    return 0
+
+
+cdef int store_pairs(CommandContext ctx, list argv) except -1:
+    """MSET's writes: each key's TTL goes; logged as one MSET."""
+    cdef Database db = ctx.db
+    cdef Py_ssize_t i
+    cdef bytes key
+    for i in range(1, len(argv), 2):
+        key = argv[i]
+        db.persist(key)
+        db.store(key, argv[i + 1])
+        ctx.touch(key, "$", b"set")
+    if ctx.logs(len(argv) // 2):
+        ctx.effects.append([b"MSET"] + argv[1:])
+    return 0
+
+
+@command("mset")
+def mset(CommandContext ctx, list argv):
+    check_pairs(argv, "mset")
+    store_pairs(ctx, argv)
+    return OK
+
+
+@command("msetnx")
+def msetnx(CommandContext ctx, list argv):
+    check_pairs(argv, "msetnx")
+    cdef Database db = ctx.db
+    cdef Py_ssize_t i
+    for i in range(1, len(argv), 2):
+        if db.lookup(argv[i], ctx.now) is not None:
+            return 0
+    store_pairs(ctx, argv)
+    return 1
+
+
+@command("getex")
+def getex(CommandContext ctx, list argv):
+    cdef bytes key = argv[1]
+    cdef Py_ssize_t j = 2, argc = len(argv)
+    cdef int flags = 0, unit
+    cdef bint persist = False
+    cdef object expire = None
+    while j < argc:
+        opt = argv[j]
+        if is_option(opt, b"persist") and not flags:
+            persist = True
+        else:
+            unit = expire_option(opt) if j < argc - 1 else 0
+            if unit == 0 or persist or flags & ~unit:
+                raise ResponseError(SYNTAX)
+            flags |= unit
+            j += 1
+            expire = argv[j]
+        j += 1
+    value = string_at(ctx, key)
+    if value is None:
+        return None
+    cdef int64_t when = 0
+    if expire is not None:
+        when = expire_ms(ctx, expire, flags & (SET_EX | SET_EXAT) != 0,
+                         flags & (SET_EX | SET_PX) != 0, "getex")
+    cdef Database db = ctx.db
+    if expire is not None and when <= ctx.now and not db.loading:
+        db.remove(key)   # an EXAT/PXAT already past
+        ctx.touch(key, "g", b"del")
+        ctx.propagate([b"DEL", key])
+    elif expire is not None:
+        db.set_expire(key, when)
+        ctx.touch(key, "g", b"expire")
+        if ctx.logs():
+            ctx.effects.append([b"PEXPIREAT", key, str(when).encode()])
+    elif persist and db.persist(key):
+        ctx.touch(key, "g", b"persist")
+        ctx.propagate([b"PERSIST", key])
+    return value
 
 
 @command("mget")
@@ -167,8 +301,7 @@ def append(CommandContext ctx, list argv):
     if value is None:
         value = tail
     else:
-        if PyBytes_GET_SIZE(value) + PyBytes_GET_SIZE(tail) > MAX_STRING:
-            raise ResponseError("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+        check_string_length(PyBytes_GET_SIZE(value), PyBytes_GET_SIZE(tail))
         value = <bytes>value + tail
     ctx.db.store(key, value)
     ctx.touch(key, "$", b"append")

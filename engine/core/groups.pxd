@@ -98,6 +98,8 @@ cdef class ConsumerGroup:
     cdef uint64_t pending_count(self) noexcept
 
     cdef uint64_t memory_bytes(self) noexcept
+    # A deep copy: the PELs cloned, each consumer copied with its PEL and times.
+    cdef ConsumerGroup copy(self)
 
 cdef void time_key(uint64_t time, const StreamID* id, uint8_t* out) noexcept
 
@@ -126,3 +128,5 @@ cdef bint tombstones_after(Stream s, const StreamID* start) noexcept
 cdef object group_lag(Stream s, ConsumerGroup g)
 # Advances last_id/entries_read for a delivery of `id` (a new entry).
 cdef void advance_last_delivered(Stream s, ConsumerGroup g, const StreamID* id) noexcept
+# A deep copy of a stream: its entries, counters, groups, consumers and PELs (COPY).
+cpdef Stream copy_stream(Stream s)

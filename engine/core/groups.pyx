@@ -5,7 +5,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 from engine.core.streamid cimport StreamID, id_encode, id_decode, u64_to_be, u64_from_be
 from engine.core.radix cimport (RadixTree, RadixIter, RadixHint, radix_new, radix_new_sized,
-                           radix_free, radix_count, radix_bytes, radix_insert,
+                           radix_free, radix_clone, radix_count, radix_bytes, radix_insert,
                            radix_try_insert, radix_find, radix_remove, radix_iter_init,
                            radix_seek, radix_next, RADIX_FIRST, RADIX_GE, radix_locate_many,
                            radix_find_at, radix_remove_first, radix_floor)
@@ -85,6 +85,32 @@ cdef class ConsumerGroup:
             radix_free(self.pel)
         if self.pel_by_time != NULL:
             radix_free(self.pel_by_time)
+
+    cdef ConsumerGroup copy(self):
+        cdef ConsumerGroup out = ConsumerGroup(self.name, self.last_id.ms, self.last_id.seq,
+                                               self.entries_read)
+        cdef Consumer c, twin
+        radix_free(out.pel)
+        out.pel = NULL
+        out.pel = radix_clone(self.pel)
+        radix_free(out.pel_by_time)
+        out.pel_by_time = NULL
+        out.pel_by_time = radix_clone(self.pel_by_time)
+        out.consumer_by_id = [None] * len(self.consumer_by_id)
+        out.free_ids = list(self.free_ids)
+        for c in self.consumers.values():
+            twin = Consumer(c.name, c.id, c.seen_time)
+            radix_free(twin.pel)
+            twin.pel = NULL
+            twin.pel = radix_clone(c.pel)
+            twin.pending = c.pending
+            twin.sweeping = c.sweeping
+            twin.sweep_credit = c.sweep_credit
+            memcpy(twin.sweep_from, c.sweep_from, 16)
+            twin.active_time = c.active_time
+            out.consumers[c.name] = twin
+            out.consumer_by_id[c.id] = twin
+        return out
 
     # -- consumers -------------------------------------------------------------
 
@@ -390,3 +416,11 @@ cdef void advance_last_delivered(Stream s, ConsumerGroup g, const StreamID* id) 
     elif s.entries_added:
         g.entries_read = estimate_entries_read(s, id)
     g.last_id = id[0]
+
+
+cpdef Stream copy_stream(Stream s):
+    cdef Stream out = s.copy_entries()
+    cdef ConsumerGroup g
+    for g in s.groups.values():
+        out.groups[g.name] = g.copy()
+    return out

@@ -123,6 +123,9 @@ cdef RadixTree* radix_new(uint32_t key_len, uint32_t value_len) except NULL
 cdef RadixTree* radix_new_sized(uint32_t key_len, uint32_t value_len,
                                 uint32_t bucket_bytes) except NULL
 cdef void radix_free(RadixTree* tree) noexcept
+# A copy of the tree (same keys, values and shape), node by node: one allocation and
+# one memcpy per node, no key comparisons (COPY of a stream, its PELs).
+cdef RadixTree* radix_clone(const RadixTree* tree) except NULL
 cdef uint64_t radix_count(const RadixTree* tree) noexcept
 # Inner nodes plus buckets (a walk: O(nodes); for statistics such as XINFO).
 cdef uint64_t radix_node_count(const RadixTree* tree) noexcept

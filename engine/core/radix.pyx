@@ -951,6 +951,41 @@ cdef void radix_free(RadixTree* tree) noexcept:
     mem_free(tree)
 
 
+cdef void* _clone_subtree(RadixTree* t, void* node, bint is_inner) except NULL:
+    """A copy of node and everything below it, counted in t. On MemoryError the
+    copies made so far are freed (never the originals)."""
+    cdef size_t size = malloc_usable_size(node)
+    cdef void* copy = _alloc(t, size)
+    memcpy(copy, node, size)
+    if not is_inner:
+        return copy
+    cdef RadixInner* n = <RadixInner*>copy
+    cdef RadixChild* ch = _children(n)
+    cdef uint32_t i, count = n.n
+    for i in range(count):
+        try:
+            ch[i].ptr = _clone_subtree(t, ch[i].ptr, ch[i].is_inner)
+        except MemoryError:
+            n.n = i            # only the children copied so far are this copy's
+            _free_subtree(t, copy, True)
+            raise
+    return copy
+
+
+cdef RadixTree* radix_clone(const RadixTree* tree) except NULL:
+    cdef RadixTree* t = radix_new(tree.key_len, tree.value_len)
+    t.bucket_max = tree.bucket_max
+    if tree.root != NULL:
+        try:
+            t.root = _clone_subtree(t, tree.root, tree.root_is_inner)
+        except MemoryError:
+            radix_free(t)
+            raise
+        t.root_is_inner = tree.root_is_inner
+        t.count = tree.count
+    return t
+
+
 cdef uint64_t radix_count(const RadixTree* tree) noexcept:
     return tree.count
 

@@ -87,6 +87,9 @@ cdef class Stream:
     # entries and node index.
     cdef uint64_t node_count(self) noexcept
     cdef uint64_t memory_bytes(self) noexcept
+    # A deep copy of the entries and the stream's counters (not its groups: see
+    # groups.pyx copy_stream): the node index cloned, each node copied whole.
+    cdef Stream copy_entries(self)
 
 # Iteration for callers that need IDs as C values (XREADGROUP, XAUTOCLAIM...).
 cdef void stream_iter_start(StreamIter* it, Stream s, const StreamID* start,

@@ -50,7 +50,8 @@ from engine.core.memory cimport mem_alloc, mem_realloc, mem_free
 from engine.core.radix cimport (RadixIter, RADIX_FIRST, RADIX_LAST, RADIX_LE, radix_new,
                            radix_free, radix_count, radix_bytes, radix_insert, radix_find,
                            radix_remove, radix_iter_init, radix_seek, radix_next,
-                           radix_prev, radix_floor, radix_floor_prefetch, RadixHint)
+                           radix_prev, radix_floor, radix_floor_prefetch, RadixHint,
+                           radix_clone)
 from engine.core.streamid cimport StreamID, id_cmp, id_encode, id_decode, id_format
 
 cdef extern from "<malloc.h>":
@@ -704,6 +705,47 @@ cdef class Stream:
             found = radix_next(&ri)
         radix_free(self.nodes)
         self.nodes = NULL
+
+    cdef Stream copy_entries(self):
+        cdef Stream out = Stream()
+        cdef RadixIter ri
+        cdef StreamNode* node
+        cdef StreamNode* copy
+        cdef size_t size
+        cdef int found
+        radix_free(out.nodes)
+        out.nodes = NULL
+        out.nodes = radix_clone(self.nodes)
+        # The clone's values still point at this stream's nodes: each is replaced
+        # by a copy (on MemoryError the rest are cleared, so that neither stream
+        # frees the other's nodes).
+        radix_iter_init(&ri, out.nodes)
+        found = radix_seek(&ri, RADIX_FIRST, NULL)
+        while found > 0:
+            node = _node_at(&ri)
+            size = malloc_usable_size(node)
+            try:
+                copy = <StreamNode*>mem_alloc(size)
+            except MemoryError:
+                while found > 0:
+                    (<StreamNode**>ri.value)[0] = NULL
+                    found = radix_next(&ri)
+                raise
+            memcpy(copy, node, size)
+            if malloc_usable_size(copy) != size:
+                # malloc gave more: the checkpoints go to the end, as cap says
+                copy.cap = malloc_usable_size(copy) - sizeof(StreamNode)
+                memmove(_cp_end(copy) - _cp_bytes(node), <uint8_t*>copy + size - _cp_bytes(node),
+                        _cp_bytes(node))
+            (<StreamNode**>ri.value)[0] = copy
+            out.node_bytes += malloc_usable_size(copy)
+            found = radix_next(&ri)
+        out.length = self.length
+        out.last_id = self.last_id
+        out.first_id = self.first_id
+        out.max_deleted_id = self.max_deleted_id
+        out.entries_added = self.entries_added
+        return out
 
     cdef int append(self, const StreamID* id, list fields, Py_ssize_t first,
                     Py_ssize_t npairs, uint64_t node_max_bytes,

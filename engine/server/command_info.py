@@ -8,7 +8,7 @@ from typing import Optional
 from engine.commands.table import COMMANDS, Command
 from engine.core.errors import ResponseError, unknown_subcommand
 from engine.core.glob import match
-from engine.resp.reply import Status
+from engine.resp.reply import SetReply, Status
 
 
 def _rw_flags(record: Command) -> list:
@@ -52,8 +52,10 @@ def info(record: Command, resp3: bool) -> list:
         flags.append(Status(b"movablekeys"))
     cats = [Status(c.encode()) for c in record.acl_categories]
     subs = [info(sub, resp3) for sub in (record.subcommands or {}).values()]
-    return [record.name.encode(), record.arity, set(flags) if resp3 else flags,
-            record.first_key, record.last_key, record.step, set(cats) if resp3 else cats,
+    # (RESP3 sets in Redis's order, as it writes them)
+    return [record.name.encode(), record.arity, SetReply(flags) if resp3 else flags,
+            record.first_key, record.last_key, record.step,
+            SetReply(cats) if resp3 else cats,
             [], key_specs(record), subs]
 
 

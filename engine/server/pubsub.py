@@ -15,15 +15,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.core.glob import match
-from engine.server.config.keyspace_events import (NOTIFY_EXPIRED, NOTIFY_GENERIC,
-                                                  NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_NEW,
-                                                  NOTIFY_STREAM, NOTIFY_STRING)
+from engine.server.config.keyspace_events import (NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_HASH,
+                                                  NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_LIST,
+                                                  NOTIFY_NEW, NOTIFY_SET, NOTIFY_STREAM,
+                                                  NOTIFY_STRING, NOTIFY_ZSET)
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.connection import ClientConnection
 
 # the class letters of the engine's events -> notify-keyspace-events bits
 CLASS_BITS = {"g": NOTIFY_GENERIC, "$": NOTIFY_STRING, "t": NOTIFY_STREAM,
+              "l": NOTIFY_LIST, "h": NOTIFY_HASH, "s": NOTIFY_SET, "z": NOTIFY_ZSET,
               "x": NOTIFY_EXPIRED, "n": NOTIFY_NEW}
 
 MESSAGE = b"message"
@@ -128,7 +130,10 @@ class PubSub:
         for cls, event, key in events:
             if not flags & CLASS_BITS.get(cls, 0):
                 continue
+            where = db
+            if type(key) is tuple:          # (db, key): a key of another database
+                where, key = key
             if flags & NOTIFY_KEYSPACE:
-                self.publish(b"__keyspace@%d__:%s" % (db, key), event)
+                self.publish(b"__keyspace@%d__:%s" % (where, key), event)
             if flags & NOTIFY_KEYEVENT:
-                self.publish(b"__keyevent@%d__:%s" % (db, event), key)
+                self.publish(b"__keyevent@%d__:%s" % (where, event), key)

@@ -17,6 +17,7 @@ from engine.api.session import Hub, QUEUED, Session
 from engine.commands.table import (COMMANDS, ENGINE_COMMANDS, FLAG_ORDER, cmd, command,
                                    family)
 from engine.core.errors import ResponseError
+from engine.server.config.directives import DIRECTIVES
 from engine.server.config.server_config import ServerConfig
 from engine.server.server import Server
 from engine.server.session import ServerSession
@@ -24,7 +25,7 @@ from raw_io import raw_socket, read_all
 from servers import free_port
 
 GROUPS = {"stream", "string", "generic", "connection", "transactions", "pubsub", "server",
-          "scripting"}
+          "scripting", "list", "hash", "set", "sorted-set"}
 # Flags of ours that Redis 7 no longer prints but our COMMAND INFO always has (LASTSAVE).
 LEGACY_FLAGS = {"random"}
 
@@ -72,22 +73,87 @@ def test_sessions_run_only_their_layers():
     assert {r.layer for r in Session.commands.values()} == {"session"}
 
 
-def test_arity_and_key_positions_match_redis(redis_server):
-    """Every record redis-server 7.0 also has: the same arity and key positions."""
+def _sample_argv(record) -> list[str]:
+    """A valid call of the record's command, keys named k1, k2... (GETKEYS)."""
+    if record.name in MOVABLE_SAMPLES:
+        return MOVABLE_SAMPLES[record.name]
+    argv = record.name.split("|")
+    while len(argv) < abs(record.arity):
+        argv.append(f"k{len(argv)}")
+    return argv
+
+
+# Calls of the commands whose keys are found by reading the arguments.
+MOVABLE_SAMPLES = {
+    "xread": ["xread", "COUNT", "2", "STREAMS", "k1", "k2", "0", "0"],
+    "xreadgroup": ["xreadgroup", "GROUP", "g", "c", "STREAMS", "k1", "k2", ">", ">"],
+    **{name: [name, "body", "2", "k1", "k2", "arg"]
+       for name in ("eval", "eval_ro", "evalsha", "evalsha_ro", "fcall", "fcall_ro")},
+}
+
+
+# Flags the newest Redis gives a command that 7.0 did not (DELIBERATE_DIFFERENCES):
+# PUBLISH may_replicate (https://github.com/redis/redis/blob/unstable/src/commands/publish.json).
+NEWER_FLAGS = {"publish": {"may_replicate"}}
+
+
+def _info_view(info: list) -> tuple:
+    """COMMAND INFO's arity, flags (less LEGACY_FLAGS and NEWER_FLAGS), first key,
+    last key, step."""
+    skip = LEGACY_FLAGS | NEWER_FLAGS.get(info[0].decode(), set())
+    flags = [f.decode() for f in info[2] if f.decode() not in skip]
+    return info[1], flags, info[3], info[4], info[5]
+
+
+def test_command_coverage_matches_redis(redis_server):
+    """COMMAND, COMMAND COUNT, COMMAND INFO and COMMAND GETKEYS cover every record,
+    and agree with redis-server 7.0 on every command it also has: arity, flags and
+    key positions, and the keys GETKEYS finds."""
     real = redis.Redis(*redis_server)
     real.response_callbacks.clear()
-    checked = 0
-    try:
-        for record in every_record():
-            reply = real.execute_command("COMMAND", "INFO", record.name)[0]
-            if reply is None:           # newer than 7.0 (CLIENT SETINFO)
-                continue
-            assert (reply[1], reply[3], reply[4], reply[5]) == \
-                (record.arity, record.first_key, record.last_key, record.step), record.name
-            checked += 1
-    finally:
-        real.close()
+    with server_in_thread() as server:
+        ours = redis.Redis(port=server.cfg.port)
+        ours.response_callbacks.clear()
+        try:
+            listed = {info[0].decode(): info for info in ours.execute_command("COMMAND")}
+            assert set(listed) == {r.decode() for r in COMMANDS}
+            assert ours.execute_command("COMMAND", "COUNT") == len(COMMANDS)
+            checked = 0
+            for record in every_record():
+                info = ours.execute_command("COMMAND", "INFO", record.name)[0]
+                assert info is not None and info[0].decode() == record.name, record.name
+                if "|" not in record.name:
+                    assert _info_view(listed[record.name]) == _info_view(info)
+                theirs = real.execute_command("COMMAND", "INFO", record.name)[0]
+                if theirs is not None:          # (None: newer than 7.0, e.g. CLIENT SETINFO)
+                    assert _info_view(info) == _info_view(theirs), record.name
+                    checked += 1
+                if not (record.first_key or record.movable_keys):
+                    continue
+                argv = _sample_argv(record)
+                keys = ours.execute_command("COMMAND", "GETKEYS", *argv)
+                assert keys == record.keys([a.encode() for a in argv]) and keys, argv
+                if theirs is not None:
+                    assert keys == real.execute_command("COMMAND", "GETKEYS", *argv), argv
+        finally:
+            ours.close()
+            real.close()
     assert checked > 100
+
+
+def test_config_get_lists_every_directive():
+    """CONFIG GET * names every directive of directives.py and its aliases (and only
+    those); an alias has its directive's value."""
+    with server_in_thread() as server:
+        client = redis.Redis(port=server.cfg.port, decode_responses=True)
+        try:
+            listed = client.config_get("*")                # (aliases too, as in 7.0)
+            assert set(listed) == {name for d in DIRECTIVES for name in (d.name, *d.aliases)}
+            for directive in DIRECTIVES:
+                for alias in directive.aliases:
+                    assert client.config_get(alias) == {alias: listed[directive.name]}
+        finally:
+            client.close()
 
 
 # -- a record added to the table ------------------------------------------------------

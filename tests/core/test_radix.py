@@ -297,6 +297,26 @@ def test_random_operations_match_model(tree_paths, scenario):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(scenarios())
+def test_clone_is_an_equal_independent_tree(tree_paths, scenario):
+    """radix_clone (COPY): the copy holds the same entries in a valid tree; emptying
+    and refilling it leaves the original as it was."""
+    key_len, value_len, bucket_max, pool, ops = scenario
+    tree = RadixTestTree(key_len, value_len, bucket_max)
+    model = Model()
+    run_ops(tree, model, pool, ops, value_len)
+    copy = tree.clone()
+    assert_same(copy, model)
+    assert copy.bucket_max == tree.bucket_max       # (check(): its bytes are counted)
+    for k in list(model.keys):
+        copy.remove(k)
+    for k in pool[:20]:
+        copy.insert(k, b"\xff" * value_len)
+    copy.check()
+    assert_same(tree, model)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(SHAPES), st.sampled_from([0, 2, 3, 5]),
        st.sampled_from(PATTERNS), st.data())
 def test_insert_and_delete_while_iterating(tree_paths, shape, bucket_max, pattern, data):

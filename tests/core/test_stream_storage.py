@@ -446,6 +446,38 @@ def test_closed_node_shrinks_and_reopens():
     assert used_bytes() - base == view.memory_bytes
 
 
+def test_copy_has_the_same_nodes_and_is_independent():
+    """copy_stream (COPY): node by node the same entries, checkpoints and sizes (each
+    node's capacity its own allocation's); growing, deleting from and trimming the copy
+    leave the source as it was, and memory is counted for both."""
+    from engine.core.groups import copy_stream
+    base = used_bytes()
+    view, model = StreamTestView(), Model(4096, 100)
+    rng = random.Random(5)
+    for i in range(3000):
+        fields = [b"f", bytes([i % 251]) * rng.randint(0, 300)]
+        view.append((i, 0), fields)
+        model.append((i, 0), fields)
+    for i in range(0, 3000, 7):
+        assert view.delete((i, 0)) == model.delete((i, 0))
+    copy = StreamTestView(copy_stream(view.stream))
+    assert copy.nodes() == view.nodes() and copy.length == view.length
+    assert [l[:4] for l in copy.layout()] == [l[:4] for l in view.layout()]
+    check_layout(copy)
+    check_lookups(copy, model, probe_points(model), ranges=False)
+    assert used_bytes() - base == view.memory_bytes + copy.memory_bytes
+    before = view.range(LO, HI)
+    for i in range(3000, 3400):                 # grows the copy's tail node
+        copy.append((i, 0), [b"f", b"x" * 200])
+    for i in range(1, 3000, 5):
+        copy.delete((i, 0))
+    copy.trim("maxlen", 500)
+    check_layout(copy)
+    check_layout(view)
+    assert view.range(LO, HI) == before
+    check_lookups(view, model, probe_points(model))
+
+
 def test_rejects_non_bytes():
     with pytest.raises(TypeError):
         StreamTestView().append((1, 0), [b"f", "v"])

@@ -11,7 +11,8 @@ from engine.core.radix cimport (
     RADIX_MAX_KEY, RADIX_MAX_VALUE, RADIX_FIRST, RADIX_LAST, RADIX_GE, RADIX_GT, RADIX_LE,
     RADIX_LT, RADIX_EQ, MAX_CHILDREN, SPARE_BYTES, RadixSeekOp, RadixTree, RadixInner,
     RadixChild, RadixBucket, RadixFinger, RadixFrame, RadixIter, RadixHint, radix_new,
-    radix_free, radix_count, radix_bytes, radix_insert, radix_try_insert, radix_find,
+    radix_free, radix_clone, radix_count, radix_bytes, radix_insert, radix_try_insert,
+    radix_find,
     radix_remove, radix_remove_first, radix_locate_many, radix_find_at, radix_floor,
     radix_iter_init, radix_seek, radix_next, radix_prev, _entry, _bucket_size, _prefix,
     _children_offset, _children)
@@ -149,6 +150,14 @@ cdef class RadixTestTree:
         if len(value) != self.t.value_len:
             raise ValueError(f"value must be {self.t.value_len} bytes")
         return <const char*>value
+
+    def clone(self):
+        """A RadixTestTree holding radix_clone of this tree."""
+        cdef RadixTestTree out = RadixTestTree(self.t.key_len, self.t.value_len)
+        radix_free(out.t)
+        out.t = NULL
+        out.t = radix_clone(self.t)
+        return out
 
     @property
     def count(self):
