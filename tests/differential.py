@@ -313,8 +313,11 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         name="XADD/XTRIM KEEPREF | DELREF | ACKED",
         redis_version="8.2",
         redis_7_0="XADD: 'ERR Invalid stream ID ...' (token taken as the ID); XTRIM: 'ERR syntax error'",
-        newest="controls whether trimmed entries are also removed from consumer-group PELs",
-        treatment="exclude (not yet supported by Sluice)",
+        newest="controls whether trimmed entries are also removed from consumer-group PELs "
+               "(DELREF) or only trimmed once no group needs them (ACKED); no effect without groups",
+        treatment="exclude: absent from 7.0; engine-only tests in tests/commands/test_reference_policies.py "
+                  "(with ACKED and '~', Sluice removes unreferenced entries one by one up to LIMIT, "
+                  "not whole nodes only)",
         source="[XADD], [XTRIM], [8.2 notes]",
         uses_feature=_uses_trim_policy,
     ),
@@ -322,9 +325,12 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         name="XDELEX and XACKDEL commands",
         redis_version="8.2",
         redis_7_0="'ERR unknown command ...'",
-        newest="delete / ack-and-delete with KEEPREF|DELREF|ACKED reference policies",
-        treatment="exclude (not yet supported by Sluice)",
-        source="[8.2 notes]; https://redis.io/commands/xackdel",
+        newest="delete / ack-and-delete with KEEPREF|DELREF|ACKED reference policies; a code per ID "
+               "(-1 no such entry / not pending in the group, 1 deleted, 2 still referenced)",
+        treatment="exclude: absent from 7.0; engine-only tests in tests/commands/test_reference_policies.py "
+                  "(ports of stream-cgroups.tcl's XDELEX/XACKDEL cases, and a model test)",
+        source="[8.2 notes]; https://redis.io/commands/xackdel; https://redis.io/commands/xdelex; "
+               "redis/redis tests/unit/type/stream-cgroups.tcl",
         uses_feature=_is_command("XDELEX", "XACKDEL"),
     ),
     DeliberateDifference(

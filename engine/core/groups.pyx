@@ -390,3 +390,23 @@ cdef void advance_last_delivered(Stream s, ConsumerGroup g, const StreamID* id) 
     elif s.entries_added:
         g.entries_read = estimate_entries_read(s, id)
     g.last_id = id[0]
+
+
+# -- reference policies ------------------------------------------------------------
+
+cdef bint entry_referenced(Stream s, const StreamID* id) except -1:
+    """No group: nothing references anything (the policies then change nothing)."""
+    cdef ConsumerGroup g
+    for g in s.groups.values():
+        if id_cmp(id, &g.last_id) > 0 or g.find_pending(id) != NULL:
+            return True
+    return False
+
+
+cdef list drop_references(Stream s, const StreamID* id):
+    cdef ConsumerGroup g
+    cdef list hit = []
+    for g in s.groups.values():
+        if g.remove_pending(id):
+            hit.append(g)
+    return hit
