@@ -15,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from differential import RedisOracle, excluded_difference, run_both
 from engine import Engine, ManualClock, ResponseError
 from engine_states import logged_state
+from engine.commands.table import COMMANDS
 
 T0 = 1_700_000_000_000
 SYNTAX = "ERR syntax error"
@@ -118,6 +120,44 @@ def test_xadd_xtrim_policy_errors(engine, argv, error_text):
     engine.execute("XADD", "s", "1-0", "f", "v")
     assert error(engine, *argv) == error_text
     assert engine.execute("XLEN", "s") == 1
+
+
+# -- what Redis 7.0 has stays as it was --------------------------------------------------
+
+PLAIN_TRIMS = [
+    ("XGROUP", "CREATE", "p", "g", "0", "MKSTREAM"),
+    ("XADD", "p", "1-0", "KEEPREF", "v"),              # the words as fields and values
+    ("XADD", "p", "2-0", "f", "ACKED"),
+    ("XADD", "p", "MAXLEN", "5", "3-0", "DELREF", "x"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "p", ">"),
+    ("XADD", "p", "MAXLEN", "2", "4-0", "f", "v"),
+    ("XPENDING", "p", "g", "-", "+", "10"),
+    ("XADD", "p", "MINID", "=", "4-0", "5-0", "f", "v"),
+    ("XTRIM", "p", "MINID", "5-0"),
+    ("XTRIM", "p", "MAXLEN", "~", "0", "LIMIT", "10"),
+    ("XPENDING", "p", "g"),
+    ("XRANGE", "p", "-", "+"),
+    ("XTRIM", "p", "MAXLEN", "0", "KEEPREFX"),
+    ("XDEL", "p", "5-0"),
+    ("XACK", "p", "g", "1-0", "2-0"),
+    ("XPENDING", "p", "g"),
+    ("XINFO", "STREAM", "p"),
+]
+
+
+def test_plain_trimming_matches_redis_7_0(engine, oracle: RedisOracle):
+    """XADD/XTRIM without a policy leave the PELs alone, exactly as 7.0 does."""
+    assert not any(excluded_difference(cmd) for cmd in PLAIN_TRIMS)
+    run_both(engine, oracle, PLAIN_TRIMS, label="plain trims")
+
+
+def test_command_records():
+    """As src/commands/xdelex.json and xackdel.json declare them."""
+    for name, arity in ((b"xdelex", -5), (b"xackdel", -6)):
+        record = COMMANDS[name]
+        assert (record.arity, record.flags, record.first_key, record.last_key, record.step,
+                record.since, record.group) == (arity, ("write", "fast"), 1, 1, 1, "8.2.0",
+                                                "stream")
 
 
 # -- XACKDEL (stream-cgroups.tcl) ---------------------------------------------------------
