@@ -316,9 +316,10 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         newest="controls whether trimmed entries are also removed from consumer-group PELs "
                "(DELREF) or only trimmed once no group needs them (ACKED); no effect without groups",
         treatment="exclude: absent from 7.0; engine-only tests in tests/commands/test_reference_policies.py "
-                  "(with ACKED and '~', Sluice removes unreferenced entries one by one up to LIMIT, "
-                  "not whole nodes only)",
-        source="[XADD], [XTRIM], [8.2 notes]",
+                  "(an ACKED trim is logged as XDEL of the entries it removed, which also moves "
+                  "max-deleted-entry-id)",
+        source="[XADD], [XTRIM], [8.2 notes]; https://github.com/redis/redis/pull/14623 (approximate "
+               "trimming with DELREF/ACKED)",
         uses_feature=_uses_trim_policy,
     ),
     DeliberateDifference(

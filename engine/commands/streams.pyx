@@ -134,35 +134,33 @@ cdef dict drop_trimmed(Stream s, dict pending):
     return acks
 
 
+cdef class References:
+    """keep(ms, seq) for Stream.trim_candidates: whether a group still needs the entry."""
+    cdef Stream s
+
+    def __init__(self, Stream s):
+        self.s = s
+
+    def __call__(self, uint64_t ms, uint64_t seq):
+        cdef StreamID id
+        id.ms = ms
+        id.seq = seq
+        return entry_referenced(self.s, &id)
+
+
 cdef int64_t trim_acked(CommandContext ctx, bytes key, Stream s, TrimArgs* args) except -1:
-    """ACKED trimming: from the head, the entries the strategy would remove, but only
-    those no group references (the others stay, and do not count); stops where the
-    target is met or at the oldest group position (every later entry is still
-    unread by some group). With ~, LIMIT caps the entries removed; node boundaries
-    play no part. Deletions work (and replay) as XDEL's."""
-    cdef StreamIter it
-    cdef StreamID lo, hi, id
+    """ACKED trimming: the entries the strategy would remove that no group references
+    (Redis walks the nodes as a plain trim does, sparing those entries); entries past
+    the oldest group position are all unread by some group. Removed as XDEL removes,
+    so that the XDEL effect replays them exactly."""
+    cdef StreamID oldest, id
     cdef ConsumerGroup g
-    cdef uint64_t remaining = s.length
-    cdef list doomed = []
-    lo = s.first_id
-    hi.ms = hi.seq = U64_MAX
+    oldest.ms = oldest.seq = U64_MAX
     for g in s.groups.values():
-        if id_cmp(&g.last_id, &hi) < 0:
-            hi = g.last_id
-    stream_iter_start(&it, s, &lo, &hi, False)
-    while stream_iter_next(&it, &id):
-        if args.strategy == TRIM_MAXLEN:
-            if remaining <= args.maxlen:
-                break
-        elif id_cmp(&id, &args.minid) >= 0:
-            break
-        if args.limit and len(doomed) >= args.limit:
-            break
-        if not entry_referenced(s, &id):
-            doomed.append((id.ms, id.seq))
-            remaining -= 1
-    stream_iter_stop(&it)
+        if id_cmp(&g.last_id, &oldest) < 0:
+            oldest = g.last_id
+    cdef list doomed = s.trim_candidates(args.strategy, args.maxlen, &args.minid,
+                                         args.approx, args.limit, References(s), &oldest)
     if not doomed:
         return 0
     cdef list texts = []

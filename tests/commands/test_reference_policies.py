@@ -338,14 +338,55 @@ def test_trim_acked_keeps_referenced_entries(engine):
     assert engine.execute("XTRIM", "mystream", "MAXLEN", "~", "0", "ACKED") == 0
 
 
-def test_trim_acked_with_limit(engine):
+def test_trim_acked_with_limit():
+    """LIMIT caps the entries of the nodes taken, as without a policy."""
+    engine = Engine(stream_node_max_entries=2)
     engine.execute("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     for i in range(1, 11):
         engine.execute("XADD", "s", f"{i}-0", "f", "v")
     engine.execute("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
     engine.execute("XACK", "s", "g", *[f"{i}-0" for i in range(1, 11)])
-    assert engine.execute("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "3", "ACKED") == 3
-    assert engine.execute("XLEN", "s") == 7
+    assert engine.execute("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "3", "ACKED") == 2
+    assert engine.execute("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "4", "ACKED") == 4
+    assert engine.execute("XLEN", "s") == 4
+
+
+def acked_nodes(ids_acked: int) -> Engine:
+    """Nodes of two entries (1-0 2-0 | 3-0 4-0 | ...), one group that read 1-0..4-0
+    and acknowledged the first `ids_acked` of them."""
+    engine = Engine(stream_node_max_entries=2)
+    for i in range(1, 5):
+        engine.execute("XADD", "mystream", f"{i}-0", "f", "v")
+    engine.execute("XGROUP", "CREATE", "mystream", "g", "0")
+    engine.execute("XREADGROUP", "GROUP", "g", "c", "STREAMS", "mystream", ">")
+    if ids_acked:
+        engine.execute("XACK", "mystream", "g", *[f"{i}-0" for i in range(1, ids_acked + 1)])
+    return engine
+
+
+def test_approximate_acked_trimming_takes_whole_nodes_entry_by_entry():
+    """redis/redis#14623: a node that ~ would take whole has its unreferenced entries
+    removed; the walk stops at the first node it cannot take whole."""
+    engine = acked_nodes(2)
+    assert engine.execute("XTRIM", "mystream", "MINID", "~", "5-0", "ACKED") == 2
+    assert [e[0] for e in engine.execute("XRANGE", "mystream", "-", "+")] == [b"3-0", b"4-0"]
+    engine = acked_nodes(2)
+    assert engine.execute("XTRIM", "mystream", "MINID", "~", "4-0", "ACKED") == 2
+    assert engine.execute("XTRIM", "mystream", "MAXLEN", "~", "1", "ACKED") == 0
+    engine = acked_nodes(3)                  # 4-0 keeps the second node alive
+    assert engine.execute("XTRIM", "mystream", "MAXLEN", "~", "0", "ACKED") == 3
+    assert engine.execute("XLEN", "mystream") == 1
+    engine = acked_nodes(1)                  # exact: the first node not taken whole is
+    engine.execute("XACK", "mystream", "g", "3-0")   # the last one looked at
+    assert engine.execute("XTRIM", "mystream", "MAXLEN", "1", "ACKED") == 2
+    assert [e[0] for e in engine.execute("XRANGE", "mystream", "-", "+")] == [b"2-0", b"4-0"]
+
+
+def test_approximate_delref_trimming_cleans_the_pels():
+    engine = acked_nodes(0)
+    assert engine.execute("XTRIM", "mystream", "MINID", "~", "4-0", "DELREF") == 2
+    assert [p[0] for p in engine.execute("XPENDING", "mystream", "g", "-", "+", 9)] == \
+        [b"3-0", b"4-0"]
 
 
 def test_policies_without_groups_trim_as_keepref(engine):
