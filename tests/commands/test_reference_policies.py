@@ -623,3 +623,23 @@ def test_reference_policies_follow_the_model(steps):
             pending = engine.execute("XPENDING", "s", group, "-", "+", 100)
             assert [(int(p[0].split(b"-")[0]), p[1].decode()) for p in pending] == \
                 model.pending(group)
+
+
+def test_redis_py_methods():
+    """redis-py 8's xdelex / xackdel / ref_policy= arguments, through a client session."""
+    from engine import EmbeddedRedis  # noqa: PLC0415
+
+    r = EmbeddedRedis()
+    for i in range(1, 5):
+        r.xadd("s", {"f": "v"}, id=f"{i}-0")
+    r.xgroup_create("s", "g", "0")
+    r.xreadgroup("g", "c", {"s": ">"}, count=2)
+    assert r.xdelex("s", "1-0", "3-0", ref_policy="ACKED") == [2, 2]
+    assert r.xackdel("s", "g", "1-0", "3-0", ref_policy="ACKED") == [1, -1]
+    assert r.xtrim("s", maxlen=1, approximate=False, ref_policy="DELREF") == 2
+    assert r.xpending("s", "g")["pending"] == 0
+    assert r.xadd("s", {"f": "v"}, id="5-0", maxlen=0, approximate=False,
+                  ref_policy="ACKED") == b"5-0"
+    assert r.xlen("s") == 2
+    with pytest.raises(Exception, match="syntax error"):
+        r.execute_command("XDELEX", "s", "KEEPREF", "ACKED", "IDS", 1, "1-0")
