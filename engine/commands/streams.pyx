@@ -1,8 +1,10 @@
 """Stream commands without consumer groups: XADD, XLEN, XRANGE, XREVRANGE, XDEL,
-XTRIM, XSETID."""
+XTRIM, XSETID. XADD/XTRIM's trimming follows a reference policy (KEEPREF, DELREF,
+ACKED: stream_args.pxd) when the stream has groups."""
 from libc.stdint cimport uint8_t, uint64_t, int64_t
 
-from engine.core.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_is_zero
+from engine.core.streamid cimport (StreamID, id_cmp, id_incr, id_decr, id_format, id_is_zero,
+                                   id_encode, id_decode)
 from engine.core.stream cimport (Stream, StreamIter, TRIM_NONE, TRIM_MAXLEN,
                             stream_iter_start, stream_iter_next, stream_iter_stop)
 from engine.core.keyspace cimport Database
@@ -10,10 +12,9 @@ from engine.commands.context cimport CommandContext
 from engine.commands.entry_reply cimport EntryReply, entry_reply
 from engine.core.reply_lists cimport gc_pause, gc_resume
 from engine.commands.stream_args cimport (TrimArgs, parse_trim_args, parse_id,
-                                          parse_bound, REF_KEEP, REF_DEL, REF_ACKED)
+                                          parse_bound, REF_DEL, REF_ACKED)
 from engine.core.groups cimport ConsumerGroup, entry_referenced
 from engine.core.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE
-from engine.core.streamid cimport id_encode, id_decode
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, wrong_arity
