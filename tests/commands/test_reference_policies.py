@@ -643,3 +643,38 @@ def test_redis_py_methods():
     assert r.xlen("s") == 2
     with pytest.raises(Exception, match="syntax error"):
         r.execute_command("XDELEX", "s", "KEEPREF", "ACKED", "IDS", 1, "1-0")
+
+
+def test_xgroup_delconsumer_drops_its_references(engine):
+    two_groups_reading(engine)
+    engine.execute("XACK", "mystream", "group1", "1-0", "2-0")
+    assert engine.execute("XDELEX", "mystream", "ACKED", "IDS", "1", "1-0") == [2]
+    assert engine.execute("XGROUP", "DELCONSUMER", "mystream", "group2", "consumer2") == 2
+    assert engine.execute("XDELEX", "mystream", "ACKED", "IDS", "1", "1-0") == [1]
+
+
+def test_watch_sees_deletions_only():
+    """A deletion changes the key for WATCH; a reply of 2 or -1 changed nothing."""
+    import redis  # noqa: PLC0415
+
+    from engine import EmbeddedRedis  # noqa: PLC0415
+
+    r = EmbeddedRedis()
+    two = EmbeddedRedis(engine=r.engine)
+    for i in (1, 2):
+        r.xadd("s", {"f": "v"}, id=f"{i}-0")
+    r.xgroup_create("s", "g", "0")
+    r.xreadgroup("g", "c", {"s": ">"})
+    for command, aborted in ((("XDELEX", "s", "ACKED", "IDS", 1, "1-0"), False),
+                             (("XACKDEL", "s", "g", "ACKED", "IDS", 1, "9-0"), False),
+                             (("XDELEX", "s", "IDS", 1, "1-0"), True)):
+        with r.pipeline() as pipe:
+            pipe.watch("s")
+            two.execute_command(*command)
+            pipe.multi()
+            pipe.xlen("s")
+            if aborted:
+                with pytest.raises(redis.WatchError):
+                    pipe.execute()
+            else:
+                assert pipe.execute() == [r.xlen("s")]
