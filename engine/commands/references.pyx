@@ -58,7 +58,8 @@ cdef tuple parse_ids_block(list argv, Py_ssize_t i):
 
 
 cdef list parse_ids(list argv, Py_ssize_t first, Py_ssize_t n):
-    """Every ID, strictly, before anything changes: (ms, seq) pairs."""
+    """Every ID, strictly, before the key is looked at (so a bad ID is an error even
+    for a missing key) and before anything changes: (ms, seq) pairs."""
     cdef StreamID id
     cdef list out = []
     for j in range(first, first + n):
@@ -94,6 +95,7 @@ cdef void log_deletions(CommandContext ctx, bytes key, dict acks, list deleted) 
 @command("xdelex")
 def xdelex(CommandContext ctx, list argv):
     policy, first, n = parse_ids_block(argv, 2)
+    cdef list ids = parse_ids(argv, first, n)
     cdef bytes key = argv[1]
     cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
     if s is None:
@@ -102,7 +104,7 @@ def xdelex(CommandContext ctx, list argv):
     cdef dict acks = {}
     cdef list deleted = []
     cdef list codes = []
-    for ms, seq in parse_ids(argv, first, n):
+    for ms, seq in ids:
         id.ms = ms
         id.seq = seq
         codes.append(delete_with_policy(s, &id, policy, acks, deleted))
@@ -113,6 +115,7 @@ def xdelex(CommandContext ctx, list argv):
 @command("xackdel")
 def xackdel(CommandContext ctx, list argv):
     policy, first, n = parse_ids_block(argv, 3)
+    cdef list ids = parse_ids(argv, first, n)
     cdef bytes key = argv[1]
     cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
     cdef ConsumerGroup g = None if s is None else s.groups.get(argv[2])
@@ -123,7 +126,7 @@ def xackdel(CommandContext ctx, list argv):
     cdef list deleted = []
     cdef list codes = []
     cdef list acked = []
-    for ms, seq in parse_ids(argv, first, n):
+    for ms, seq in ids:
         id.ms = ms
         id.seq = seq
         if not g.remove_pending(&id):

@@ -225,6 +225,9 @@ def test_xackdel_many_ids(engine):
 def test_xdelex_missing_key(engine):
     assert engine.execute("XDELEX", "s", "IDS", "2", "1-1", "2-2") == [-1, -1]
     assert engine.execute("EXISTS", "s") == 0
+    for argv in (("XDELEX", "s"), ("XACKDEL", "s", "g")):
+        assert error(engine, *argv, "IDS", "2", "1-1", "x") == \
+            "ERR Invalid stream ID specified as stream command argument"
 
 
 def test_xdelex_keepref_is_xdel(engine):
