@@ -566,6 +566,7 @@ STEPS = st.lists(st.one_of(
     st.tuples(st.just("xack"), GROUP_NAMES, ID_LISTS),
     st.tuples(st.just("create"), GROUP_NAMES, st.integers(0, 8)),
     st.tuples(st.just("destroy"), GROUP_NAMES),
+    st.tuples(st.just("setid"), GROUP_NAMES, st.integers(0, 8)),
 ), min_size=15, max_size=60)
 
 
@@ -616,6 +617,13 @@ def test_reference_policies_follow_the_model(steps):
             at = min(at, model.last)
             engine.execute("XGROUP", "CREATE", "s", group, f"{at}-0")
             model.groups[group] = {"last": at, "pel": {}}
+        elif op == "setid":
+            _, group, at = step
+            if group not in model.groups:
+                continue
+            at = min(at, model.last)
+            engine.execute("XGROUP", "SETID", "s", group, f"{at}-0")
+            model.groups[group]["last"] = at
         else:
             _, group = step
             assert engine.execute("XGROUP", "DESTROY", "s", group) == \
