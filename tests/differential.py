@@ -381,18 +381,25 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         name="XADD/XTRIM KEEPREF | DELREF | ACKED",
         redis_version="8.2",
         redis_7_0="XADD: 'ERR Invalid stream ID ...' (token taken as the ID); XTRIM: 'ERR syntax error'",
-        newest="controls whether trimmed entries are also removed from consumer-group PELs",
-        treatment="exclude (not yet supported by Sluice)",
-        source="[XADD], [XTRIM], [8.2 notes]",
+        newest="controls whether trimmed entries are also removed from consumer-group PELs "
+               "(DELREF) or only trimmed once no group needs them (ACKED); no effect without groups",
+        treatment="exclude: absent from 7.0; engine-only tests in tests/commands/test_reference_policies.py "
+                  "(an ACKED trim is logged as XDEL of the entries it removed, which also moves "
+                  "max-deleted-entry-id)",
+        source="[XADD], [XTRIM], [8.2 notes]; https://github.com/redis/redis/pull/14623 (approximate "
+               "trimming with DELREF/ACKED)",
         uses_feature=_uses_trim_policy,
     ),
     DeliberateDifference(
         name="XDELEX and XACKDEL commands",
         redis_version="8.2",
         redis_7_0="'ERR unknown command ...'",
-        newest="delete / ack-and-delete with KEEPREF|DELREF|ACKED reference policies",
-        treatment="exclude (not yet supported by Sluice)",
-        source="[8.2 notes]; https://redis.io/commands/xackdel",
+        newest="delete / ack-and-delete with KEEPREF|DELREF|ACKED reference policies; a code per ID "
+               "(-1 no such entry / not pending in the group, 1 deleted, 2 still referenced)",
+        treatment="exclude: absent from 7.0; engine-only tests in tests/commands/test_reference_policies.py "
+                  "(ports of stream-cgroups.tcl's XDELEX/XACKDEL cases, and a model test)",
+        source="[8.2 notes]; https://redis.io/commands/xackdel; https://redis.io/commands/xdelex; "
+               "redis/redis tests/unit/type/stream-cgroups.tcl",
         uses_feature=_is_command("XDELEX", "XACKDEL"),
     ),
     DeliberateDifference(

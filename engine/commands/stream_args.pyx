@@ -63,13 +63,25 @@ cdef Py_ssize_t parse_idmp(list argv, Py_ssize_t i, TrimArgs* args) except -1:
     return i + 2
 
 
+cdef int ref_policy_word(bytes arg):
+    if len(arg) == 7 and arg.lower() == b"keepref":
+        return REF_KEEP
+    if len(arg) == 6 and arg.lower() == b"delref":
+        return REF_DEL
+    if len(arg) == 5 and arg.lower() == b"acked":
+        return REF_ACKED
+    return -1
+
+
 cdef int parse_trim_args(list argv, TrimArgs* args, bint xadd,
                          uint64_t node_max_entries) except -1:
     cdef Py_ssize_t i = 2, argc = len(argv), more
-    cdef bint limit_given = 0
+    cdef bint limit_given = 0, policy_given = 0
     cdef int64_t n
+    cdef int policy
     cdef bytes opt, nxt
     args.strategy = TRIM_NONE
+    args.policy = REF_KEEP
     args.maxlen = 0
     args.minid.ms = args.minid.seq = 0
     args.approx = 0
@@ -113,6 +125,11 @@ cdef int parse_trim_args(list argv, TrimArgs* args, bint xadd,
             args.nomkstream = 1
         elif xadd and (more >= 2 and _is(opt, b"idmp") or more and _is(opt, b"idmpauto")):
             i = parse_idmp(argv, i, args)
+        elif (policy := ref_policy_word(opt)) >= 0:
+            if policy_given:
+                raise ResponseError(SYNTAX)
+            args.policy = <RefPolicy>policy
+            policy_given = 1
         elif xadd:
             parse_add_id(opt, &args.id, &args.seq_given)
             args.id_given = 1

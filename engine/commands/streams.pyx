@@ -1,16 +1,20 @@
 """Stream commands without consumer groups: XADD, XLEN, XRANGE, XREVRANGE, XDEL,
-XTRIM, XSETID."""
-from libc.stdint cimport uint64_t, int64_t
+XTRIM, XSETID. XADD/XTRIM's trimming follows a reference policy (KEEPREF, DELREF,
+ACKED: stream_args.pxd) when the stream has groups."""
+from libc.stdint cimport uint8_t, uint64_t, int64_t
 
-from engine.core.streamid cimport StreamID, id_cmp, id_incr, id_decr, id_format, id_is_zero
-from engine.core.stream cimport (Stream, StreamIter, TRIM_NONE, stream_iter_start,
-                            stream_iter_next, stream_iter_stop)
+from engine.core.streamid cimport (StreamID, id_cmp, id_incr, id_decr, id_format, id_is_zero,
+                                   id_encode, id_decode)
+from engine.core.stream cimport (Stream, StreamIter, TRIM_NONE, TRIM_MAXLEN,
+                            stream_iter_start, stream_iter_next, stream_iter_stop)
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.entry_reply cimport EntryReply, entry_reply
 from engine.core.reply_lists cimport gc_pause, gc_resume
 from engine.commands.stream_args cimport (TrimArgs, parse_trim_args, parse_id,
-                                          parse_bound)
+                                          parse_bound, REF_DEL, REF_ACKED)
+from engine.core.groups cimport ConsumerGroup, entry_referenced
+from engine.core.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_GE
 from engine.commands.parsing cimport parse_int
 from engine.commands.idmp cimport idmp_duplicate, idmp_record
 from engine.commands.table import command
@@ -48,17 +52,131 @@ cdef void refresh_first_id(Stream s) except *:
         s.first_id.ms = s.first_id.seq = 0
 
 
+cdef bint delete_entry(Stream s, const StreamID* id) except -1:
+    """Removes one entry as XDEL does (max_deleted_id follows, first_id too); 1 if it
+    was there."""
+    if not s.delete(id):
+        return False
+    if id_cmp(id, &s.max_deleted_id) > 0:
+        s.max_deleted_id = id[0]
+    if s.length == 0 or id_cmp(id, &s.first_id) == 0:
+        refresh_first_id(s)
+    return True
+
+
+cdef void log_acks(CommandContext ctx, bytes key, dict acks) except *:
+    """XACK effects: acks maps a group name to the IDs (bytes) it gave up."""
+    for name, ids in acks.items():
+        if ctx.logs():
+            ctx.effects.append([b"XACK", key, name] + ids)
+
+
 cdef int64_t apply_trim(CommandContext ctx, bytes key, Stream s, TrimArgs* args) except -1:
     """Trims per args; logs the result as an exact MAXLEN trim so replay matches.
     Counts no change itself (XADD's trim is part of its one change; XTRIM counts its
-    entries)."""
+    entries). With groups, DELREF also drops the trimmed entries from every PEL and
+    ACKED trims only entries no group needs (see trim_acked)."""
+    if args.policy == REF_ACKED and s.groups:
+        return trim_acked(ctx, key, s, args)
+    cdef dict pending = None
+    if args.policy == REF_DEL and s.groups:
+        pending = live_pending(s, args)
     cdef int64_t deleted = s.trim(args.strategy, args.maxlen, &args.minid, args.approx,
                                   args.limit)
     if deleted:
         if ctx.logging:
             ctx.effects.append([b"XTRIM", key, b"MAXLEN", b"=", str(s.length).encode()])
+        if pending:
+            log_acks(ctx, key, drop_trimmed(s, pending))
         ctx.touch(key, "t", b"xtrim")
     return deleted
+
+
+cdef dict live_pending(Stream s, TrimArgs* args):
+    """Before a DELREF trim: each group's pending IDs that are live entries the trim
+    may remove (from the first entry on; below MINID with MINID), as group -> list of
+    (ms, seq). Dangling references (entries deleted earlier) are not the trim's."""
+    cdef dict out = {}
+    cdef ConsumerGroup g
+    cdef RadixIter it
+    cdef uint8_t key[16]
+    cdef StreamID id
+    cdef list ids
+    cdef int ok
+    id_encode(&s.first_id, key)
+    for g in s.groups.values():
+        ids = []
+        radix_iter_init(&it, g.pel)
+        ok = radix_seek(&it, RADIX_GE, key)
+        while ok:
+            id_decode(it.key, &id)
+            if args.strategy != TRIM_MAXLEN and id_cmp(&id, &args.minid) >= 0:
+                break
+            if s.contains(&id):
+                ids.append((id.ms, id.seq))
+            ok = radix_next(&it)
+        if ids:
+            out[g] = ids
+    return out
+
+
+cdef dict drop_trimmed(Stream s, dict pending):
+    """After a DELREF trim: removes from each group's PEL the IDs of `pending` that
+    the trim took; returns group name -> their IDs as text (for XACK effects)."""
+    cdef dict acks = {}
+    cdef ConsumerGroup g
+    cdef StreamID id
+    for g, ids in pending.items():
+        gone = []
+        for ms, seq in ids:
+            id.ms = ms
+            id.seq = seq
+            if not s.contains(&id) and g.remove_pending(&id):
+                gone.append(id_format(&id))
+        if gone:
+            acks[g.name] = gone
+    return acks
+
+
+cdef class References:
+    """keep(ms, seq) for Stream.trim_candidates: whether a group still needs the entry."""
+    cdef Stream s
+
+    def __init__(self, Stream s):
+        self.s = s
+
+    def __call__(self, uint64_t ms, uint64_t seq):
+        cdef StreamID id
+        id.ms = ms
+        id.seq = seq
+        return entry_referenced(self.s, &id)
+
+
+cdef int64_t trim_acked(CommandContext ctx, bytes key, Stream s, TrimArgs* args) except -1:
+    """ACKED trimming: the entries the strategy would remove that no group references
+    (Redis walks the nodes as a plain trim does, sparing those entries); entries past
+    the oldest group position are all unread by some group. Removed as XDEL removes,
+    so that the XDEL effect replays them exactly."""
+    cdef StreamID oldest, id
+    cdef ConsumerGroup g
+    oldest.ms = oldest.seq = U64_MAX
+    for g in s.groups.values():
+        if id_cmp(&g.last_id, &oldest) < 0:
+            oldest = g.last_id
+    cdef list doomed = s.trim_candidates(args.strategy, args.maxlen, &args.minid,
+                                         args.approx, args.limit, References(s), &oldest)
+    if not doomed:
+        return 0
+    cdef list texts = []
+    for ms, seq in doomed:
+        id.ms = ms
+        id.seq = seq
+        delete_entry(s, &id)
+        texts.append(id_format(&id))
+    if ctx.logs():
+        ctx.effects.append([b"XDEL", key] + texts)
+    ctx.touch(key, "t", b"xtrim")
+    return len(doomed)
 
 
 @command("xadd")

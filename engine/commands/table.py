@@ -186,6 +186,8 @@ COMMANDS: dict[bytes, Command] = _index(
     family("stream",
         cmd("xack", -4, "write fast", keys=(1, 1, 1),
             docs=("5.0.0", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.")),
+        cmd("xackdel", -6, "write fast", keys=(1, 1, 1),
+            docs=("8.2.0", "Acknowledges and deletes one or multiple messages for a stream consumer group.")),
         cmd("xadd", -5, "write denyoom fast", keys=(1, 1, 1),
             docs=("5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist.")),
         cmd("xautoclaim", -6, "write fast", keys=(1, 1, 1),
@@ -196,6 +198,8 @@ COMMANDS: dict[bytes, Command] = _index(
             docs=("5.0.0", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.")),
         cmd("xdel", -3, "write fast", keys=(1, 1, 1),
             docs=("5.0.0", "Returns the number of messages after removing them from a stream.")),
+        cmd("xdelex", -5, "write fast", keys=(1, 1, 1),
+            docs=("8.2.0", "Deletes one or multiple entries from the stream.")),
         cmd("xgroup", -2, "",
             docs=("5.0.0", "A container for consumer groups commands."),
             subcommands=[

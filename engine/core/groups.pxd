@@ -130,3 +130,10 @@ cdef object group_lag(Stream s, ConsumerGroup g)
 cdef void advance_last_delivered(Stream s, ConsumerGroup g, const StreamID* id) noexcept
 # A deep copy of a stream: its entries, counters, groups, consumers and PELs (COPY).
 cpdef Stream copy_stream(Stream s)
+
+# Reference policies (XDELEX, XACKDEL, XADD/XTRIM with ACKED or DELREF, Redis 8.2+).
+# Whether some group still needs entry `id`: it lies after the group's last-delivered
+# ID (not read yet) or is in the group's PEL (read, not acknowledged).
+cdef bint entry_referenced(Stream s, const StreamID* id) except -1
+# Removes `id` from every group's PEL; returns the groups that had it (DELREF).
+cdef list drop_references(Stream s, const StreamID* id)

@@ -424,3 +424,23 @@ cpdef Stream copy_stream(Stream s):
     for g in s.groups.values():
         out.groups[g.name] = g.copy()
     return out
+
+
+# -- reference policies ------------------------------------------------------------
+
+cdef bint entry_referenced(Stream s, const StreamID* id) except -1:
+    """No group: nothing references anything (the policies then change nothing)."""
+    cdef ConsumerGroup g
+    for g in s.groups.values():
+        if id_cmp(id, &g.last_id) > 0 or g.find_pending(id) != NULL:
+            return True
+    return False
+
+
+cdef list drop_references(Stream s, const StreamID* id):
+    cdef ConsumerGroup g
+    cdef list hit = []
+    for g in s.groups.values():
+        if g.remove_pending(id):
+            hit.append(g)
+    return hit

@@ -83,6 +83,14 @@ cdef class Stream:
     # Returns the number of entries removed; keeps first_id right.
     cdef int64_t trim(self, TrimStrategy strategy, uint64_t maxlen,
                       const StreamID* minid, bint approx, int64_t limit) except -1
+    # The entries a trim would remove when some must stay (Redis's streamTrim with the
+    # ACKED policy): trim()'s walk over the nodes, each entry of a node it would take
+    # checked with keep(ms, seq) (true: it stays, and does not count). Entries after
+    # `kept_after` stay without asking. Returns their IDs as (ms, seq), oldest first;
+    # changes nothing.
+    cdef list trim_candidates(self, TrimStrategy strategy, uint64_t maxlen,
+                              const StreamID* minid, bint approx, int64_t limit,
+                              object keep, const StreamID* kept_after)
     # Number of nodes (XINFO's radix-tree-keys) and bytes held by this stream's
     # entries and node index.
     cdef uint64_t node_count(self) noexcept

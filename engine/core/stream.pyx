@@ -999,6 +999,60 @@ cdef class Stream:
         _first_live(self, &self.first_id)
         return deleted
 
+    cdef list trim_candidates(self, TrimStrategy strategy, uint64_t maxlen,
+                              const StreamID* minid, bint approx, int64_t limit,
+                              object keep, const StreamID* kept_after):
+        """Like trim(): a node the strategy takes whole has all its entries checked;
+        with `approx` the walk ends at the first node it cannot take whole, otherwise
+        that node is checked entry by entry up to the target, and the walk ends."""
+        cdef RadixIter ri
+        cdef StreamNode* n
+        cdef StreamID last
+        cdef Entry e
+        cdef uint32_t off
+        cdef uint64_t length = self.length
+        cdef int64_t deleted = 0
+        cdef int found
+        cdef bint whole
+        cdef list out = []
+        if strategy == TRIM_NONE:
+            return out
+        radix_iter_init(&ri, self.nodes)
+        found = radix_seek(&ri, RADIX_FIRST, NULL)
+        while found:
+            if strategy == TRIM_MAXLEN and length <= maxlen:
+                break
+            n = _node_at(&ri)
+            if id_cmp(&n.master, kept_after) > 0:
+                break                   # nothing from here on may go
+            if limit and deleted + <int64_t>n.live > limit:
+                break
+            if strategy == TRIM_MAXLEN:
+                whole = length - n.live >= maxlen
+            else:
+                _node_last_id(n, &last)
+                whole = id_cmp(&last, minid) < 0
+            if not whole and approx:
+                break
+            off = n.entries_off
+            while off < n.used:
+                _entry_head(n, off, &e)
+                _entry_skip(n, &e)
+                off = e.end
+                if not whole and (length <= maxlen if strategy == TRIM_MAXLEN
+                                  else id_cmp(&e.id, minid) >= 0):
+                    break
+                if (e.flags & FLAG_DELETED or id_cmp(&e.id, kept_after) > 0
+                        or keep(e.id.ms, e.id.seq)):
+                    continue
+                out.append((e.id.ms, e.id.seq))
+                length -= 1
+                deleted += 1
+            if not whole:
+                break
+            found = radix_next(&ri)
+        return out
+
     cdef uint64_t node_count(self) noexcept:
         return radix_count(self.nodes)
 

@@ -263,3 +263,44 @@ def normalized(reply):
     if isinstance(reply, bytes):
         return bytes(reply)
     return reply
+
+
+# -- Redis 8.2's reference policies, logged as 7.0 commands ----------------------------
+
+POLICY_STEPS = [
+    ("XGROUP", "CREATE", "s1", "g1", "0", "MKSTREAM"),
+    ("XGROUP", "CREATE", "s1", "g2", "0"),
+    *[("XADD", "s1", f"{i}-1", "f", str(i)) for i in range(1, 13)],
+    ("XREADGROUP", "GROUP", "g1", "alice", "COUNT", 8, "STREAMS", "s1", ">"),
+    ("XREADGROUP", "GROUP", "g2", "bob", "COUNT", 4, "STREAMS", "s1", ">"),
+    ("XACK", "s1", "g1", "1-1", "2-1", "3-1"),
+    ("XACK", "s1", "g2", "1-1", "2-1"),
+    ("XTRIM", "s1", "MAXLEN", 10, "ACKED"),                 # 1-1 and 2-1 go
+    ("XDELEX", "s1", "DELREF", "IDS", 2, "4-1", "3-1"),     # and their references
+    ("XACKDEL", "s1", "g1", "ACKED", "IDS", 2, "5-1", "6-1"),  # g2 has not read them
+    ("XREADGROUP", "GROUP", "g2", "carol", "COUNT", 3, "STREAMS", "s1", ">"),
+    ("XACKDEL", "s1", "g2", "KEEPREF", "IDS", 2, "5-1", "7-1"),
+    ("XADD", "s1", "DELREF", "MAXLEN", 4, "13-1", "f", "13"),
+    ("XDEL", "s1", "11-1"),
+    ("XDELEX", "s1", "ACKED", "IDS", 2, "11-1", "13-1"),
+    ("XTRIM", "s1", "MINID", "12-1", "DELREF"),
+    ("XADD", "s1", "ACKED", "MAXLEN", 0, "14-1", "f", "14"),
+]
+
+
+def test_redis_loads_the_effects_of_reference_policies(tmp_path):
+    """XDELEX, XACKDEL and XADD/XTRIM with DELREF or ACKED reach the AOF as XACK, XDEL
+    and XTRIM, which redis-server 7.0 loads into the state Sluice has."""
+    engine = Engine(dir=str(tmp_path), appendonly=True, aof_use_rdb_preamble=False,
+                    appendfsync="no")
+    replies = [engine.execute(*step) for step in POLICY_STEPS]
+    assert replies[-10:-7] == [2, [1, 1], [2, 2]]
+    expected = view(engine.execute, [b"s1"], [])
+    engine.close(save=False)
+    assert expected[b"s1"][0] and expected[b"s1"][1][b"g1"][5]   # entries and a PEL left
+    check = subprocess.run(["redis-check-aof", str(tmp_path / "appendonlydir" /
+                                                   "appendonly.aof.manifest")],
+                           capture_output=True, text=True)
+    assert check.returncode == 0 and "is valid" in check.stdout, check.stdout
+    with redis_on(tmp_path, "--appendonly", "yes") as conn:
+        assert view(conn.execute, [b"s1"], []) == expected
