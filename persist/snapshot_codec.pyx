@@ -616,6 +616,7 @@ cdef class StateLoader:
             dst.expired = []
             dst.object_bytes = src.object_bytes
             dst.order = src.order
+            dst.access = src.access
         engine.restore_function_codes(self.functions)
 
     # -- keys ----------------------------------------------------------------------

@@ -31,6 +31,9 @@ cdef class Database:
     cdef public list expired       # keys removed by expiry, drained by the caller
     cdef readonly int64_t object_bytes  # Python-side bytes of keys and string values
     cdef readonly KeyOrder order   # insertion order of `data` (SCAN, RANDOMKEY)
+    cdef public dict access        # key -> ms of its last lookup or store (OBJECT
+                                   # IDLETIME; RESTORE IDLETIME sets it)
+    cdef public int64_t last_now   # the `now` of the latest lookup (stores use it)
     cdef public bint loading       # replaying a log: nothing expires (as Redis while
                                    # loading; due keys go once the load is over)
 

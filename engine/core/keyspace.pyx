@@ -108,10 +108,12 @@ cdef class Database:
         self.deadlines = []
         self.expired = []
         self.order = KeyOrder()
+        self.access = {}
 
     cdef object lookup(self, bytes key, int64_t now):
         """The live value of key, or None; an expired key is removed here."""
         cdef object value = self.data.get(key)
+        self.last_now = now
         if value is None:
             return None
         if (self.expires and key in self.expires and <int64_t>self.expires[key] <= now
@@ -119,6 +121,7 @@ cdef class Database:
             self.remove(key)
             self.expired.append(key)
             return None
+        self.access[key] = now
         return value
 
     cdef object lookup_stream(self, bytes key, int64_t now):
@@ -131,6 +134,7 @@ cdef class Database:
     cdef void store(self, bytes key, object value):
         cdef object old = self.data.get(key)
         self.data[key] = value
+        self.access[key] = self.last_now
         if old is None:
             self.order.add(key)
         else:
@@ -142,6 +146,7 @@ cdef class Database:
         if old is None:
             return False
         self.object_bytes -= footprint(key, old)
+        self.access.pop(key, None)
         if self.expires:
             self.expires.pop(key, None)
         self.order.discard(key)
@@ -185,6 +190,7 @@ cdef class Database:
     def clear(self):
         self.data.clear()
         self.expires.clear()
+        self.access.clear()
         self.deadlines = []
         self.object_bytes = 0
         self.order.clear()

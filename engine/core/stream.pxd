@@ -262,6 +262,10 @@ cdef inline StreamNode* _node_for(Stream s, const uint64_t* key, StreamID* lo, S
         id_decode(next, hi)
     return (<StreamNode**>(e + 16))[0]
 
+# Whether listpack would store these bytes as an integer (a canonical int64 in
+# decimal), and which; the DUMP payload writer encodes stream listpacks with it.
+cdef bint _lp_as_int(const uint8_t* s, size_t n, int64_t* out) noexcept nogil
+
 # 1 and *e set if node n holds an entry (live or not) with this ID, else 0; the search
 # starts from entry number `guess` (NO_GUESS: none), however wrong.
 cdef bint _find_in(StreamNode* n, const StreamID* id, Entry* e, uint32_t guess) noexcept
