@@ -1,0 +1,329 @@
+"""DUMP, RESTORE and OBJECT: payloads moving between redis-server 7.0 and Sluice, round
+trips, every error path, RESTORE's effects (they load into 7.0), and a fuzz of RESTORE
+(random bytes, truncations, bit flips with a recomputed checksum) that must only ever
+answer with an error."""
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from engine import Engine, ResponseError
+from engine.core.crc64 import crc64
+from engine.core.rdb_value import dump_value
+from tests.differential import (NormalizeContext, RedisOracle, canonical, first_difference,
+                                normalize)
+
+READS = (
+    ("XINFO", "STREAM", "s", "FULL"),
+    ("XINFO", "STREAM", "s"),
+    ("XINFO", "GROUPS", "s"),
+    ("XRANGE", "s", "-", "+"),
+    ("XREVRANGE", "s", "+", "-", "COUNT", "7"),
+    ("XLEN", "s"),
+    ("XPENDING", "s", "g"),
+    ("XPENDING", "s", "g", "-", "+", "1000"),
+    ("XPENDING", "s", "g2", "-", "+", "1000"),
+    ("XINFO", "CONSUMERS", "s", "g"),
+)
+
+
+def reframe(body: bytes, version: int = 10) -> bytes:
+    """A payload of `body` (type byte and value) with its trailer computed."""
+    head = body + struct.pack("<H", version)
+    return head + struct.pack("<Q", crc64(head))
+
+
+def same_replies(engine: Engine, oracle: RedisOracle, commands=READS) -> None:
+    for cmd in commands:
+        ours, theirs = engine.execute(*cmd), oracle.execute(*cmd)
+        ctx = NormalizeContext(cmd, False)
+        if cmd[:2] == ("XINFO", "STREAM"):
+            # Node boundaries: a restored stream packs its live entries anew, so a
+            # source whose nodes hold tombstones may count its nodes differently.
+            ours = [v for kv in zip(ours[::2], ours[1::2]) if kv[0] != b"radix-tree-keys"
+                    for v in kv]
+            theirs = [v for kv in zip(theirs[::2], theirs[1::2])
+                      if kv[0] != b"radix-tree-keys" for v in kv]
+        difference = first_difference(normalize(cmd, canonical(ours), ctx),
+                                      normalize(cmd, canonical(theirs), ctx), 5000)
+        assert difference is None, f"{cmd}: {difference}"
+
+
+def build_stream(oracle: RedisOracle, entries: int = 400) -> None:
+    """A stream with everything a payload carries: several nodes, tombstones, field
+    names changing (SAMEFIELDS and not), big values, integers, two groups with PELs,
+    consumers with and without pending entries."""
+    oracle.execute("XADD", "s", "1-1", "a", "1", "b", "hello")
+    for i in range(entries):
+        if i % 5 == 0:
+            oracle.execute("XADD", "s", "*", "other", str(-i * 1000), "x", "y" * (i * 7))
+        else:
+            oracle.execute("XADD", "s", "*", "a", str(i), "b", "v" * i)
+    ids = [e[0] for e in oracle.execute("XRANGE", "s", "-", "+", "COUNT", "40")]
+    oracle.execute("XDEL", "s", "1-1", ids[5], ids[7], ids[30])
+    oracle.execute("XGROUP", "CREATE", "s", "g", "0")
+    oracle.execute("XREADGROUP", "GROUP", "g", "alice", "COUNT", "25", "STREAMS", "s", ">")
+    oracle.execute("XREADGROUP", "GROUP", "g", "bob", "COUNT", "10", "STREAMS", "s", ">")
+    oracle.execute("XGROUP", "CREATECONSUMER", "s", "g", "idle-one")
+    oracle.execute("XACK", "s", "g", ids[2], ids[3])
+    oracle.execute("XCLAIM", "s", "g", "bob", "0", ids[10], ids[11])
+    oracle.execute("XGROUP", "CREATE", "s", "g2", "$")
+    oracle.execute("XGROUP", "CREATE", "s", "g3", ids[20])
+
+
+def test_stream_from_redis_restores_equal(engine, oracle):
+    build_stream(oracle)
+    payload = oracle.execute("DUMP", "s")
+    assert payload[0] == 19 and payload[-10:-8] == b"\x0a\x00"      # 7.0: type 19, RDB 10
+    assert engine.execute("RESTORE", "s", "0", payload) == b"OK"
+    same_replies(engine, oracle)
+
+
+def test_empty_and_trimmed_streams_from_redis(engine, oracle):
+    oracle.execute("XADD", "s", "5-1", "f", "v")
+    oracle.execute("XDEL", "s", "5-1")
+    oracle.execute("XGROUP", "CREATE", "s", "g", "$")
+    engine.execute("RESTORE", "s", "0", oracle.execute("DUMP", "s"))
+    same_replies(engine, oracle, READS[:3])
+    oracle.execute("DEL", "s")
+    engine.execute("DEL", "s")
+    for i in range(1, 300):
+        oracle.execute("XADD", "s", f"{i}-0", "f", str(i))
+    oracle.execute("XTRIM", "s", "MAXLEN", "50")
+    engine.execute("RESTORE", "s", "0", oracle.execute("DUMP", "s"))
+    same_replies(engine, oracle, READS[:6])
+
+
+def test_our_stream_round_trips(engine, oracle):
+    build_stream(oracle)
+    engine.execute("RESTORE", "s", "0", oracle.execute("DUMP", "s"))
+    ours = engine.execute("DUMP", "s")
+    assert ours[0] == 21 and ours[-10:-8] == b"\x0c\x00"      # type 21, RDB 12
+    other = Engine()
+    assert other.execute("RESTORE", "s", "0", ours) == b"OK"
+    for cmd in READS:
+        assert other.execute(*cmd) == engine.execute(*cmd) or cmd[:2] == ("XINFO", "CONSUMERS"), cmd
+
+
+def test_our_stream_moves_to_redis_7_as_type_19(engine, oracle):
+    """7.0 reads RDB 10 at most: dump_value(value, 10) writes the stream as type 19."""
+    build_stream(oracle)
+    engine.execute("RESTORE", "s", "0", oracle.execute("DUMP", "s"))
+    oracle.execute("DEL", "s")
+    with pytest.raises(Exception, match="DUMP payload version or checksum are wrong"):
+        oracle.execute("RESTORE", "s", "0", engine.execute("DUMP", "s"))
+    payload = dump_value(engine.databases[0].data[b"s"], 10)
+    assert oracle.execute("RESTORE", "s", "0", payload) == b"OK"
+    same_replies(engine, oracle)
+
+
+@pytest.mark.parametrize("value", [b"hello", b"12345", b"-7", b"300", b"70000",
+                                   b"-2147483648", b"99999999999", b"007", b"",
+                                   b"x" * 100, b"ab" * 5000, bytes(range(256))])
+def test_strings_both_ways(engine, oracle, value):
+    oracle.execute("SET", "k", value)
+    engine.execute("RESTORE", "k", "0", oracle.execute("DUMP", "k"))
+    assert engine.execute("GET", "k") == value
+    ours = engine.execute("DUMP", "k")
+    oracle.execute("DEL", "k")
+    assert oracle.execute("RESTORE", "k", "0", reframe(ours[:-10])) == b"OK"
+    assert oracle.execute("GET", "k") == value
+    assert engine.execute("OBJECT", "ENCODING", "k") == oracle.execute("OBJECT", "ENCODING", "k")
+    assert engine.execute("OBJECT", "REFCOUNT", "k") == oracle.execute("OBJECT", "REFCOUNT", "k")
+
+
+def test_dump_of_a_missing_key_is_nil(engine, oracle):
+    assert engine.execute("DUMP", "nope") is None
+    assert oracle.execute("DUMP", "nope") is None
+
+
+def errors_of(executor, commands) -> list:
+    out = []
+    for cmd in commands:
+        try:
+            out.append(executor.execute(*cmd))
+        except Exception as exc:       # both sides' error replies, as text
+            out.append(("error", str(exc)))
+    return out
+
+
+def test_error_paths_match_redis(engine, oracle):
+    oracle.execute("SET", "str", "v")
+    good = oracle.execute("DUMP", "str")
+    engine.execute("SET", "str", "v")
+    bad_crc = good[:-1] + bytes([good[-1] ^ 1])
+    newer = reframe(good[:-10], 99)
+    commands = [
+        ("RESTORE", "str", "0", good),                          # BUSYKEY
+        ("RESTORE", "k", "-1", good),                           # bad TTL
+        ("RESTORE", "k", "abc", good),
+        ("RESTORE", "k", "0", bad_crc),
+        ("RESTORE", "k", "0", newer),
+        ("RESTORE", "k", "0", b"short"),
+        ("RESTORE", "k", "0", reframe(b"\x63abc")),            # unknown type
+        ("RESTORE", "k", "0", reframe(b"\x00\x05ab")),         # string past the end
+        ("RESTORE", "k", "0", reframe(b"\x0f\x05")),           # stream cut short
+        ("RESTORE", "k", "0", good, "IDLETIME", "-1"),
+        ("RESTORE", "k", "0", good, "IDLETIME", "x"),
+        ("RESTORE", "k", "0", good, "FREQ", "256"),
+        ("RESTORE", "k", "0", good, "FREQ", "-1"),
+        ("RESTORE", "k", "0", good, "FREQ", "1", "IDLETIME", "1"),
+        ("RESTORE", "k", "0", good, "IDLETIME", "1", "FREQ", "1"),
+        ("RESTORE", "k", "0", good, "IDLETIME"),
+        ("RESTORE", "k", "0", good, "BOGUS"),
+        ("RESTORE", "str", "0", good, "BOGUS"),                 # options before BUSYKEY
+        ("RESTORE", "k", "0"),
+        ("DUMP",),
+        ("DUMP", "a", "b"),
+        ("OBJECT", "FREQ", "str"),
+        ("OBJECT", "FREQ", "missing"),
+        ("OBJECT", "ENCODING", "missing"),
+        ("OBJECT", "IDLETIME", "missing"),
+        ("OBJECT", "REFCOUNT", "missing"),
+        ("OBJECT", "HELP"),
+        ("OBJECT", "NOPE", "x"),
+        ("OBJECT", "ENCODING"),
+        ("OBJECT",),
+    ]
+    assert errors_of(engine, commands) == errors_of(oracle, commands)
+
+
+def test_restore_options_and_ttls(engine, oracle):
+    oracle.execute("SET", "str", "value")
+    good = oracle.execute("DUMP", "str")
+    clock = int(oracle.execute("TIME")[0]) * 1000
+    commands = [
+        ("RESTORE", "a", "100000", good),
+        ("RESTORE", "b", str(clock + 500000), good, "ABSTTL"),
+        ("RESTORE", "c", "1", good, "ABSTTL"),                  # already expired: nothing
+        ("EXISTS", "c"),
+        ("SET", "d", "old"),
+        ("RESTORE", "d", "0", good, "REPLACE", "IDLETIME", "1000"),
+        ("GET", "d"),
+        ("OBJECT", "IDLETIME", "d"),
+        ("SET", "e", "old"),
+        ("RESTORE", "e", "1", good, "REPLACE", "ABSTTL"),       # replaced by nothing
+        ("EXISTS", "e"),
+        ("RESTORE", "f", "0", good, "replace", "absttl", "freq", "5"),
+        ("GET", "f"),
+    ]
+    ours, theirs = errors_of(engine, commands), errors_of(oracle, commands)
+    assert ours == theirs
+    for key in ("a", "b"):
+        assert abs(engine.execute("PTTL", key) - oracle.execute("PTTL", key)) < 5000
+
+
+def test_restore_effects_load_into_redis(engine, oracle, second_oracle):
+    """RESTORE is logged verbatim with an absolute TTL (as Redis propagates it); the
+    log replays on 7.0 for payloads 7.0 reads."""
+    build_stream(oracle)
+    stream = oracle.execute("DUMP", "s")
+    oracle.execute("SET", "str", "v")
+    string = oracle.execute("DUMP", "str")
+    ctx_effects = []
+    for cmd in (("RESTORE", "s", "0", stream), ("RESTORE", "t", "100000", string),
+                ("SET", "u", "x"), ("RESTORE", "u", "1", string, "REPLACE", "ABSTTL"),
+                ("RESTORE", "v", "0", string, "IDLETIME", "5")):
+        ctx_effects.append(effects_of(engine, cmd))
+    assert ctx_effects[0] == [[b"RESTORE", b"s", b"0", stream]]
+    (restore_t,) = ctx_effects[1]
+    assert restore_t[-1] == b"ABSTTL" and int(restore_t[2]) > 100000
+    assert ctx_effects[3] == [[b"DEL", b"u"]]
+    for argvs in ctx_effects:
+        for argv in argvs:
+            second_oracle.execute(*argv)
+    same_replies(engine, second_oracle)
+    assert second_oracle.execute("GET", "t") == b"v"
+    assert second_oracle.execute("PTTL", "t") > 90000
+    assert second_oracle.execute("EXISTS", "u") == 0
+
+
+def effects_of(engine: Engine, cmd) -> list:
+    """The effects one command reports, through the engine's listener API."""
+    seen = []
+
+    def listener(db, effects):
+        seen.extend(effects)
+    engine.add_effect_listener(listener)
+    try:
+        engine.execute(*cmd)
+    finally:
+        engine.remove_effect_listener(listener)
+    return [list(argv) for argv in seen]
+
+
+def test_object_encodings_and_idletime(engine, oracle):
+    for key, value in (("i", "123"), ("big", "9" * 20), ("emb", "x" * 44), ("raw", "x" * 45)):
+        engine.execute("SET", key, value)
+        oracle.execute("SET", key, value)
+        assert engine.execute("OBJECT", "ENCODING", key) == oracle.execute("OBJECT", "ENCODING", key)
+    engine.execute("XADD", "s", "*", "f", "v")
+    assert engine.execute("OBJECT", "ENCODING", "s") == b"stream"
+    assert engine.execute("OBJECT", "REFCOUNT", "s") == 1
+    assert engine.execute("OBJECT", "IDLETIME", "s") == 0
+
+
+def test_idletime_follows_the_clock():
+    from engine import ManualClock
+    clock = ManualClock(1_000_000)
+    e = Engine(clock=clock)
+    e.execute("SET", "k", "v")
+    clock.advance(5000)
+    assert e.execute("OBJECT", "IDLETIME", "k") == 5
+    e.execute("GET", "k")
+    assert e.execute("OBJECT", "IDLETIME", "k") == 0
+    e.execute("RESTORE", "r", "0", e.execute("DUMP", "k"), "IDLETIME", "77")
+    assert e.execute("OBJECT", "IDLETIME", "r") == 77
+
+
+# --- fuzz ------------------------------------------------------------------------
+
+def fuzz_payloads() -> list[bytes]:
+    e = Engine()
+    e.execute("XADD", "s", "1-1", "a", "1", "b", "hello")
+    for i in range(30):
+        e.execute("XADD", "s", "*", "a", str(i), "b", "v" * i)
+    e.execute("XDEL", "s", "1-1")
+    e.execute("XGROUP", "CREATE", "s", "g", "0")
+    e.execute("XREADGROUP", "GROUP", "g", "c1", "COUNT", "5", "STREAMS", "s", ">")
+    e.execute("SET", "k", "hello")
+    return [e.execute("DUMP", "s"), e.execute("DUMP", "k"), dump_value(e.databases[0].data[b"s"], 10)]
+
+
+SEEDS = fuzz_payloads()
+
+
+def restore_never_crashes(payload: bytes) -> None:
+    e = Engine()
+    try:
+        assert e.execute("RESTORE", "x", "0", payload) == b"OK"
+    except ResponseError as exc:
+        assert str(exc) in ("ERR DUMP payload version or checksum are wrong", "ERR Bad data format")
+        return
+    # what loads is a usable value
+    e.execute("TYPE", "x")
+    e.execute("DUMP", "x")
+    if e.execute("TYPE", "x") == b"stream":
+        e.execute("XINFO", "STREAM", "x", "FULL")
+        e.execute("XRANGE", "x", "-", "+")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.binary(max_size=200))
+def test_fuzz_random_bytes(data):
+    restore_never_crashes(data)
+    restore_never_crashes(reframe(data))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(SEEDS), st.data())
+def test_fuzz_truncations_and_bit_flips(seed, data):
+    body = bytearray(seed[:-10])
+    cut = data.draw(st.integers(0, len(body)))
+    restore_never_crashes(reframe(bytes(body[:cut])))
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(body) - 1))
+        body[i] ^= 1 << data.draw(st.integers(0, 7))
+    restore_never_crashes(reframe(bytes(body)))
