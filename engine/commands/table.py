@@ -271,7 +271,7 @@ COMMANDS: dict[bytes, Command] = _index(
         cmd("keys", 2, "readonly",
             docs=("1.0.0", "Returns all key names that match a pattern.")),
         cmd("object", -2, "",
-            docs=("1.2.0", "A container for object introspection commands."),
+            docs=("2.2.3", "A container for object introspection commands."),
             subcommands=[
                 cmd("encoding", 3, "readonly", keys=(2, 2, 1),
                     docs=("2.2.3", "Returns the internal encoding of a Redis object.")),
