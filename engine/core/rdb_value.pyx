@@ -28,6 +28,12 @@ each entry: flags, ms - master ms, seq - master seq, [field count, field, value 
 Sluice's own nodes (stream.pyx) hold the same things varint-encoded, so writing a
 listpack walks a node once, and reading one appends its live entries.
 
+Lists, sets, hashes and sorted sets (any class of engine/core/value_types.py, through
+its to_record/from_record) are written in the plain types every Redis reads: LIST (1),
+SET (2), HASH (4), ZSET_2 (5, scores as little-endian doubles). Reading also takes the
+compact encodings Redis writes: ziplists (10, 12, 13, 14: Redis < 7.0), intsets (11),
+listpacks (16, 17, 20) and quicklists of listpacks (18), and ZSET (3, text scores).
+
 Reading checks every length against the payload (a bad payload is a PayloadError,
 never a crash or a huge allocation) and the stream's own invariants (IDs rising, the
 counts agreeing, every pending entry owned by one consumer).
@@ -37,9 +43,12 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 
+import struct
+
 from engine.core.crc64 import crc64
 from engine.core.lzf import lzf_decompress
 from engine.core.dump_payload import PayloadError
+from engine.core.value_types import VALUE_TYPES
 from engine.core.stream cimport (Stream, StreamNode, Entry, _data, _entry_head,
                                  _entry_skip, varint_get, _lp_as_int, FLAG_DELETED,
                                  FLAG_SAMEFIELDS)
@@ -49,11 +58,31 @@ from engine.core.radix cimport RadixIter, RADIX_FIRST, radix_iter_init, radix_se
 from engine.core.streamid cimport StreamID, id_cmp, id_encode, id_decode, id_is_zero
 
 RDB_TYPE_STRING = 0
+RDB_TYPE_LIST = 1
+RDB_TYPE_SET = 2
+RDB_TYPE_ZSET = 3
+RDB_TYPE_HASH = 4
+RDB_TYPE_ZSET_2 = 5
+RDB_TYPE_LIST_ZIPLIST = 10
+RDB_TYPE_SET_INTSET = 11
+RDB_TYPE_ZSET_ZIPLIST = 12
+RDB_TYPE_HASH_ZIPLIST = 13
+RDB_TYPE_LIST_QUICKLIST = 14
+RDB_TYPE_HASH_LISTPACK = 16
+RDB_TYPE_ZSET_LISTPACK = 17
+RDB_TYPE_LIST_QUICKLIST_2 = 18
+RDB_TYPE_SET_LISTPACK = 20
 RDB_TYPE_STREAM_LISTPACKS = 15
 RDB_TYPE_STREAM_LISTPACKS_2 = 19
 RDB_TYPE_STREAM_LISTPACKS_3 = 21
 STREAM_TYPES = (RDB_TYPE_STREAM_LISTPACKS, RDB_TYPE_STREAM_LISTPACKS_2,
                 RDB_TYPE_STREAM_LISTPACKS_3)
+# The type each collection is written as, by TYPE name.
+WRITE_TYPES = {b"list": RDB_TYPE_LIST, b"set": RDB_TYPE_SET, b"hash": RDB_TYPE_HASH,
+               b"zset": RDB_TYPE_ZSET_2}
+QUICKLIST_PLAIN = 1
+QUICKLIST_PACKED = 2
+DOUBLE = struct.Struct("<d")
 # DUMP's RDB version: Redis 7.4 - 8.x's (12). Versions from 11 on carry streams as
 # type 21; an older target (7.0 reads up to 10) gets type 19 (see dump_value).
 DUMP_RDB_VERSION = 12
@@ -355,6 +384,29 @@ cdef int put_consumer_pel(Buf* b, ConsumerGroup g, Consumer c) except -1:
     return 0
 
 
+cdef int put_bytes(Buf* b, bytes s) except -1:
+    return put_string(b, <const uint8_t*>PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
+
+
+cdef int put_collection(Buf* b, object value) except -1:
+    cdef bytes name = type(value).TYPE_NAME
+    cdef list items = value.to_record()
+    cdef Py_ssize_t i
+    cdef bytes score
+    put_byte(b, WRITE_TYPES[name])
+    if name == b"zset":
+        put_len(b, len(items) // 2)
+        for i in range(0, len(items), 2):
+            put_bytes(b, items[i])
+            score = DOUBLE.pack(items[i + 1])
+            put(b, PyBytes_AS_STRING(score), 8)
+        return 0
+    put_len(b, len(items) // 2 if name == b"hash" else len(items))
+    for item in items:
+        put_bytes(b, item)
+    return 0
+
+
 def dump_value(object value, int rdb_version=DUMP_RDB_VERSION) -> bytes:
     """The DUMP payload of a string (bytes) or a Stream, stamped with rdb_version:
     from 11 on a stream is type 21; below, type 19 (consumers' active times left
@@ -371,6 +423,8 @@ def dump_value(object value, int rdb_version=DUMP_RDB_VERSION) -> bytes:
             put_byte(&b, RDB_TYPE_STREAM_LISTPACKS_3 if rdb_version >= 11
                      else RDB_TYPE_STREAM_LISTPACKS_2)
             put_stream(&b, <Stream>value, rdb_version >= 11)
+        elif getattr(type(value), "TYPE_NAME", None) in WRITE_TYPES:
+            put_collection(&b, value)
         else:
             raise TypeError(f"no RDB encoding for {type(value).__name__}")
         put_le(&b, <uint64_t>rdb_version, 2)
@@ -607,21 +661,14 @@ cdef class StreamBuilder:
     cdef int add_node(self, bytes key, bytes lp) except -1:
         cdef StreamID master, sid
         cdef LpCursor c
-        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(lp)
-        cdef uint64_t size = PyBytes_GET_SIZE(lp), total
+        cdef uint64_t size = PyBytes_GET_SIZE(lp)
         cdef int64_t live, deleted, nfields, flags, msd, seqd, k, count, i
         cdef int64_t seen_live = 0, seen_deleted = 0
         cdef list names = [], fields = self.fields
         if len(key) != 16:
             raise PayloadError("stream node key is not a stream ID")
         id_decode(<const uint8_t*>PyBytes_AS_STRING(key), &master)
-        if size < LP_HEADER + 1 or p[size - 1] != LP_EOF:
-            raise PayloadError("bad listpack")
-        total = p[0] | (<uint64_t>p[1] << 8) | (<uint64_t>p[2] << 16) | (<uint64_t>p[3] << 24)
-        if total != size:
-            raise PayloadError("listpack size mismatch")
-        c.p = p + LP_HEADER
-        c.end = p + size - 1
+        lp_open(lp, &c)
         live = lp_int_of(&c)
         deleted = lp_int_of(&c)
         nfields = lp_int_of(&c)
@@ -801,6 +848,207 @@ cdef Stream read_stream(Reader r, int rdbtype, uint64_t node_max_bytes,
     return s
 
 
+cdef int lp_open(bytes lp, LpCursor* c) except -1:
+    """Checks a listpack's header and terminator; c then covers its elements."""
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(lp)
+    cdef uint64_t size = PyBytes_GET_SIZE(lp), total
+    if size < LP_HEADER + 1 or p[size - 1] != LP_EOF:
+        raise PayloadError("bad listpack")
+    total = p[0] | (<uint64_t>p[1] << 8) | (<uint64_t>p[2] << 16) | (<uint64_t>p[3] << 24)
+    if total != size:
+        raise PayloadError("listpack size mismatch")
+    c.p = p + LP_HEADER
+    c.end = p + size - 1
+    return 0
+
+
+def listpack_items(bytes lp) -> list:
+    """Every element of a listpack, as bytes (integers in decimal)."""
+    cdef LpCursor c
+    cdef list out = []
+    lp_open(lp, &c)
+    while c.p < c.end:
+        out.append(lp_bytes_of(&c))
+    return out
+
+
+ZIPLIST_INTS = {0xC0: 2, 0xD0: 4, 0xE0: 8, 0xF0: 3, 0xFE: 1}
+
+
+def ziplist_items(bytes zl) -> list:
+    """Every element of a ziplist (Redis < 7.0's compact list), as bytes."""
+    cdef Py_ssize_t end = len(zl) - 1, pos = 10, n
+    cdef list out = []
+    if end < 10 or zl[end] != 0xFF or int.from_bytes(zl[:4], "little") != len(zl):
+        raise PayloadError("bad ziplist")
+    try:
+        while pos < end:
+            pos += 1 if zl[pos] < 0xFE else 5          # the previous entry's length
+            b = zl[pos]
+            if b >> 6 == 0:
+                n, pos = b & 0x3f, pos + 1
+            elif b >> 6 == 1:
+                n, pos = (b & 0x3f) << 8 | zl[pos + 1], pos + 2
+            elif b == 0x80:
+                n, pos = int.from_bytes(zl[pos + 1:pos + 5], "big"), pos + 5
+            elif b in ZIPLIST_INTS:
+                n = ZIPLIST_INTS[b]
+                if pos + 1 + n > end:
+                    raise PayloadError("ziplist entry past its end")
+                out.append(str(int.from_bytes(zl[pos + 1:pos + 1 + n], "little",
+                                              signed=True)).encode())
+                pos += 1 + n
+                continue
+            elif 0xF1 <= b <= 0xFD:
+                out.append(str((b & 0x0f) - 1).encode())
+                pos += 1
+                continue
+            else:
+                raise PayloadError("bad ziplist entry encoding")
+            if pos + n > end:
+                raise PayloadError("ziplist entry past its end")
+            out.append(zl[pos:pos + n])
+            pos += n
+    except IndexError:
+        raise PayloadError("ziplist cut short") from None
+    return out
+
+
+def intset_items(bytes data) -> list:
+    """The members of an intset: width (2, 4, 8), count, then little-endian integers."""
+    if len(data) < 8:
+        raise PayloadError("bad intset")
+    width = int.from_bytes(data[:4], "little")
+    count = int.from_bytes(data[4:8], "little")
+    if width not in (2, 4, 8) or len(data) != 8 + width * count:
+        raise PayloadError("bad intset")
+    return [str(int.from_bytes(data[8 + i * width:8 + (i + 1) * width], "little",
+                               signed=True)).encode() for i in range(count)]
+
+
+cdef object score_of(bytes text):
+    """A sorted-set score written as text (ziplists, listpacks, ZSET)."""
+    try:
+        score = float(text)
+    except ValueError:
+        raise PayloadError("bad sorted set score") from None
+    if score != score:
+        raise PayloadError("NaN sorted set score")
+    return score
+
+
+cdef list scored(list flat):
+    """[member, score text, ...] -> [member, float score, ...]."""
+    if len(flat) % 2:
+        raise PayloadError("odd sorted set listpack")
+    for i in range(1, len(flat), 2):
+        flat[i] = score_of(flat[i])
+    return flat
+
+
+cdef object text_double(Reader r):
+    """ZSET's score: a length byte (253 NaN, 254 +inf, 255 -inf) and that much text."""
+    cdef uint8_t n = r.take(1)[0]
+    if n == 253:
+        raise PayloadError("NaN sorted set score")
+    if n == 254:
+        return float("inf")
+    if n == 255:
+        return float("-inf")
+    return score_of(PyBytes_FromStringAndSize(<const char*>r.take(n), n))
+
+
+cdef list read_strings(Reader r, uint64_t n):
+    if n > r.left():
+        raise PayloadError("bad element count")
+    return [r.string() for _ in range(n)]
+
+
+cdef tuple read_collection(Reader r, int rdbtype):
+    """(TYPE name, record) of a collection payload."""
+    cdef uint64_t n, i
+    cdef list items
+    if rdbtype in (RDB_TYPE_LIST, RDB_TYPE_SET):
+        items = read_strings(r, r.length())
+        return (b"list" if rdbtype == RDB_TYPE_LIST else b"set"), items
+    if rdbtype == RDB_TYPE_HASH:
+        n = r.length()
+        if n > r.left():
+            raise PayloadError("bad element count")
+        return b"hash", read_strings(r, 2 * n)
+    if rdbtype in (RDB_TYPE_ZSET, RDB_TYPE_ZSET_2):
+        n = r.length()
+        if n > r.left():
+            raise PayloadError("bad element count")
+        items = []
+        for i in range(n):
+            items.append(r.string())
+            if rdbtype == RDB_TYPE_ZSET:
+                items.append(text_double(r))
+            else:
+                score = DOUBLE.unpack(PyBytes_FromStringAndSize(<const char*>r.take(8), 8))[0]
+                if score != score:
+                    raise PayloadError("NaN sorted set score")
+                items.append(score)
+        return b"zset", items
+    if rdbtype in (RDB_TYPE_LIST_QUICKLIST, RDB_TYPE_LIST_QUICKLIST_2):
+        n = r.length()
+        if n > r.left():
+            raise PayloadError("bad node count")
+        items = []
+        for i in range(n):
+            container = QUICKLIST_PACKED
+            if rdbtype == RDB_TYPE_LIST_QUICKLIST_2:
+                container = r.length()
+            node = r.string()
+            if rdbtype == RDB_TYPE_LIST_QUICKLIST:
+                items += ziplist_items(node)
+            elif container == QUICKLIST_PLAIN:
+                items.append(node)
+            elif container == QUICKLIST_PACKED:
+                items += listpack_items(node)
+            else:
+                raise PayloadError("bad quicklist container")
+        return b"list", items
+    blob = r.string()
+    if rdbtype == RDB_TYPE_LIST_ZIPLIST:
+        return b"list", ziplist_items(blob)
+    if rdbtype == RDB_TYPE_SET_INTSET:
+        return b"set", intset_items(blob)
+    if rdbtype == RDB_TYPE_SET_LISTPACK:
+        return b"set", listpack_items(blob)
+    if rdbtype == RDB_TYPE_HASH_ZIPLIST:
+        return b"hash", ziplist_items(blob)
+    if rdbtype == RDB_TYPE_HASH_LISTPACK:
+        return b"hash", listpack_items(blob)
+    if rdbtype == RDB_TYPE_ZSET_ZIPLIST:
+        return b"zset", scored(ziplist_items(blob))
+    return b"zset", scored(listpack_items(blob))      # RDB_TYPE_ZSET_LISTPACK
+
+
+COLLECTION_TYPES = frozenset((
+    RDB_TYPE_LIST, RDB_TYPE_SET, RDB_TYPE_ZSET, RDB_TYPE_HASH, RDB_TYPE_ZSET_2,
+    RDB_TYPE_LIST_ZIPLIST, RDB_TYPE_SET_INTSET, RDB_TYPE_ZSET_ZIPLIST, RDB_TYPE_HASH_ZIPLIST,
+    RDB_TYPE_LIST_QUICKLIST, RDB_TYPE_HASH_LISTPACK, RDB_TYPE_ZSET_LISTPACK,
+    RDB_TYPE_LIST_QUICKLIST_2, RDB_TYPE_SET_LISTPACK))
+
+
+cdef object load_collection(Reader r, int rdbtype):
+    """A collection value through its class's from_record (which rejects empty ones
+    and repeated members, as Redis's loader does)."""
+    name, items = read_collection(r, rdbtype)
+    cls = VALUE_TYPES.get(name)
+    if cls is None:
+        raise PayloadError(f"no {name.decode()} values here")
+    members = items if name in (b"set", b"list") else items[::2]
+    if name != b"list" and len(set(members)) != len(members):
+        raise PayloadError("repeated member")
+    try:
+        return cls.from_record(items)
+    except ValueError as exc:
+        raise PayloadError(str(exc)) from None
+
+
 def load_value(bytes payload, uint64_t node_max_bytes=4096,
                uint64_t node_max_entries=100):
     """The value (bytes or a Stream) of a payload whose version and checksum were
@@ -812,4 +1060,6 @@ def load_value(bytes payload, uint64_t node_max_bytes=4096,
         return r.string()
     if rdbtype in STREAM_TYPES:
         return read_stream(r, rdbtype, node_max_bytes, node_max_entries)
+    if rdbtype in COLLECTION_TYPES:
+        return load_collection(r, rdbtype)
     raise PayloadError(f"unsupported RDB type {rdbtype}")
