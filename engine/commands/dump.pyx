@@ -15,7 +15,7 @@ OBJECT looks keys up without touching their access time. IDLETIME is the time si
 the key's last lookup or store (Database.access); FREQ needs an LFU maxmemory policy,
 which Sluice's engine never runs with, so it replies Redis's error for that case.
 """
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 
 from engine.core.keyspace cimport Database
 from engine.core.stream cimport Stream
@@ -92,7 +92,8 @@ def restore(CommandContext ctx, list argv):
 
     cdef bint deleted = replace and db.lookup(key, ctx.now) is not None and db.remove(key)
     if ttl and not absttl:
-        ttl += ctx.now
+        # wraps past INT64_MAX as in Redis, where such a key is then already expired
+        ttl = <int64_t>(<uint64_t>ttl + <uint64_t>ctx.now)
     if ttl and ttl <= ctx.now and not db.loading:
         if deleted:
             ctx.touch(key, "g", b"del")

@@ -5,6 +5,7 @@ answer with an error."""
 from __future__ import annotations
 
 import struct
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -209,6 +210,10 @@ def test_restore_options_and_ttls(engine, oracle):
         ("EXISTS", "e"),
         ("RESTORE", "f", "0", good, "replace", "absttl", "freq", "5"),
         ("GET", "f"),
+        ("RESTORE", "g", "9223372036854775807", good),       # wraps: already expired
+        ("EXISTS", "g"),
+        ("RESTORE", "h", "9223372036854775807", good, "ABSTTL"),
+        ("EXISTS", "h"),
     ]
     ours, theirs = errors_of(engine, commands), errors_of(oracle, commands)
     assert ours == theirs
@@ -496,3 +501,35 @@ def test_bad_collection_payloads(engine, oracle):
     # Sluice has no way to hold one and refuses it
     with pytest.raises(ResponseError, match="Bad data format"):
         engine.execute("RESTORE", "h", "0", reframe(b"\x04\x02\x01f\x01v\x01f\x01w"))
+
+
+def test_restore_in_the_aof_loads_in_sluice_and_redis(tmp_path, oracle):
+    """RESTORE effects land in the AOF verbatim (absolute TTL): Sluice replays them, and
+    so does redis-server 7.0 for payloads it reads (stamped RDB 10)."""
+    from servers import RedisServer
+    build_stream(oracle)
+    oracle.execute("SET", "str", "v")
+    payloads = {key: oracle.execute("DUMP", key) for key in ("s", "str")}
+    from engine import ManualClock
+    start = int(time.time() * 1000)
+    e = Engine(clock=ManualClock(start), dir=str(tmp_path), appendonly=True,
+               aof_use_rdb_preamble=False, appendfsync="always")
+    e.execute("RESTORE", "s", "0", payloads["s"])
+    e.execute("RESTORE", "str", "100000", payloads["str"])
+    expected = [e.execute(*cmd) for cmd in READS if cmd[1] != "CONSUMERS"]
+    e.close(save=False)
+    again = Engine(clock=ManualClock(start), dir=str(tmp_path), appendonly=True,
+                   aof_use_rdb_preamble=False)
+    assert [again.execute(*cmd) for cmd in READS if cmd[1] != "CONSUMERS"] == expected
+    assert again.execute("PTTL", "str") == 100000
+    try:
+        with RedisServer(["--save", "", "--appendonly", "yes"], workdir=tmp_path) as srv:
+            conn = RedisOracle("127.0.0.1", srv.port)
+            try:
+                same_replies(again, conn)
+                assert conn.execute("GET", "str") == b"v"
+                assert conn.execute("PTTL", "str") > 90000
+            finally:
+                conn.close()
+    finally:
+        again.close(save=False)
