@@ -86,7 +86,7 @@ def restore(CommandContext ctx, list argv):
     except PayloadError:
         raise ResponseError(BAD_PAYLOAD) from None
     try:
-        value = load_value(payload, ctx.node_max_bytes, ctx.node_max_entries)
+        value = load_value(payload)
     except (PayloadError, MemoryError):
         raise ResponseError(BAD_DATA) from None
 

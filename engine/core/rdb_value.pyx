@@ -26,7 +26,8 @@ master entry (live count, deleted count, field count, the field names, 0) and th
 each entry: flags, ms - master ms, seq - master seq, [field count, field, value ...
 | with SAMEFIELDS: the values only], and the number of listpack elements of the entry.
 Sluice's own nodes (stream.pyx) hold the same things varint-encoded, so writing a
-listpack walks a node once, and reading one appends its live entries.
+listpack walks a node once, and reading one rebuilds that very node (tombstones
+included): node boundaries survive a DUMP/RESTORE, as in Redis.
 
 Lists, sets, hashes and sorted sets (any class of engine/core/value_types.py, through
 its to_record/from_record) are written in the plain types every Redis reads: LIST (1),
@@ -643,20 +644,21 @@ cdef bytes lp_bytes_of(LpCursor* c):
 
 
 cdef class StreamBuilder:
-    """Appends the live entries of RDB listpacks to a new stream."""
+    """Rebuilds a stream from RDB listpacks node for node: each listpack becomes one
+    node holding the same entries, tombstones included, so node boundaries (XINFO's
+    radix-tree-keys, `~` trimming, where the next XADD goes) stay those of the source."""
     cdef Stream s
     cdef list fields
-    cdef StreamID last
+    cdef StreamID last          # the last entry read (live or not)
+    cdef StreamID first_live
+    cdef bint have_live
     cdef bint any
-    cdef uint64_t node_max_bytes
-    cdef uint64_t node_max_entries
 
-    def __cinit__(self, uint64_t node_max_bytes, uint64_t node_max_entries):
+    def __cinit__(self):
         self.s = Stream()
         self.fields = []
         self.any = 0
-        self.node_max_bytes = node_max_bytes
-        self.node_max_entries = node_max_entries
+        self.have_live = 0
 
     cdef int add_node(self, bytes key, bytes lp) except -1:
         cdef StreamID master, sid
@@ -665,6 +667,7 @@ cdef class StreamBuilder:
         cdef int64_t live, deleted, nfields, flags, msd, seqd, k, count, i
         cdef int64_t seen_live = 0, seen_deleted = 0
         cdef list names = [], fields = self.fields
+        cdef StreamID* tombstones = NULL
         if len(key) != 16:
             raise PayloadError("stream node key is not a stream ID")
         id_decode(<const uint8_t*>PyBytes_AS_STRING(key), &master)
@@ -672,56 +675,70 @@ cdef class StreamBuilder:
         live = lp_int_of(&c)
         deleted = lp_int_of(&c)
         nfields = lp_int_of(&c)
-        if live < 0 or deleted < 0 or live + deleted == 0 or nfields <= 0:
-            raise PayloadError("bad stream master entry")
-        if <uint64_t>nfields > size:
+        if (live < 0 or deleted < 0 or live + deleted == 0 or nfields <= 0
+                or <uint64_t>nfields > size or <uint64_t>deleted > size):
             raise PayloadError("bad stream master entry")
         for i in range(nfields):
             names.append(lp_bytes_of(&c))
         if lp_int_of(&c) != 0:
             raise PayloadError("bad stream master entry terminator")
-        while c.p < c.end:
-            flags = lp_int_of(&c)
-            msd = lp_int_of(&c)
-            seqd = lp_int_of(&c)
-            if flags & ~(FLAG_DELETED | FLAG_SAMEFIELDS):
-                raise PayloadError("bad stream entry flags")
-            if flags & FLAG_SAMEFIELDS:
-                k = nfields
-                count = k + 3
-            else:
-                k = lp_int_of(&c)
-                if k <= 0 or <uint64_t>k > size:
-                    raise PayloadError("bad stream entry field count")
-                count = 2 * k + 4
-            if len(fields) < 2 * k:
-                fields.extend([None] * (2 * k - len(fields)))
-            for i in range(k):
+        tombstones = <StreamID*>malloc(sizeof(StreamID) * (deleted + 1))
+        if tombstones == NULL:
+            raise MemoryError()
+        try:
+            while c.p < c.end:
+                flags = lp_int_of(&c)
+                msd = lp_int_of(&c)
+                seqd = lp_int_of(&c)
+                if flags & ~(FLAG_DELETED | FLAG_SAMEFIELDS):
+                    raise PayloadError("bad stream entry flags")
                 if flags & FLAG_SAMEFIELDS:
-                    fields[2 * i] = names[i]
+                    k = nfields
+                    count = k + 3
                 else:
-                    fields[2 * i] = lp_bytes_of(&c)
-                fields[2 * i + 1] = lp_bytes_of(&c)
-            if lp_int_of(&c) != count:
-                raise PayloadError("bad stream entry element count")
-            sid.ms = master.ms + <uint64_t>msd
-            sid.seq = master.seq + <uint64_t>seqd
-            if self.any and id_cmp(&sid, &self.last) <= 0:
-                raise PayloadError("stream entry IDs do not increase")
-            self.any = 1
-            self.last = sid
-            if flags & FLAG_DELETED:
-                seen_deleted += 1
-                continue
-            seen_live += 1
-            try:
-                self.s.append(&sid, fields, 0, k, self.node_max_bytes, self.node_max_entries)
-            except ValueError as exc:
-                raise PayloadError(str(exc)) from None
-            if self.s.length == 1:
-                self.s.first_id = sid
-        if seen_live != live or seen_deleted != deleted:
-            raise PayloadError("stream node counts do not match its entries")
+                    k = lp_int_of(&c)
+                    if k <= 0 or <uint64_t>k > size:
+                        raise PayloadError("bad stream entry field count")
+                    count = 2 * k + 4
+                if len(fields) < 2 * k:
+                    fields.extend([None] * (2 * k - len(fields)))
+                for i in range(k):
+                    if flags & FLAG_SAMEFIELDS:
+                        fields[2 * i] = names[i]
+                    else:
+                        fields[2 * i] = lp_bytes_of(&c)
+                    fields[2 * i + 1] = lp_bytes_of(&c)
+                if lp_int_of(&c) != count:
+                    raise PayloadError("bad stream entry element count")
+                sid.ms = master.ms + <uint64_t>msd
+                sid.seq = master.seq + <uint64_t>seqd
+                if self.any and id_cmp(&sid, &self.last) <= 0:
+                    raise PayloadError("stream entry IDs do not increase")
+                if flags & FLAG_DELETED:
+                    if seen_deleted == deleted:
+                        raise PayloadError("more tombstones than the node counts")
+                    tombstones[seen_deleted] = sid
+                    seen_deleted += 1
+                else:
+                    if not self.have_live:
+                        self.first_live = sid
+                        self.have_live = 1
+                    seen_live += 1
+                # the node's first entry opens a node; the others follow it, whatever
+                # their size (limits 0 = none; 1 entry = close the tail)
+                try:
+                    self.s.append(&sid, fields, 0, k, 0,
+                                  1 if seen_live + seen_deleted == 1 else 0)
+                except ValueError as exc:
+                    raise PayloadError(str(exc)) from None
+                self.last = sid
+                self.any = 1
+            if seen_live != live or seen_deleted != deleted:
+                raise PayloadError("stream node counts do not match its entries")
+            for i in range(seen_deleted):
+                self.s.delete(&tombstones[i])
+        finally:
+            free(tombstones)
         return 0
 
 
@@ -813,9 +830,8 @@ cdef int read_group(Reader r, Stream s, int rdbtype) except -1:
     return 0
 
 
-cdef Stream read_stream(Reader r, int rdbtype, uint64_t node_max_bytes,
-                        uint64_t node_max_entries):
-    cdef StreamBuilder builder = StreamBuilder(node_max_bytes, node_max_entries)
+cdef Stream read_stream(Reader r, int rdbtype):
+    cdef StreamBuilder builder = StreamBuilder()
     cdef Stream s = builder.s
     cdef uint64_t nodes = r.length(), i, length, ngroups
     cdef StreamID first, max_deleted
@@ -825,6 +841,8 @@ cdef Stream read_stream(Reader r, int rdbtype, uint64_t node_max_bytes,
         key = r.string()
         lp = r.string()
         builder.add_node(key, lp)
+    if s.length:
+        s.first_id = builder.first_live
     length = r.length()
     if length != s.length:
         raise PayloadError("stream length does not match its entries")
@@ -1049,17 +1067,15 @@ cdef object load_collection(Reader r, int rdbtype):
         raise PayloadError(str(exc)) from None
 
 
-def load_value(bytes payload, uint64_t node_max_bytes=4096,
-               uint64_t node_max_entries=100):
-    """The value (bytes or a Stream) of a payload whose version and checksum were
-    checked; PayloadError when the body does not parse. New stream nodes follow
-    node_max_bytes / node_max_entries, as XADD's do."""
+def load_value(bytes payload):
+    """The value of a payload whose version and checksum were checked (bytes, a
+    Stream or a collection); PayloadError when the body does not parse."""
     cdef Reader r = Reader(payload)
     cdef int rdbtype = r.take(1)[0]
     if rdbtype == RDB_TYPE_STRING:
         return r.string()
     if rdbtype in STREAM_TYPES:
-        return read_stream(r, rdbtype, node_max_bytes, node_max_entries)
+        return read_stream(r, rdbtype)
     if rdbtype in COLLECTION_TYPES:
         return load_collection(r, rdbtype)
     raise PayloadError(f"unsupported RDB type {rdbtype}")
