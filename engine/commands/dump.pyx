@@ -12,7 +12,7 @@ already past deletes the old key and is logged as DEL; one that changes nothing 
 not logged.
 
 OBJECT looks keys up without touching their access time. IDLETIME is the time since
-the key's last lookup or store (Database.access); FREQ needs an LFU maxmemory policy,
+the key's last lookup or store (Database.access_of); FREQ needs an LFU maxmemory policy,
 which Sluice's engine never runs with, so it replies Redis's error for that case.
 """
 from libc.stdint cimport int64_t, uint64_t
@@ -103,7 +103,7 @@ def restore(CommandContext ctx, list argv):
     if ttl:
         db.set_expire(key, ttl)
     if idle >= 0:
-        db.access[key] = ctx.now - idle * 1000
+        db.set_access(key, value, ctx.now - idle * 1000)
     ctx.touch(key, "g", b"restore")
     if ctx.logs():
         effect = list(argv)
@@ -165,7 +165,7 @@ def object_idletime(CommandContext ctx, list argv):
     value = peek(ctx, key)
     if value is None:
         return None
-    cdef int64_t idle = ctx.now - <int64_t>ctx.db.access.get(key, ctx.now)
+    cdef int64_t idle = ctx.now - ctx.db.access_of(key, value)
     return idle // 1000 if idle > 0 else 0
 
 

@@ -127,7 +127,10 @@ cdef class Database:
             self.remove(key)
             self.expired.append(key)
             return None
-        self.access[key] = now
+        if type(value) is Stream:
+            (<Stream>value).access_time = now
+        else:
+            self.access[key] = now
         return value
 
     cdef object lookup_stream(self, bytes key, int64_t now):
@@ -154,7 +157,7 @@ cdef class Database:
         cdef object old = self.data.get(key)
         cdef int64_t size
         self.data[key] = value
-        self.access[key] = self.last_now
+        self.set_access(key, value, self.last_now)
         if old is None:
             self.order.add(key)
         else:
@@ -192,6 +195,17 @@ cdef class Database:
             # Too many stale deadlines (TTLs renewed or removed): rebuild.
             self.deadlines = [(w, k) for k, w in self.expires.items()]
             heapify(self.deadlines)
+
+    cpdef int64_t access_of(self, bytes key, object value) except? -1:
+        if type(value) is Stream:
+            return (<Stream>value).access_time
+        return self.access.get(key, self.last_now)
+
+    cpdef void set_access(self, bytes key, object value, int64_t when):
+        if type(value) is Stream:
+            (<Stream>value).access_time = when
+        else:
+            self.access[key] = when
 
     cdef bint persist(self, bytes key):
         return self.expires.pop(key, None) is not None

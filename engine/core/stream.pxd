@@ -54,6 +54,8 @@ cdef class Stream:
     cdef public dict groups         # group name (bytes) -> ConsumerGroup
     cdef StreamNode* tail           # last node, or NULL when unknown (looked up again)
     cdef uint64_t node_bytes        # bytes allocated for nodes (usable sizes)
+    cdef public int64_t access_time # ms of the key's last lookup (OBJECT IDLETIME; kept
+                                    # here, not in Database.access, off XADD's path)
 
     # Appends one entry: `fields` is a Python list holding field, value, field,
     # value... (bytes) at positions [first, first + 2*npairs). The caller has checked

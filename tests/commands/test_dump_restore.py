@@ -279,6 +279,15 @@ def test_idletime_follows_the_clock():
     assert e.execute("OBJECT", "IDLETIME", "k") == 0
     e.execute("RESTORE", "r", "0", e.execute("DUMP", "k"), "IDLETIME", "77")
     assert e.execute("OBJECT", "IDLETIME", "r") == 77
+    e.execute("XADD", "s", "*", "f", "v")              # streams keep their own time
+    clock.advance(3000)
+    assert e.execute("OBJECT", "IDLETIME", "s") == 3
+    e.execute("XLEN", "s")
+    assert e.execute("OBJECT", "IDLETIME", "s") == 0
+    e.execute("RESTORE", "t", "0", e.execute("DUMP", "s"), "IDLETIME", "9")
+    assert e.execute("OBJECT", "IDLETIME", "t") == 9
+    e.execute("RENAME", "t", "u")                       # a lookup, as in Redis
+    assert e.execute("OBJECT", "IDLETIME", "u") == 0
 
 
 # --- fuzz ------------------------------------------------------------------------
