@@ -73,11 +73,13 @@ HISTORY_SHOWN = 20
 #                  the PEL "introduced in Redis 7.0" - same in 7.0.15 and newest)
 #   [t_stream.c]   newest error strings were read from compiled/translated copies of 7.4-8.0
 #                  t_stream.c found with the code search; 7.0 strings were observed on the oracle.
-#   [RDB]          RDB versions: 10 (7.0), 11 (7.2), 12 (7.4-8.x); stream types 15 (5.0-6.x),
-#                  19 (7.0), 21 (7.2+, consumer active-time). Newer stream types 26/27
-#                  (IDMP, XNACK; RDB 13/14) appear in third-party RDB parsers found with the
-#                  code search (e.g. redis-rdb-cli forks), not in a redis/redis rdb.c we could
-#                  read: Sluice does not read them. https://github.com/redis/redis/blob/unstable/src/rdb.h
+#   [RDB]          RDB versions: 10 (7.0), 11 (7.2), 12 (7.4-8.0: src/rdb.h "#define
+#                  RDB_VERSION 12", object types up to 25, 22-25 = hashes with field TTLs);
+#                  stream types 15 (5.0-6.x), 19 (7.0), 21 (7.2+, consumer active-time).
+#                  Newer stream types 26/27 (IDMP, XNACK; RDB 13/14) appear only in
+#                  third-party RDB parsers found with the code search, not in a redis/redis
+#                  rdb.c we could read: Sluice reads neither them nor types 22-25.
+#                  https://github.com/redis/redis/blob/7.4.0/src/rdb.h
 # --------------------------------------------------------------------------------------------
 
 
