@@ -539,3 +539,29 @@ def test_restore_in_the_aof_loads_in_sluice_and_redis(tmp_path, oracle):
                 conn.close()
     finally:
         again.close(save=False)
+
+
+def test_restore_aborts_watch_and_fires_its_event():
+    from engine import EmbeddedRedis
+    e = Engine()
+    e.execute("SET", "src", "v")
+    payload = e.execute("DUMP", "src")
+    watcher, other = EmbeddedRedis(engine=e), EmbeddedRedis(engine=e)
+    pipe = watcher.pipeline()
+    pipe.watch("k")
+    other.restore("k", 0, payload)
+    pipe.multi()
+    pipe.get("k")
+    with pytest.raises(Exception, match="Watched variable changed"):
+        pipe.execute()
+    from engine.commands.dispatch import dispatch     # the context keeps what it saw
+    ctx = e.new_context()
+    ctx.tracking = True
+    dispatch(ctx, [b"RESTORE", b"k2", b"0", payload])
+    assert ctx.events == [("g", b"restore", b"k2")] and ctx.touched == [b"k2"]
+    # DUMP and OBJECT change nothing
+    ctx = e.new_context()
+    ctx.tracking = True
+    dispatch(ctx, [b"DUMP", b"k2"])
+    dispatch(ctx, [b"OBJECT", b"ENCODING", b"k2"])
+    assert not ctx.events and not ctx.touched and not ctx.dirty
