@@ -12,7 +12,8 @@ already past deletes the old key and is logged as DEL; one that changes nothing 
 not logged.
 
 OBJECT looks keys up without touching their access time. IDLETIME is the time since
-the key's last lookup or store (Database.access_of); FREQ needs an LFU maxmemory policy,
+the key's last lookup or store (Database.access_of; 0 for a key not looked up since a
+snapshot loaded it); FREQ needs an LFU maxmemory policy,
 which Sluice's engine never runs with, so it replies Redis's error for that case.
 """
 from libc.stdint cimport int64_t, uint64_t
@@ -37,6 +38,8 @@ LFU_NOT_SELECTED = ("ERR An LFU maxmemory policy is not selected, access frequen
 # Redis shares the integer objects 0..9999 (OBJ_SHARED_INTEGERS) with this refcount.
 cdef int64_t SHARED_INTEGERS = 10000
 cdef int64_t SHARED_REFCOUNT = 2147483647
+# The largest value of Redis's LRU clock (24 bits of seconds), where idle times wrap.
+cdef int64_t LRU_CLOCK_MAX = (1 << 24) - 1
 # Strings of up to 44 bytes are embedded in their object (OBJ_ENCODING_EMBSTR_SIZE_LIMIT).
 cdef Py_ssize_t EMBSTR_LIMIT = 44
 
@@ -103,7 +106,8 @@ def restore(CommandContext ctx, list argv):
     if ttl:
         db.set_expire(key, ttl)
     if idle >= 0:
-        db.set_access(key, value, ctx.now - idle * 1000)
+        # Redis keeps access times on a 24-bit clock of seconds: idle times wrap
+        db.set_access(key, value, ctx.now - (idle % LRU_CLOCK_MAX) * 1000)
     ctx.touch(key, "g", b"restore")
     if ctx.logs():
         effect = list(argv)
@@ -165,8 +169,10 @@ def object_idletime(CommandContext ctx, list argv):
     value = peek(ctx, key)
     if value is None:
         return None
-    cdef int64_t idle = ctx.now - ctx.db.access_of(key, value)
-    return idle // 1000 if idle > 0 else 0
+    cdef int64_t when = ctx.db.access_of(key, value)
+    if when <= 0:           # not looked up since it was loaded
+        return 0
+    return (ctx.now - when) // 1000 if ctx.now > when else 0
 
 
 @command("object|freq")

@@ -202,6 +202,10 @@ def test_restore_options_and_ttls(engine, oracle):
         ("RESTORE", "d", "0", good, "REPLACE", "IDLETIME", "1000"),
         ("GET", "d"),
         ("OBJECT", "IDLETIME", "d"),
+        ("RESTORE", "i1", "0", good, "IDLETIME", "16777215"),  # Redis's 24-bit LRU clock
+        ("OBJECT", "IDLETIME", "i1"),
+        ("RESTORE", "i2", "0", good, "IDLETIME", "16777216"),
+        ("OBJECT", "IDLETIME", "i2"),
         ("SET", "e", "old"),
         ("RESTORE", "e", "1", good, "REPLACE", "ABSTTL"),       # replaced by nothing
         ("EXISTS", "e"),
@@ -565,3 +569,18 @@ def test_restore_aborts_watch_and_fires_its_event():
     dispatch(ctx, [b"DUMP", b"k2"])
     dispatch(ctx, [b"OBJECT", b"ENCODING", b"k2"])
     assert not ctx.events and not ctx.touched and not ctx.dirty
+
+
+def test_idletime_after_a_snapshot_load(tmp_path):
+    """Keys a snapshot brought back have no access time yet: IDLETIME 0, not the epoch."""
+    e = Engine(dir=str(tmp_path))
+    e.execute("SET", "k", "v")
+    e.execute("XADD", "s", "*", "f", "v")
+    e.execute("SAVE")
+    e.close(save=False)
+    again = Engine(dir=str(tmp_path))
+    try:
+        assert again.execute("OBJECT", "IDLETIME", "k") == 0
+        assert again.execute("OBJECT", "IDLETIME", "s") == 0
+    finally:
+        again.close(save=False)
