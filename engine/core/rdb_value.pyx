@@ -56,7 +56,7 @@ from engine.core.stream cimport (Stream, StreamNode, Entry, _data, _entry_head,
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time,
                                  pe_count, ENTRIES_READ_UNKNOWN, estimate_entries_read)
 from engine.core.radix cimport RadixIter, RADIX_FIRST, radix_iter_init, radix_seek, radix_next
-from engine.core.streamid cimport StreamID, id_cmp, id_encode, id_decode, id_is_zero
+from engine.core.streamid cimport StreamID, id_cmp, id_decode
 
 RDB_TYPE_STRING = 0
 RDB_TYPE_LIST = 1
@@ -315,7 +315,6 @@ cdef int put_id_len(Buf* b, const StreamID* sid) except -1:
 cdef int put_stream(Buf* b, Stream s, bint active_times) except -1:
     cdef RadixIter it
     cdef Buf lp
-    cdef uint8_t key[16]
     cdef ConsumerGroup g
     cdef Consumer c
     cdef int ok
