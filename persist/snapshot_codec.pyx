@@ -649,6 +649,7 @@ cdef class StateLoader:
             dst.object_bytes = src.object_bytes
             dst.counted = src.counted
             dst.order = src.order
+            dst.access = src.access
         engine.restore_function_codes(self.functions)
 
     # -- keys ----------------------------------------------------------------------

@@ -29,12 +29,13 @@ def frame(body: bytes) -> bytes:
     return head + struct.pack("<Q", crc64(head))
 
 
-def check(payload: bytes) -> None:
-    """PayloadError unless this side reads the payload's version and its checksum holds."""
+def check(payload: bytes, newest: int = RDB_VERSION) -> None:
+    """PayloadError unless the payload's version is at most `newest` and its checksum
+    holds."""
     if len(payload) < TRAILER.size:
         raise PayloadError("payload too short")
     version, crc = TRAILER.unpack_from(payload, len(payload) - TRAILER.size)
-    if version > RDB_VERSION or crc64(memoryview(payload)[:-8]) != crc:
+    if version > newest or crc64(memoryview(payload)[:-8]) != crc:
         raise PayloadError("version or checksum")
 
 

@@ -33,6 +33,10 @@ cdef class Database:
     cdef readonly int64_t object_bytes  # Python-side bytes of keys and values
     cdef public dict counted       # collection key -> its footprint in object_bytes
     cdef readonly KeyOrder order   # insertion order of `data` (SCAN, RANDOMKEY)
+    cdef public dict access        # key -> ms of its last lookup or store (OBJECT
+                                   # IDLETIME; RESTORE IDLETIME sets it); a stream
+                                   # keeps its own (Stream.access_time)
+    cdef public int64_t last_now   # the `now` of the latest lookup (stores use it)
     cdef public bint loading       # replaying a log: nothing expires (as Redis while
                                    # loading; due keys go once the load is over)
 
@@ -48,6 +52,9 @@ cdef class Database:
     cdef int64_t expire_at(self, bytes key) except? -2
     cdef void set_expire(self, bytes key, int64_t when)
     cdef bint persist(self, bytes key)
+    # When key (holding value) was last looked up or stored, in ms; set_access sets it.
+    cpdef int64_t access_of(self, bytes key, object value) except? -1
+    cpdef void set_access(self, bytes key, object value, int64_t when)
     # Up to `count` keys from `cursor` on (0 = start) in insertion order, and the
     # cursor to continue with (0 = done); keys may be logically expired (the caller
     # looks them up).

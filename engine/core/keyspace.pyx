@@ -113,11 +113,13 @@ cdef class Database:
         self.deadlines = []
         self.expired = []
         self.order = KeyOrder()
+        self.access = {}
         self.counted = {}
 
     cdef object lookup(self, bytes key, int64_t now):
         """The live value of key, or None; an expired key is removed here."""
         cdef object value = self.data.get(key)
+        self.last_now = now
         if value is None:
             return None
         if (self.expires and key in self.expires and <int64_t>self.expires[key] <= now
@@ -125,6 +127,10 @@ cdef class Database:
             self.remove(key)
             self.expired.append(key)
             return None
+        if type(value) is Stream:
+            (<Stream>value).access_time = now
+        else:
+            self.access[key] = now
         return value
 
     cdef object lookup_stream(self, bytes key, int64_t now):
@@ -151,6 +157,7 @@ cdef class Database:
         cdef object old = self.data.get(key)
         cdef int64_t size
         self.data[key] = value
+        self.set_access(key, value, self.last_now)
         if old is None:
             self.order.add(key)
         else:
@@ -171,6 +178,7 @@ cdef class Database:
         if old is None:
             return False
         self.object_bytes -= self.forget(key, old)
+        self.access.pop(key, None)
         if self.expires:
             self.expires.pop(key, None)
         self.order.discard(key)
@@ -187,6 +195,17 @@ cdef class Database:
             # Too many stale deadlines (TTLs renewed or removed): rebuild.
             self.deadlines = [(w, k) for k, w in self.expires.items()]
             heapify(self.deadlines)
+
+    cpdef int64_t access_of(self, bytes key, object value) except? -1:
+        if type(value) is Stream:
+            return (<Stream>value).access_time
+        return self.access.get(key, self.last_now)
+
+    cpdef void set_access(self, bytes key, object value, int64_t when):
+        if type(value) is Stream:
+            (<Stream>value).access_time = when
+        else:
+            self.access[key] = when
 
     cdef bint persist(self, bytes key):
         return self.expires.pop(key, None) is not None
@@ -214,6 +233,7 @@ cdef class Database:
     def clear(self):
         self.data.clear()
         self.expires.clear()
+        self.access.clear()
         self.deadlines = []
         self.object_bytes = 0
         self.counted = {}

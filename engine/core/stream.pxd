@@ -55,6 +55,8 @@ cdef class Stream:
     cdef StreamNode* tail           # last node, or NULL when unknown (looked up again)
     cdef uint64_t node_bytes        # bytes allocated for nodes (usable sizes)
     cdef public object idmp         # engine.core.idmp.IdmpState once IDMP is used, else None
+    cdef public int64_t access_time # ms of the key's last lookup (OBJECT IDLETIME; kept
+                                    # here, not in Database.access, off XADD's path)
 
     # Appends one entry: `fields` is a Python list holding field, value, field,
     # value... (bytes) at positions [first, first + 2*npairs). The caller has checked
@@ -273,6 +275,10 @@ cdef inline StreamNode* _node_for(Stream s, const uint64_t* key, StreamID* lo, S
     if next != NULL:
         id_decode(next, hi)
     return (<StreamNode**>(e + 16))[0]
+
+# Whether listpack would store these bytes as an integer (a canonical int64 in
+# decimal), and which; the DUMP payload writer encodes stream listpacks with it.
+cdef bint _lp_as_int(const uint8_t* s, size_t n, int64_t* out) noexcept nogil
 
 # 1 and *e set if node n holds an entry (live or not) with this ID, else 0; the search
 # starts from entry number `guess` (NO_GUESS: none), however wrong.
