@@ -4,7 +4,7 @@ against the 7.0 oracle (tests/commands/test_lists.py, test_hashes.py, test_sets.
 Why it looks the way it does:
 
 * Everything comes from ``random.Random(seed)``: a seed reproduces its sequence.
-* Few keys and few distinct elements, so commands meet existing keys, repeated
+* Few keys and few distinct elements (hashes and sets stay small: see LONG_ELEMENT), so commands meet existing keys, repeated
   elements, each other's types (WRONGTYPE) and collections they empty (removed keys).
 * Only deterministic commands change state: SPOP takes a count beyond any set's size
   (all members, a known outcome); SRANDMEMBER and HRANDFIELD read only (their replies
@@ -23,7 +23,10 @@ LIST_KEYS = ("l1", "l2", "l3")
 HASH_KEYS = ("h1", "h2")
 SET_KEYS = ("s1", "s2", "s3")
 OTHER_KEYS = ("str", "nokey")
-ELEMENTS = ("a", "b", "c", "1", "2", "-3", "10", "x" * 70)
+ELEMENTS = ("a", "b", "c", "1", "2", "-3", "10")
+# A list element beyond listpack's 64 bytes. Hashes and sets stay small (listpack,
+# intset), where Redis's HSCAN/SSCAN answer in one call as Sluice always does.
+LONG_ELEMENT = "x" * 70
 NUMBERS = ("0", "1", "2", "-1", "-2", "5", "-100", "100", "x", "1.5", "9223372036854775807",
            "-9223372036854775808", "")
 FLOATS = ("0.1", "1", "-2.5", "1e3", "x", "inf", "3.0e-5", "")
@@ -53,7 +56,7 @@ class CollectionGenerator:
     # one command per family
 
     def list_command(self) -> Command:
-        k, e, n = self.key(LIST_KEYS), self.pick(ELEMENTS), self.number
+        k, e, n = self.key(LIST_KEYS), self.pick(ELEMENTS + (LONG_ELEMENT,)), self.number
         end = lambda: self.pick(("LEFT", "RIGHT", "left", "middle"))  # noqa: E731
         choices = [
             lambda: ("LPUSH", k, *self.some(ELEMENTS)),

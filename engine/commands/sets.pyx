@@ -11,7 +11,7 @@ from random import choice, sample
 
 from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport settle, scan_items, random_count
-from engine.commands.parsing cimport parse_int_range, is_option
+from engine.commands.parsing cimport parse_int_range, parse_cursor, is_option
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX
 from engine.core.set_value import SetValue
@@ -260,5 +260,6 @@ def sintercard(CommandContext ctx, list argv):
 
 @command("sscan")
 def sscan(CommandContext ctx, list argv):
+    parse_cursor(argv[2])
     value = set_at(ctx, argv[1])
     return scan_items(argv, None if value is None else list(value.members), False, False)
