@@ -373,8 +373,9 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         redis_version="all",
         redis_7_0="a hashtable-encoded hash/set is scanned in COUNT-sized steps (cursor != 0)",
         newest="same as 7.0",
-        treatment="Sluice returns every matching item with cursor 0 at once (allowed: COUNT is a "
-                  "hint, as Redis does for small encodings); compared only on small collections",
+        treatment="exclude: compared only on small collections; Sluice returns every matching "
+                  "item with cursor 0 at once (allowed: COUNT is a hint, and Redis does so for "
+                  "small encodings)",
         source="https://redis.io/docs/latest/commands/scan/ (COUNT is a hint; small encodings "
                "return everything)",
     ),

@@ -24,7 +24,7 @@ from raw_io import raw_socket, read_all
 from servers import free_port
 
 GROUPS = {"stream", "string", "generic", "connection", "transactions", "pubsub", "server",
-          "scripting"}
+          "scripting", "list", "hash", "set", "sorted-set"}
 # Flags of ours that Redis 7 no longer prints but our COMMAND INFO always has (LASTSAVE).
 LEGACY_FLAGS = {"random"}
 
