@@ -188,3 +188,14 @@ def test_async_client_waits_off_the_event_loop():
         return await asyncio.wait_for(waiting, 5)
 
     assert list(asyncio.run(scenario())) == [b"q", b"v"]
+
+
+def test_blmove_to_another_type_is_answered_wrongtype(target):
+    """Served when its source gets an element, BLMOVE finds its destination of another
+    type: WRONGTYPE, the element stays (7.0 and newest Redis alike)."""
+    other = target.client()
+    w = park(target, "BLMOVE", "src", "dst", "LEFT", "LEFT", 5)
+    other.set("dst", "x")
+    other.rpush("src", "v")
+    assert finish(w) == ["error: WRONGTYPE Operation against a key holding the wrong kind of value"]
+    assert other.lrange("src", 0, -1) == [b"v"]
