@@ -109,7 +109,7 @@ def test_snapshot_carries_collections(tmp_path):
     db = target.databases[0]
     assert list(db.data[b"l"]) == [b"a", b"b"]
     assert db.data[b"h"].fields == {b"f": b"v"} and db.expires[b"h"] == 1_800_000_000_000
-    assert db.data[b"s"].members == {b"1", b"2"}
+    assert set(db.data[b"s"].members) == {b"1", b"2"}
     assert target.execute("TYPE", "l") == b"list" and target.execute("TYPE", "s") == b"set"
     assert target.execute("SCAN", 0, "TYPE", "hash") == [b"0", [b"h"]]
     before = target.used_memory()
@@ -145,3 +145,22 @@ def test_split_readers_skip_collections(tmp_path):
     blocks = block_index(path)
     streams = [item for block in blocks for item in block_contents(block)]
     assert [s.stream for s in streams] == [b"stream"] and streams[0].count == 1
+
+
+def test_set_slots_follow_removals():
+    """SetValue keeps member -> slot and the slot list in step (O(1) random picks)."""
+    import random
+    rng = random.Random(5)
+    value, model = SetValue(), set()
+    for _ in range(2000):
+        m = b"%d" % rng.randrange(300)
+        if rng.random() < 0.5:
+            assert value.add(m) == (m not in model)
+            model.add(m)
+        else:
+            assert value.remove(m) == (m in model)
+            model.discard(m)
+        assert len(value) == len(model)
+    assert set(value.slots) == model and all(value.slots[i] == m for m, i in value.members.items())
+    assert value.nbytes == sum(map(len, model))
+    assert value.random_member() in model and set(value.random_members(10)) <= model
