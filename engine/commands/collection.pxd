@@ -7,9 +7,10 @@ from engine.commands.context cimport CommandContext
 # (its `del` event fires, as Redis removes empty collections), another one's memory
 # footprint is counted again.
 cdef void settle(CommandContext ctx, bytes key, object value) except *
-# HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]: `items` is
+# HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES], the cursor
+# checked (parse_cursor) before the key was looked up, as Redis does: `items` is
 # the collection flat (member, or field and value when `pairs`); MATCH filters on
-# the member/field; None for a missing key (only the cursor is checked, as in Redis).
+# the member/field; None for a missing key (the options are not checked then, as in Redis).
 # Every matching item comes back in one call with cursor 0.
 cdef list scan_items(list argv, list items, bint pairs, bint novalues_ok)
 # HRANDFIELD/SRANDMEMBER's count: -LONG_MAX..LONG_MAX, with Redis's errors.

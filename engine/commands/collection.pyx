@@ -8,7 +8,7 @@ from libc.stdint cimport int64_t, INT64_MAX
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from engine.commands.context cimport CommandContext
-from engine.commands.parsing cimport parse_int, parse_cursor, is_option
+from engine.commands.parsing cimport parse_int, is_option
 from engine.core.glob cimport stringmatchlen
 from engine.core.errors import ResponseError, SYNTAX
 
@@ -30,7 +30,6 @@ cdef int64_t random_count(object arg) except? -1:
 
 
 cdef list scan_items(list argv, list items, bint pairs, bint novalues_ok):
-    parse_cursor(argv[2])
     if items is None:
         return [b"0", []]
     cdef Py_ssize_t i = 3, argc = len(argv), step = 2 if pairs else 1

@@ -7,13 +7,15 @@ value it produced (as Redis propagates it: no float formatting differs on replay
 """
 from libc.stdint cimport int64_t, INT64_MAX, INT64_MIN
 from libc.stdio cimport snprintf
-from libc.math cimport isnan, isinf
+
+cdef extern from "float.h":
+    long double LDBL_MAX
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from random import choice, sample
 
 from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport settle, scan_items, random_count
-from engine.commands.parsing cimport parse_int, parse_long_double, is_option
+from engine.commands.parsing cimport parse_int, parse_long_double, parse_cursor, is_option
 from engine.resp.numbers cimport string2ll
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, wrong_arity
@@ -172,6 +174,10 @@ def hincrby(CommandContext ctx, list argv):
     return old
 
 
+cdef inline bint finite(long double x) noexcept:
+    return -LDBL_MAX <= x <= LDBL_MAX          # false for NaN and the infinities
+
+
 cdef bytes human_long_double(long double value):
     """Redis's ld2string(LD_STR_HUMAN): %.17Lf without trailing zeros (nor a
     trailing point), "-0" as "0"."""
@@ -188,7 +194,7 @@ cdef bytes human_long_double(long double value):
 @command("hincrbyfloat")
 def hincrbyfloat(CommandContext ctx, list argv):
     cdef long double incr = parse_long_double(argv[3], NULL), old = 0
-    if isnan(<double>incr) or isinf(<double>incr):
+    if not finite(incr):
         raise ResponseError("ERR value is NaN or Infinity")
     cdef bytes key = argv[1], field = argv[2]
     value = hash_at(ctx, key)
@@ -199,7 +205,7 @@ def hincrbyfloat(CommandContext ctx, list argv):
         except ResponseError:
             raise ResponseError("ERR hash value is not a float") from None
     old += incr
-    if isnan(<double>old) or isinf(<double>old):
+    if not finite(old):
         raise ResponseError("ERR increment would produce NaN or Infinity")
     cdef bytes text = human_long_double(old)
     value = hash_for_write(ctx, key)
@@ -214,14 +220,13 @@ def hincrbyfloat(CommandContext ctx, list argv):
 def hrandfield(CommandContext ctx, list argv):
     cdef Py_ssize_t argc = len(argv)
     cdef int64_t count
-    cdef bint withvalues = False
-    if argc > 4 or (argc == 4 and not is_option(argv[3], b"withvalues")):
-        raise ResponseError(SYNTAX)
+    cdef bint withvalues = argc == 4
     if argc == 2:
         value = hash_at(ctx, argv[1])
         return None if value is None else choice(list(value.fields))
     count = random_count(argv[2])
-    withvalues = argc == 4
+    if argc > 4 or (withvalues and not is_option(argv[3], b"withvalues")):
+        raise ResponseError(SYNTAX)
     if withvalues and (count < -HALF_MAX or count > HALF_MAX):
         raise ResponseError("ERR value is out of range")
     value = hash_at(ctx, argv[1])
@@ -246,5 +251,6 @@ def hrandfield(CommandContext ctx, list argv):
 
 @command("hscan")
 def hscan(CommandContext ctx, list argv):
+    parse_cursor(argv[2])
     value = hash_at(ctx, argv[1])
     return scan_items(argv, None if value is None else value.to_record(), True, True)

@@ -27,8 +27,8 @@ from engine.resp.reply import OK as OK_REPLY
 
 
 # getRangeLongFromObjectOrReply's text for -LONG_MAX..LONG_MAX (LPOS RANK, newest Redis).
-cdef const char* OUT_OF_RANGE = (b"ERR value is out of range, value must between "
-                                 b"-9223372036854775807 and 9223372036854775807")
+OUT_OF_RANGE = ("ERR value is out of range, value must between -9223372036854775807 and "
+                "9223372036854775807")
 
 
 cdef inline object list_at(CommandContext ctx, bytes key):
@@ -331,12 +331,11 @@ def lindex(CommandContext ctx, list argv):
 
 @command("lset")
 def lset(CommandContext ctx, list argv):
-    cdef int64_t index = parse_int(argv[2], NULL)
     cdef bytes key = argv[1]
     value = list_at(ctx, key)
     if value is None:
         raise ResponseError(NO_SUCH_KEY)
-    index = normal_index(index, len(value))
+    cdef int64_t index = normal_index(parse_int(argv[2], NULL), len(value))
     if index < 0:
         raise ResponseError("ERR index out of range")
     value.set(index, argv[3])
@@ -421,7 +420,9 @@ def lpos(CommandContext ctx, list argv):
     while j < argc:
         more = j + 1 < argc
         if is_option(argv[j], b"rank") and more:
-            rank = parse_int_range(argv[j + 1], -INT64_MAX, INT64_MAX, OUT_OF_RANGE)
+            rank = parse_int(argv[j + 1], NULL)
+            if rank == -INT64_MAX - 1:
+                raise ResponseError(OUT_OF_RANGE)
             if rank == 0:
                 raise ResponseError("ERR RANK can't be zero: use 1 to start from the first "
                                     "match, 2 from the second ... or use negative to start "

@@ -7,11 +7,11 @@ Effects: SPOP replays as SREM of the members it took (as Redis propagates it; DE
 when it took them all), the rest as themselves.
 """
 from libc.stdint cimport int64_t, INT64_MAX
-from random import choice, sample
+from random import randrange
 
 from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport settle, scan_items, random_count
-from engine.commands.parsing cimport parse_int_range, is_option
+from engine.commands.parsing cimport parse_int_range, parse_cursor, is_option
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX
 from engine.core.set_value import SetValue
@@ -64,7 +64,7 @@ def srem(CommandContext ctx, list argv):
 @command("smembers")
 def smembers(CommandContext ctx, list argv):
     value = set_at(ctx, argv[1])
-    return members_reply(ctx, [] if value is None else list(value.members))
+    return members_reply(ctx, [] if value is None else list(value.slots))
 
 
 @command("sismember")
@@ -76,7 +76,7 @@ def sismember(CommandContext ctx, list argv):
 @command("smismember")
 def smismember(CommandContext ctx, list argv):
     value = set_at(ctx, argv[1])
-    members = set() if value is None else value.members
+    members = {} if value is None else value.members
     return [int(m in members) for m in argv[2:]]
 
 
@@ -101,11 +101,7 @@ def spop(CommandContext ctx, list argv):
         return members_reply(ctx, []) if argc == 3 else None
     if argc == 3 and count == 0:
         return members_reply(ctx, [])
-    cdef list taken
-    if count >= len(value):
-        taken = list(value.members)
-    else:
-        taken = sample(list(value.members), count) if count > 1 else [choice(list(value.members))]
+    cdef list taken = value.random_members(count)
     for member in taken:
         value.remove(member)
     ctx.touch(key, "s", b"spop")
@@ -127,15 +123,15 @@ def srandmember(CommandContext ctx, list argv):
         raise ResponseError(SYNTAX)
     if argc == 2:
         value = set_at(ctx, argv[1])
-        return None if value is None else choice(list(value.members))
+        return None if value is None else value.random_member()
     cdef int64_t count = random_count(argv[2])
     value = set_at(ctx, argv[1])
     if value is None or count == 0:
         return []
-    members = list(value.members)
     if count > 0:
-        return members if count >= len(members) else sample(members, count)
-    return [choice(members) for _ in range(-count)]
+        return value.random_members(count)
+    slots = value.slots
+    return [slots[randrange(len(slots))] for _ in range(-count)]
 
 
 @command("smove")
@@ -169,7 +165,7 @@ cdef list operands(CommandContext ctx, list keys):
     cdef list out = []
     for key in keys:
         value = set_at(ctx, key)
-        out.append(set() if value is None else value.members)
+        out.append({} if value is None else value.members)
     return out
 
 
@@ -260,5 +256,6 @@ def sintercard(CommandContext ctx, list argv):
 
 @command("sscan")
 def sscan(CommandContext ctx, list argv):
+    parse_cursor(argv[2])
     value = set_at(ctx, argv[1])
-    return scan_items(argv, None if value is None else list(value.members), False, False)
+    return scan_items(argv, None if value is None else list(value.slots), False, False)
