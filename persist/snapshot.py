@@ -299,6 +299,8 @@ def _describe(rec: list, consumers: list) -> dict:
         return {"type": "db", "index": rec[1]}
     if kind == codec.STRING:
         return {"type": "string", "key": rec[1], "value": rec[2], "expire_ms": rec[3]}
+    if kind == codec.VALUE:
+        return {"type": rec[2].decode(), "key": rec[1], "items": rec[3], "expire_ms": rec[4]}
     if kind == codec.STREAM:
         return {"type": "stream", "key": rec[1], "expire_ms": rec[2], "length": rec[3],
                 "last_id": _id(rec[4], rec[5]), "first_id": _id(rec[6], rec[7]),

@@ -76,7 +76,7 @@ class _Walk:
         try:
             if kind == codec.DB:
                 self.db, self.stream, self.group, self.consumers = int(rec[1]), None, None, ()
-            elif kind in (codec.STRING, codec.STREAM):
+            elif kind in (codec.STRING, codec.STREAM, codec.VALUE):
                 self.stream = _name(rec[1]) if kind == codec.STREAM else None
                 self.group, self.consumers = None, ()
             elif kind == codec.GROUP:
@@ -99,7 +99,7 @@ def _name(value) -> bytes:
 
 
 _KINDS = (codec.DB, codec.STRING, codec.STREAM, codec.ENTRIES, codec.GROUP, codec.PENDING,
-          codec.END, codec.FUNCTIONS)
+          codec.END, codec.FUNCTIONS, codec.VALUE)
 
 
 def snapshot_blocks(path: Union[str, os.PathLike]) -> List[Block]:

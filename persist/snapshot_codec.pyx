@@ -8,6 +8,9 @@ Records (msgpack arrays; snapshot.py frames them into checksummed lz4 blocks):
 
     [DB, index]                           the database the keys that follow are in
     [STRING, key, value, expire]          expire: absolute ms, or None
+    [VALUE, key, type, items, expire]     a collection (list, hash, set, zset...):
+                                          type is its TYPE name, items its to_record()
+                                          (engine/core/value_types.py)
     [STREAM, key, expire, length, last_ms, last_seq, first_ms, first_seq,
      max_deleted_ms, max_deleted_seq, entries_added, groups]
     [ENTRIES, count, chunk]               the stream's next `count` entries
@@ -46,6 +49,7 @@ from engine.core.stream cimport (Stream, StreamIter, stream_iter_start, stream_i
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN)
 from engine.core.keyspace cimport Database
+from engine.core.value_types import VALUE_TYPES, COLLECTION_CLASSES
 from engine.core.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST
 
 cdef enum:
@@ -57,9 +61,11 @@ cdef enum:
     REC_PENDING = 6
     REC_END = 7
     REC_FUNCTIONS = 8
+    REC_VALUE = 9
 
-DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END, FUNCTIONS = (
-    REC_DB, REC_STRING, REC_STREAM, REC_ENTRIES, REC_GROUP, REC_PENDING, REC_END, REC_FUNCTIONS)
+DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END, FUNCTIONS, VALUE = (
+    REC_DB, REC_STRING, REC_STREAM, REC_ENTRIES, REC_GROUP, REC_PENDING, REC_END, REC_FUNCTIONS,
+    REC_VALUE)
 
 # Raw bytes per ENTRIES / PENDING chunk (a chunk ends after the entry crossing it).
 CHUNK_BYTES = 128 * 1024
@@ -461,6 +467,9 @@ def state_records(engine, size_t chunk_bytes=CHUNK_BYTES):
             if type(value) is bytes:
                 yield [REC_STRING, key, value, db.expires.get(key)]
                 continue
+            if type(value) in COLLECTION_CLASSES:
+                yield [REC_VALUE, key, value.TYPE_NAME, value.to_record(), db.expires.get(key)]
+                continue
             if type(value) is not Stream:
                 raise TypeError(f"cannot save a {type(value).__name__} value")
             streams += 1
@@ -591,6 +600,8 @@ cdef class StateLoader:
                 self.load_string(rec)
             elif kind == REC_STREAM:
                 self.load_stream(rec)
+            elif kind == REC_VALUE:
+                self.load_value(rec)
             elif kind == REC_DB:
                 self.load_db(rec)
             elif kind == REC_END:
@@ -615,6 +626,7 @@ cdef class StateLoader:
             dst.deadlines = src.deadlines
             dst.expired = []
             dst.object_bytes = src.object_bytes
+            dst.counted = src.counted
             dst.order = src.order
         engine.restore_function_codes(self.functions)
 
@@ -669,6 +681,21 @@ cdef class StateLoader:
         expect(rec, 4, "string")
         self.new_key(rec[1], rec[3])
         self.store(as_bytes(rec[2], "string value"), rec[3])
+        return 0
+
+    cdef int load_value(self, list rec) except -1:
+        expect(rec, 5, "value")
+        self.new_key(rec[1], rec[4])
+        cls = VALUE_TYPES.get(rec[2]) if type(rec[2]) is bytes else None
+        if cls is None:
+            raise RecordError(f"unknown value type {rec[2]!r}")
+        if type(rec[3]) is not list:
+            raise RecordError(f"{rec[2].decode()} value {self.key!r} holds no item list")
+        try:
+            value = cls.from_record(rec[3])
+        except ValueError as e:
+            raise RecordError(f"{rec[2].decode()} value {self.key!r}: {e}") from None
+        self.store(value, rec[4])
         return 0
 
     cdef int load_stream(self, list rec) except -1:

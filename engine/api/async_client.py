@@ -23,19 +23,22 @@ from typing import Any, Optional
 from redis.asyncio import ConnectionPool, Redis
 
 from engine.api.client import EmbeddedRedis
+from engine.commands.table import COMMANDS
 from engine.api.embedded import Engine
 
 __all__ = ["AsyncEmbeddedRedis"]
 
-_BLOCKING = frozenset({"XREAD", "XREADGROUP"})
+_BLOCK_OPTION = frozenset({"XREAD", "XREADGROUP"})     # block only with a BLOCK argument
 _ENCODER_ARGS = ("encoding", "encoding_errors", "decode_responses")
 
 
 def _may_block(args: tuple) -> bool:
-    """An XREAD/XREADGROUP with a BLOCK argument."""
-    name = args[0].decode() if isinstance(args[0], bytes) else str(args[0])
-    if name.upper() not in _BLOCKING:
-        return False
+    """A blocking command (the table's `blocking` flag: BLPOP...), an XREAD/XREADGROUP
+    only with a BLOCK argument."""
+    name = (args[0].decode() if isinstance(args[0], bytes) else str(args[0])).upper()
+    if name not in _BLOCK_OPTION:
+        record = COMMANDS.get(name.lower().encode())
+        return record is not None and "blocking" in record.flags
     return any(isinstance(a, (str, bytes)) and a.upper() in ("BLOCK", b"BLOCK") for a in args[1:])
 
 

@@ -20,9 +20,11 @@ from engine/api/session.py, which the network server (engine/server/) shares: HE
 (RESP2/RESP3 per connection), AUTH (accepted: there is no access control
 in-process), CLIENT SETINFO/SETNAME/GETNAME/ID/INFO, RESET, QUIT, MULTI/EXEC/DISCARD
 (queued with Redis's queue-time error rules, then run atomically), WATCH/UNWATCH
-(from the keys the engine reports as touched), and blocking XREAD/XREADGROUP ...
-BLOCK (the caller's thread waits until a client of the same engine changes one of
-the keys, a pending entry becomes claimable for CLAIM, or the timeout). All clients
+(from the keys the engine reports as touched), and the blocking commands
+(XREAD/XREADGROUP ... BLOCK, BLPOP & co.: the caller's thread waits until a client
+of the same engine changes one of the keys, a pending entry becomes claimable for
+CLAIM, or the timeout; readers parked on a key are served oldest first, by the
+thread whose command made the key ready, as a server serves them). All clients
 of one Engine share one lock, so the client can be used from several threads.
 Writes made by calling Engine.execute directly bypass that lock (hold
 `engine_lock(engine)` around them when threads are involved) and neither wake
@@ -79,8 +81,59 @@ class _EngineState(Hub):
         self.sessions = weakref.WeakValueDictionary()
         self.accept_any_auth = True     # no access control in-process
 
+        self.parked: dict = {}          # (db index, key) -> [_Waiter] oldest first
+        self.ready: dict = {}           # (db index, key) changed since the last serve
+
     def key_ready(self, db: int, key: bytes) -> None:
+        self.ready[(db, key)] = None
         self.cond.notify_all()
+
+    def park(self, waiter: "_Waiter") -> None:
+        for w in waiter.blocked.where:
+            self.parked.setdefault(w, []).append(waiter)
+            self.blocked[w] = self.blocked.get(w, 0) + 1
+
+    def unpark(self, waiter: "_Waiter") -> None:
+        for w in waiter.blocked.where:
+            waiters = self.parked.get(w)
+            if waiters is not None and waiter in waiters:
+                waiters.remove(waiter)
+                if not waiters:
+                    del self.parked[w]
+            left = self.blocked.get(w, 1) - 1
+            if left:
+                self.blocked[w] = left
+            else:
+                self.blocked.pop(w, None)
+
+    def serve_ready(self) -> None:
+        """Runs the readers parked on keys that changed, oldest first; an answered
+        reader's thread finds its reply when it wakes (lock held)."""
+        served = False
+        while self.ready:
+            ready, self.ready = self.ready, {}
+            for where in ready:
+                for waiter in list(self.parked.get(where, ())):
+                    if waiter.done:
+                        continue
+                    done, reply = waiter.blocked.retry()
+                    if done:
+                        waiter.done, waiter.reply = True, reply
+                        self.unpark(waiter)
+                        served = True
+        if served:
+            self.cond.notify_all()
+
+
+class _Waiter:
+    """A thread's blocked command, parked in _EngineState until answered."""
+
+    __slots__ = ("blocked", "done", "reply")
+
+    def __init__(self, blocked) -> None:
+        self.blocked = blocked
+        self.done = False
+        self.reply = None
 
 
 _states: "weakref.WeakKeyDictionary[Engine, _EngineState]" = weakref.WeakKeyDictionary()
@@ -331,6 +384,7 @@ class EmbeddedConnection(AbstractConnection):
                 self._replies.append(self._call_unlocked(session, argv))
                 return
             lock.acquire()
+        state = self._state
         try:
             try:
                 reply = session.call(argv)
@@ -342,6 +396,8 @@ class EmbeddedConnection(AbstractConnection):
                 elif reply.__class__ is list and session.cmd_name == "exec":
                     reply = [self._parse_error(str(r)) if isinstance(r, EngineError)
                              else _plain(r) for r in reply]
+            if state.ready:
+                state.serve_ready()
         finally:
             lock.release()
         self._replies.append(reply)
@@ -399,20 +455,26 @@ class EmbeddedConnection(AbstractConnection):
     # blocking reads ---------------------------------------------------------------
 
     def _block(self, session: Session):
-        """XREAD/XREADGROUP ... BLOCK found nothing (lock held): wait until a client
-        changes one of its keys (or, with CLAIM, a pending entry becomes claimable),
-        run it again; nil at the timeout."""
+        """A blocking command found nothing (lock held): park it until a client's
+        command serves it (serve_ready, oldest reader first) or, with CLAIM, a
+        pending entry becomes claimable; nil at the timeout."""
         blocked, session.blocked = session.blocked, None
         state = self._state
         clock = self.engine.clock
         timeout = blocked.timeout_ms
         deadline = monotonic() + timeout / 1000.0 if timeout else None
-        counts = state.blocked
-        for w in blocked.where:
-            counts[w] = counts.get(w, 0) + 1
+        waiter = _Waiter(blocked)
+        state.park(waiter)
         skip_due = None         # a claim time that woke us for nothing
         try:
             while True:
+                if state.ready:
+                    state.serve_ready()     # changes made outside a client's _send
+                if waiter.done:
+                    reply = waiter.reply
+                    if isinstance(reply, EngineError):
+                        return self._parse_error(str(reply))
+                    return reply
                 wait = None if deadline is None else deadline - monotonic()
                 if wait is not None and wait <= 0:
                     return None
@@ -431,21 +493,20 @@ class EmbeddedConnection(AbstractConnection):
                 finally:
                     if self._in_batch:
                         self.engine.begin_batch()
-                if not notified and deadline is not None and monotonic() >= deadline:
-                    return None
+                if notified or waiter.done or due is None:
+                    continue
+                if deadline is not None and monotonic() >= deadline:
+                    continue
+                # a pending entry became claimable: run it again here
                 done, reply = blocked.retry()
                 if done:
-                    if isinstance(reply, EngineError):
-                        return self._parse_error(str(reply))
-                    return reply
-                skip_due = None if notified else due
-        finally:
-            for w in blocked.where:
-                left = counts[w] - 1
-                if left:
-                    counts[w] = left
+                    waiter.done, waiter.reply = True, reply
+                    state.unpark(waiter)
                 else:
-                    del counts[w]
+                    skip_due = due
+        finally:
+            if not waiter.done:
+                state.unpark(waiter)
 
 
 # -- pool and client --------------------------------------------------------------

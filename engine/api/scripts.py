@@ -309,16 +309,22 @@ class Scripting:
                 raise ResponseError(BLOCK_REFUSED % name)
             if spec.write:
                 calls.wrote = True
-        if stats is None:
-            return session.call(argv)           # process_command
-        start = perf_counter_ns()
+        # A blocking command that finds nothing answers at once (BLPOP: nil), as Redis's
+        # script client may not block.
+        session.deny_blocking = True
         try:
-            reply = session.call(argv)
-        except ResponseError:
-            count_call(stats, session, argv, perf_counter_ns() - start, True)
-            raise
-        count_call(stats, session, argv, perf_counter_ns() - start, False)
-        return reply
+            if stats is None:
+                return session.call(argv)           # process_command
+            start = perf_counter_ns()
+            try:
+                reply = session.call(argv)
+            except ResponseError:
+                count_call(stats, session, argv, perf_counter_ns() - start, True)
+                raise
+            count_call(stats, session, argv, perf_counter_ns() - start, False)
+            return reply
+        finally:
+            session.deny_blocking = False
 
 
 def running_script(engine: Any) -> Optional[_Busy]:
@@ -359,7 +365,10 @@ def keys_and_args(argv: list, not_a_count: str) -> tuple[list, list]:
 
 
 def _blocks(argv: list) -> bool:
-    """Whether XREAD/XREADGROUP's options (before STREAMS) ask to block."""
+    """Whether XREAD/XREADGROUP's options (before STREAMS) ask to block (the other
+    blocking commands answer at once in a script)."""
+    if argv[0].lower() not in (b"xread", b"xreadgroup"):
+        return False
     for arg in argv[1:]:
         word = arg.lower()
         if word == b"block":

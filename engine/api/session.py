@@ -10,7 +10,7 @@ and arity first, then NOAUTH, then the write refusal, then the RESP2 pub/sub
 context, then BUSY (a script runs long), then MULTI queueing, then the command itself, run by its layer (the
 command table: engine/commands/table.py). It returns the reply
 (plain values, as Engine.execute does), raises engine.ResponseError with Redis's
-text, or returns BLOCKED when an XREAD/XREADGROUP ... BLOCK has to wait: the caller
+text, or returns BLOCKED when a blocking command (XREAD ... BLOCK, BLPOP...) has to wait: the caller
 then waits its own way (a condition variable in the embedded client, the event loop
 in the server) and calls `session.blocked.retry()` when a key it waits on changed.
 
@@ -181,18 +181,20 @@ class Hub:
 # -- blocked reads ---------------------------------------------------------------------
 
 class BlockedRead:
-    """An XREAD/XREADGROUP ... BLOCK that found nothing: what it waits for and how to
-    run it again. The waiting itself is the caller's (thread or event loop).
+    """A blocking command that found nothing (XREAD/XREADGROUP ... BLOCK, BLPOP,
+    BZPOPMIN...: engine/commands/reads.pyx BlockRequest): what it waits for and how
+    to run it again. The waiting itself is the caller's (thread or event loop).
 
-    keys/where: the stream keys ((db, key) pairs) whose change may serve it;
+    keys/where: the keys ((db, key) pairs) whose change may serve it;
     timeout_ms: 0 = forever; claim_min_idle: >= 0 for XREADGROUP ... CLAIM, which can
     also be served when a pending entry becomes claimable (see claim_due)."""
 
     __slots__ = ("session", "argv", "keys", "db", "where", "timeout_ms", "is_group",
-                 "group", "claim_min_idle", "state", "__weakref__")
+                 "group", "claim_min_idle", "key_type", "state", "__weakref__")
 
     def __init__(self, session: "Session", argv: list, request) -> None:
         self.session = session
+        self.key_type = request.key_type
         self.is_group = argv[0].lower() == b"xreadgroup"
         self.keys = list(dict.fromkeys(request.keys))
         self.db = session.ctx.db.index
@@ -209,10 +211,14 @@ class BlockedRead:
         instance: the stream or the group went away), (False, None) to keep waiting."""
         session = self.session
         ctx = session.ctx
+        if self.key_type is not None and not self._holds_key_type():
+            return False, None
         try:
             reply = session.run(self.argv)
         except ResponseError as err:
             ctx.block = None
+            if self.key_type is not None:
+                return True, err
             if not self.is_group:
                 # XREAD on a key that now holds another type: not served, still waits
                 return False, None
@@ -221,6 +227,15 @@ class BlockedRead:
             ctx.block = None
             return False, None
         return True, reply
+
+    def _holds_key_type(self) -> bool:
+        """Whether one of its keys holds the type it waits for (a list for BLPOP)."""
+        data = self.session.engine.databases[self.db].data
+        for key in self.keys:
+            value = data.get(key)
+            if value is not None and getattr(value, "TYPE_NAME", None) == self.key_type:
+                return True
+        return False
 
     def _unblocked_error(self, error: ResponseError) -> ResponseError:
         """The error Redis gives a blocked XREADGROUP whose stream or group went away."""
@@ -355,6 +370,7 @@ class Session(ScriptCommands, FunctionCommands):
         self.rejected = False               # the last call was refused before running
         self.cmd_name: Optional[str] = None  # full name of the last command, if known
         self.blocked: Optional[BlockedRead] = None
+        self.deny_blocking = False          # a script's call: a blocking command answers now
         hub.sessions[self.id] = self
 
     # state -----------------------------------------------------------------------
@@ -438,6 +454,8 @@ class Session(ScriptCommands, FunctionCommands):
         self.null_array = ctx.null_array
         if ctx.block is not None:
             request, ctx.block = ctx.block, None
+            if self.deny_blocking:
+                return reply
             self.hub.track()
             self.blocked = self.new_blocked_read(argv, request)
             return BLOCKED

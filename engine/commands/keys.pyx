@@ -25,6 +25,7 @@ from engine.core.glob cimport stringmatchlen
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, parse_cursor, is_option
 from engine.commands.table import command
+from engine.core.value_types import VALUE_TYPES
 from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, arg_text
 from engine.resp.reply import OK, Status
 
@@ -47,7 +48,7 @@ cpdef str type_name(object value):
         return "string"
     if type(value) is Stream:
         return "stream"
-    return "none"
+    return (<bytes>value.TYPE_NAME).decode()
 
 
 cdef inline bint matches(bytes pattern, bytes key) noexcept:
@@ -96,7 +97,8 @@ def touch(CommandContext ctx, list argv):
     return exists(ctx, argv)
 
 
-cdef dict TYPE_REPLIES = {name: Status(name.encode()) for name in ("none", "string", "stream")}
+cdef dict TYPE_REPLIES = {name: Status(name.encode()) for name in
+                          ("none", "string", "stream", *(t.decode() for t in VALUE_TYPES))}
 
 
 @command("type")

@@ -37,17 +37,23 @@ cdef uint64_t U64_MAX = 0xffffffffffffffff
 
 
 class BlockRequest:
-    """What a blocked XREAD/XREADGROUP waits for (read by the server). `argv` is the
-    command to run again; XREAD's `$` in it is already the last ID of its stream when
-    the read blocked (as Redis keeps it), not the last ID when the read wakes."""
+    """What a blocking command that found nothing waits for (read by the session and
+    the server): XREAD/XREADGROUP here, BLPOP & co. in lists.pyx, BZPOPMIN & co.
+    `argv` is the command to run again when one of `keys` changes; XREAD's `$` in it
+    is already the last ID of its stream when the read blocked (as Redis keeps it),
+    not the last ID when the read wakes. `key_type` (b"list", b"zset"; None for the
+    stream reads): the command runs again only when one of its keys holds that type,
+    and is then answered whatever it replies, errors included (as Redis 7.2+
+    re-executes it); the stream reads keep their own rules (session.BlockedRead)."""
 
-    __slots__ = ("keys", "timeout_ms", "argv", "claim_min_idle")
+    __slots__ = ("keys", "timeout_ms", "argv", "claim_min_idle", "key_type")
 
-    def __init__(self, keys, timeout_ms, argv, claim_min_idle):
+    def __init__(self, keys, timeout_ms, argv, claim_min_idle=-1, key_type=None):
         self.keys = keys
         self.timeout_ms = timeout_ms
         self.argv = argv
         self.claim_min_idle = claim_min_idle
+        self.key_type = key_type
 
 
 cdef struct ReadArgs:

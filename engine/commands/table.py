@@ -43,6 +43,8 @@ FLAG_ORDER = ("write", "readonly", "denyoom", "module", "admin", "pubsub", "nosc
 _FLAG_RANK = {f: i for i, f in enumerate(FLAG_ORDER)}
 
 _GROUP_CATEGORY = {"stream": "@stream", "string": "@string", "generic": "@keyspace",
+                   "list": "@list", "hash": "@hash", "set": "@set",
+                   "sorted-set": "@sortedset",
                    "connection": "@connection", "server": "@admin",
                    "transactions": "@transaction", "pubsub": "@pubsub",
                    "scripting": "@scripting", "sorted-set": "@sortedset"}

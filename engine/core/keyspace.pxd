@@ -1,4 +1,5 @@
-# A database: keys mapped to values (a Stream, or bytes for plain strings), with
+# A database: keys mapped to values (a Stream, bytes for plain strings, or a collection
+# of engine/core/value_types.py), with
 # millisecond expiry. Expired keys are removed lazily on access and by the active
 # sweep; each removal is recorded in `expired` so the command layer can log a DEL
 # and notify `expired` (the keyspace knows nothing of logs or clients).
@@ -25,17 +26,23 @@ cdef class KeyOrder:
 
 cdef class Database:
     cdef readonly int index
-    cdef public dict data          # key (bytes) -> Stream | bytes
+    cdef public dict data          # key (bytes) -> Stream | bytes | a collection
     cdef public dict expires       # key (bytes) -> absolute expiry in ms
     cdef list deadlines            # min-heap of (expiry, key) for the active sweep
     cdef public list expired       # keys removed by expiry, drained by the caller
-    cdef readonly int64_t object_bytes  # Python-side bytes of keys and string values
+    cdef readonly int64_t object_bytes  # Python-side bytes of keys and values
+    cdef public dict counted       # collection key -> its footprint in object_bytes
     cdef readonly KeyOrder order   # insertion order of `data` (SCAN, RANDOMKEY)
     cdef public bint loading       # replaying a log: nothing expires (as Redis while
                                    # loading; due keys go once the load is over)
 
     cdef object lookup(self, bytes key, int64_t now)
     cdef object lookup_stream(self, bytes key, int64_t now)
+    # The value at key if it is of type `cls`, None if absent; WRONGTYPE otherwise.
+    cpdef object lookup_typed(self, bytes key, int64_t now, type cls)
+    # A collection at key changed in place: its footprint is counted again.
+    cpdef void resized(self, bytes key)
+    cdef int64_t forget(self, bytes key, object old) except? -1
     cdef void store(self, bytes key, object value)
     cdef bint remove(self, bytes key)
     cdef int64_t expire_at(self, bytes key) except? -2

@@ -7,6 +7,7 @@ from random import randrange
 
 from engine.core.errors import ResponseError, WRONGTYPE
 from engine.core.stream cimport Stream
+from engine.core.value_types import COLLECTION_CLASSES
 
 
 cdef class KeyOrder:
@@ -86,7 +87,9 @@ cdef class KeyOrder:
 
 # Python-side cost of a key: CPython bytes objects take 33 bytes plus their length,
 # a dict slot about 48 with the table's slack; a stream's entries live in counted C
-# memory, so only its object and its (usually empty) groups dict count here.
+# memory, so only its object and its (usually empty) groups dict count here; a
+# collection says what it takes (footprint()), remembered in Database.counted since
+# it changes in place.
 cdef enum:
     BYTES_HEADER = 33
     DICT_SLOT = 48
@@ -97,7 +100,9 @@ cdef inline int64_t footprint(bytes key, object value):
     cdef int64_t size = BYTES_HEADER + len(key) + DICT_SLOT
     if type(value) is bytes:
         return size + BYTES_HEADER + len(<bytes>value)
-    return size + STREAM_OBJECT
+    if type(value) is Stream:
+        return size + STREAM_OBJECT
+    return size + <int64_t>value.footprint()
 
 
 cdef class Database:
@@ -108,6 +113,7 @@ cdef class Database:
         self.deadlines = []
         self.expired = []
         self.order = KeyOrder()
+        self.counted = {}
 
     cdef object lookup(self, bytes key, int64_t now):
         """The live value of key, or None; an expired key is removed here."""
@@ -128,20 +134,43 @@ cdef class Database:
             raise ResponseError(WRONGTYPE)
         return value
 
+    cpdef object lookup_typed(self, bytes key, int64_t now, type cls):
+        """The value at key if it is a `cls`, None if absent; WRONGTYPE otherwise."""
+        cdef object value = self.lookup(key, now)
+        if value is not None and type(value) is not cls:
+            raise ResponseError(WRONGTYPE)
+        return value
+
+    cdef int64_t forget(self, bytes key, object old) except? -1:
+        """The bytes counted for key's value `old`."""
+        if type(old) is bytes or type(old) is Stream:
+            return footprint(key, old)
+        return self.counted.pop(key)
+
     cdef void store(self, bytes key, object value):
         cdef object old = self.data.get(key)
+        cdef int64_t size
         self.data[key] = value
         if old is None:
             self.order.add(key)
         else:
-            self.object_bytes -= footprint(key, old)
-        self.object_bytes += footprint(key, value)
+            self.object_bytes -= self.forget(key, old)
+        size = footprint(key, value)
+        if type(value) in COLLECTION_CLASSES:
+            self.counted[key] = size
+        self.object_bytes += size
+
+    cpdef void resized(self, bytes key):
+        cdef object old = self.counted.get(key)
+        if old is not None:
+            self.counted[key] = size = footprint(key, self.data[key])
+            self.object_bytes += size - <int64_t>old
 
     cdef bint remove(self, bytes key):
         cdef object old = self.data.pop(key, None)
         if old is None:
             return False
-        self.object_bytes -= footprint(key, old)
+        self.object_bytes -= self.forget(key, old)
         if self.expires:
             self.expires.pop(key, None)
         self.order.discard(key)
@@ -187,6 +216,7 @@ cdef class Database:
         self.expires.clear()
         self.deadlines = []
         self.object_bytes = 0
+        self.counted = {}
         self.order.clear()
 
     cpdef tuple scan(self, uint64_t cursor, Py_ssize_t count):

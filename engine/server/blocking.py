@@ -1,6 +1,6 @@
-"""Blocked XREAD/XREADGROUP on the event loop.
+"""Blocked commands (XREAD/XREADGROUP ... BLOCK, BLPOP & co.) on the event loop.
 
-A reader that found nothing with BLOCK is parked (no reply yet) under each (db, key)
+A reader that found nothing (with BLOCK) is parked (no reply yet) under each (db, key)
 it reads, in FIFO order. Commands report the keys they changed (the engine's
 `touched`); after every command the keys that have parked readers are served: each
 reader's command runs again (engine/api/session.py BlockedRead.retry), oldest first, and

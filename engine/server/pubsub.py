@@ -15,15 +15,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.core.glob import match
-from engine.server.config.keyspace_events import (NOTIFY_EXPIRED, NOTIFY_GENERIC,
-                                                  NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_NEW,
-                                                  NOTIFY_STREAM, NOTIFY_STRING)
+from engine.server.config.keyspace_events import (NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_HASH,
+                                                  NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_LIST,
+                                                  NOTIFY_NEW, NOTIFY_SET, NOTIFY_STREAM,
+                                                  NOTIFY_STRING, NOTIFY_ZSET)
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.connection import ClientConnection
 
 # the class letters of the engine's events -> notify-keyspace-events bits
 CLASS_BITS = {"g": NOTIFY_GENERIC, "$": NOTIFY_STRING, "t": NOTIFY_STREAM,
+              "l": NOTIFY_LIST, "h": NOTIFY_HASH, "s": NOTIFY_SET, "z": NOTIFY_ZSET,
               "x": NOTIFY_EXPIRED, "n": NOTIFY_NEW}
 
 MESSAGE = b"message"

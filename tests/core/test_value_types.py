@@ -1,0 +1,133 @@
+"""The collection value classes (engine/core/value_types.py): their interface, the
+encodings Redis would report, records that round-trip (and refuse bad input), and
+the snapshot / RESP base carrying them."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from engine import Engine, ManualClock
+from engine.core.hash_value import HashValue
+from engine.core.list_value import ListValue
+from engine.core.set_value import SetValue
+from engine.core.value_types import VALUE_TYPES
+from persist import snapshot
+from persist import snapshot_codec as codec
+from persist.resp_base import write_resp_base
+
+
+def test_registry_names_every_collection_by_its_type():
+    assert VALUE_TYPES[b"list"] is ListValue
+    assert VALUE_TYPES[b"hash"] is HashValue
+    assert VALUE_TYPES[b"set"] is SetValue
+    for name, cls in VALUE_TYPES.items():
+        assert cls.TYPE_NAME == name
+
+
+def test_list_changes_keep_the_byte_count():
+    value = ListValue([b"a", b"bb"])
+    value.push([b"x", b"y"], left=True)
+    value.push([b"zzz"], left=False)
+    assert list(value) == [b"y", b"x", b"a", b"bb", b"zzz"]
+    assert value.pop(2, left=False) == [b"zzz", b"bb"]
+    value.set(0, b"longer")
+    assert value.nbytes == sum(map(len, value))
+    assert value.encoding() == b"listpack"
+    value.push([b"v" * 100] * 100, left=False)
+    assert value.encoding() == b"quicklist"
+
+
+def test_hash_and_set_encodings_grow_and_never_shrink():
+    h = HashValue({b"f": b"v"})
+    assert h.encoding() == b"listpack"
+    h.set(b"big", b"x" * 65)
+    assert h.encoding() == b"hashtable"
+    h.delete(b"big")
+    assert h.encoding() == b"hashtable" and h.nbytes == 2
+    s = SetValue([b"1", b"2", b"-3"])
+    assert s.encoding() == b"intset"
+    s.add(b"01")                           # not the canonical text of an integer
+    assert s.encoding() == b"listpack"
+    s.add_all(b"m%d" % i for i in range(200))
+    assert s.encoding() == b"hashtable"
+    assert SetValue(str(i).encode() for i in range(513)).encoding() == b"hashtable"
+
+
+@pytest.mark.parametrize("value", [
+    ListValue([b"a", b"b", b"a"]),
+    HashValue({b"f": b"1", b"g": b""}),
+    SetValue([b"1", b"x"]),
+])
+def test_records_round_trip_and_copies_are_independent(value):
+    back = type(value).from_record(value.to_record())
+    assert back.to_record() == value.to_record() and len(back) == len(value)
+    copy = value.copy()
+    assert copy.to_record() == value.to_record()
+    assert value.footprint() > 0
+
+
+@pytest.mark.parametrize("cls,items", [
+    (ListValue, []), (ListValue, [b"a", 1]),
+    (HashValue, [b"f"]), (HashValue, [b"f", b"1", b"f", b"2"]), (HashValue, []),
+    (SetValue, [b"a", b"a"]), (SetValue, ["a"]),
+])
+def test_bad_records_are_refused(cls, items):
+    with pytest.raises(ValueError):
+        cls.from_record(items)
+
+
+def test_rewrite_commands_batch_64_elements():
+    cmds = list(ListValue([b"%d" % i for i in range(130)]).rewrite_commands(b"k"))
+    assert [len(c) - 2 for c in cmds] == [64, 64, 2] and cmds[0][:3] == [b"RPUSH", b"k", b"0"]
+    cmds = list(HashValue({b"f%d" % i: b"v" for i in range(65)}).rewrite_commands(b"h"))
+    assert [len(c) - 2 for c in cmds] == [128, 2] and cmds[0][0] == b"HSET"
+    assert list(SetValue([b"a"]).rewrite_commands(b"s")) == [[b"SADD", b"s", b"a"]]
+
+
+def engine_with_collections() -> Engine:
+    engine = Engine(clock=ManualClock(1_700_000_000_000))
+    data = engine.databases[0].data
+    data[b"l"] = ListValue([b"a", b"b"])
+    data[b"h"] = HashValue({b"f": b"v"})
+    data[b"s"] = SetValue([b"1", b"2"])
+    engine.databases[0].expires[b"h"] = 1_800_000_000_000
+    engine.execute("SET", "str", "x")
+    return engine
+
+
+def test_snapshot_carries_collections(tmp_path):
+    source = engine_with_collections()
+    path = tmp_path / "dump.sluice"
+    snapshot.write_snapshot(source, path)
+    kinds = [r["type"] for r in snapshot.iter_records(path)]
+    assert kinds.count("list") == kinds.count("hash") == kinds.count("set") == 1
+    target = Engine(clock=ManualClock(1_700_000_000_000))
+    snapshot.load_snapshot(target, path)
+    db = target.databases[0]
+    assert list(db.data[b"l"]) == [b"a", b"b"]
+    assert db.data[b"h"].fields == {b"f": b"v"} and db.expires[b"h"] == 1_800_000_000_000
+    assert db.data[b"s"].members == {b"1", b"2"}
+    assert target.execute("TYPE", "l") == b"list" and target.execute("TYPE", "s") == b"set"
+    assert target.execute("SCAN", 0, "TYPE", "hash") == [b"0", [b"h"]]
+    before = target.used_memory()
+    target.execute("DEL", "l", "h", "s")
+    assert target.used_memory() < before
+
+
+def test_loader_refuses_bad_value_records():
+    loader = codec.StateLoader(16, 4096, 100)
+    loader.feed([codec.DB, 0])
+    with pytest.raises(codec.RecordError, match="unknown value type"):
+        loader.feed([codec.VALUE, b"k", b"nope", [b"a"], None])
+    with pytest.raises(codec.RecordError, match="repeats"):
+        loader.feed([codec.VALUE, b"k2", b"set", [b"a", b"a"], None])
+
+
+def test_resp_base_recreates_collections_with_their_ttl():
+    out = io.BytesIO()
+    write_resp_base(engine_with_collections(), out)
+    text = out.getvalue()
+    assert b"RPUSH\r\n$1\r\nl\r\n$1\r\na\r\n$1\r\nb" in text
+    assert b"HSET\r\n$1\r\nh\r\n$1\r\nf\r\n$1\r\nv" in text
+    assert b"PEXPIREAT\r\n$1\r\nh\r\n$13\r\n1800000000000" in text
