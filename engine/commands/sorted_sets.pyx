@@ -29,7 +29,7 @@ from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
                                       parse_cursor, parse_timeout, is_option)
 from engine.commands.table import command
 from engine.commands.reads import BlockRequest
-from engine.core.errors import ResponseError, WRONGTYPE, SYNTAX
+from engine.core.errors import ResponseError, SYNTAX
 from engine.core.sorted_set import SortedSetValue, format_score
 
 NAN_SCORE = "ERR resulting score is not a number (NaN)"
@@ -46,12 +46,9 @@ cdef enum:
 
 # -- values and replies ----------------------------------------------------------------
 
-cdef object zset_at(CommandContext ctx, bytes key):
+cdef inline object zset_at(CommandContext ctx, bytes key):
     """The sorted set at key, None if absent; WRONGTYPE for any other type."""
-    cdef object value = ctx.db.lookup(key, ctx.now)
-    if value is not None and type(value) is not SortedSetValue:
-        raise ResponseError(WRONGTYPE)
-    return value
+    return ctx.db.lookup_typed(key, ctx.now, SortedSetValue)
 
 
 cdef object score_reply(CommandContext ctx, double score):
@@ -81,11 +78,14 @@ cdef list pairs_reply(CommandContext ctx, object pairs, bint withscores, bint ne
     return out
 
 
-cdef void drop_if_empty(CommandContext ctx, bytes key, object zset):
-    """A sorted set left empty is removed, with its `del` event."""
+cdef void changed_in_place(CommandContext ctx, bytes key, object zset):
+    """After members left or came: a set left empty is removed, with its `del` event;
+    otherwise its footprint is counted again."""
     if len(zset) == 0:
         ctx.db.remove(key)
         ctx.touch(key, "g", b"del")
+    else:
+        ctx.db.resized(key)
 
 
 # -- ranges ------------------------------------------------------------------------------
@@ -350,6 +350,7 @@ cdef object add_members(CommandContext ctx, list argv, Py_ssize_t at, bint nx, b
             processed += 1
             changed.append((score, member))
     if changed:
+        ctx.db.resized(key)
         ctx.touch(key, "z", b"zincr" if incr else b"zadd")
         if ctx.logs(added + updated):
             effect = [b"ZADD", key]
@@ -409,7 +410,7 @@ def zrem(CommandContext ctx, list argv):
     cdef list removed = [m for m in argv[2:] if zset.discard(m)]
     if removed:
         ctx.touch(key, "z", b"zrem")
-        drop_if_empty(ctx, key, zset)
+        changed_in_place(ctx, key, zset)
         if ctx.logs(len(removed)):
             ctx.effects.append([b"ZREM", key, *removed])
     return len(removed)
@@ -427,7 +428,7 @@ cdef object remove_range(CommandContext ctx, list argv, int by, bytes event):
         zset.discard(member)
     if members:
         ctx.touch(key, "z", event)
-        drop_if_empty(ctx, key, zset)
+        changed_in_place(ctx, key, zset)
         if ctx.logs(len(members)):
             ctx.effects.append(list(argv))
     return len(members)
@@ -537,7 +538,7 @@ cdef list pop_pairs(CommandContext ctx, bytes key, object zset, bint from_max, i
         popped.append((score, member))
         count -= 1
     ctx.touch(key, "z", b"zpopmax" if from_max else b"zpopmin")
-    drop_if_empty(ctx, key, zset)
+    changed_in_place(ctx, key, zset)
     if ctx.logs(len(popped)):
         ctx.effects.append([b"ZPOPMAX" if from_max else b"ZPOPMIN", key,
                             str(len(popped)).encode()])
@@ -583,7 +584,7 @@ cdef tuple first_nonempty(CommandContext ctx, list keys):
 cdef object block_or_nil(CommandContext ctx, list keys, int64_t deadline, list argv):
     """Nothing to pop: a null array, and the BlockRequest of a command that may wait
     for keys (its session decides whether it blocks: not in MULTI or a script)."""
-    ctx.block = BlockRequest(keys, deadline - ctx.now if deadline else 0, argv, -1)
+    ctx.block = BlockRequest(keys, deadline - ctx.now if deadline else 0, argv, -1, b"zset")
     ctx.null_array = True
     return None
 

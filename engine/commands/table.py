@@ -47,7 +47,7 @@ _GROUP_CATEGORY = {"stream": "@stream", "string": "@string", "generic": "@keyspa
                    "sorted-set": "@sortedset",
                    "connection": "@connection", "server": "@admin",
                    "transactions": "@transaction", "pubsub": "@pubsub",
-                   "scripting": "@scripting", "sorted-set": "@sortedset"}
+                   "scripting": "@scripting"}
 _DANGEROUS = ("flushall", "flushdb", "keys")
 LAYERS = ("engine", "session", "server")
 
