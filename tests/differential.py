@@ -73,6 +73,16 @@ HISTORY_SHOWN = 20
 #                  the PEL "introduced in Redis 7.0" - same in 7.0.15 and newest)
 #   [t_stream.c]   newest error strings were read from compiled/translated copies of 7.4-8.0
 #                  t_stream.c found with the code search; 7.0 strings were observed on the oracle.
+#   [ZRANK]        https://redis.io/docs/latest/commands/zrank/  (history 7.2.0: "Added the
+#                  optional WITHSCORE argument"; src/commands/zrank.json arity -3)
+#   [BZPOPMIN]     src/commands/bzpopmin.json, bzpopmax.json in redis/redis: flags WRITE, FAST,
+#                  BLOCKING (7.0's COMMAND INFO adds noscript); in a script they do not block
+#   [doubles]      Redis 7.2 replies doubles in their shortest round-trip form (fpconv_dtoa,
+#                  https://github.com/redis/redis/pull/10587); 7.0 writes %.17g.  Sluice keeps
+#                  7.0's %.17g (the codec's addReplyDouble) - not a difference in the runs.
+#   [ZSCAN]        7.0 formats the scores of a skiplist-encoded set with ld2string (%.17Lf,
+#                  trailing zeros cut); Sluice sends %.17g for every encoding (small sets, the
+#                  listpack case the runs compare, are identical).
 # --------------------------------------------------------------------------------------------
 
 
@@ -194,6 +204,10 @@ def _uses_idmp(cmd: Command) -> bool:
 
 def _is_command(*names: str) -> Callable[[Command], bool]:
     return lambda cmd: command_name(cmd) in names
+
+
+def _uses_rank_withscore(cmd: Command) -> bool:
+    return command_name(cmd) in ("ZRANK", "ZREVRANK") and len(cmd) > 3
 
 
 DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
@@ -344,6 +358,25 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         treatment="exclude (not yet supported by Sluice)",
         source="[XNACK]",
         uses_feature=_is_command("XNACK"),
+    ),
+    DeliberateDifference(
+        name="ZRANK/ZREVRANK WITHSCORE",
+        redis_version="7.2",
+        redis_7_0="'ERR wrong number of arguments for 'zrank' command' (arity 3)",
+        newest="[rank, score] (a null array for a missing member); a 4th argument other than "
+               "WITHSCORE is 'ERR syntax error'",
+        treatment="exclude: engine-only tests (tests/commands/test_sorted_sets.py)",
+        source="[ZRANK]",
+        uses_feature=_uses_rank_withscore,
+    ),
+    DeliberateDifference(
+        name="BZPOPMIN/BZPOPMAX without the noscript flag",
+        redis_version="7.0.x newer json / 7.2",
+        redis_7_0="COMMAND INFO flags: write noscript blocking fast",
+        newest="flags: write blocking fast (a script may call them; they never block there)",
+        treatment="none needed: no reply of the runs shows flags; the table test compares "
+                  "arity and keys only",
+        source="[BZPOPMIN]",
     ),
 )
 

@@ -180,7 +180,8 @@ cdef class RangeSpec:
                     or (self.lex_min.compare(self.lex_max) == 0
                         and (self.lex_min.exclusive or self.lex_max.exclusive))):
                 return ()
-            first, stop = zset.lex_bounds(self.lex_min.above_min, self.lex_max.below_max)
+            first, stop = zset.lex_bounds(self.lex_min.above_min, self.lex_max.below_max,
+                                          self.reverse)
         if self.offset < 0:
             return ()
         count = stop - first - self.offset
@@ -550,9 +551,8 @@ cdef object zpop(CommandContext ctx, list argv, bint from_max):
     if len(argv) > 3:
         raise ResponseError(SYNTAX)
     if len(argv) == 3:
-        count = parse_int(argv[2], NULL)
-        if count < 0:
-            raise ResponseError("ERR value is out of range, must be positive")
+        count = parse_int_range(argv[2], 0, INT64_MAX,
+                                b"ERR value is out of range, must be positive")
     cdef bytes key = argv[1]
     zset = zset_at(ctx, key)
     if zset is None or count == 0:

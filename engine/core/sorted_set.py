@@ -115,20 +115,42 @@ class SortedSetValue:
         stop = order.bisect_left((high, b"")) if high_ex else order.bisect_right((high, _AFTER_ALL))
         return start, max(start, stop)
 
-    def lex_bounds(self, above_min, below_max) -> tuple[int, int]:
-        """The ranks [start, stop) of members m with above_min(m) and below_max(m),
-        found by bisection as Redis's skiplist search does (meaningful when all
-        scores are equal, as the lex commands require)."""
+    def lex_bounds(self, above_min, below_max, reverse: bool) -> tuple[int, int]:
+        """The ranks [start, stop) of the lex range from above_min(m) to below_max(m).
+
+        The lex commands expect equal scores; with mixed scores Redis's answer depends
+        on how it walks: a listpack is scanned from the head (from the tail when
+        reversed) to the first member past the near end, then while members stay
+        within the far end; a skiplist is searched. Both are followed: the scan for
+        a listpack-sized set, bisection for a skiplist."""
         order = self.order
-        lo, hi = 0, len(order)
+        n = len(order)
+        if not n or not above_min(order[-1][1]) or not below_max(order[0][1]):
+            return 0, 0
+        if not self.big:
+            if reverse:
+                stop = n
+                while stop and not below_max(order[stop - 1][1]):
+                    stop -= 1
+                start = stop
+                while start and above_min(order[start - 1][1]):
+                    start -= 1
+                return start, stop
+            start = 0
+            while start < n and not above_min(order[start][1]):
+                start += 1
+            stop = start
+            while stop < n and below_max(order[stop][1]):
+                stop += 1
+            return start, stop
+        lo, hi = 0, n
         while lo < hi:
             mid = (lo + hi) // 2
             if above_min(order[mid][1]):
                 hi = mid
             else:
                 lo = mid + 1
-        start = lo
-        hi = len(order)
+        start, hi = lo, n
         while lo < hi:
             mid = (lo + hi) // 2
             if below_max(order[mid][1]):

@@ -1,0 +1,594 @@
+"""Sorted sets (engine/commands/sorted_sets.pyx): every command's options and errors
+compared with the 7.0 oracle (RESP2 through Engine.execute, RESP3 through the embedded
+client), a generated random sequence, the engine-only newer behaviour (ZRANK
+WITHSCORE), the random and scanning commands' properties, and the effects replaying
+into the same state."""
+from __future__ import annotations
+
+import random
+
+import pytest
+import redis
+
+from differential import run_both
+from engine import Engine
+from engine.api.client import EmbeddedRedis
+from engine.core.errors import ResponseError
+from engine.core.sorted_set import SortedSetValue
+from test_differential import script
+
+SCORES = ["0", "1", "-1", "2.5", "1e3", "-0", "0.1", "inf", "-inf", "+inf", "3", "7"]
+MEMBERS = ["a", "b", "c", "d", "e", "f", "g", "h"]
+BOUNDS = ["-inf", "+inf", "0", "1", "(1", "2.5", "(2.5", "3", "(7", "1e3", "-1", "x", "(", ""]
+LEX = ["-", "+", "[a", "(a", "[c", "(d", "[h", "(z", "a", "[", "(", "+x"]
+
+# -- hand-written sequences ---------------------------------------------------------------
+
+ADD_AND_SCORES = script("""
+ZADD z 1 a 2 b 3 c
+ZADD z 1.1 d -inf e +inf f 5e-324 g 1e-310 h
+ZSCORE z d
+ZSCORE z e
+ZSCORE z nope
+ZSCORE nokey a
+ZMSCORE z a nope f
+ZMSCORE nokey a b
+ZRANGE z 0 -1 WITHSCORES
+ZADD z nan x
+ZADD z abc x
+ZADD z "1 " x
+ZADD z " 1" x
+ZADD z "" x
+ZADD z 1e400 x
+ZADD z 0x10 x
+ZADD z 1 x 2
+ZADD z NX XX 1 a
+ZADD z GT LT 1 a
+ZADD z NX GT 1 a
+ZADD z NX LT 1 a
+ZADD z INCR 1 a 2 b
+ZADD z
+ZADD z NX
+ZADD z INCR 5 a
+ZADD z XX INCR 5 nope
+ZADD z NX INCR 5 a
+ZADD z GT INCR -5 a
+ZADD z LT INCR -5 a
+ZADD z GT 1 a
+ZADD z LT 100 a
+ZADD z GT CH 100 a 0 b 4 new
+ZADD z CH 10 a 20 b 30 new2
+ZADD z XX CH 1 a 1 brandnew
+ZADD z nx ch incr 1 n
+ZADD nokey XX 1 a
+EXISTS nokey
+ZADD nokey XX INCR 1 a
+ZADD z INCR -inf f
+ZINCRBY z 1.5 b
+ZINCRBY z abc b
+ZINCRBY z -inf f
+ZINCRBY z inf e
+ZINCRBY newkey 2 m
+ZADD z 0 a
+ZADD z -0 a
+ZSCORE z a
+ZCARD z
+ZCARD nokey
+ZREM z a nope b
+ZREM z nope
+ZREM nokey a
+ZADD one 1 only
+ZREM one only
+EXISTS one
+SET s x
+ZADD s 1 a
+ZSCORE s a
+ZMSCORE s a
+ZCARD s
+ZREM s a
+ZINCRBY s 1 a
+ZINCRBY s x a
+ZADD s x a
+""")
+
+RANGES = script("""
+ZADD r 1 a 2 b 3 c 4 d 5 e 5 ee
+ZRANGE r 0 -1
+ZRANGE r 0 -1 WITHSCORES
+ZRANGE r 0 -1 withscores REV
+ZRANGE r -3 -2
+ZRANGE r -100 100
+ZRANGE r 3 1
+ZRANGE r 10 20
+ZRANGE r a 1
+ZRANGE r 0 b
+ZRANGE r 0 -1 LIMIT 0 1
+ZRANGE r 0 -1 LIMIT 0 -1
+ZRANGE r 0 -1 LIMIT 1
+ZRANGE r 0 -1 BYSCORE BYLEX
+ZRANGE r 0 -1 REV REV
+ZRANGE r 0 -1 FOO
+ZRANGE r (1 3 BYSCORE WITHSCORES
+ZRANGE r 3 (1 BYSCORE REV LIMIT 1 2
+ZRANGE r -inf +inf BYSCORE LIMIT 2 2
+ZRANGE r -inf +inf BYSCORE LIMIT 2 -5
+ZRANGE r -inf +inf BYSCORE LIMIT -1 2
+ZRANGE r -inf +inf BYSCORE LIMIT 100 2
+ZRANGE r -inf +inf BYSCORE LIMIT a 2
+ZRANGE r (5 5 BYSCORE
+ZRANGE r 5 (5 BYSCORE
+ZRANGE r 5 5 BYSCORE
+ZRANGE r 6 1 BYSCORE
+ZRANGE r x 1 BYSCORE
+ZRANGE r 1 ( BYSCORE
+ZRANGE r [a [c BYLEX LIMIT 1 1
+ZRANGE r 1 2 BYLEX WITHSCORES
+ZRANGE r 1 2 BYLEX
+ZRANGE nokey 0 -1
+ZRANGE nokey x y BYSCORE
+ZRANGE nokey 0 1 WITHSCORES
+ZRANGEBYSCORE r 2 4 WITHSCORES LIMIT 1 1
+ZRANGEBYSCORE r 2 4 LIMIT -1 1
+ZRANGEBYSCORE r 2 4 LIMIT 1 -1
+ZRANGEBYSCORE r 2 4 LIMIT 10 1
+ZRANGEBYSCORE r 2 4 REV
+ZRANGEBYSCORE r 2 4 BYSCORE
+ZRANGEBYSCORE r 2 4 LIMIT 1
+ZREVRANGEBYSCORE r 4 2
+ZREVRANGEBYSCORE r 2 4
+ZREVRANGEBYSCORE r +inf -inf WITHSCORES LIMIT 1 3
+ZREVRANGEBYSCORE r (5 (1
+ZREVRANGE r 0 1 WITHSCORES
+ZREVRANGE r -100 100
+ZREVRANGE r 0 1 LIMIT 0 1
+ZREVRANGE r 0 1 REV
+ZADD l 0 a 0 b 0 c 0 d 0 e 0 ee
+ZRANGEBYLEX l [b (d
+ZRANGEBYLEX l - +
+ZRANGEBYLEX l + -
+ZRANGEBYLEX l - -
+ZRANGEBYLEX l + +
+ZRANGEBYLEX l [e +
+ZRANGEBYLEX l (e +
+ZREVRANGEBYLEX l + - LIMIT 1 2
+ZREVRANGEBYLEX l [d [b
+ZREVRANGEBYLEX l [b [d
+ZRANGEBYLEX l b d
+ZRANGEBYLEX l [b [b
+ZRANGEBYLEX l (b [b
+ZRANGEBYLEX l [b (b
+ZRANGEBYLEX l +a +
+ZRANGEBYLEX l - + WITHSCORES
+ZRANGEBYLEX l - + LIMIT 2 -1
+ZRANGEBYLEX l - + LIMIT -2 1
+ZRANGE l (c + BYLEX
+ZRANGE l + (c BYLEX REV
+ZLEXCOUNT l [b +
+ZLEXCOUNT l x +
+ZLEXCOUNT l - +
+ZLEXCOUNT l (e [a
+ZLEXCOUNT nokey - +
+ZLEXCOUNT nokey a +
+ZCOUNT r -inf +inf
+ZCOUNT r (1 (5
+ZCOUNT r 5 5
+ZCOUNT r (5 5
+ZCOUNT r a b
+ZCOUNT r "" 5
+ZCOUNT r " 1" 1e400
+ZCOUNT r ( (
+ZCOUNT nokey 0 1
+ZCOUNT nokey a b
+ZRANK r a
+ZRANK r ee
+ZREVRANK r a
+ZREVRANK r ee
+ZRANK r nope
+ZRANK nokey a
+SET s x
+ZRANGE s 0 -1
+ZRANGE s a 1
+ZRANGEBYSCORE s 0 1
+ZRANGEBYLEX s - +
+ZCOUNT s 0 1
+ZLEXCOUNT s - +
+ZRANK s a
+ZRANGESTORE dst r 0 1
+ZRANGE dst 0 -1 WITHSCORES
+ZRANGESTORE dst r 0 1 WITHSCORES
+ZRANGESTORE dst r 10 20
+EXISTS dst
+ZRANGESTORE dst r 0 -1 REV
+ZRANGE dst 0 -1 WITHSCORES
+ZRANGESTORE dst nokey 0 -1
+EXISTS dst
+ZRANGESTORE dst r (1 3 BYSCORE LIMIT 0 1
+ZRANGE dst 0 -1 WITHSCORES
+ZRANGESTORE dst l [b [d BYLEX
+ZRANGE dst 0 -1
+ZRANGESTORE dst r 5 1 BYSCORE REV
+ZRANGE dst 0 -1
+ZRANGESTORE dst r 0 -1 LIMIT 0 1
+ZRANGESTORE s r 0 0
+TYPE s
+ZRANGESTORE dst s 0 0
+ZRANGESTORE r r 1 2
+ZRANGE r 0 -1 WITHSCORES
+""")
+
+REMOVALS_AND_POPS = script("""
+ZADD r 1 a 2 b 3 c 4 d 5 e
+ZREMRANGEBYSCORE r (1 x
+ZREMRANGEBYSCORE r (4 +inf
+ZREMRANGEBYSCORE r 10 20
+ZREMRANGEBYRANK r a 1
+ZREMRANGEBYRANK r 0 0
+ZREMRANGEBYRANK r 5 10
+ZREMRANGEBYRANK r -1 -1
+ZRANGE r 0 -1 WITHSCORES
+ZREMRANGEBYRANK r 0 -1
+EXISTS r
+ZADD l 0 a 0 b 0 c 0 d
+ZREMRANGEBYLEX l a b
+ZREMRANGEBYLEX l [a [b
+ZREMRANGEBYLEX l (d +
+ZREMRANGEBYLEX l - +
+EXISTS l
+ZREMRANGEBYSCORE nokey 0 1
+ZREMRANGEBYRANK nokey 0 1
+ZREMRANGEBYLEX nokey - +
+SET s x
+ZREMRANGEBYSCORE s 0 1
+ZREMRANGEBYSCORE s x 1
+ZADD z 1 a 2 b 3 c 4 d 5 e 6 f
+ZPOPMIN z
+ZPOPMAX z 2
+ZPOPMIN z 0
+ZPOPMIN z -1
+ZPOPMIN z x
+ZPOPMIN z 1 2
+ZPOPMIN nokey
+ZPOPMIN nokey 3
+ZPOPMIN nokey 0
+ZPOPMIN s
+ZPOPMIN s 0
+ZPOPMAX s 1
+ZMPOP 1 z MIN
+ZMPOP 2 nokey z MAX COUNT 2
+ZMPOP 0 z MIN
+ZMPOP -1 z MIN
+ZMPOP x z MIN
+ZMPOP 1 z
+ZMPOP 1 z MED
+ZMPOP 1 z MIN COUNT 0
+ZMPOP 1 z MIN COUNT -1
+ZMPOP 1 z MIN COUNT x
+ZMPOP 1 z MIN COUNT
+ZMPOP 1 z MIN COUNT 1 COUNT 2
+ZMPOP 1 z MIN FOO
+ZMPOP 5 z MIN
+ZMPOP 1 nokey MIN
+ZMPOP 2 nokey s MIN
+ZMPOP 2 z s max
+ZMPOP 1 z min count 10
+EXISTS z
+ZMPOP 1 z MIN
+BZPOPMIN s 0
+BZPOPMIN z x
+BZPOPMIN z -1
+ZADD z 1 a 2 b 3 c
+BZPOPMIN nokey z 0
+BZPOPMAX z 0
+BZPOPMAX z s 0
+ZADD z 1 a 2 b 3 c
+BZMPOP 0 1 z MIN COUNT 5
+BZMPOP x 1 z MIN
+BZMPOP -1 1 z MIN
+BZMPOP 0 0 z MIN
+BZMPOP 0 1 z
+BZMPOP 0 1 s MIN
+EXISTS z
+""")
+
+RANDOM_AND_SCAN = script("""
+ZADD r 1 a 2 b 3 c 2.5 d
+ZRANDMEMBER nokey
+ZRANDMEMBER nokey 5
+ZRANDMEMBER nokey 5 WITHSCORES
+ZRANDMEMBER r 0
+ZRANDMEMBER r 0 WITHSCORES
+ZRANDMEMBER r 10
+ZRANDMEMBER r 4 WITHSCORES
+ZRANDMEMBER r 1 WITHSCORE
+ZRANDMEMBER r x
+ZRANDMEMBER r 1 WITHSCORES x
+ZRANDMEMBER r -9223372036854775807 WITHSCORES
+ZRANDMEMBER r 9223372036854775807 WITHSCORES
+ZRANDMEMBER r -9223372036854775808
+ZRANDMEMBER r 99999999999999999999
+SET s x
+ZRANDMEMBER s
+ZRANDMEMBER s 1
+ZSCAN r 0
+ZSCAN r 0 MATCH *b*
+ZSCAN r 0 MATCH * COUNT 1
+ZSCAN r 0 match [ab] count 100
+ZSCAN r 0 COUNT 0
+ZSCAN r 0 COUNT x
+ZSCAN r 0 FOO
+ZSCAN r 0 COUNT
+ZSCAN r x
+ZSCAN r -1
+ZSCAN nokey 0 FOO
+ZSCAN nokey x
+ZSCAN s 0
+""")
+
+
+@pytest.mark.parametrize("name,commands", [
+    ("add_and_scores", ADD_AND_SCORES),
+    ("ranges", RANGES),
+    ("removals_and_pops", REMOVALS_AND_POPS),
+    ("random_and_scan", RANDOM_AND_SCAN),
+])
+def test_commands_answer_as_redis(engine, oracle, name, commands):
+    run_both(engine, oracle, commands, label=name)
+
+
+def test_resp3_replies_match(redis_server):
+    """Doubles, [member, score] pairs and null arrays as RESP3 writes them."""
+    ours = EmbeddedRedis(protocol=3)
+    theirs = redis.Redis(*redis_server, protocol=3)
+    for client in (ours, theirs):
+        client.response_callbacks.clear()
+    theirs.flushall()
+    commands = script("""
+    ZADD z 1 a 2 b 3 c 1.5 d -inf e
+    ZSCORE z d
+    ZSCORE z e
+    ZMSCORE z a x
+    ZINCRBY z 1 a
+    ZADD z INCR 1 a
+    ZRANGE z 0 -1
+    ZRANGE z 0 -1 WITHSCORES
+    ZRANGEBYSCORE z -inf inf WITHSCORES
+    ZREVRANGE z 0 1 WITHSCORES
+    ZPOPMIN z
+    ZPOPMIN z 1
+    ZPOPMAX z 0
+    ZPOPMIN nokey
+    ZPOPMIN nokey 2
+    ZMPOP 1 z MIN
+    ZMPOP 1 nokey MIN
+    BZPOPMIN z 0
+    BZMPOP 0 1 z MAX COUNT 5
+    ZADD r 1 a 2 b
+    ZRANDMEMBER r 5 WITHSCORES
+    ZRANDMEMBER nokey
+    ZRANDMEMBER nokey 1
+    ZSCAN r 0
+    ZRANK r b
+    ZRANK r x
+    """)
+    try:
+        for cmd in commands:
+            assert ours.execute_command(*cmd) == theirs.execute_command(*cmd), cmd
+    finally:
+        ours.close()
+        theirs.close()
+
+
+# -- a generated sequence ---------------------------------------------------------------
+
+def random_command(rng: random.Random) -> tuple:
+    """One sorted-set command with arguments drawn to hit edges (infinities, exclusive
+    bounds, bad numbers, LIMIT, WITHSCORES, missing and wrong-type keys)."""
+    key = rng.choice(["z1", "z1", "z2", "z3", "str"])
+    lex_key = "lex"
+    score, member = rng.choice(SCORES), rng.choice(MEMBERS)
+    low, high = rng.choice(BOUNDS), rng.choice(BOUNDS)
+    lmin, lmax = rng.choice(LEX), rng.choice(LEX)
+    options = []
+    if rng.random() < 0.3:
+        options += ["LIMIT", rng.randint(-1, 3), rng.randint(-1, 4)]
+    roll = rng.randrange(26)
+    if roll == 0:
+        flags = rng.sample(["NX", "XX", "GT", "LT", "CH", "INCR"], rng.randint(0, 2))
+        pairs = [x for _ in range(rng.randint(1, 3)) for x in (rng.choice(SCORES), rng.choice(MEMBERS))]
+        return ("ZADD", key, *flags, *pairs)
+    if roll == 1:
+        return ("ZADD", lex_key, "0", rng.choice(MEMBERS) + rng.choice(["", "x", "yy"]))
+    if roll == 2:
+        return ("ZINCRBY", key, score, member)
+    if roll == 3:
+        return ("ZREM", key, *rng.sample(MEMBERS, rng.randint(1, 3)))
+    if roll == 4:
+        return ("ZSCORE", key, member)
+    if roll == 5:
+        return ("ZMSCORE", key, *rng.sample(MEMBERS, 3))
+    if roll == 6:
+        return ("ZCARD", rng.choice([key, lex_key]))
+    if roll == 7:
+        return ("ZCOUNT", key, low, high)
+    if roll == 8:
+        return ("ZLEXCOUNT", lex_key, lmin, lmax)
+    if roll == 9:
+        start, stop = rng.randint(-5, 5), rng.randint(-5, 5)
+        extra = rng.sample(["REV", "WITHSCORES"], rng.randint(0, 2))
+        return ("ZRANGE", key, start, stop, *extra)
+    if roll == 10:
+        extra = rng.sample(["REV", "WITHSCORES"], rng.randint(0, 2))
+        if "REV" in extra:
+            low, high = high, low
+        return ("ZRANGE", key, low, high, "BYSCORE", *extra, *options)
+    if roll == 11:
+        extra = ["REV"] if rng.random() < 0.5 else []
+        if extra:
+            lmin, lmax = lmax, lmin
+        return ("ZRANGE", lex_key, lmin, lmax, "BYLEX", *extra, *options)
+    if roll == 12:
+        name = rng.choice(["ZRANGEBYSCORE", "ZREVRANGEBYSCORE"])
+        extra = ["WITHSCORES"] if rng.random() < 0.5 else []
+        return (name, key, low, high, *extra, *options)
+    if roll == 13:
+        name = rng.choice(["ZRANGEBYLEX", "ZREVRANGEBYLEX"])
+        return (name, lex_key, lmin, lmax, *options)
+    if roll == 14:
+        extra = ["WITHSCORES"] if rng.random() < 0.5 else []
+        return ("ZREVRANGE", key, rng.randint(-4, 4), rng.randint(-4, 4), *extra)
+    if roll == 15:
+        kind = rng.choice([[rng.randint(-3, 3), rng.randint(-3, 3)], [low, high, "BYSCORE"],
+                           [lmin, lmax, "BYLEX"]])
+        return ("ZRANGESTORE", rng.choice(["dst", "z3"]), rng.choice([key, lex_key]), *kind)
+    if roll == 16:
+        return (rng.choice(["ZRANK", "ZREVRANK"]), key, member)
+    if roll == 17:
+        name = rng.choice(["ZPOPMIN", "ZPOPMAX"])
+        return (name, key, *([rng.randint(-1, 3)] if rng.random() < 0.6 else []))
+    if roll == 18:
+        count = ["COUNT", rng.randint(0, 3)] if rng.random() < 0.5 else []
+        return ("ZMPOP", 2, key, rng.choice(["z1", "z2", lex_key]), rng.choice(["MIN", "MAX"]), *count)
+    if roll == 19:
+        return (rng.choice(["BZPOPMIN", "BZPOPMAX"]), key, rng.choice(["z1", "z2"]), "0.01")
+    if roll == 20:
+        return ("ZREMRANGEBYSCORE", key, low, high)
+    if roll == 21:
+        return ("ZREMRANGEBYRANK", key, rng.randint(-4, 4), rng.randint(-4, 4))
+    if roll == 22:
+        return ("ZREMRANGEBYLEX", lex_key, lmin, lmax)
+    if roll == 23:
+        return ("ZRANDMEMBER", key, rng.choice([0, 20]), *(["WITHSCORES"] if rng.random() < 0.5 else []))
+    if roll == 24:
+        return ("ZSCAN", rng.choice([key, lex_key]), 0, *(["MATCH", "*" + member + "*"] if rng.random() < 0.5 else []))
+    return rng.choice([("SET", "str", "v"), ("DEL", key), ("TYPE", key), ("EXISTS", "dst")])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_sequences_answer_as_redis(engine, oracle, seed):
+    rng = random.Random(seed)
+    run_both(engine, oracle, [random_command(rng) for _ in range(600)], label=f"zset seed {seed}")
+
+
+# -- newer than 7.0: ZRANK WITHSCORE ----------------------------------------------------
+
+def test_rank_with_score():
+    engine = Engine()
+    engine.execute("ZADD", "z", "1.5", "a", "2", "b")
+    assert engine.execute("ZRANK", "z", "b", "WITHSCORE") == [1, b"2"]
+    assert engine.execute("ZREVRANK", "z", "b", "withscore") == [0, b"2"]
+    assert engine.execute("ZRANK", "z", "a", "WITHSCORE") == [0, b"1.5"]
+    assert engine.execute("ZRANK", "z", "nope", "WITHSCORE") is None
+    assert engine.execute("ZRANK", "nokey", "a", "WITHSCORE") is None
+    with pytest.raises(ResponseError, match="^ERR syntax error$"):
+        engine.execute("ZRANK", "z", "a", "WITHSCORES")
+    with pytest.raises(ResponseError, match="wrong number of arguments for 'zrevrank'"):
+        engine.execute("ZREVRANK", "z", "a", "WITHSCORE", "x")
+    client = EmbeddedRedis(protocol=3)
+    client.zadd("z", {"a": 1.5})
+    client.response_callbacks.clear()
+    assert client.execute_command("ZRANK", "z", "a", "WITHSCORE") == [0, 1.5]
+    assert client.execute_command("ZRANK", "z", "x", "WITHSCORE") is None
+
+
+# -- randomness and scanning --------------------------------------------------------------
+
+def test_random_members_follow_the_count_rules():
+    engine = Engine()
+    members = {f"m{i}".encode(): float(i) for i in range(50)}
+    engine.execute("ZADD", "z", *[x for m, s in members.items() for x in (s, m)])
+    one = engine.execute("ZRANDMEMBER", "z")
+    assert one in members
+    distinct = engine.execute("ZRANDMEMBER", "z", 20)
+    assert len(distinct) == len(set(distinct)) == 20 and set(distinct) <= set(members)
+    repeated = engine.execute("ZRANDMEMBER", "z", -200)
+    assert len(repeated) == 200 and set(repeated) <= set(members)
+    assert len(set(repeated)) > 1
+    with_scores = engine.execute("ZRANDMEMBER", "z", -30, "WITHSCORES")
+    for member, score in zip(with_scores[::2], with_scores[1::2]):
+        assert float(score) == members[member]
+    assert engine.execute("ZRANDMEMBER", "z", 1000) == sorted(members, key=members.get, reverse=True)
+
+
+def test_scan_of_a_large_set_visits_every_member_that_stays():
+    """A skiplist-sized set is scanned in steps; members present for the whole scan are
+    returned (at least once) though others come and go in between."""
+    engine = Engine()
+    stay = {f"stay{i}".encode() for i in range(400)}
+    engine.execute("ZADD", "z", *[x for i, m in enumerate(sorted(stay)) for x in (i, m)])
+    assert engine.databases[0].data[b"z"].encoding() == b"skiplist"
+    seen, cursor, calls, churn = [], b"0", 0, 0
+    while True:
+        cursor, flat = engine.execute("ZSCAN", "z", cursor, "COUNT", 25)
+        seen += flat[::2]
+        calls += 1
+        engine.execute("ZADD", "z", churn, f"churn{churn}")
+        if churn > 2:
+            engine.execute("ZREM", "z", f"churn{churn - 2}")
+        churn += 1
+        if cursor == b"0":
+            break
+        assert calls < 100
+    assert stay <= set(seen) and calls > 5
+    cursor, flat = engine.execute("ZSCAN", "z", 0, "MATCH", "stay1?", "COUNT", 10000)
+    assert cursor == b"0" and sorted(flat[::2]) == sorted(m for m in stay if len(m) == 6 and m.startswith(b"stay1"))
+
+
+# -- encodings, effects -------------------------------------------------------------------
+
+def test_encoding_follows_redis_thresholds(engine, oracle):
+    """listpack up to 128 members of at most 64 bytes, then skiplist for good; a
+    listpack keeps no -0 score, a skiplist does (as Redis stores them)."""
+    commands = script("""
+    ZADD small 1 a
+    ZADD long 1 """ + "a" * 65 + """
+    """ + "\n".join(f"ZADD big {i} m{i}" for i in range(129)) + """
+    ZREMRANGEBYRANK big 0 120
+    ZADD big -0 zero
+    ZSCORE big zero
+    ZADD small -0 zero
+    ZSCORE small zero
+    ZADD small 0 zero2 -0 zero3
+    ZRANGE small 0 -1 WITHSCORES
+    TYPE big
+    """)
+    run_both(engine, oracle, commands)
+    data = engine.databases[0].data
+    assert [data[k].encoding() for k in (b"small", b"long", b"big")] == \
+        [b"listpack", b"skiplist", b"skiplist"]
+    assert [oracle.execute("OBJECT", "ENCODING", k) for k in ("small", "long", "big")] == \
+        [b"listpack", b"skiplist", b"skiplist"]
+
+
+def test_effects_replay_into_the_same_sets():
+    rng = random.Random(7)
+    engine = Engine()
+    log = []
+    engine.add_effect_listener(lambda db, effects: log.extend(effects))
+    for _ in range(2000):
+        try:
+            engine.execute(*random_command(rng))
+        except ResponseError:
+            pass
+    fresh = Engine()
+    for argv in log:
+        fresh.execute(*argv)
+    for key in ("z1", "z2", "z3", "lex", "dst"):
+        assert fresh.execute("ZRANGE", key, 0, -1, "WITHSCORES") == \
+            engine.execute("ZRANGE", key, 0, -1, "WITHSCORES")
+        assert fresh.execute("TYPE", key) == engine.execute("TYPE", key)
+    assert {argv[0] for argv in log} <= {b"ZADD", b"ZREM", b"ZPOPMIN", b"ZPOPMAX", b"DEL",
+                                         b"ZREMRANGEBYSCORE", b"ZREMRANGEBYRANK",
+                                         b"ZREMRANGEBYLEX", b"SET"}
+
+
+def test_value_record_round_trip():
+    value = SortedSetValue.from_pairs([(1.5, b"a"), (float("-inf"), b"b"), (1e300, b"c")])
+    again = SortedSetValue.from_record(value.to_record())
+    assert list(again) == list(value) and again.encoding() == b"listpack"
+    for bad in ([], [b"a"], [b"a", "1"], [b"a", float("nan")], [b"a", 1.0, b"a", 2.0], ["a", 1.0]):
+        with pytest.raises(ValueError):
+            SortedSetValue.from_record(bad)
+    commands = list(SortedSetValue.from_pairs((float(i), b"m%d" % i) for i in range(130))
+                    .rewrite_commands(b"k"))
+    assert [len(c) for c in commands] == [2 + 128, 2 + 128, 2 + 4]
+    assert commands[0][2:4] == [b"0.0", b"m0"]
