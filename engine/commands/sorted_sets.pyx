@@ -324,7 +324,8 @@ cdef object add_members(CommandContext ctx, list argv, Py_ssize_t at, bint nx, b
     if zset is None:
         if xx:
             return None if incr else 0
-        zset = SortedSetValue()
+        # (7.0 picks the encoding by the first member's length alone)
+        zset = SortedSetValue(0, len(<bytes>argv[at + 1]))
         ctx.db.store(key, zset)
     for j in range(pairs):
         member = argv[at + 2 * j + 1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Iterable, Iterator, Optional
+from typing import Iterator, Optional
 
 from sortedcontainers import SortedList
 
@@ -36,10 +36,13 @@ class SortedSetValue:
     TYPE_NAME = b"zset"
     __slots__ = ("scores", "order", "big", "_member_bytes")
 
-    def __init__(self) -> None:
+    def __init__(self, size_hint: int = 0, longest_hint: int = 0) -> None:
+        """An empty set; like Redis's zsetTypeCreate, one created for more than the
+        listpack limits (elements about to come, their longest member) starts as a
+        skiplist."""
         self.scores: dict[bytes, float] = {}
         self.order = SortedList()
-        self.big = False
+        self.big = size_hint > LISTPACK_MAX_ENTRIES or longest_hint > LISTPACK_MAX_VALUE
         self._member_bytes = 0
 
     # -- changes ---------------------------------------------------------------------
@@ -194,7 +197,7 @@ class SortedSetValue:
     def from_record(cls, items: list) -> "SortedSetValue":
         if len(items) % 2 or not items:
             raise ValueError("a sorted-set record holds member, score pairs")
-        value = cls()
+        value = cls(len(items) // 2, max(len(m) if type(m) is bytes else 0 for m in items[::2]))
         for i in range(0, len(items), 2):
             member, score = items[i], items[i + 1]
             if type(member) is not bytes or type(score) is not float or math.isnan(score):
@@ -205,8 +208,8 @@ class SortedSetValue:
         return value
 
     @classmethod
-    def from_pairs(cls, pairs: Iterable[tuple[float, bytes]]) -> "SortedSetValue":
-        value = cls()
+    def from_pairs(cls, pairs: list[tuple[float, bytes]]) -> "SortedSetValue":
+        value = cls(len(pairs))
         for score, member in pairs:
             value.add(member, score)
         return value

@@ -550,6 +550,10 @@ def test_encoding_follows_redis_thresholds(engine, oracle):
     ZADD small 0 zero2 -0 zero3
     ZRANGE small 0 -1 WITHSCORES
     TYPE big
+    ZADD created -0 zero """ + " ".join(f"{i} n{i}" for i in range(129)) + """
+    ZSCORE created zero
+    ZADD created2 -0 zero """ + " ".join(f"{i} n{i}" for i in range(127)) + """
+    ZSCORE created2 zero
     """)
     run_both(engine, oracle, commands)
     data = engine.databases[0].data
@@ -588,7 +592,7 @@ def test_value_record_round_trip():
     for bad in ([], [b"a"], [b"a", "1"], [b"a", float("nan")], [b"a", 1.0, b"a", 2.0], ["a", 1.0]):
         with pytest.raises(ValueError):
             SortedSetValue.from_record(bad)
-    commands = list(SortedSetValue.from_pairs((float(i), b"m%d" % i) for i in range(130))
+    commands = list(SortedSetValue.from_pairs([(float(i), b"m%d" % i) for i in range(130)])
                     .rewrite_commands(b"k"))
     assert [len(c) for c in commands] == [2 + 128, 2 + 128, 2 + 4]
     assert commands[0][2:4] == [b"0.0", b"m0"]
