@@ -13,6 +13,7 @@ import redis
 from engine import Engine
 from engine.api.client import EmbeddedRedis
 from servers import SluiceServer
+from test_differential import script
 
 SETTLE_S = 0.3      # long enough for a command sent by another thread to be blocked
 
@@ -115,3 +116,66 @@ def test_a_script_never_blocks(command):
     assert client.execute_command("EVAL", body, 0) is None
     client.execute_command("ZADD", "k", 5, "m")
     assert client.execute_command("EVAL", body, 0)[0] == b"k"
+
+
+# -- keyspace events ---------------------------------------------------------------------
+
+EVENT_COMMANDS = script("""
+ZADD z 1 a 2 b 3 c
+ZADD z 1 a
+ZADD z XX 5 nope
+ZINCRBY z 1 a
+ZADD z INCR 1 b
+ZREM z nope
+ZREM z a
+ZREMRANGEBYSCORE z 100 200
+ZREMRANGEBYSCORE z 0 2.5
+ZADD z 1 a 2 b 3 c 4 d
+ZREMRANGEBYRANK z 0 0
+ZREMRANGEBYLEX z [z +
+ZPOPMIN z
+ZPOPMAX z 5
+ZPOPMIN z
+ZADD z 1 a 2 b
+ZRANGESTORE dst z 0 0
+ZRANGESTORE dst z 5 6
+ZRANGESTORE dst z 5 6
+ZMPOP 1 z MAX COUNT 1
+BZPOPMIN z 1
+BZMPOP 1 1 z MIN
+ZADD l 0 a 0 b
+ZREMRANGEBYLEX l - +
+""")
+
+
+def events(address: tuple, commands: list) -> list:
+    """The keyevent notifications (event, key) the commands fire, in order."""
+    client = raw(redis.Redis(*address, protocol=2))
+    client.flushall()
+    client.config_set("notify-keyspace-events", "KEA")
+    listener = client.pubsub()
+    listener.psubscribe("__keyevent@0__:*")
+    listener.get_message(timeout=1)
+    for cmd in commands:
+        client.execute_command(*cmd)
+    client.execute_command("SET", "end", "x")
+    seen = []
+    while True:
+        message = listener.get_message(timeout=2)
+        assert message is not None, seen
+        if message["type"] != "pmessage":
+            continue
+        seen.append((message["channel"].split(b":", 1)[1], message["data"]))
+        if message["data"] == b"end":
+            break
+    listener.close()
+    client.config_set("notify-keyspace-events", "")
+    client.close()
+    return seen
+
+
+def test_keyspace_events_as_redis(redis_server):
+    with SluiceServer() as srv:
+        ours = events(("127.0.0.1", srv.port), EVENT_COMMANDS)
+    assert ours == events(redis_server, EVENT_COMMANDS)
+    assert (b"zincr", b"z") in ours and (b"zrangestore", b"dst") in ours
