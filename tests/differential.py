@@ -76,7 +76,8 @@ HISTORY_SHOWN = 20
 #   [ZRANK]        https://redis.io/docs/latest/commands/zrank/  (history 7.2.0: "Added the
 #                  optional WITHSCORE argument"; src/commands/zrank.json arity -3)
 #   [BZPOPMIN]     src/commands/bzpopmin.json, bzpopmax.json in redis/redis: flags WRITE, FAST,
-#                  BLOCKING (7.0's COMMAND INFO adds noscript); in a script they do not block
+#                  BLOCKING (7.0's COMMAND INFO adds noscript); in a script they do not block.
+#                  Only COMMAND INFO shows flags, and no run compares it: no entry below.
 #   [doubles]      Redis 7.2 replies doubles in their shortest round-trip form (fpconv_dtoa,
 #                  https://github.com/redis/redis/pull/10587); 7.0 writes %.17g.  Sluice keeps
 #                  7.0's %.17g (the codec's addReplyDouble) - not a difference in the runs.
@@ -368,15 +369,6 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         treatment="exclude: engine-only tests (tests/commands/test_sorted_sets.py)",
         source="[ZRANK]",
         uses_feature=_uses_rank_withscore,
-    ),
-    DeliberateDifference(
-        name="BZPOPMIN/BZPOPMAX without the noscript flag",
-        redis_version="7.0.x newer json / 7.2",
-        redis_7_0="COMMAND INFO flags: write noscript blocking fast",
-        newest="flags: write blocking fast (a script may call them; they never block there)",
-        treatment="none needed: no reply of the runs shows flags; the table test compares "
-                  "arity and keys only",
-        source="[BZPOPMIN]",
     ),
 )
 

@@ -1,7 +1,7 @@
 """Sorted-set commands: ZADD, ZINCRBY, ZREM, the score/rank/count queries, the ZRANGE
 family (ranks, scores, lex; REV, LIMIT, WITHSCORES, ZRANGESTORE), the pops (ZPOPMIN,
-ZPOPMAX, ZMPOP and their blocking forms), the ZREMRANGEBY* trims, ZRANDMEMBER and
-ZSCAN. The value is engine/core/sorted_set.py's SortedSetValue.
+ZPOPMAX, ZMPOP and their blocking forms), the ZREMRANGEBY* trims, ZRANDMEMBER,
+ZSCAN, ZUNIONSTORE and ZINTERSTORE. The value is engine/core/sorted_set.py's SortedSetValue.
 
 Scores are replied as Redis 7.0's addReplyDouble writes them: a RESP2 bulk string of
 `%.17g` (`inf`/`-inf`), a RESP3 double (a Python float, which the codec writes).
@@ -10,7 +10,7 @@ Effects are deterministic: ZADD/ZINCRBY log `ZADD key score member ...` with the
 resulting scores of the members that changed; ZREM the members removed; the
 ZREMRANGEBY* trims and the pops replay as given (the same state gives the same
 result; a served blocking pop is logged as ZPOPMIN/ZPOPMAX key n, or ZMPOP);
-ZRANGESTORE as DEL plus the ZADDs of the stored set.
+ZRANGESTORE, ZUNIONSTORE and ZINTERSTORE as DEL plus the ZADDs of the stored set.
 """
 from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
 from libc.stdlib cimport strtod
@@ -29,7 +29,8 @@ from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
                                       parse_cursor, parse_timeout, is_option)
 from engine.commands.table import command
 from engine.commands.reads import BlockRequest
-from engine.core.errors import ResponseError, SYNTAX
+from engine.core.errors import ResponseError, SYNTAX, WRONGTYPE
+from engine.core.set_value import SetValue
 from engine.core.sorted_set import SortedSetValue, format_score
 
 NAN_SCORE = "ERR resulting score is not a number (NaN)"
@@ -740,3 +741,117 @@ def zscan(CommandContext ctx, list argv):
         out.append(member)
         out.append(buf[:n])
     return [str(next_cursor).encode(), out]
+
+
+# -- unions and intersections ------------------------------------------------------------
+
+cdef inline double weighted(double score, double weight):
+    """A source's score times its weight; inf * 0 counts as 0, as in Redis."""
+    cdef double value = score * weight
+    return 0.0 if isnan(value) else value
+
+
+cdef inline double aggregate(double total, double value, int how):
+    """Redis's zunionInterAggregate: SUM (inf + -inf counts as 0), MIN or MAX."""
+    if how == 0:
+        total += value
+        return 0.0 if isnan(total) else total
+    if how == 1:
+        return value if value < total else total
+    return value if value > total else total
+
+
+cdef list source_scores(CommandContext ctx, bytes key):
+    """A ZUNIONSTORE/ZINTERSTORE source as {member: score}: a sorted set, a set (each
+    member scores 1), or nothing; WRONGTYPE for any other type."""
+    value = ctx.db.lookup(key, ctx.now)
+    if value is None:
+        return [{}]
+    if type(value) is SortedSetValue:
+        return [(<object>value).scores]
+    if type(value) is SetValue:
+        return [dict.fromkeys(value, 1.0)]
+    raise ResponseError(WRONGTYPE)
+
+
+cdef object combine_store(CommandContext ctx, list argv, bint union):
+    cdef bytes dst = argv[1]
+    cdef int64_t setnum = parse_int(argv[2], NULL)
+    cdef Py_ssize_t j, i, argc = len(argv), remaining
+    cdef int how = 0
+    cdef str name = "zunionstore" if union else "zinterstore"
+    if setnum < 1:
+        raise ResponseError(f"ERR at least 1 input key is needed for '{name}' command")
+    if setnum > argc - 3:
+        raise ResponseError(SYNTAX)
+    cdef list sources = []
+    for j in range(3, 3 + setnum):
+        sources += source_scores(ctx, argv[j])
+    cdef list weights = [1.0] * setnum
+    j = 3 + setnum
+    while j < argc:
+        remaining = argc - j
+        if remaining >= setnum + 1 and is_option(argv[j], b"weights"):
+            for i in range(setnum):
+                weights[i] = parse_double(argv[j + 1 + i], b"ERR weight value is not a float")
+            j += setnum + 1
+        elif remaining >= 2 and is_option(argv[j], b"aggregate"):
+            if is_option(argv[j + 1], b"sum"):
+                how = 0
+            elif is_option(argv[j + 1], b"min"):
+                how = 1
+            elif is_option(argv[j + 1], b"max"):
+                how = 2
+            else:
+                raise ResponseError(SYNTAX)
+            j += 2
+        else:
+            raise ResponseError(SYNTAX)
+    # smallest source first, as Redis orders them (the order of a float sum)
+    cdef list ranked = sorted(zip(sources, weights), key=lambda sw: len(sw[0]))
+    cdef dict result = {}
+    cdef double score
+    if union:
+        for scores, weight in ranked:
+            for member, value in scores.items():
+                score = weighted(value, weight)
+                if member in result:
+                    result[member] = aggregate(result[member], score, how)
+                else:
+                    result[member] = score
+    elif len(ranked[0][0]):
+        first, first_weight = ranked[0]
+        for member, value in first.items():
+            score = weighted(value, first_weight)
+            for scores, weight in ranked[1:]:
+                other = scores.get(member)
+                if other is None:
+                    break
+                score = aggregate(score, <double>other * <double>weight, how)
+            else:
+                result[member] = score
+    cdef Database db = ctx.db
+    if not result:
+        if db.lookup(dst, ctx.now) is not None:
+            db.remove(dst)
+            ctx.touch(dst, "g", b"del")
+            ctx.propagate([b"DEL", dst])
+        return 0
+    stored = SortedSetValue.from_pairs([(s, m) for m, s in result.items()])
+    db.persist(dst)
+    db.store(dst, stored)
+    ctx.touch(dst, "z", name.encode())
+    if ctx.logs():
+        ctx.effects.append([b"DEL", dst])
+        ctx.effects.extend(stored.rewrite_commands(dst))
+    return len(stored)
+
+
+@command("zunionstore")
+def zunionstore(CommandContext ctx, list argv):
+    return combine_store(ctx, argv, True)
+
+
+@command("zinterstore")
+def zinterstore(CommandContext ctx, list argv):
+    return combine_store(ctx, argv, False)

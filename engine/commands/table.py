@@ -102,7 +102,11 @@ class Command:
             except (IndexError, ValueError):
                 return []
             start = self.numkeys + 1
-            return argv[start:start + count] if 0 <= count <= len(argv) - start else []
+            if not 0 <= count <= len(argv) - start:
+                return []
+            # a destination before the count (ZUNIONSTORE's) is a key too
+            dest = [argv[self.first_key]] if self.first_key else []
+            return dest + argv[start:start + count]
         if not self.first_key or len(argv) <= self.first_key:
             return []
         last = self.last_key if self.last_key >= 0 else len(argv) + self.last_key
@@ -272,6 +276,8 @@ COMMANDS: dict[bytes, Command] = _index(
             docs=("2.0.0", "Returns the count of members in a sorted set that have scores within a range.")),
         cmd("zincrby", 4, "write denyoom fast", keys=(1, 1, 1),
             docs=("1.2.0", "Increments the score of a member in a sorted set.")),
+        cmd("zinterstore", -4, "write denyoom", keys=(1, 1, 1), numkeys=2,
+            docs=("2.0.0", "Stores the intersect of multiple sorted sets in a key.")),
         cmd("zlexcount", 4, "readonly fast", keys=(1, 1, 1),
             docs=("2.8.9", "Returns the number of members in a sorted set within a lexicographical range.")),
         cmd("zmpop", -4, "write", numkeys=1,
@@ -313,7 +319,9 @@ COMMANDS: dict[bytes, Command] = _index(
         cmd("zscan", -3, "readonly", keys=(1, 1, 1),
             docs=("2.8.0", "Iterates over members and scores of a sorted set.")),
         cmd("zscore", 3, "readonly fast", keys=(1, 1, 1),
-            docs=("1.2.0", "Returns the score of a member in a sorted set."))),
+            docs=("1.2.0", "Returns the score of a member in a sorted set.")),
+        cmd("zunionstore", -4, "write denyoom", keys=(1, 1, 1), numkeys=2,
+            docs=("2.0.0", "Stores the union of multiple sorted sets in a key."))),
     family("generic",
         cmd("del", -2, "write", keys=(1, -1, 1),
             docs=("1.0.0", "Deletes one or more keys.")),

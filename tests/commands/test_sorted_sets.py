@@ -14,6 +14,7 @@ from differential import run_both
 from engine import Engine
 from engine.api.client import EmbeddedRedis
 from engine.core.errors import ResponseError
+from engine.core.set_value import SetValue
 from engine.core.sorted_set import SortedSetValue
 from test_differential import script
 
@@ -325,7 +326,61 @@ ZSCAN s 0
 """)
 
 
+UNION_AND_INTERSECTION = script("""
+ZADD a 1 x 2 y 3 z inf w
+ZADD b 10 y 20 z -inf w 4 v
+SET str v
+ZUNIONSTORE u 2 a b
+ZRANGE u 0 -1 WITHSCORES
+ZINTERSTORE i 2 a b
+ZRANGE i 0 -1 WITHSCORES
+ZUNIONSTORE u 2 a b WEIGHTS 2 0.5
+ZRANGE u 0 -1 WITHSCORES
+ZINTERSTORE i 2 a b AGGREGATE MAX
+ZRANGE i 0 -1 WITHSCORES
+ZUNIONSTORE u 2 a b AGGREGATE min WEIGHTS 0 1
+ZRANGE u 0 -1 WITHSCORES
+ZUNIONSTORE u 2 a b WEIGHTS 1 2 AGGREGATE max
+ZRANGE u 0 -1 WITHSCORES
+ZINTERSTORE i 2 a nokey
+EXISTS i
+ZUNIONSTORE u 1 nokey
+EXISTS u
+ZUNIONSTORE a 2 a a
+ZRANGE a 0 -1 WITHSCORES
+ZINTERSTORE i 2 a str
+ZUNIONSTORE u 0 a
+ZUNIONSTORE u -1 a
+ZUNIONSTORE u x a
+ZUNIONSTORE u 3 a b
+ZUNIONSTORE u 2 a b WEIGHTS 1
+ZUNIONSTORE u 2 a b WEIGHTS 1 x
+ZUNIONSTORE u 2 a b WEIGHTS 1 nan
+ZUNIONSTORE u 2 a b AGGREGATE avg
+ZUNIONSTORE u 2 a b AGGREGATE
+ZUNIONSTORE u 2 a b WITHSCORES
+ZUNIONSTORE str 1 b
+TYPE str
+""")
+
+
+def test_sets_are_sources_of_unions_and_intersections(engine, oracle):
+    """A set counts as a sorted set whose members all score 1."""
+    engine.databases[0].data[b"s"] = SetValue([b"y", b"q"])
+    oracle.execute("SADD", "s", "y", "q")
+    run_both(engine, oracle, script("""
+    ZADD a 1 x 2 y 3 z inf w
+    ZUNIONSTORE u 2 a s WEIGHTS 2 -1
+    ZRANGE u 0 -1 WITHSCORES
+    ZINTERSTORE i 2 a s AGGREGATE MAX
+    ZRANGE i 0 -1 WITHSCORES
+    ZINTERSTORE i 1 s
+    ZRANGE i 0 -1 WITHSCORES
+    """))
+
+
 @pytest.mark.parametrize("name,commands", [
+    ("union_and_intersection", UNION_AND_INTERSECTION),
     ("add_and_scores", ADD_AND_SCORES),
     ("ranges", RANGES),
     ("removals_and_pops", REMOVALS_AND_POPS),
@@ -460,6 +515,11 @@ def random_command(rng: random.Random) -> tuple:
         return ("ZRANDMEMBER", key, rng.choice([0, 20]), *(["WITHSCORES"] if rng.random() < 0.5 else []))
     if roll == 24:
         return ("ZSCAN", rng.choice([key, lex_key]), 0, *(["MATCH", "*" + member + "*"] if rng.random() < 0.5 else []))
+    if roll == 25 and rng.random() < 0.5:
+        extra = rng.choice([[], ["WEIGHTS", rng.choice(SCORES[:7]), rng.choice(SCORES)],
+                            ["AGGREGATE", rng.choice(["SUM", "MIN", "MAX"])]])
+        return (rng.choice(["ZUNIONSTORE", "ZINTERSTORE"]), rng.choice(["dst", "z3"]), 2, key,
+                rng.choice(["z1", "z2", "lex"]), *extra)
     return rng.choice([("SET", "str", "v"), ("DEL", key), ("TYPE", key), ("EXISTS", "dst")])
 
 
