@@ -156,6 +156,15 @@ cdef class RangeSpec:
     cdef LexBound lex_min, lex_max
     cdef int64_t offset, limit        # limit -1: all
 
+    cdef tuple bounds(self, object zset):
+        """The ranks [first, stop) of a score or lex range, before LIMIT."""
+        if self.by == BY_SCORE:
+            return zset.score_bounds(self.low, self.low_ex, self.high, self.high_ex)
+        cdef int order = self.lex_min.compare(self.lex_max)
+        if order > 0 or (order == 0 and (self.lex_min.exclusive or self.lex_max.exclusive)):
+            return 0, 0
+        return zset.lex_bounds(self.lex_min.above_min, self.lex_max.below_max, self.reverse)
+
     cdef object select(self, object zset):
         """The (score, member) pairs of the range, in reply order."""
         cdef int64_t n = len(zset), start, end, first, stop
@@ -174,15 +183,7 @@ cdef class RangeSpec:
             if self.reverse:
                 return zset.pairs(n - 1 - end, n - start, True)
             return zset.pairs(start, end + 1)
-        if self.by == BY_SCORE:
-            first, stop = zset.score_bounds(self.low, self.low_ex, self.high, self.high_ex)
-        else:
-            if (self.lex_min.compare(self.lex_max) > 0
-                    or (self.lex_min.compare(self.lex_max) == 0
-                        and (self.lex_min.exclusive or self.lex_max.exclusive))):
-                return ()
-            first, stop = zset.lex_bounds(self.lex_min.above_min, self.lex_max.below_max,
-                                          self.reverse)
+        first, stop = self.bounds(zset)
         if self.offset < 0:
             return ()
         count = stop - first - self.offset
@@ -483,10 +484,8 @@ cdef object count_range(CommandContext ctx, list argv, int by):
     zset = zset_at(ctx, argv[1])
     if zset is None:
         return 0
-    if by == BY_SCORE:
-        first, stop = zset.score_bounds(spec.low, spec.low_ex, spec.high, spec.high_ex)
-        return stop - first
-    return sum(1 for _ in spec.select(zset))
+    first, stop = spec.bounds(zset)
+    return stop - first
 
 
 @command("zcount")

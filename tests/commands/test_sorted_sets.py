@@ -16,6 +16,7 @@ from engine.api.client import EmbeddedRedis
 from engine.core.errors import ResponseError
 from engine.core.set_value import SetValue
 from engine.core.sorted_set import SortedSetValue
+from servers import SluiceServer
 from test_differential import script
 
 SCORES = ["0", "1", "-1", "2.5", "1e3", "-0", "0.1", "inf", "-inf", "+inf", "3", "7"]
@@ -656,3 +657,37 @@ def test_value_record_round_trip():
                     .rewrite_commands(b"k"))
     assert [len(c) for c in commands] == [2 + 128, 2 + 128, 2 + 4]
     assert commands[0][2:4] == [b"0.0", b"m0"]
+
+
+# -- over the wire and from scripts ----------------------------------------------------------
+
+SCRIPT_CALLS = [
+    ("ZADD", "z", "1.5", "a", "inf", "b"),
+    ("ZSCORE", "z", "a"),
+    ("ZRANGE", "z", 0, -1, "WITHSCORES"),
+    ("ZPOPMIN", "z", 1),
+    ("EVAL", "return redis.call('ZSCORE', KEYS[1], 'b')", 1, "z"),
+    ("EVAL", "return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')", 1, "z"),
+    ("EVAL", "redis.setresp(3); return redis.call('ZSCORE', KEYS[1], 'b')", 1, "z"),
+    ("EVAL", "redis.setresp(3); return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')", 1, "z"),
+    ("EVAL", "redis.setresp(3); return tostring(redis.call('ZSCORE', KEYS[1], 'b')['double'])",
+     1, "z"),
+]
+
+
+def test_server_and_scripts_reply_as_redis(redis_server):
+    """sluice-server's replies in RESP2 and RESP3, and what scripts see of scores
+    (bulk strings, or RESP3 doubles after redis.setresp(3))."""
+    def run(host: str, port: int) -> list:
+        out = []
+        for protocol in (2, 3):
+            client = redis.Redis(host, port, protocol=protocol)
+            client.response_callbacks.clear()
+            client.flushall()
+            out += [client.execute_command(*cmd) for cmd in SCRIPT_CALLS]
+            client.close()
+        return out
+    with SluiceServer() as srv:
+        ours = run("127.0.0.1", srv.port)
+    assert ours == run(*redis_server)
+    assert ours[len(SCRIPT_CALLS) + 1] == 1.5            # a RESP3 double
