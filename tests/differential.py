@@ -370,6 +370,39 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         source="[ZRANK]",
         uses_feature=_uses_rank_withscore,
     ),
+    DeliberateDifference(
+        name="HSCAN ... NOVALUES",
+        redis_version="7.4",
+        redis_7_0="'ERR syntax error'",
+        newest="HSCAN returns the fields only",
+        treatment="exclude: covered by engine-only tests (tests/commands/test_hashes.py)",
+        source="https://redis.io/docs/latest/commands/hscan/ (history: 7.4.0 added NOVALUES)",
+        uses_feature=lambda cmd: command_name(cmd) == "HSCAN"
+        and any(_upper(arg) == "NOVALUES" for arg in cmd[3:]),
+    ),
+    DeliberateDifference(
+        name="LPOS RANK -9223372036854775808",
+        redis_version="7.2",
+        redis_7_0="accepted; negating it overflows (observed: behaves as RANK -1)",
+        newest="'ERR value is out of range, value must between -9223372036854775807 and "
+               "9223372036854775807' (RANK parsed within -LONG_MAX..LONG_MAX)",
+        treatment="exclude: covered by engine-only tests (tests/commands/test_lists.py)",
+        source="src/t_list.c lposCommand in redis/redis (getRangeLongFromObjectOrReply with "
+               "-LONG_MAX)",
+        uses_feature=lambda cmd: command_name(cmd) == "LPOS" and any(
+            _upper(cmd[i]) == "RANK" and _text(cmd[i + 1]) == "-9223372036854775808"
+            for i in range(3, len(cmd) - 1)),
+    ),
+    DeliberateDifference(
+        name="HSCAN/SSCAN cursor on large (hashtable) collections",
+        redis_version="all",
+        redis_7_0="a hashtable-encoded hash/set is scanned in COUNT-sized steps (cursor != 0)",
+        newest="same as 7.0",
+        treatment="Sluice returns every matching item with cursor 0 at once (allowed: COUNT is a "
+                  "hint, as Redis does for small encodings); compared only on small collections",
+        source="https://redis.io/docs/latest/commands/scan/ (COUNT is a hint; small encodings "
+               "return everything)",
+    ),
 )
 
 
@@ -702,6 +735,31 @@ def _normalize_xinfo_stream(reply: Any, ctx: NormalizeContext) -> Any:
                                 b"groups": _each(lambda group: _apply_rules(group, group_rules))})
 
 
+def _sorted(reply: Any, ctx: NormalizeContext) -> Any:
+    """Members of a set (SMEMBERS, SINTER...): their order is the encoding's."""
+    return sorted(reply)
+
+
+def _sorted_pairs(reply: Any, ctx: NormalizeContext) -> Any:
+    """A hash's field-value pairs: hashtable order differs; small hashes keep insertion order."""
+    return sorted(_pairs(reply))
+
+
+def _sorted_scan(reply: Any, ctx: NormalizeContext) -> Any:
+    """[cursor, items] of SSCAN/HSCAN, items (pairs for HSCAN) in a canonical order."""
+    items = reply[1]
+    if command_name(ctx.cmd) == "HSCAN":
+        return [reply[0], sorted(_pairs(items))]
+    return [reply[0], sorted(items)]
+
+
+def _random_pick(reply: Any, ctx: NormalizeContext) -> Any:
+    """SRANDMEMBER/HRANDFIELD/SPOP with a count: which members is random, how many is not."""
+    if isinstance(reply, list):
+        return ["picked", len(reply)]
+    return "picked"
+
+
 Normalizer = Callable[[Any, NormalizeContext], Any]
 
 NORMALIZERS: dict[tuple[str, str | None], Normalizer] = {
@@ -709,6 +767,12 @@ NORMALIZERS: dict[tuple[str, str | None], Normalizer] = {
     ("XINFO", "CONSUMERS"): _normalize_xinfo_consumers,
     ("XINFO", "GROUPS"): _normalize_xinfo_groups,
     ("XINFO", "STREAM"): _normalize_xinfo_stream,
+    **{(name, None): _sorted for name in ("SMEMBERS", "SINTER", "SUNION", "SDIFF", "HKEYS",
+                                          "HVALS")},
+    ("HGETALL", None): _sorted_pairs,
+    ("HSCAN", None): _sorted_scan,
+    ("SSCAN", None): _sorted_scan,
+    **{(name, None): _random_pick for name in ("SRANDMEMBER", "HRANDFIELD", "SPOP")},
 }
 
 

@@ -250,10 +250,22 @@ def observe(engine: Engine, *, consumer_times: bool = True, layout: bool = False
                                         stream_view(engine, key, consumer_times=consumer_times,
                                                     layout=layout),
                                         by_time)
-            else:
+            elif isinstance(value, bytes):
                 state[db.index, key] = ("string", expiry, value)
+            else:
+                state[db.index, key] = (value.TYPE_NAME, expiry, collection_view(value))
     engine.select(0)
     return state
+
+
+def collection_view(value) -> list:
+    """A list, hash or set as comparable data (hash and set order is not kept)."""
+    record = value.to_record()
+    if value.TYPE_NAME == b"list":
+        return record
+    if value.TYPE_NAME == b"hash":
+        return sorted(zip(record[::2], record[1::2]))
+    return sorted(record)
 
 
 def logged_state(engine: Engine, layout: bool = True) -> dict:

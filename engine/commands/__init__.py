@@ -4,4 +4,5 @@ Importing this package binds the engine's handlers to their records (see table.p
 SAVE & co. are bound by engine/api/persistence_commands.py."""
 from engine.commands import table  # noqa: F401  (the registry itself)
 from engine.commands import streams, groups, reads, xinfo, keys, strings, connection  # noqa: F401
+from engine.commands import lists, hashes, sets  # noqa: F401
 from engine.commands import sorted_sets  # noqa: F401

@@ -62,6 +62,27 @@ class ListValue:
         self.items = deque(items)
         self.nbytes = sum(len(item) for item in self.items)
 
+    def insert(self, index: int, element: bytes) -> None:
+        self.items.insert(index, element)
+        self.nbytes += len(element)
+
+    def remove(self, element: bytes, count: int) -> int:
+        """LREM: up to `count` occurrences from the head (from the tail when count is
+        negative, all when 0); how many went."""
+        limit = abs(count) or len(self.items)
+        kept, removed = [], 0
+        source = self.items if count >= 0 else reversed(self.items)
+        for item in source:
+            if removed < limit and item == element:
+                removed += 1
+            else:
+                kept.append(item)
+        if removed:
+            if count < 0:
+                kept.reverse()
+            self.replace(kept)
+        return removed
+
     def set(self, index: int, element: bytes) -> None:
         self.nbytes += len(element) - len(self.items[index])
         self.items[index] = element

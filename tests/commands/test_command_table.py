@@ -24,7 +24,7 @@ from raw_io import raw_socket, read_all
 from servers import free_port
 
 GROUPS = {"stream", "string", "generic", "connection", "transactions", "pubsub", "server",
-          "scripting", "sorted-set"}
+          "scripting", "list", "hash", "set", "sorted-set"}
 # Records whose arity follows a Redis newer than the 7.0 oracle: name -> 7.0's arity.
 NEWER_ARITY = {"zrank": 3, "zrevrank": 3}     # WITHSCORE, Redis 7.2
 # Flags of ours that Redis 7 no longer prints but our COMMAND INFO always has (LASTSAVE).

@@ -1,0 +1,265 @@
+"""Set commands: SADD, SREM, SMEMBERS, SISMEMBER, SMISMEMBER, SCARD, SPOP,
+SRANDMEMBER, SMOVE, SINTER, SUNION, SDIFF, SINTERSTORE, SUNIONSTORE, SDIFFSTORE,
+SINTERCARD, SSCAN. A set is an engine/core/set_value.py SetValue; one emptied by a
+command is removed (`del` event).
+
+Effects: SPOP replays as SREM of the members it took (as Redis propagates it; DEL
+when it took them all), the rest as themselves.
+"""
+from libc.stdint cimport int64_t, INT64_MAX
+from random import choice, sample
+
+from engine.commands.context cimport CommandContext
+from engine.commands.collection cimport settle, scan_items, random_count
+from engine.commands.parsing cimport parse_int_range, parse_cursor, is_option
+from engine.commands.table import command
+from engine.core.errors import ResponseError, SYNTAX
+from engine.core.set_value import SetValue
+from engine.resp.reply import SetReply
+
+cdef enum:
+    SREM_BATCH = 1024           # members per propagated SREM of a SPOP with a count
+
+
+cdef inline object set_at(CommandContext ctx, bytes key):
+    """The set at key, None if absent; WRONGTYPE for any other type."""
+    return ctx.db.lookup_typed(key, ctx.now, SetValue)
+
+
+cdef object members_reply(CommandContext ctx, list members):
+    return SetReply(members) if ctx.resp3 else members
+
+
+@command("sadd")
+def sadd(CommandContext ctx, list argv):
+    cdef bytes key = argv[1]
+    value = set_at(ctx, key)
+    if value is None:
+        value = SetValue()
+        added = value.add_all(argv[2:])
+        ctx.db.store(key, value)
+    else:
+        added = value.add_all(argv[2:])
+        ctx.db.resized(key)
+    if added:
+        ctx.touch(key, "s", b"sadd")
+        ctx.propagate([b"SADD"] + argv[1:])
+    return added
+
+
+@command("srem")
+def srem(CommandContext ctx, list argv):
+    cdef bytes key = argv[1]
+    value = set_at(ctx, key)
+    if value is None:
+        return 0
+    cdef list gone = [m for m in dict.fromkeys(argv[2:]) if value.remove(m)]
+    if gone:
+        ctx.touch(key, "s", b"srem")
+        settle(ctx, key, value)
+        ctx.propagate([b"SREM", key] + gone)
+    return len(gone)
+
+
+@command("smembers")
+def smembers(CommandContext ctx, list argv):
+    value = set_at(ctx, argv[1])
+    return members_reply(ctx, [] if value is None else list(value.members))
+
+
+@command("sismember")
+def sismember(CommandContext ctx, list argv):
+    value = set_at(ctx, argv[1])
+    return int(value is not None and argv[2] in value.members)
+
+
+@command("smismember")
+def smismember(CommandContext ctx, list argv):
+    value = set_at(ctx, argv[1])
+    members = set() if value is None else value.members
+    return [int(m in members) for m in argv[2:]]
+
+
+@command("scard")
+def scard(CommandContext ctx, list argv):
+    value = set_at(ctx, argv[1])
+    return 0 if value is None else len(value)
+
+
+@command("spop")
+def spop(CommandContext ctx, list argv):
+    cdef Py_ssize_t argc = len(argv)
+    if argc > 3:
+        raise ResponseError(SYNTAX)
+    cdef bytes key = argv[1]
+    cdef int64_t count = 1
+    if argc == 3:
+        count = parse_int_range(argv[2], 0, INT64_MAX,
+                                b"ERR value is out of range, must be positive")
+    value = set_at(ctx, key)
+    if value is None:
+        return members_reply(ctx, []) if argc == 3 else None
+    if argc == 3 and count == 0:
+        return members_reply(ctx, [])
+    cdef list taken
+    if count >= len(value):
+        taken = list(value.members)
+    else:
+        taken = sample(list(value.members), count) if count > 1 else [choice(list(value.members))]
+    for member in taken:
+        value.remove(member)
+    ctx.touch(key, "s", b"spop")
+    settle(ctx, key, value)
+    if key not in ctx.db.data and argc == 3:
+        ctx.propagate([b"DEL", key])
+    else:
+        for i in range(0, len(taken), SREM_BATCH):
+            ctx.propagate([b"SREM", key] + taken[i:i + SREM_BATCH])
+    if argc == 2:
+        return taken[0]
+    return members_reply(ctx, taken)
+
+
+@command("srandmember")
+def srandmember(CommandContext ctx, list argv):
+    cdef Py_ssize_t argc = len(argv)
+    if argc > 3:
+        raise ResponseError(SYNTAX)
+    if argc == 2:
+        value = set_at(ctx, argv[1])
+        return None if value is None else choice(list(value.members))
+    cdef int64_t count = random_count(argv[2])
+    value = set_at(ctx, argv[1])
+    if value is None or count == 0:
+        return []
+    members = list(value.members)
+    if count > 0:
+        return members if count >= len(members) else sample(members, count)
+    return [choice(members) for _ in range(-count)]
+
+
+@command("smove")
+def smove(CommandContext ctx, list argv):
+    cdef bytes src = argv[1], dst = argv[2], member = argv[3]
+    source = set_at(ctx, src)
+    target = set_at(ctx, dst) if source is not None else None
+    if source is None:
+        return 0
+    if src == dst:
+        return int(member in source.members)
+    if not source.remove(member):
+        return 0
+    ctx.touch(src, "s", b"srem")
+    settle(ctx, src, source)
+    if target is None:
+        target = SetValue([member])
+        ctx.db.store(dst, target)
+        ctx.touch(dst, "s", b"sadd")
+    elif target.add(member):
+        ctx.db.resized(dst)
+        ctx.touch(dst, "s", b"sadd")
+    ctx.propagate([b"SMOVE", src, dst, member])
+    return 1
+
+
+# -- algebra ---------------------------------------------------------------------------
+
+cdef list operands(CommandContext ctx, list keys):
+    """The member sets of keys, in order (empty for a missing key); WRONGTYPE first."""
+    cdef list out = []
+    for key in keys:
+        value = set_at(ctx, key)
+        out.append(set() if value is None else value.members)
+    return out
+
+
+cdef set intersection(list sets):
+    if not sets or any(not s for s in sets):
+        return set()
+    ordered = sorted(sets, key=len)
+    return set(ordered[0]).intersection(*ordered[1:])
+
+
+cdef set combine(list sets, str op):
+    if op == "inter":
+        return intersection(sets)
+    if op == "union":
+        return set().union(*sets)
+    return set(sets[0]).difference(*sets[1:])
+
+
+cdef list algebra(CommandContext ctx, list keys, str op):
+    return list(combine(operands(ctx, keys), op))
+
+
+@command("sinter")
+def sinter(CommandContext ctx, list argv):
+    return members_reply(ctx, algebra(ctx, argv[1:], "inter"))
+
+
+@command("sunion")
+def sunion(CommandContext ctx, list argv):
+    return members_reply(ctx, algebra(ctx, argv[1:], "union"))
+
+
+@command("sdiff")
+def sdiff(CommandContext ctx, list argv):
+    return members_reply(ctx, algebra(ctx, argv[1:], "diff"))
+
+
+cdef int64_t store(CommandContext ctx, list argv, str op, bytes event):
+    cdef bytes dst = argv[1]
+    cdef set result = combine(operands(ctx, argv[2:]), op)
+    cdef bint existed = ctx.db.lookup(dst, ctx.now) is not None
+    if result:
+        if existed:
+            ctx.db.remove(dst)
+        ctx.db.store(dst, SetValue(result))
+        ctx.touch(dst, "s", event)
+        ctx.propagate(list(argv))
+    elif existed:
+        ctx.db.remove(dst)
+        ctx.touch(dst, "g", b"del")
+        ctx.propagate([b"DEL", dst])
+    return len(result)
+
+
+@command("sinterstore")
+def sinterstore(CommandContext ctx, list argv):
+    return store(ctx, argv, "inter", b"sinterstore")
+
+
+@command("sunionstore")
+def sunionstore(CommandContext ctx, list argv):
+    return store(ctx, argv, "union", b"sunionstore")
+
+
+@command("sdiffstore")
+def sdiffstore(CommandContext ctx, list argv):
+    return store(ctx, argv, "diff", b"sdiffstore")
+
+
+@command("sintercard")
+def sintercard(CommandContext ctx, list argv):
+    cdef int64_t numkeys = parse_int_range(argv[1], 1, INT64_MAX,
+                                           b"ERR numkeys should be greater than 0")
+    cdef Py_ssize_t argc = len(argv), j
+    if numkeys > argc - 2:
+        raise ResponseError("ERR Number of keys can't be greater than number of args")
+    cdef int64_t limit = 0
+    j = 2 + numkeys
+    while j < argc:
+        if is_option(argv[j], b"limit") and j + 1 < argc:
+            limit = parse_int_range(argv[j + 1], 0, INT64_MAX, b"ERR LIMIT can't be negative")
+            j += 2
+        else:
+            raise ResponseError(SYNTAX)
+    cdef int64_t n = len(intersection(operands(ctx, argv[2:2 + numkeys])))
+    return n if not limit or n < limit else limit
+
+
+@command("sscan")
+def sscan(CommandContext ctx, list argv):
+    parse_cursor(argv[2])
+    value = set_at(ctx, argv[1])
+    return scan_items(argv, None if value is None else list(value.members), False, False)

@@ -1,0 +1,156 @@
+"""Lists, hashes and sets survive what streams survive: AOF replay (increments and a
+RESP base after BGREWRITEAOF), snapshots, restarts; an appendonlydir Sluice writes
+with them loads into redis-server 7.0 with the same data (redis-check-aof passes);
+a pop that served a blocked client reaches the log as the non-blocking pop."""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from collection_generator import generate
+from engine import Engine, ResponseError
+from engine_states import observe
+from servers import RedisServer, SluiceServer
+
+needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None
+                                 and os.environ.get("CI") != "true",
+                                 reason="redis-server is not installed (`make oracle`)")
+
+
+def workload(call, seed: int, steps: int) -> None:
+    """Collection commands (tests/collection_generator.py) plus TTLs on some keys and
+    another database; errors are part of it (both sides see them)."""
+    rng = random.Random(seed)
+    for cmd in generate(seed, steps):
+        try:
+            call(*cmd)
+            if rng.random() < 0.03:
+                call("PEXPIRE", cmd[1], rng.choice((3_600_000, 7_200_000)))
+            if rng.random() < 0.01:
+                call("SELECT", 1)
+                call("RPUSH", "other-db", "x")
+                call("SELECT", 0)
+        except (ResponseError, redis.ResponseError):
+            pass
+
+
+def view(call) -> dict:
+    """Every key of databases 0 and 1 with its type, content and whether it has a TTL."""
+    out = {}
+    for db in (0, 1):
+        call("SELECT", db)
+        for key in sorted(call("KEYS", "*")):
+            kind = call("TYPE", key)
+            kind = kind.decode() if isinstance(kind, bytes) else kind
+            if kind == "list":
+                content = call("LRANGE", key, 0, -1)
+            elif kind == "hash":
+                flat = call("HGETALL", key)          # redis-py makes it a dict
+                content = sorted(flat.items() if isinstance(flat, dict)
+                                 else zip(flat[::2], flat[1::2]))
+            elif kind == "set":
+                content = sorted(call("SMEMBERS", key))
+            else:
+                content = call("GET", key)
+            out[db, key] = (kind, content, call("PTTL", key) > 0)
+    call("SELECT", 0)
+    return out
+
+
+def engine_call(engine: Engine):
+    def call(*args):
+        if args[0] == "SELECT":
+            engine.select(int(args[1]))
+            return None
+        return engine.execute(*args)
+    return call
+
+
+def test_aof_replay_and_rewrite_restore_collections(tmp_path):
+    engine = Engine(dir=str(tmp_path), appendonly=True, appendfsync="no")
+    workload(engine_call(engine), 1, 600)
+    engine.execute("BGREWRITEAOF")
+    workload(engine_call(engine), 2, 400)
+    expected = observe(engine)
+    assert any(kind == b"list" for kind, _, _ in expected.values())
+    engine.close(save=False)
+    again = Engine(dir=str(tmp_path), appendonly=True)
+    try:
+        assert observe(again) == expected
+    finally:
+        again.close(save=False)
+
+
+def test_snapshot_restores_collections(tmp_path):
+    engine = Engine(dir=str(tmp_path))
+    workload(engine_call(engine), 3, 800)
+    engine.execute("SAVE")
+    expected = observe(engine)
+    engine.close(save=False)
+    again = Engine(dir=str(tmp_path))
+    try:
+        assert observe(again) == expected
+    finally:
+        again.close(save=False)
+
+
+@needs_redis
+def test_redis_loads_an_aof_with_collections_written_by_sluice(tmp_path):
+    engine = Engine(dir=str(tmp_path), appendonly=True, aof_use_rdb_preamble=False,
+                    appendfsync="no")
+    workload(engine_call(engine), 4, 600)
+    engine.execute("BGREWRITEAOF")                             # a RESP base ...
+    engine.execute("RPUSH", "big", *[f"e{i}" for i in range(200)])
+    engine.execute("HSET", "bighash", *[f"f{i}" if j == 0 else "v" for i in range(150)
+                                        for j in (0, 1)])
+    engine.execute("BGREWRITEAOF")                             # ... batched commands
+    workload(engine_call(engine), 5, 400)                      # ... and increments
+    expected = view(engine_call(engine))
+    assert {kind for kind, _, _ in expected.values()} >= {"list", "hash", "set"}
+    engine.close(save=False)
+    aof = tmp_path / "appendonlydir"
+    for name in os.listdir(aof):
+        check = subprocess.run(["redis-check-aof", str(aof / name)], capture_output=True,
+                               text=True)
+        assert check.returncode == 0 and "is valid" in check.stdout, check.stdout
+    with RedisServer(["--save", "", "--appendonly", "yes"], workdir=tmp_path) as srv:
+        client = redis.Redis(port=srv.port)
+        try:
+            assert view(client.execute_command) == expected
+        finally:
+            client.close()
+
+
+def test_served_blocked_pop_is_logged_as_a_pop(tmp_path):
+    with SluiceServer(["--appendonly", "yes", "--appendfsync", "always"],
+                      workdir=tmp_path) as srv:
+        blocked, other = redis.Redis(port=srv.port), redis.Redis(port=srv.port)
+        replies = []
+        waiter = threading.Thread(target=lambda: replies.append(
+            blocked.blmove("src", "dst", 5, "LEFT", "RIGHT")))
+        waiter.start()
+        deadline = time.monotonic() + 5
+        while other.info("clients")["blocked_clients"] != 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        other.rpush("src", "a", "b")
+        waiter.join(5)
+        assert replies == [b"a"]
+        assert other.blpop(["src"], 1) == (b"src", b"b")
+        blocked.close()
+        other.close()
+    log = b"".join(p.read_bytes() for p in (Path(tmp_path) / "appendonlydir").iterdir()
+                   if p.name.endswith(".aof"))
+    assert b"LMOVE" in log and b"LPOP" in log and b"BLMOVE" not in log and b"BLPOP" not in log
+    with SluiceServer(["--appendonly", "yes"], workdir=tmp_path) as srv:
+        client = redis.Redis(port=srv.port)
+        assert client.exists("src") == 0 and client.lrange("dst", 0, -1) == [b"a"]
+        client.close()
