@@ -394,12 +394,15 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
             for i in range(3, len(cmd) - 1)),
     ),
     DeliberateDifference(
-        name="HSCAN/SSCAN cursor on large (hashtable) collections",
+        name="HSCAN/SSCAN/ZSCAN cursor on large (hashtable, skiplist) collections",
         redis_version="all",
-        redis_7_0="a hashtable-encoded hash/set is scanned in COUNT-sized steps (cursor != 0)",
+        redis_7_0="a hashtable-encoded hash/set or skiplist-encoded sorted set is scanned in "
+                  "COUNT-sized steps (cursor != 0); 7.0 writes a skiplist's scores with "
+                  "ld2string (Sluice: %.17g, as for a listpack)",
         newest="same as 7.0",
-        treatment="Sluice returns every matching item with cursor 0 at once (allowed: COUNT is a "
-                  "hint, as Redis does for small encodings); compared only on small collections",
+        treatment="exclude: compared only on small collections; Sluice returns every matching "
+                  "item with cursor 0 at once (allowed: COUNT is a hint, as Redis does for small "
+                  "encodings)",
         source="https://redis.io/docs/latest/commands/scan/ (COUNT is a hint; small encodings "
                "return everything)",
     ),

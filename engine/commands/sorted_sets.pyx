@@ -12,19 +12,17 @@ ZREMRANGEBY* trims and the pops replay as given (the same state gives the same
 result; a served blocking pop is logged as ZPOPMIN/ZPOPMAX key n, or ZMPOP);
 ZRANGESTORE, ZUNIONSTORE and ZINTERSTORE as DEL plus the ZADDs of the stored set.
 """
-from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
+from libc.stdint cimport int64_t, INT64_MAX
 from libc.stdlib cimport strtod
 from libc.math cimport isnan
 from libc.stdio cimport snprintf
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
-import heapq
 import random
-from zlib import crc32
 
 from engine.core.keyspace cimport Database
-from engine.core.glob cimport match as glob_match
 from engine.commands.context cimport CommandContext
+from engine.commands.collection cimport settle, random_count, scan_items
 from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
                                       parse_cursor, parse_timeout, is_option)
 from engine.commands.table import command
@@ -52,14 +50,16 @@ cdef inline object zset_at(CommandContext ctx, bytes key):
     return ctx.db.lookup_typed(key, ctx.now, SortedSetValue)
 
 
+cdef bytes score_text(double score):
+    """A score as text: %.17g, as Redis 7.0's addReplyDouble (RESP2) and ZSCAN."""
+    cdef char buf[64]
+    cdef int n = snprintf(buf, sizeof(buf), "%.17g", score)
+    return buf[:n]
+
+
 cdef object score_reply(CommandContext ctx, double score):
     """A score as Redis's addReplyDouble sends it (see the module docstring)."""
-    cdef char buf[64]
-    cdef int n
-    if ctx.resp3:
-        return score
-    n = snprintf(buf, sizeof(buf), "%.17g", score)
-    return buf[:n]
+    return score if ctx.resp3 else score_text(score)
 
 
 cdef list pairs_reply(CommandContext ctx, object pairs, bint withscores, bint nested):
@@ -77,16 +77,6 @@ cdef list pairs_reply(CommandContext ctx, object pairs, bint withscores, bint ne
             out.append(member)
             out.append(score_reply(ctx, score))
     return out
-
-
-cdef void changed_in_place(CommandContext ctx, bytes key, object zset):
-    """After members left or came: a set left empty is removed, with its `del` event;
-    otherwise its footprint is counted again."""
-    if len(zset) == 0:
-        ctx.db.remove(key)
-        ctx.touch(key, "g", b"del")
-    else:
-        ctx.db.resized(key)
 
 
 # -- ranges ------------------------------------------------------------------------------
@@ -414,7 +404,7 @@ def zrem(CommandContext ctx, list argv):
     cdef list removed = [m for m in argv[2:] if zset.discard(m)]
     if removed:
         ctx.touch(key, "z", b"zrem")
-        changed_in_place(ctx, key, zset)
+        settle(ctx, key, zset)
         if ctx.logs(len(removed)):
             ctx.effects.append([b"ZREM", key, *removed])
     return len(removed)
@@ -432,7 +422,7 @@ cdef object remove_range(CommandContext ctx, list argv, int by, bytes event):
         zset.discard(member)
     if members:
         ctx.touch(key, "z", event)
-        changed_in_place(ctx, key, zset)
+        settle(ctx, key, zset)
         if ctx.logs(len(members)):
             ctx.effects.append(list(argv))
     return len(members)
@@ -540,7 +530,7 @@ cdef list pop_pairs(CommandContext ctx, bytes key, object zset, bint from_max, i
         popped.append((score, member))
         count -= 1
     ctx.touch(key, "z", b"zpopmax" if from_max else b"zpopmin")
-    changed_in_place(ctx, key, zset)
+    settle(ctx, key, zset)
     if ctx.logs(len(popped)):
         ctx.effects.append([b"ZPOPMAX" if from_max else b"ZPOPMIN", key,
                             str(len(popped)).encode()])
@@ -667,10 +657,7 @@ def zrandmember(CommandContext ctx, list argv):
     if argc < 3:
         zset = zset_at(ctx, argv[1])
         return None if zset is None else zset.at(random.randrange(len(zset)))[1]
-    count = parse_int(argv[2], NULL)
-    if count == INT64_MIN:
-        raise ResponseError("ERR value is out of range, value must between "
-                            "-9223372036854775807 and 9223372036854775807")
+    count = random_count(argv[2])
     if argc > 4 or (argc == 4 and not is_option(argv[3], b"withscores")):
         raise ResponseError(SYNTAX)
     if argc == 4:
@@ -690,56 +677,18 @@ def zrandmember(CommandContext ctx, list argv):
     return pairs_reply(ctx, pairs, withscores, ctx.resp3)
 
 
-cdef int64_t scan_hash(bytes member):
-    """Where a member sits in ZSCAN's order over a large set (a stable hash: a cursor
-    stays meaningful while members come and go)."""
-    return crc32(member) + 1
-
-
 @command("zscan")
 def zscan(CommandContext ctx, list argv):
-    cdef uint64_t cursor = parse_cursor(argv[2])
-    cdef int64_t count = 10
-    cdef Py_ssize_t i = 3, argc = len(argv)
-    cdef bytes pattern = None
+    """Every matching member with its score, cursor 0 (see collection.pyx)."""
+    parse_cursor(argv[2])
     zset = zset_at(ctx, argv[1])
-    if zset is None:
-        return [b"0", []]
-    while i < argc:
-        if is_option(argv[i], b"count") and argc - i >= 2:
-            count = parse_int(argv[i + 1], NULL)
-            if count < 1:
-                raise ResponseError(SYNTAX)
-        elif is_option(argv[i], b"match") and argc - i >= 2:
-            pattern = argv[i + 1]
-            if pattern == b"*":
-                pattern = None
-        else:
-            raise ResponseError(SYNTAX)
-        i += 2
-    if zset.encoding() == b"listpack":
-        # a small set is returned whole, as Redis does for a listpack
-        pairs = list(zset)
-        next_cursor = 0
-    else:
-        # members by their hash from the cursor on; equal hashes stay together
-        candidates = [(scan_hash(m), s, m) for s, m in zset if scan_hash(m) >= cursor]
-        chosen = heapq.nsmallest(count + 1, candidates)
-        next_cursor = 0
-        if len(chosen) > count:
-            next_cursor = chosen[count][0]
-            chosen = [c for c in candidates if c[0] < next_cursor]
-        pairs = [(s, m) for _, s, m in chosen]
-    cdef list out = []
-    cdef char buf[64]
-    cdef int n
-    for score, member in pairs:
-        if pattern is not None and not glob_match(pattern, member):
-            continue
-        n = snprintf(buf, sizeof(buf), "%.17g", <double>score)
-        out.append(member)
-        out.append(buf[:n])
-    return [str(next_cursor).encode(), out]
+    cdef list items = None
+    if zset is not None:
+        items = []
+        for score, member in zset:
+            items.append(member)
+            items.append(score_text(score))
+    return scan_items(argv, items, True, False)
 
 
 # -- unions and intersections ------------------------------------------------------------
