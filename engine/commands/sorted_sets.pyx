@@ -8,8 +8,8 @@ Scores are replied as Redis 7.0's addReplyDouble writes them: a RESP2 bulk strin
 
 Effects are deterministic: ZADD/ZINCRBY log `ZADD key score member ...` with the
 resulting scores of the members that changed; ZREM the members removed; the
-ZREMRANGEBY* trims and the pops replay as given (the same state gives the same
-result; a served blocking pop is logged as ZPOPMIN/ZPOPMAX key n, or ZMPOP);
+ZREMRANGEBY* trims replay as given (the same state gives the same result); every
+pop (ZMPOP and a served blocking pop too) is logged as ZPOPMIN/ZPOPMAX key n;
 ZRANGESTORE, ZUNIONSTORE and ZINTERSTORE as DEL plus the ZADDs of the stored set.
 """
 from libc.stdint cimport int64_t, INT64_MAX

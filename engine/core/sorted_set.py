@@ -4,7 +4,7 @@ A dict gives a member's score in O(1); a SortedList of (score, member) pairs giv
 ranks and score/lex ranges in O(log n). Scores are never NaN (the command layer
 refuses them). `big` mirrors Redis's one-way conversion from listpack to skiplist
 (a set that once exceeded the listpack limits stays a skiplist), which OBJECT
-ENCODING reports and ZSCAN's reply shape follows.
+ENCODING reports and which decides whether a -0 score keeps its sign.
 """
 from __future__ import annotations
 
@@ -81,15 +81,6 @@ class SortedSetValue:
         del self.scores[member]
         self._member_bytes -= len(member)
         return member, score
-
-    def remove_slice(self, start: int, stop: int) -> list[tuple[float, bytes]]:
-        """Removes the pairs of ranks start..stop-1 and returns them."""
-        gone = list(self.order.islice(start, stop))
-        del self.order[start:stop]
-        for _, member in gone:
-            del self.scores[member]
-            self._member_bytes -= len(member)
-        return gone
 
     # -- queries ---------------------------------------------------------------------
 

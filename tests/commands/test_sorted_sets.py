@@ -672,3 +672,18 @@ def test_server_and_scripts_reply_as_redis(redis_server):
         ours = run("127.0.0.1", srv.port)
     assert ours == run(*redis_server)
     assert ours[len(SCRIPT_CALLS) + 1] == 1.5            # a RESP3 double
+
+
+def test_memory_follows_the_set():
+    """In-place changes recount the set's footprint; removing it gives the bytes back."""
+    engine = Engine()
+    empty = engine.used_memory()
+    engine.execute("ZADD", "z", 1, "a")
+    one = engine.used_memory()
+    engine.execute("ZADD", "z", *[x for i in range(500) for x in (i, b"member-%d" % i)])
+    grown = engine.used_memory()
+    assert empty < one < grown
+    engine.execute("ZREMRANGEBYRANK", "z", 0, 399)
+    assert one < engine.used_memory() < grown
+    engine.execute("ZPOPMIN", "z", 1000)
+    assert engine.execute("EXISTS", "z") == 0 and engine.used_memory() == empty
