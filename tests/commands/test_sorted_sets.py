@@ -14,7 +14,9 @@ from differential import run_both
 from engine import Engine
 from engine.api.client import EmbeddedRedis
 from engine.core.errors import ResponseError
+from engine.commands.table import COMMANDS
 from engine.core.sorted_set import SortedSetValue
+from engine.core.value_types import VALUE_TYPES
 from servers import SluiceServer
 from test_differential import script
 
@@ -687,3 +689,28 @@ def test_memory_follows_the_set():
     assert one < engine.used_memory() < grown
     engine.execute("ZPOPMIN", "z", 1000)
     assert engine.execute("EXISTS", "z") == 0 and engine.used_memory() == empty
+
+
+# -- the table records ----------------------------------------------------------------------
+
+RECORDS = [r for r in COMMANDS.values() if r.group == "sorted-set"]
+NEWER_FLAGS = {"bzpopmin": {"noscript"}, "bzpopmax": {"noscript"}}   # 7.0's, gone since
+
+
+def test_every_sorted_set_command_is_registered():
+    assert VALUE_TYPES[b"zset"] is SortedSetValue
+    assert len(RECORDS) == 30 and all(callable(r.handler) for r in RECORDS)
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.name)
+def test_record_matches_redis(record, oracle):
+    """Arity, flags, keys, since and group as 7.0 has them (newer where listed)."""
+    name, arity, flags, first, last, step = oracle.execute("COMMAND", "INFO", record.name)[0][:6]
+    assert name == record.name.encode()
+    assert arity == {"zrank": 3, "zrevrank": 3}.get(record.name, record.arity)
+    ours = set(record.flags) | ({"movablekeys"} if record.movable_keys else set())
+    assert ours | NEWER_FLAGS.get(record.name, set()) == {f.decode() for f in flags}
+    assert (first, last, step) == (record.first_key, record.last_key, record.step)
+    docs = oracle.execute("COMMAND", "DOCS", record.name)[1]
+    docs = dict(zip(docs[::2], docs[1::2]))
+    assert (docs[b"since"].decode(), docs[b"group"].decode()) == (record.since, record.group)
