@@ -523,6 +523,40 @@ def test_random_sequences_answer_as_redis(engine, oracle, seed):
     run_both(engine, oracle, [random_command(rng) for _ in range(600)], label=f"zset seed {seed}")
 
 
+def test_skiplist_sized_sets_answer_as_redis(engine, oracle):
+    """Ranks, score and lex ranges (LIMIT, REV), pops and stores on sets of 300."""
+    rng = random.Random(5)
+    scores = ["1", "2", "2.5", "-inf", "inf", "7"]
+    bounds = ["-inf", "1", "(1", "2", "(2.5", "inf", "(7"]
+    lex = ["-", "+", "[w0100", "(w0500", "[w0999", "(w0002"]
+    cmds = [("ZADD", "big", *[x for i in range(300) for x in (rng.choice(scores), f"m{i:03d}")]),
+            ("ZADD", "lex", *[x for i in range(300) for x in ("0", f"w{rng.randrange(1000):04d}")])]
+    for _ in range(400):
+        lo, hi = rng.choice(bounds), rng.choice(bounds)
+        a, b = rng.choice(lex), rng.choice(lex)
+        limit = ["LIMIT", rng.randint(-1, 50), rng.randint(-1, 50)] if rng.random() < 0.4 else []
+        member = f"m{rng.randrange(320):03d}"
+        cmds.append(rng.choice([
+            ("ZRANGE", "big", rng.randint(-320, 320), rng.randint(-320, 320), "WITHSCORES"),
+            ("ZRANGE", "big", rng.randint(-320, 320), rng.randint(-320, 320), "REV"),
+            ("ZRANGE", "big", lo, hi, "BYSCORE", *limit),
+            ("ZRANGE", "big", hi, lo, "BYSCORE", "REV", "WITHSCORES", *limit),
+            ("ZRANGE", "lex", a, b, "BYLEX", *limit),
+            ("ZRANGE", "lex", b, a, "BYLEX", "REV", *limit),
+            ("ZCOUNT", "big", lo, hi), ("ZLEXCOUNT", "lex", a, b),
+            ("ZRANK", "big", member), ("ZREVRANK", "lex", f"w{rng.randrange(1000):04d}"),
+            ("ZADD", "big", rng.choice(["1", "3", "-0"]), member),
+            ("ZREM", "lex", f"w{rng.randrange(1000):04d}"),
+            ("ZREMRANGEBYRANK", "big", rng.randint(-300, 300), rng.randint(-300, 300))
+            if rng.random() < 0.05 else ("ZCARD", "big"),
+            ("ZREMRANGEBYLEX", "lex", a, b) if rng.random() < 0.05 else ("ZCARD", "lex"),
+            ("ZPOPMIN", "big", rng.randint(0, 3)), ("ZSCORE", "big", member),
+            ("ZRANGESTORE", "dst", "big", lo, hi, "BYSCORE"),
+            ("ZUNIONSTORE", "u", 2, "big", "dst", "WEIGHTS", 2, 1),
+        ]))
+    run_both(engine, oracle, cmds, label="skiplist-sized")
+
+
 # -- newer than 7.0: ZRANK WITHSCORE ----------------------------------------------------
 
 def test_rank_with_score():
