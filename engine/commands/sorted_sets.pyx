@@ -606,10 +606,11 @@ cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t d
     cdef int64_t numkeys = parse_int_range(argv[numkeys_at], 1, INT64_MAX,
                                            b"ERR numkeys should be greater than 0")
     cdef int64_t count = -1
-    cdef Py_ssize_t where_at = numkeys_at + numkeys + 1, j, argc = len(argv)
+    cdef Py_ssize_t where_at, j, argc = len(argv)
     cdef bint from_max
-    if numkeys > argc or where_at >= argc:
+    if numkeys >= argc - numkeys_at - 1:       # no room for the keys and MIN|MAX
         raise ResponseError(SYNTAX)
+    where_at = numkeys_at + numkeys + 1
     if is_option(argv[where_at], b"min"):
         from_max = False
     elif is_option(argv[where_at], b"max"):
