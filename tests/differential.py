@@ -401,8 +401,8 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
                   "ld2string (Sluice: %.17g, as for a listpack)",
         newest="same as 7.0",
         treatment="exclude: compared only on small collections; Sluice returns every matching "
-                  "item with cursor 0 at once (allowed: COUNT is a hint, as Redis does for small "
-                  "encodings)",
+                  "item with cursor 0 at once (allowed: COUNT is a hint, and Redis does so for "
+                  "small encodings)",
         source="https://redis.io/docs/latest/commands/scan/ (COUNT is a hint; small encodings "
                "return everything)",
     ),

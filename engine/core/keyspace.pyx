@@ -145,7 +145,7 @@ cdef class Database:
         """The bytes counted for key's value `old`."""
         if type(old) is bytes or type(old) is Stream:
             return footprint(key, old)
-        return self.counted.pop(key)
+        return self.counted.pop(key, 0)    # 0: stored behind store()'s back
 
     cdef void store(self, bytes key, object value):
         cdef object old = self.data.get(key)

@@ -171,3 +171,31 @@ def test_timeouts_and_zero_forever(target):
     assert forever.is_alive()
     other.lpush("q", "late")
     assert finish(forever) == [[b"q", b"late"]]
+
+
+def test_async_client_waits_off_the_event_loop():
+    """AsyncEmbeddedRedis runs a blocking command in a thread: the loop keeps going and
+    a push from another coroutine serves it."""
+    import asyncio
+    from engine import AsyncEmbeddedRedis
+
+    async def scenario():
+        r = AsyncEmbeddedRedis()
+        waiting = asyncio.create_task(r.blpop(["q"], 5))
+        await asyncio.sleep(0.1)
+        assert not waiting.done()
+        await r.rpush("q", "v")
+        return await asyncio.wait_for(waiting, 5)
+
+    assert list(asyncio.run(scenario())) == [b"q", b"v"]
+
+
+def test_blmove_to_another_type_is_answered_wrongtype(target):
+    """Served when its source gets an element, BLMOVE finds its destination of another
+    type: WRONGTYPE, the element stays (7.0 and newest Redis alike)."""
+    other = target.client()
+    w = park(target, "BLMOVE", "src", "dst", "LEFT", "LEFT", 5)
+    other.set("dst", "x")
+    other.rpush("src", "v")
+    assert finish(w) == ["error: WRONGTYPE Operation against a key holding the wrong kind of value"]
+    assert other.lrange("src", 0, -1) == [b"v"]
