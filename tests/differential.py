@@ -108,6 +108,17 @@ HISTORY_SHOWN = 20
 #                  third-party RDB parsers found with the code search, not in a redis/redis
 #                  rdb.c we could read: Sluice reads neither them nor types 22-25.
 #                  https://github.com/redis/redis/blob/7.4.0/src/rdb.h
+#   [ZRANK]        https://redis.io/docs/latest/commands/zrank/  (history 7.2.0: "Added the
+#                  optional WITHSCORE argument"; src/commands/zrank.json arity -3)
+#   [BZPOPMIN]     src/commands/bzpopmin.json, bzpopmax.json in redis/redis: flags WRITE, FAST,
+#                  BLOCKING (7.0's COMMAND INFO adds noscript); in a script they do not block.
+#                  Only COMMAND INFO shows flags, and no run compares it: no entry below.
+#   [doubles]      Redis 7.2 replies doubles in their shortest round-trip form (fpconv_dtoa,
+#                  https://github.com/redis/redis/pull/10587); 7.0 writes %.17g.  Sluice keeps
+#                  7.0's %.17g (the codec's addReplyDouble) - not a difference in the runs.
+#   [ZSCAN]        7.0 formats the scores of a skiplist-encoded set with ld2string (%.17Lf,
+#                  trailing zeros cut); Sluice sends %.17g for every encoding (small sets, the
+#                  listpack case the runs compare, are identical).
 # --------------------------------------------------------------------------------------------
 
 
@@ -229,6 +240,10 @@ def _uses_idmp(cmd: Command) -> bool:
 
 def _is_command(*names: str) -> Callable[[Command], bool]:
     return lambda cmd: command_name(cmd) in names
+
+
+def _uses_rank_withscore(cmd: Command) -> bool:
+    return command_name(cmd) in ("ZRANK", "ZREVRANK") and len(cmd) > 3
 
 
 DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
@@ -492,8 +507,20 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         redis_7_0="COMMAND INFO publish: pubsub loading stale fast",
         newest="pubsub loading stale fast may_replicate",
         treatment="mask: in COMMAND INFO comparisons with 7.0, test_command_table.py's "
-                  "NEWER_FLAGS leaves the flag out",
-        source="https://github.com/redis/redis/blob/unstable/src/commands/publish.json",
+                  "NEWER_FLAGS leaves the flag out (so for BZPOPMIN/BZPOPMAX's noscript, "
+                  "which the newest json dropped: in a script they return nil at once)",
+        source="https://github.com/redis/redis/blob/unstable/src/commands/publish.json, "
+               "src/commands/bzpopmin.json",
+    ),
+    DeliberateDifference(
+        name="ZRANK/ZREVRANK WITHSCORE",
+        redis_version="7.2",
+        redis_7_0="'ERR wrong number of arguments for 'zrank' command' (arity 3)",
+        newest="[rank, score] (a null array for a missing member); a 4th argument other than "
+               "WITHSCORE is 'ERR syntax error'",
+        treatment="exclude: engine-only tests (tests/commands/test_sorted_sets.py)",
+        source="[ZRANK]",
+        uses_feature=_uses_rank_withscore,
     ),
     DeliberateDifference(
         name="HSCAN ... NOVALUES",
@@ -519,9 +546,11 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
             for i in range(3, len(cmd) - 1)),
     ),
     DeliberateDifference(
-        name="HSCAN/SSCAN cursor on large (hashtable) collections",
+        name="HSCAN/SSCAN/ZSCAN cursor on large (hashtable, skiplist) collections",
         redis_version="all",
-        redis_7_0="a hashtable-encoded hash/set is scanned in COUNT-sized steps (cursor != 0)",
+        redis_7_0="a hashtable-encoded hash/set or skiplist-encoded sorted set is scanned in "
+                  "COUNT-sized steps (cursor != 0); 7.0 writes a skiplist's scores with "
+                  "ld2string (Sluice: %.17g, as for a listpack)",
         newest="same as 7.0",
         treatment="exclude: compared only on small collections; Sluice returns every matching "
                   "item with cursor 0 at once (allowed: COUNT is a hint, and Redis does so for "

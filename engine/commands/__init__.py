@@ -6,3 +6,4 @@ from engine.commands import table  # noqa: F401  (the registry itself)
 from engine.commands import streams, groups, reads, xinfo, keys, key_copy, strings, string_edits, connection, idmp, dump  # noqa: F401
 from engine.commands import references  # noqa: F401
 from engine.commands import lists, hashes, sets  # noqa: F401
+from engine.commands import sorted_sets  # noqa: F401

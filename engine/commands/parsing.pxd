@@ -12,6 +12,10 @@ cdef int64_t parse_int_range(object arg, int64_t lo, int64_t hi,
 # Redis's string2ld (strtold on the whole argument; no leading space, no NaN,
 # no overflow), or ResponseError(message) (NULL: "ERR value is not a valid float").
 cdef long double parse_long_double(object arg, const char* message) except? -1
+# Redis's string2d (strtod on the whole argument; not empty, no leading space, no
+# NaN, no overflow): a double such as a sorted-set score, or ResponseError(message)
+# (NULL: "ERR value is not a valid float").
+cdef double parse_double(object arg, const char* message) except? -1
 # Blocking timeouts (getTimeoutFromObjectOrReply): `seconds` = a float number of
 # seconds (BLPOP style), else integer milliseconds (XREAD BLOCK). Returns the
 # absolute deadline in ms (now + timeout), 0 for "forever"; errors "ERR timeout is

@@ -1,7 +1,7 @@
 """Argument parsing shared by the command families (see parsing.pxd)."""
 from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT64_MIN
 from libc.string cimport strlen
-from libc.stdlib cimport strtold, strtoull
+from libc.stdlib cimport strtod, strtold, strtoull
 from libc.math cimport HUGE_VAL, isnan
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
@@ -62,6 +62,21 @@ cdef long double parse_long_double(object arg, const char* message) except? -1:
             or (erange() and (value == HUGE_VAL or value == -HUGE_VAL
                                      or value == 0))
             or isnan(<double>value)):
+        raise _error(message, "ERR value is not a valid float")
+    return value
+
+
+cdef double parse_double(object arg, const char* message) except? -1:
+    cdef bytes b = <bytes>arg
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(b)
+    cdef const char* s = PyBytes_AS_STRING(b)
+    cdef char* end
+    cdef double value
+    clear_errno()
+    value = strtod(s, &end)
+    if (n == 0 or isspace(<unsigned char>s[0]) or end - s != n
+            or (erange() and (value == HUGE_VAL or value == -HUGE_VAL or value == 0))
+            or isnan(value)):
         raise _error(message, "ERR value is not a valid float")
     return value
 

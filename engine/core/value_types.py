@@ -18,11 +18,13 @@ from __future__ import annotations
 from engine.core.hash_value import HashValue
 from engine.core.list_value import ListValue
 from engine.core.set_value import SetValue
+from engine.core.sorted_set import SortedSetValue
 
 VALUE_TYPES: dict[bytes, type] = {cls.TYPE_NAME: cls for cls in (
     ListValue,
     HashValue,
     SetValue,
+    SortedSetValue,
 )}
 """TYPE_NAME -> class, for every collection value type."""
 

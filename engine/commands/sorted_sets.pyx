@@ -1,0 +1,806 @@
+"""Sorted-set commands: ZADD, ZINCRBY, ZREM, the score/rank/count queries, the ZRANGE
+family (ranks, scores, lex; REV, LIMIT, WITHSCORES, ZRANGESTORE), the pops (ZPOPMIN,
+ZPOPMAX, ZMPOP and their blocking forms), the ZREMRANGEBY* trims, ZRANDMEMBER,
+ZSCAN, ZUNIONSTORE and ZINTERSTORE. The value is engine/core/sorted_set.py's SortedSetValue.
+
+Scores are replied as Redis 7.0's addReplyDouble writes them: a RESP2 bulk string of
+`%.17g` (`inf`/`-inf`), a RESP3 double (a Python float, which the codec writes).
+
+Effects are deterministic: ZADD/ZINCRBY log `ZADD key score member ...` with the
+resulting scores of the members that changed; ZREM the members removed; the
+ZREMRANGEBY* trims replay as given (the same state gives the same result); every
+pop (ZMPOP and a served blocking pop too) is logged as ZPOPMIN/ZPOPMAX key n;
+ZRANGESTORE, ZUNIONSTORE and ZINTERSTORE as DEL plus the ZADDs of the stored set.
+"""
+from libc.stdint cimport int64_t, INT64_MAX
+from libc.stdlib cimport strtod
+from libc.math cimport isnan
+from libc.stdio cimport snprintf
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+
+import random
+
+from engine.core.keyspace cimport Database
+from engine.commands.context cimport CommandContext
+from engine.commands.collection cimport settle, random_count, scan_items
+from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
+                                      parse_cursor, parse_timeout, is_option)
+from engine.commands.table import command
+from engine.commands.reads import BlockRequest
+from engine.core.errors import ResponseError, SYNTAX, WRONGTYPE
+from engine.core.set_value import SetValue
+from engine.core.sorted_set import SortedSetValue, format_score
+
+NAN_SCORE = "ERR resulting score is not a number (NaN)"
+RANGE_NOT_FLOAT = "ERR min or max is not a float"
+LEX_NOT_VALID = "ERR min or max not valid string range item"
+
+# How a ZRANGE-family command reads its range.
+cdef enum:
+    BY_AUTO = 0
+    BY_RANK = 1
+    BY_SCORE = 2
+    BY_LEX = 3
+
+
+# -- values and replies ----------------------------------------------------------------
+
+cdef inline object zset_at(CommandContext ctx, bytes key):
+    """The sorted set at key, None if absent; WRONGTYPE for any other type."""
+    return ctx.db.lookup_typed(key, ctx.now, SortedSetValue)
+
+
+cdef bytes score_text(double score):
+    """A score as text: %.17g, as Redis 7.0's addReplyDouble (RESP2) and ZSCAN."""
+    cdef char buf[64]
+    cdef int n = snprintf(buf, sizeof(buf), "%.17g", score)
+    return buf[:n]
+
+
+cdef object score_reply(CommandContext ctx, double score):
+    """A score as Redis's addReplyDouble sends it (see the module docstring)."""
+    return score if ctx.resp3 else score_text(score)
+
+
+cdef list pairs_reply(CommandContext ctx, object pairs, bint withscores, bint nested):
+    """(score, member) pairs as members, or with scores: flat in RESP2, [member,
+    score] pairs when `nested` (RESP3, ZMPOP)."""
+    cdef list out = []
+    if not withscores:
+        for _, member in pairs:
+            out.append(member)
+    elif nested:
+        for score, member in pairs:
+            out.append([member, score_reply(ctx, score)])
+    else:
+        for score, member in pairs:
+            out.append(member)
+            out.append(score_reply(ctx, score))
+    return out
+
+
+# -- ranges ------------------------------------------------------------------------------
+
+cdef bint parse_score_bound(bytes arg, double* value, bint* exclusive):
+    """zslParseRange's rules for one end: `(x` exclusive, else x; strtod must consume
+    the text up to its end (or an embedded NUL) and give no NaN; "" is 0."""
+    cdef const char* s = PyBytes_AS_STRING(arg)
+    cdef char* end
+    exclusive[0] = s[0] == c'('
+    if exclusive[0]:
+        s += 1
+    value[0] = strtod(s, &end)
+    return end[0] == 0 and not isnan(value[0])
+
+
+cdef class LexBound:
+    """One end of a lex range: `-` (below all), `+` (above all), `[x` or `(x`."""
+    cdef int kind          # -1: `-`, 1: `+`, 0: a string
+    cdef bytes text
+    cdef bint exclusive
+
+    def above_min(self, bytes member):
+        """member is at or above this lower end (zslLexValueGteMin)."""
+        if self.kind:
+            return self.kind < 0
+        return member > self.text if self.exclusive else member >= self.text
+
+    def below_max(self, bytes member):
+        """member is at or below this upper end (zslLexValueLteMax)."""
+        if self.kind:
+            return self.kind > 0
+        return member < self.text if self.exclusive else member <= self.text
+
+    cdef int compare(self, LexBound other):
+        if self.kind or other.kind:
+            return (self.kind > other.kind) - (self.kind < other.kind)
+        return (self.text > other.text) - (self.text < other.text)
+
+
+cdef LexBound parse_lex_bound(bytes arg):
+    cdef LexBound bound = LexBound()
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(arg)
+    if n == 0:
+        raise ResponseError(LEX_NOT_VALID)
+    first = arg[0]
+    if first == 43 or first == 45:            # '+' / '-' alone (up to a NUL)
+        if n > 1 and arg[1] != 0:
+            raise ResponseError(LEX_NOT_VALID)
+        bound.kind = 1 if first == 43 else -1
+        bound.exclusive = True
+    elif first == 40 or first == 91:          # '(' / '['
+        bound.text = arg[1:]
+        bound.exclusive = first == 40
+    else:
+        raise ResponseError(LEX_NOT_VALID)
+    return bound
+
+
+cdef class RangeSpec:
+    """A parsed ZRANGE-family range: ranks, scores or lex bounds, plus LIMIT."""
+    cdef int by
+    cdef bint reverse
+    cdef int64_t start, end           # ranks
+    cdef double low, high             # scores
+    cdef bint low_ex, high_ex
+    cdef LexBound lex_min, lex_max
+    cdef int64_t offset, limit        # limit -1: all
+
+    cdef tuple bounds(self, object zset):
+        """The ranks [first, stop) of a score or lex range, before LIMIT."""
+        if self.by == BY_SCORE:
+            return zset.score_bounds(self.low, self.low_ex, self.high, self.high_ex)
+        cdef int order = self.lex_min.compare(self.lex_max)
+        if order > 0 or (order == 0 and (self.lex_min.exclusive or self.lex_max.exclusive)):
+            return 0, 0
+        return zset.lex_bounds(self.lex_min.above_min, self.lex_max.below_max, self.reverse)
+
+    cdef object select(self, object zset):
+        """The (score, member) pairs of the range, in reply order."""
+        cdef int64_t n = len(zset), start, end, first, stop
+        if self.by == BY_RANK:
+            start, end = self.start, self.end
+            if start < 0:
+                start += n
+            if end < 0:
+                end += n
+            if start < 0:
+                start = 0
+            if start > end or start >= n:
+                return ()
+            if end >= n:
+                end = n - 1
+            if self.reverse:
+                return zset.pairs(n - 1 - end, n - start, True)
+            return zset.pairs(start, end + 1)
+        first, stop = self.bounds(zset)
+        if self.offset < 0:
+            return ()
+        count = stop - first - self.offset
+        if self.limit >= 0 and self.limit < count:
+            count = self.limit
+        if count <= 0:
+            return ()
+        if self.reverse:
+            return zset.pairs(stop - self.offset - count, stop - self.offset, True)
+        return zset.pairs(first + self.offset, first + self.offset + count)
+
+
+cdef RangeSpec parse_range(list argv, Py_ssize_t at, bint store, int by, int reverse,
+                           bint* withscores):
+    """Redis's zrangeGenericCommand argument rules: argv[at] and argv[at+1] are the
+    range, options follow. `by` BY_AUTO and `reverse` -1 mean "as the options say"."""
+    cdef RangeSpec spec = RangeSpec()
+    cdef Py_ssize_t j, argc = len(argv)
+    cdef bint have_limit = False
+    spec.offset = 0
+    spec.limit = -1
+    withscores[0] = False
+    j = at + 2
+    while j < argc:
+        opt = argv[j]
+        if not store and is_option(opt, b"withscores"):
+            withscores[0] = True
+        elif is_option(opt, b"limit") and argc - j - 1 >= 2:
+            spec.offset = parse_int(argv[j + 1], NULL)
+            spec.limit = parse_int(argv[j + 2], NULL)
+            j += 2
+        elif reverse < 0 and is_option(opt, b"rev"):
+            reverse = 1
+        elif by == BY_AUTO and is_option(opt, b"bylex"):
+            by = BY_LEX
+        elif by == BY_AUTO and is_option(opt, b"byscore"):
+            by = BY_SCORE
+        else:
+            raise ResponseError(SYNTAX)
+        j += 1
+    spec.reverse = reverse > 0
+    spec.by = BY_RANK if by == BY_AUTO else by
+    if spec.limit != -1 and spec.by == BY_RANK:
+        raise ResponseError("ERR syntax error, LIMIT is only supported in combination "
+                            "with either BYSCORE or BYLEX")
+    if withscores[0] and spec.by == BY_LEX:
+        raise ResponseError("ERR syntax error, WITHSCORES not supported in combination "
+                            "with BYLEX")
+    low, high = argv[at], argv[at + 1]
+    if spec.reverse and spec.by != BY_RANK:
+        low, high = high, low                 # given as max, min
+    if spec.by == BY_RANK:
+        spec.start = parse_int(low, NULL)
+        spec.end = parse_int(high, NULL)
+    elif spec.by == BY_SCORE:
+        if (not parse_score_bound(low, &spec.low, &spec.low_ex)
+                or not parse_score_bound(high, &spec.high, &spec.high_ex)):
+            raise ResponseError(RANGE_NOT_FLOAT)
+    else:
+        spec.lex_min = parse_lex_bound(low)
+        spec.lex_max = parse_lex_bound(high)
+    return spec
+
+
+cdef object range_reply(CommandContext ctx, list argv, Py_ssize_t at, int by, int reverse):
+    cdef bint withscores
+    cdef RangeSpec spec = parse_range(argv, at, False, by, reverse, &withscores)
+    zset = zset_at(ctx, argv[1])
+    if zset is None:
+        return []
+    return pairs_reply(ctx, spec.select(zset), withscores, ctx.resp3)
+
+
+@command("zrange")
+def zrange(CommandContext ctx, list argv):
+    return range_reply(ctx, argv, 2, BY_AUTO, -1)
+
+
+@command("zrevrange")
+def zrevrange(CommandContext ctx, list argv):
+    return range_reply(ctx, argv, 2, BY_RANK, 1)
+
+
+@command("zrangebyscore")
+def zrangebyscore(CommandContext ctx, list argv):
+    return range_reply(ctx, argv, 2, BY_SCORE, 0)
+
+
+@command("zrevrangebyscore")
+def zrevrangebyscore(CommandContext ctx, list argv):
+    return range_reply(ctx, argv, 2, BY_SCORE, 1)
+
+
+@command("zrangebylex")
+def zrangebylex(CommandContext ctx, list argv):
+    return range_reply(ctx, argv, 2, BY_LEX, 0)
+
+
+@command("zrevrangebylex")
+def zrevrangebylex(CommandContext ctx, list argv):
+    return range_reply(ctx, argv, 2, BY_LEX, 1)
+
+
+@command("zrangestore")
+def zrangestore(CommandContext ctx, list argv):
+    cdef bint withscores
+    cdef bytes dst = argv[1]
+    cdef RangeSpec spec = parse_range(argv, 3, True, BY_AUTO, -1, &withscores)
+    cdef Database db = ctx.db
+    source = zset_at(ctx, argv[2])
+    pairs = list(spec.select(source)) if source is not None else []
+    if not pairs:
+        if db.lookup(dst, ctx.now) is not None:
+            db.remove(dst)
+            ctx.touch(dst, "g", b"del")
+            ctx.propagate([b"DEL", dst])
+        return 0
+    result = SortedSetValue.from_pairs(pairs)
+    db.persist(dst)
+    db.store(dst, result)
+    ctx.touch(dst, "z", b"zrangestore")
+    if ctx.logs():
+        ctx.effects.append([b"DEL", dst])
+        ctx.effects.extend(result.rewrite_commands(dst))
+    return len(result)
+
+
+# -- adding and removing ---------------------------------------------------------------
+
+cdef object add_members(CommandContext ctx, list argv, Py_ssize_t at, bint nx, bint xx,
+                        bint gt, bint lt, bint ch, bint incr):
+    """ZADD's work from argv[at] (score member pairs) on, flags parsed (zsetAdd)."""
+    cdef bytes key = argv[1]
+    cdef Py_ssize_t j, pairs = (len(argv) - at) // 2
+    cdef double score, old
+    cdef list scores = [parse_double(argv[at + 2 * j], NULL) for j in range(pairs)]
+    cdef long long added = 0, updated = 0, processed = 0
+    cdef list changed = []
+    zset = zset_at(ctx, key)
+    if zset is None:
+        if xx:
+            return None if incr else 0
+        # (7.0 picks the encoding by the first member's length alone)
+        zset = SortedSetValue(0, len(<bytes>argv[at + 1]))
+        ctx.db.store(key, zset)
+    for j in range(pairs):
+        member = argv[at + 2 * j + 1]
+        score = scores[j]
+        current = zset.score(member)
+        if current is not None:
+            if nx:
+                continue
+            old = current
+            if incr:
+                score += old
+                if isnan(score):
+                    raise ResponseError(NAN_SCORE)
+            if (lt and score >= old) or (gt and score <= old):
+                continue
+            processed += 1
+            if score != old:
+                zset.add(member, score)
+                updated += 1
+                changed.append((score, member))
+        elif not xx:
+            zset.add(member, score)
+            added += 1
+            processed += 1
+            changed.append((score, member))
+    if changed:
+        ctx.db.resized(key)
+        ctx.touch(key, "z", b"zincr" if incr else b"zadd")
+        if ctx.logs(added + updated):
+            effect = [b"ZADD", key]
+            for score, member in changed:
+                effect.append(format_score(score))
+                effect.append(member)
+            ctx.effects.append(effect)
+    if incr:
+        return score_reply(ctx, score) if processed else None
+    return added + updated if ch else added
+
+
+@command("zadd")
+def zadd(CommandContext ctx, list argv):
+    cdef Py_ssize_t at = 2, argc = len(argv)
+    cdef bint nx = 0, xx = 0, gt = 0, lt = 0, ch = 0, incr = 0
+    while at < argc:
+        opt = argv[at]
+        if is_option(opt, b"nx"):
+            nx = 1
+        elif is_option(opt, b"xx"):
+            xx = 1
+        elif is_option(opt, b"ch"):
+            ch = 1
+        elif is_option(opt, b"incr"):
+            incr = 1
+        elif is_option(opt, b"gt"):
+            gt = 1
+        elif is_option(opt, b"lt"):
+            lt = 1
+        else:
+            break
+        at += 1
+    elements = argc - at
+    if elements == 0 or elements % 2:
+        raise ResponseError(SYNTAX)
+    if nx and xx:
+        raise ResponseError("ERR XX and NX options at the same time are not compatible")
+    if (gt and nx) or (lt and nx) or (gt and lt):
+        raise ResponseError("ERR GT, LT, and/or NX options at the same time are not compatible")
+    if incr and elements > 2:
+        raise ResponseError("ERR INCR option supports a single increment-element pair")
+    return add_members(ctx, argv, at, nx, xx, gt, lt, ch, incr)
+
+
+@command("zincrby")
+def zincrby(CommandContext ctx, list argv):
+    return add_members(ctx, argv, 2, 0, 0, 0, 0, 0, 1)
+
+
+@command("zrem")
+def zrem(CommandContext ctx, list argv):
+    cdef bytes key = argv[1]
+    zset = zset_at(ctx, key)
+    if zset is None:
+        return 0
+    cdef list removed = [m for m in argv[2:] if zset.discard(m)]
+    if removed:
+        ctx.touch(key, "z", b"zrem")
+        settle(ctx, key, zset)
+        if ctx.logs(len(removed)):
+            ctx.effects.append([b"ZREM", key, *removed])
+    return len(removed)
+
+
+cdef object remove_range(CommandContext ctx, list argv, int by, bytes event):
+    cdef bint withscores
+    cdef bytes key = argv[1]
+    cdef RangeSpec spec = parse_range(argv[:4], 2, True, by, 0, &withscores)
+    zset = zset_at(ctx, key)
+    if zset is None:
+        return 0
+    cdef list members = [m for _, m in spec.select(zset)]
+    for member in members:
+        zset.discard(member)
+    if members:
+        ctx.touch(key, "z", event)
+        settle(ctx, key, zset)
+        if ctx.logs(len(members)):
+            ctx.effects.append(list(argv))
+    return len(members)
+
+
+@command("zremrangebyrank")
+def zremrangebyrank(CommandContext ctx, list argv):
+    return remove_range(ctx, argv, BY_RANK, b"zremrangebyrank")
+
+
+@command("zremrangebyscore")
+def zremrangebyscore(CommandContext ctx, list argv):
+    return remove_range(ctx, argv, BY_SCORE, b"zremrangebyscore")
+
+
+@command("zremrangebylex")
+def zremrangebylex(CommandContext ctx, list argv):
+    return remove_range(ctx, argv, BY_LEX, b"zremrangebylex")
+
+
+# -- single-member and counting queries ------------------------------------------------
+
+@command("zscore")
+def zscore(CommandContext ctx, list argv):
+    zset = zset_at(ctx, argv[1])
+    score = None if zset is None else zset.score(argv[2])
+    return None if score is None else score_reply(ctx, score)
+
+
+@command("zmscore")
+def zmscore(CommandContext ctx, list argv):
+    zset = zset_at(ctx, argv[1])
+    cdef list out = []
+    for member in argv[2:]:
+        score = None if zset is None else zset.score(member)
+        out.append(None if score is None else score_reply(ctx, score))
+    return out
+
+
+@command("zcard")
+def zcard(CommandContext ctx, list argv):
+    zset = zset_at(ctx, argv[1])
+    return 0 if zset is None else len(zset)
+
+
+cdef object count_range(CommandContext ctx, list argv, int by):
+    cdef bint withscores
+    cdef RangeSpec spec = parse_range(argv, 2, True, by, 0, &withscores)
+    zset = zset_at(ctx, argv[1])
+    if zset is None:
+        return 0
+    first, stop = spec.bounds(zset)
+    return stop - first
+
+
+@command("zcount")
+def zcount(CommandContext ctx, list argv):
+    return count_range(ctx, argv, BY_SCORE)
+
+
+@command("zlexcount")
+def zlexcount(CommandContext ctx, list argv):
+    return count_range(ctx, argv, BY_LEX)
+
+
+cdef object rank_reply(CommandContext ctx, list argv, bint reverse):
+    """ZRANK/ZREVRANK, with Redis 7.2's WITHSCORE."""
+    cdef bint withscore = False
+    if len(argv) > 4:
+        raise ResponseError(f"ERR wrong number of arguments for '{argv[0].decode('utf-8', 'replace').lower()}' command")
+    if len(argv) == 4:
+        if not is_option(argv[3], b"withscore"):
+            raise ResponseError(SYNTAX)
+        withscore = True
+    zset = zset_at(ctx, argv[1])
+    rank = None if zset is None else zset.rank(argv[2])
+    if rank is None:
+        ctx.null_array = withscore
+        return None
+    if reverse:
+        rank = len(zset) - 1 - rank
+    if withscore:
+        return [rank, score_reply(ctx, zset.score(argv[2]))]
+    return rank
+
+
+@command("zrank")
+def zrank(CommandContext ctx, list argv):
+    return rank_reply(ctx, argv, False)
+
+
+@command("zrevrank")
+def zrevrank(CommandContext ctx, list argv):
+    return rank_reply(ctx, argv, True)
+
+
+# -- pops ----------------------------------------------------------------------------------
+
+cdef list pop_pairs(CommandContext ctx, bytes key, object zset, bint from_max, int64_t count):
+    """Pops up to count pairs of the set at key (non-empty), with event, removal of an
+    emptied key and the effect `ZPOPMIN|ZPOPMAX key n`."""
+    cdef list popped = []
+    while count > 0 and len(zset):
+        member, score = zset.pop(from_max)
+        popped.append((score, member))
+        count -= 1
+    ctx.touch(key, "z", b"zpopmax" if from_max else b"zpopmin")
+    settle(ctx, key, zset)
+    if ctx.logs(len(popped)):
+        ctx.effects.append([b"ZPOPMAX" if from_max else b"ZPOPMIN", key,
+                            str(len(popped)).encode()])
+    return popped
+
+
+cdef object zpop(CommandContext ctx, list argv, bint from_max):
+    cdef int64_t count = -1
+    if len(argv) > 3:
+        raise ResponseError(SYNTAX)
+    if len(argv) == 3:
+        count = parse_int_range(argv[2], 0, INT64_MAX,
+                                b"ERR value is out of range, must be positive")
+    cdef bytes key = argv[1]
+    zset = zset_at(ctx, key)
+    if zset is None or count == 0:
+        return []
+    popped = pop_pairs(ctx, key, zset, from_max, 1 if count < 0 else count)
+    return pairs_reply(ctx, popped, True, ctx.resp3 and count >= 0)
+
+
+@command("zpopmin")
+def zpopmin(CommandContext ctx, list argv):
+    return zpop(ctx, argv, False)
+
+
+@command("zpopmax")
+def zpopmax(CommandContext ctx, list argv):
+    return zpop(ctx, argv, True)
+
+
+cdef tuple first_nonempty(CommandContext ctx, list keys):
+    """The first key holding a sorted set, and the set; WRONGTYPE stops the search at a
+    key of another type (as Redis checks keys in order)."""
+    for key in keys:
+        zset = zset_at(ctx, key)
+        if zset is not None and len(zset):
+            return key, zset
+    return None, None
+
+
+cdef object block_or_nil(CommandContext ctx, list keys, int64_t deadline, list argv):
+    """Nothing to pop: a null array, and the BlockRequest of a command that may wait
+    for keys (its session decides whether it blocks: not in MULTI or a script)."""
+    ctx.block = BlockRequest(keys, deadline - ctx.now if deadline else 0, argv, -1, b"zset")
+    ctx.null_array = True
+    return None
+
+
+cdef object bzpop(CommandContext ctx, list argv, bint from_max):
+    cdef int64_t deadline = parse_timeout(argv[len(argv) - 1], ctx.now, True)
+    cdef list keys = argv[1:len(argv) - 1]
+    key, zset = first_nonempty(ctx, keys)
+    if key is None:
+        return block_or_nil(ctx, keys, deadline, argv)
+    score, member = pop_pairs(ctx, key, zset, from_max, 1)[0]
+    return [key, member, score_reply(ctx, score)]
+
+
+@command("bzpopmin")
+def bzpopmin(CommandContext ctx, list argv):
+    return bzpop(ctx, argv, False)
+
+
+@command("bzpopmax")
+def bzpopmax(CommandContext ctx, list argv):
+    return bzpop(ctx, argv, True)
+
+
+cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t deadline,
+                 bint blocking):
+    """ZMPOP/BZMPOP from argv[numkeys_at] on."""
+    cdef int64_t numkeys = parse_int_range(argv[numkeys_at], 1, INT64_MAX,
+                                           b"ERR numkeys should be greater than 0")
+    cdef int64_t count = -1
+    cdef Py_ssize_t where_at, j, argc = len(argv)
+    cdef bint from_max
+    if numkeys >= argc - numkeys_at - 1:       # no room for the keys and MIN|MAX
+        raise ResponseError(SYNTAX)
+    where_at = numkeys_at + numkeys + 1
+    if is_option(argv[where_at], b"min"):
+        from_max = False
+    elif is_option(argv[where_at], b"max"):
+        from_max = True
+    else:
+        raise ResponseError(SYNTAX)
+    j = where_at + 1
+    while j < argc:
+        if count == -1 and is_option(argv[j], b"count") and j < argc - 1:
+            j += 1
+            count = parse_int_range(argv[j], 1, INT64_MAX,
+                                    b"ERR count should be greater than 0")
+        else:
+            raise ResponseError(SYNTAX)
+        j += 1
+    if count == -1:
+        count = 1
+    cdef list keys = argv[numkeys_at + 1:where_at]
+    key, zset = first_nonempty(ctx, keys)
+    if key is None:
+        if blocking:
+            return block_or_nil(ctx, keys, deadline, argv)
+        ctx.null_array = True
+        return None
+    return [key, pairs_reply(ctx, pop_pairs(ctx, key, zset, from_max, count), True, True)]
+
+
+@command("zmpop")
+def zmpop(CommandContext ctx, list argv):
+    return mpop(ctx, argv, 1, 0, False)
+
+
+@command("bzmpop")
+def bzmpop(CommandContext ctx, list argv):
+    return mpop(ctx, argv, 2, parse_timeout(argv[1], ctx.now, True), True)
+
+
+# -- random members and scanning ------------------------------------------------------------
+
+@command("zrandmember")
+def zrandmember(CommandContext ctx, list argv):
+    cdef int64_t count
+    cdef bint withscores = False
+    cdef Py_ssize_t argc = len(argv)
+    if argc < 3:
+        zset = zset_at(ctx, argv[1])
+        return None if zset is None else zset.at(random.randrange(len(zset)))[1]
+    count = random_count(argv[2])
+    if argc > 4 or (argc == 4 and not is_option(argv[3], b"withscores")):
+        raise ResponseError(SYNTAX)
+    if argc == 4:
+        withscores = True
+        if count < -INT64_MAX // 2 or count > INT64_MAX // 2:
+            raise ResponseError("ERR value is out of range")
+    zset = zset_at(ctx, argv[1])
+    if zset is None or count == 0:
+        return []
+    n = len(zset)
+    if count < 0:
+        pairs = [zset.at(random.randrange(n)) for _ in range(-count)]
+    elif count >= n:
+        pairs = list(zset.pairs(0, n, True))    # the whole set, from the top as Redis
+    else:
+        pairs = [zset.at(i) for i in random.sample(range(n), count)]
+    return pairs_reply(ctx, pairs, withscores, ctx.resp3)
+
+
+@command("zscan")
+def zscan(CommandContext ctx, list argv):
+    """Every matching member with its score, cursor 0 (see collection.pyx)."""
+    parse_cursor(argv[2])
+    zset = zset_at(ctx, argv[1])
+    cdef list items = None
+    if zset is not None:
+        items = []
+        for score, member in zset:
+            items.append(member)
+            items.append(score_text(score))
+    return scan_items(argv, items, True, False)
+
+
+# -- unions and intersections ------------------------------------------------------------
+
+cdef inline double weighted(double score, double weight):
+    """A source's score times its weight; inf * 0 counts as 0, as in Redis."""
+    cdef double value = score * weight
+    return 0.0 if isnan(value) else value
+
+
+cdef inline double aggregate(double total, double value, int how):
+    """Redis's zunionInterAggregate: SUM (inf + -inf counts as 0), MIN or MAX."""
+    if how == 0:
+        total += value
+        return 0.0 if isnan(total) else total
+    if how == 1:
+        return value if value < total else total
+    return value if value > total else total
+
+
+cdef list source_scores(CommandContext ctx, bytes key):
+    """A ZUNIONSTORE/ZINTERSTORE source as {member: score}: a sorted set, a set (each
+    member scores 1), or nothing; WRONGTYPE for any other type."""
+    value = ctx.db.lookup(key, ctx.now)
+    if value is None:
+        return [{}]
+    if type(value) is SortedSetValue:
+        return [(<object>value).scores]
+    if type(value) is SetValue:
+        return [dict.fromkeys(value, 1.0)]
+    raise ResponseError(WRONGTYPE)
+
+
+cdef object combine_store(CommandContext ctx, list argv, bint union):
+    cdef bytes dst = argv[1]
+    cdef int64_t setnum = parse_int(argv[2], NULL)
+    cdef Py_ssize_t j, i, argc = len(argv), remaining
+    cdef int how = 0
+    cdef str name = "zunionstore" if union else "zinterstore"
+    if setnum < 1:
+        raise ResponseError(f"ERR at least 1 input key is needed for '{name}' command")
+    if setnum > argc - 3:
+        raise ResponseError(SYNTAX)
+    cdef list sources = []
+    for j in range(3, 3 + setnum):
+        sources += source_scores(ctx, argv[j])
+    cdef list weights = [1.0] * setnum
+    j = 3 + setnum
+    while j < argc:
+        remaining = argc - j
+        if remaining >= setnum + 1 and is_option(argv[j], b"weights"):
+            for i in range(setnum):
+                weights[i] = parse_double(argv[j + 1 + i], b"ERR weight value is not a float")
+            j += setnum + 1
+        elif remaining >= 2 and is_option(argv[j], b"aggregate"):
+            if is_option(argv[j + 1], b"sum"):
+                how = 0
+            elif is_option(argv[j + 1], b"min"):
+                how = 1
+            elif is_option(argv[j + 1], b"max"):
+                how = 2
+            else:
+                raise ResponseError(SYNTAX)
+            j += 2
+        else:
+            raise ResponseError(SYNTAX)
+    # smallest source first, as Redis orders them (the order of a float sum)
+    cdef list ranked = sorted(zip(sources, weights), key=lambda sw: len(sw[0]))
+    cdef dict result = {}
+    cdef double score
+    if union:
+        for scores, weight in ranked:
+            for member, value in scores.items():
+                score = weighted(value, weight)
+                if member in result:
+                    result[member] = aggregate(result[member], score, how)
+                else:
+                    result[member] = score
+    elif len(ranked[0][0]):
+        first, first_weight = ranked[0]
+        for member, value in first.items():
+            score = weighted(value, first_weight)
+            for scores, weight in ranked[1:]:
+                other = scores.get(member)
+                if other is None:
+                    break
+                score = aggregate(score, <double>other * <double>weight, how)
+            else:
+                result[member] = score
+    cdef Database db = ctx.db
+    if not result:
+        if db.lookup(dst, ctx.now) is not None:
+            db.remove(dst)
+            ctx.touch(dst, "g", b"del")
+            ctx.propagate([b"DEL", dst])
+        return 0
+    stored = SortedSetValue.from_pairs([(s, m) for m, s in result.items()])
+    db.persist(dst)
+    db.store(dst, stored)
+    ctx.touch(dst, "z", name.encode())
+    if ctx.logs():
+        ctx.effects.append([b"DEL", dst])
+        ctx.effects.extend(stored.rewrite_commands(dst))
+    return len(stored)
+
+
+@command("zunionstore")
+def zunionstore(CommandContext ctx, list argv):
+    return combine_store(ctx, argv, True)
+
+
+@command("zinterstore")
+def zinterstore(CommandContext ctx, list argv):
+    return combine_store(ctx, argv, False)
