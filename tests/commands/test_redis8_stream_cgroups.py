@@ -787,7 +787,7 @@ def test_xinfo_full_output(r):
     assert consumer["pending"][0][0] == "100-0"
     assert consumer["pending"][1][0] == "101-0"
     reply = r("XINFO", "STREAM", "x", "FULL", "COUNT", 1)
-    assert len(reply) == 18
+    assert len(reply) == 30
     assert pairs(reply)["length"] == 4
     assert pairs(reply)["entries"] == [["100-0", ["a", "1"]]]
 
