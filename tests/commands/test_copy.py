@@ -265,8 +265,9 @@ def test_copy_errors_engine():
 def test_copy_of_a_collection_uses_its_class_copy():
     eng = Engine(ManualClock(T0))
     db = eng.databases[0]
+    records = {b"zset": [b"1", 2.0, b"3", 4.0]}          # scores are floats
     for name, cls in VALUE_TYPES.items():
-        source = cls.from_record([b"1", b"2", b"3", b"4"])
+        source = cls.from_record(records.get(name, [b"1", b"2", b"3", b"4"]))
         db.data[b"src"] = source          # (no write command of these types here yet)
         eng.execute("PEXPIREAT", "src", str(T0 + 10_000))
         assert eng.execute("COPY", "src", "dst", "DB", "1", "REPLACE") == 1
