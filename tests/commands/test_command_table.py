@@ -79,6 +79,9 @@ def _sample_argv(record) -> list[str]:
     """A valid call of the record's command, keys named k1, k2... (GETKEYS)."""
     if record.name in MOVABLE_SAMPLES:
         return MOVABLE_SAMPLES[record.name]
+    if record.numkeys:      # a destination or timeout before the key count, 2 keys after
+        lead = ["dst" if i == record.first_key else "0" for i in range(1, record.numkeys)]
+        return [record.name, *lead, "2", "k1", "k2"]
     argv = record.name.split("|")
     while len(argv) < abs(record.arity):
         argv.append(f"k{len(argv)}")
