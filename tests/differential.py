@@ -116,6 +116,11 @@ HISTORY_SHOWN = 20
 #   [doubles]      Redis 7.2 replies doubles in their shortest round-trip form (fpconv_dtoa,
 #                  https://github.com/redis/redis/pull/10587); 7.0 writes %.17g.  Sluice keeps
 #                  7.0's %.17g (the codec's addReplyDouble) - not a difference in the runs.
+#   [RANDCOUNT]    https://github.com/redis/redis/issues/11671 (open: HRANDFIELD with a huge
+#                  negative count builds the whole reply and hangs/exhausts the server; the
+#                  maintainers liken it to KEYS *), https://github.com/redis/redis/pull/8429
+#                  (7.0's count range for WITHSCORES/WITHVALUES), valkey-io/valkey#4160
+#                  (bounds the reply in bytes instead).
 #   [ZSCAN]        7.0 formats the scores of a skiplist-encoded set with ld2string (%.17Lf,
 #                  trailing zeros cut); Sluice sends %.17g for every encoding (small sets, the
 #                  listpack case the runs compare, are identical).
@@ -544,6 +549,18 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         uses_feature=lambda cmd: command_name(cmd) == "LPOS" and any(
             _upper(cmd[i]) == "RANK" and _text(cmd[i + 1]) == "-9223372036854775808"
             for i in range(3, len(cmd) - 1)),
+    ),
+    DeliberateDifference(
+        name="HRANDFIELD/SRANDMEMBER/ZRANDMEMBER with a huge negative count",
+        redis_version="all",
+        redis_7_0="builds a reply of |count| picks (repeats allowed) until memory runs out",
+        newest="same as 7.0 (redis/redis#11671 is open)",
+        treatment="exclude: never compared (the oracle would exhaust its memory); Sluice "
+                  "refuses a count whose reply it estimates (mean item size + 16 bytes per "
+                  "pick) beyond 512 MB with 'ERR value is out of range', Redis's error for "
+                  "the WITHSCORES/WITHVALUES range; engine-only tests "
+                  "(tests/commands/test_random_counts.py)",
+        source="[RANDCOUNT]",
     ),
     DeliberateDifference(
         name="HSCAN/SSCAN/ZSCAN cursor on large (hashtable, skiplist) collections",

@@ -23,7 +23,7 @@ import random
 
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
-from engine.commands.collection cimport settle, random_count, scan_items
+from engine.commands.collection cimport settle, random_count, scan_items, check_repeats
 from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
                                       parse_cursor, parse_timeout, is_option)
 from engine.commands.table import command
@@ -671,6 +671,7 @@ def zrandmember(CommandContext ctx, list argv):
         return []
     n = len(zset)
     if count < 0:
+        check_repeats(-count, zset, 24 if withscores else 0)
         pairs = [zset.at(random.randrange(n)) for _ in range(-count)]
     elif count >= n:
         pairs = list(zset.pairs(0, n, True))    # the whole set, from the top as Redis
