@@ -110,9 +110,12 @@ HISTORY_SHOWN = 20
 #                  https://github.com/redis/redis/blob/7.4.0/src/rdb.h
 #   [ZRANK]        https://redis.io/docs/latest/commands/zrank/  (history 7.2.0: "Added the
 #                  optional WITHSCORE argument"; src/commands/zrank.json arity -3)
-#   [BZPOPMIN]     src/commands/bzpopmin.json, bzpopmax.json in redis/redis: flags WRITE, FAST,
-#                  BLOCKING (7.0's COMMAND INFO adds noscript); in a script they do not block.
-#                  Only COMMAND INFO shows flags, and no run compares it: no entry below.
+#   [noscript]     redis/redis#11568 (7.2; described in redis/redis#12596 and #12977) removed
+#                  NOSCRIPT from the blocking commands and kept BLOCKING: BLPOP, BRPOP, BLMOVE,
+#                  BRPOPLPUSH, BZPOPMIN, BZPOPMAX run in scripts and answer at once, as in
+#                  MULTI (scripting.tcl "Scripts do not block on blpop/brpop/brpoplpush/
+#                  bzpopmin/bzpopmax command", cited in fppt/jedis-mock#781). BLMPOP and BZMPOP
+#                  never had it. 7.0's COMMAND INFO still lists noscript for the six.
 #   [doubles]      Redis 7.2 replies doubles in their shortest round-trip form (fpconv_dtoa,
 #                  https://github.com/redis/redis/pull/10587); 7.0 writes %.17g.  Sluice keeps
 #                  7.0's %.17g (the codec's addReplyDouble) - not a difference in the runs.
@@ -512,10 +515,20 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         redis_7_0="COMMAND INFO publish: pubsub loading stale fast",
         newest="pubsub loading stale fast may_replicate",
         treatment="mask: in COMMAND INFO comparisons with 7.0, test_command_table.py's "
-                  "NEWER_FLAGS leaves the flag out (so for BZPOPMIN/BZPOPMAX's noscript, "
-                  "which the newest json dropped: in a script they return nil at once)",
-        source="https://github.com/redis/redis/blob/unstable/src/commands/publish.json, "
-               "src/commands/bzpopmin.json",
+                  "NEWER_FLAGS leaves the flag out",
+        source="https://github.com/redis/redis/blob/unstable/src/commands/publish.json",
+    ),
+    DeliberateDifference(
+        name="BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BZPOPMIN, BZPOPMAX in scripts (no noscript)",
+        redis_version="7.2",
+        redis_7_0="flag noscript: a script's call fails with 'This Redis command is not "
+                  "allowed from script'",
+        newest="no noscript flag: in a script they pop at once or answer nil (never block)",
+        treatment="mask: test_command_table.py's NEWER_FLAGS leaves noscript out of COMMAND "
+                  "INFO comparisons (also test_collection_table.py, test_sorted_sets.py); "
+                  "scripts calling them are engine-only tests (tests/commands/test_lists.py, "
+                  "tests/commands/test_sorted_set_blocking.py)",
+        source="[noscript]",
     ),
     DeliberateDifference(
         name="ZRANK/ZREVRANK WITHSCORE",

@@ -19,6 +19,7 @@ from engine.core.sorted_set import SortedSetValue
 from engine.core.value_types import VALUE_TYPES
 from servers import SluiceServer
 from test_differential import script
+from test_command_table import NEWER_FLAGS
 
 SCORES = ["0", "1", "-1", "2.5", "1e3", "-0", "0.1", "inf", "-inf", "+inf", "3", "7"]
 MEMBERS = ["a", "b", "c", "d", "e", "f", "g", "h"]
@@ -822,7 +823,6 @@ def test_memory_follows_the_set():
 # -- the table records ----------------------------------------------------------------------
 
 RECORDS = [r for r in COMMANDS.values() if r.group == "sorted-set"]
-NEWER_FLAGS = {"bzpopmin": {"noscript"}, "bzpopmax": {"noscript"}}   # 7.0's, gone since
 
 
 def test_every_sorted_set_command_is_registered():
