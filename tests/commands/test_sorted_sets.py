@@ -648,6 +648,11 @@ def test_skiplist_sized_sets_answer_as_redis(engine, oracle):
             ("ZPOPMIN", "big", rng.randint(0, 3)), ("ZSCORE", "big", member),
             ("ZRANGESTORE", "dst", "big", lo, hi, "BYSCORE"),
             ("ZUNIONSTORE", "u", 2, "big", "dst", "WEIGHTS", 2, 1),
+            ("ZUNION", 2, "big", "dst", "WEIGHTS", rng.choice([-1, 0.5]), 1, "WITHSCORES"),
+            ("ZINTER", 2, "dst", "big", "AGGREGATE", "MAX", "WITHSCORES"),
+            ("ZDIFF", 2, "big", "dst", "WITHSCORES"), ("ZDIFFSTORE", "d", 2, "big", "dst"),
+            ("ZINTERCARD", 2, "big", "dst", "LIMIT", rng.randint(0, 200)),
+            ("ZRANGE", "d", 0, -1, "WITHSCORES"),
         ]))
     run_both(engine, oracle, cmds, label="skiplist-sized")
 
@@ -734,6 +739,20 @@ def test_encoding_follows_redis_thresholds(engine, oracle):
         [b"listpack", b"skiplist", b"skiplist"]
     assert [oracle.execute("OBJECT", "ENCODING", k) for k in ("small", "long", "big")] == \
         [b"listpack", b"skiplist", b"skiplist"]
+
+
+def test_combinations_keep_a_skiplists_negative_zero_as_redis(engine, oracle):
+    """-0 stays in a skiplist-sized result and in a reply, and becomes 0 in a small
+    (listpack) stored one."""
+    members = [x for i in range(130) for x in (i + 1, f"m{i}")]
+    run_both(engine, oracle, [
+        ("ZADD", "big", *members, "-0", "zero"), ("ZADD", "other", *members),
+        ("ZDIFFSTORE", "d", 1, "big"), ("ZSCORE", "d", "zero"),
+        ("ZDIFFSTORE", "r", 2, "big", "other"), ("ZSCORE", "r", "zero"),
+        ("OBJECT", "ENCODING", "r"), ("ZDIFF", 2, "big", "other", "WITHSCORES"),
+        ("ZUNIONSTORE", "u", 1, "big", "WEIGHTS", -1), ("ZSCORE", "u", "zero"),
+        ("ZINTER", 2, "big", "other", "WEIGHTS", -1, 1, "WITHSCORES"),
+        ("ZUNION", 2, "big", "other", "AGGREGATE", "MIN", "WITHSCORES")])
 
 
 def test_effects_replay_into_the_same_sets():
