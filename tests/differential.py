@@ -110,12 +110,20 @@ HISTORY_SHOWN = 20
 #                  https://github.com/redis/redis/blob/7.4.0/src/rdb.h
 #   [ZRANK]        https://redis.io/docs/latest/commands/zrank/  (history 7.2.0: "Added the
 #                  optional WITHSCORE argument"; src/commands/zrank.json arity -3)
-#   [BZPOPMIN]     src/commands/bzpopmin.json, bzpopmax.json in redis/redis: flags WRITE, FAST,
-#                  BLOCKING (7.0's COMMAND INFO adds noscript); in a script they do not block.
-#                  Only COMMAND INFO shows flags, and no run compares it: no entry below.
+#   [noscript]     redis/redis#11568 (7.2; described in redis/redis#12596 and #12977) removed
+#                  NOSCRIPT from the blocking commands and kept BLOCKING: BLPOP, BRPOP, BLMOVE,
+#                  BRPOPLPUSH, BZPOPMIN, BZPOPMAX run in scripts and answer at once, as in
+#                  MULTI (scripting.tcl "Scripts do not block on blpop/brpop/brpoplpush/
+#                  bzpopmin/bzpopmax command", cited in fppt/jedis-mock#781). BLMPOP and BZMPOP
+#                  never had it. 7.0's COMMAND INFO still lists noscript for the six.
 #   [doubles]      Redis 7.2 replies doubles in their shortest round-trip form (fpconv_dtoa,
 #                  https://github.com/redis/redis/pull/10587); 7.0 writes %.17g.  Sluice keeps
 #                  7.0's %.17g (the codec's addReplyDouble) - not a difference in the runs.
+#   [RANDCOUNT]    https://github.com/redis/redis/issues/11671 (open: HRANDFIELD with a huge
+#                  negative count builds the whole reply and hangs/exhausts the server; the
+#                  maintainers liken it to KEYS *), https://github.com/redis/redis/pull/8429
+#                  (7.0's count range for WITHSCORES/WITHVALUES), valkey-io/valkey#4160
+#                  (bounds the reply in bytes instead).
 #   [ZSCAN]        7.0 formats the scores of a skiplist-encoded set with ld2string (%.17Lf,
 #                  trailing zeros cut); Sluice sends %.17g for every encoding (small sets, the
 #                  listpack case the runs compare, are identical).
@@ -507,10 +515,20 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         redis_7_0="COMMAND INFO publish: pubsub loading stale fast",
         newest="pubsub loading stale fast may_replicate",
         treatment="mask: in COMMAND INFO comparisons with 7.0, test_command_table.py's "
-                  "NEWER_FLAGS leaves the flag out (so for BZPOPMIN/BZPOPMAX's noscript, "
-                  "which the newest json dropped: in a script they return nil at once)",
-        source="https://github.com/redis/redis/blob/unstable/src/commands/publish.json, "
-               "src/commands/bzpopmin.json",
+                  "NEWER_FLAGS leaves the flag out",
+        source="https://github.com/redis/redis/blob/unstable/src/commands/publish.json",
+    ),
+    DeliberateDifference(
+        name="BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BZPOPMIN, BZPOPMAX in scripts (no noscript)",
+        redis_version="7.2",
+        redis_7_0="flag noscript: a script's call fails with 'This Redis command is not "
+                  "allowed from script'",
+        newest="no noscript flag: in a script they pop at once or answer nil (never block)",
+        treatment="mask: test_command_table.py's NEWER_FLAGS leaves noscript out of COMMAND "
+                  "INFO comparisons (also test_collection_table.py, test_sorted_sets.py); "
+                  "scripts calling them are engine-only tests (tests/commands/test_lists.py, "
+                  "tests/commands/test_sorted_set_blocking.py)",
+        source="[noscript]",
     ),
     DeliberateDifference(
         name="ZRANK/ZREVRANK WITHSCORE",
@@ -544,6 +562,18 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         uses_feature=lambda cmd: command_name(cmd) == "LPOS" and any(
             _upper(cmd[i]) == "RANK" and _text(cmd[i + 1]) == "-9223372036854775808"
             for i in range(3, len(cmd) - 1)),
+    ),
+    DeliberateDifference(
+        name="HRANDFIELD/SRANDMEMBER/ZRANDMEMBER with a huge negative count",
+        redis_version="all",
+        redis_7_0="builds a reply of |count| picks (repeats allowed) until memory runs out",
+        newest="same as 7.0 (redis/redis#11671 is open)",
+        treatment="exclude: never compared (the oracle would exhaust its memory); Sluice "
+                  "refuses a count whose reply it estimates (mean item size + 16 bytes per "
+                  "pick) beyond 512 MB with 'ERR value is out of range', Redis's error for "
+                  "the WITHSCORES/WITHVALUES range; engine-only tests "
+                  "(tests/commands/test_random_counts.py)",
+        source="[RANDCOUNT]",
     ),
     DeliberateDifference(
         name="HSCAN/SSCAN/ZSCAN cursor on large (hashtable, skiplist) collections",

@@ -15,3 +15,9 @@ cdef void settle(CommandContext ctx, bytes key, object value) except *
 cdef list scan_items(list argv, list items, bint pairs, bint novalues_ok)
 # HRANDFIELD/SRANDMEMBER's count: -LONG_MAX..LONG_MAX, with Redis's errors.
 cdef int64_t random_count(object arg) except? -1
+# HRANDFIELD/SRANDMEMBER/ZRANDMEMBER with a negative count: `picks` items of `value`
+# (which has `nbytes` and a length), each with `extra` bytes more (a score), may
+# repeat, so the reply's size is the count's, not the collection's. One estimated
+# beyond RANDOM_REPLY_MAX bytes is refused with "ERR value is out of range" (a
+# deliberate difference: Redis builds it until its memory runs out).
+cdef void check_repeats(int64_t picks, object value, int extra) except *

@@ -29,6 +29,19 @@ cdef int64_t random_count(object arg) except? -1:
     return count
 
 
+# The largest reply a negative random count may build: 512 MB, Redis's
+# proto-max-bulk-len default (the largest single string it accepts).
+DEF RANDOM_REPLY_MAX = 512 * 1024 * 1024
+# What one item adds to the reply beyond its bytes: its RESP header and a list slot.
+DEF ITEM_OVERHEAD = 16
+
+
+cdef void check_repeats(int64_t picks, object value, int extra) except *:
+    cdef double mean = <double>value.nbytes / len(value) + extra + ITEM_OVERHEAD
+    if picks * mean > RANDOM_REPLY_MAX:
+        raise ResponseError("ERR value is out of range")
+
+
 cdef list scan_items(list argv, list items, bint pairs, bint novalues_ok):
     if items is None:
         return [b"0", []]

@@ -11,10 +11,10 @@ from libc.stdio cimport snprintf
 cdef extern from "float.h":
     long double LDBL_MAX
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from random import choice, sample
+from random import randrange
 
 from engine.commands.context cimport CommandContext
-from engine.commands.collection cimport settle, scan_items, random_count
+from engine.commands.collection cimport settle, scan_items, random_count, check_repeats
 from engine.commands.parsing cimport parse_int, parse_long_double, parse_cursor, is_option
 from engine.resp.numbers cimport string2ll
 from engine.commands.table import command
@@ -223,7 +223,7 @@ def hrandfield(CommandContext ctx, list argv):
     cdef bint withvalues = argc == 4
     if argc == 2:
         value = hash_at(ctx, argv[1])
-        return None if value is None else choice(list(value.fields))
+        return None if value is None else value.random_field()
     count = random_count(argv[2])
     if argc > 4 or (withvalues and not is_option(argv[3], b"withvalues")):
         raise ResponseError(SYNTAX)
@@ -233,11 +233,12 @@ def hrandfield(CommandContext ctx, list argv):
     if value is None or count == 0:
         return []
     fields = value.fields
-    keys = list(fields)
     if count > 0:
-        picked = keys if count >= len(keys) else sample(keys, count)
+        picked = value.random_fields(count)
     else:
-        picked = [choice(keys) for _ in range(-count)]
+        check_repeats(-count, value, 0)
+        slots = value.slots
+        picked = [slots[randrange(len(slots))] for _ in range(-count)]
     if not withvalues:
         return picked
     if ctx.resp3:

@@ -10,7 +10,7 @@ from libc.stdint cimport int64_t, INT64_MAX
 from random import randrange
 
 from engine.commands.context cimport CommandContext
-from engine.commands.collection cimport settle, scan_items, random_count
+from engine.commands.collection cimport settle, scan_items, random_count, check_repeats
 from engine.commands.parsing cimport parse_int_range, parse_cursor, is_option
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX
@@ -130,6 +130,7 @@ def srandmember(CommandContext ctx, list argv):
         return []
     if count > 0:
         return value.random_members(count)
+    check_repeats(-count, value, 0)
     slots = value.slots
     return [slots[randrange(len(slots))] for _ in range(-count)]
 

@@ -1,7 +1,8 @@
 """Sorted-set commands: ZADD, ZINCRBY, ZREM, the score/rank/count queries, the ZRANGE
 family (ranks, scores, lex; REV, LIMIT, WITHSCORES, ZRANGESTORE), the pops (ZPOPMIN,
 ZPOPMAX, ZMPOP and their blocking forms), the ZREMRANGEBY* trims, ZRANDMEMBER,
-ZSCAN, ZUNIONSTORE and ZINTERSTORE. The value is engine/core/sorted_set.py's SortedSetValue.
+ZSCAN, and the combinations of sets: ZUNION, ZINTER, ZDIFF, their STORE forms and
+ZINTERCARD. The value is engine/core/sorted_set.py's SortedSetValue.
 
 Scores are replied as Redis 7.0's addReplyDouble writes them: a RESP2 bulk string of
 `%.17g` (`inf`/`-inf`), a RESP3 double (a Python float, which the codec writes).
@@ -10,7 +11,7 @@ Effects are deterministic: ZADD/ZINCRBY log `ZADD key score member ...` with the
 resulting scores of the members that changed; ZREM the members removed; the
 ZREMRANGEBY* trims replay as given (the same state gives the same result); every
 pop (ZMPOP and a served blocking pop too) is logged as ZPOPMIN/ZPOPMAX key n;
-ZRANGESTORE, ZUNIONSTORE and ZINTERSTORE as DEL plus the ZADDs of the stored set.
+ZRANGESTORE and the STORE combinations as DEL plus the ZADDs of the stored set.
 """
 from libc.stdint cimport int64_t, INT64_MAX
 from libc.stdlib cimport strtod
@@ -22,7 +23,7 @@ import random
 
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
-from engine.commands.collection cimport settle, random_count, scan_items
+from engine.commands.collection cimport settle, random_count, scan_items, check_repeats
 from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
                                       parse_cursor, parse_timeout, is_option)
 from engine.commands.table import command
@@ -670,6 +671,7 @@ def zrandmember(CommandContext ctx, list argv):
         return []
     n = len(zset)
     if count < 0:
+        check_repeats(-count, zset, 24 if withscores else 0)
         pairs = [zset.at(random.randrange(n)) for _ in range(-count)]
     elif count >= n:
         pairs = list(zset.pairs(0, n, True))    # the whole set, from the top as Redis
@@ -692,7 +694,14 @@ def zscan(CommandContext ctx, list argv):
     return scan_items(argv, items, True, False)
 
 
-# -- unions and intersections ------------------------------------------------------------
+# -- unions, intersections and differences -------------------------------------------------
+
+# Which combination of the sources (Redis's SET_OP_*).
+cdef enum:
+    OP_UNION = 0
+    OP_INTER = 1
+    OP_DIFF = 2
+
 
 cdef inline double weighted(double score, double weight):
     """A source's score times its weight; inf * 0 counts as 0, as in Redis."""
@@ -710,41 +719,49 @@ cdef inline double aggregate(double total, double value, int how):
     return value if value > total else total
 
 
-cdef list source_scores(CommandContext ctx, bytes key):
-    """A ZUNIONSTORE/ZINTERSTORE source as {member: score}: a sorted set, a set (each
-    member scores 1), or nothing; WRONGTYPE for any other type."""
+cdef dict source_scores(CommandContext ctx, bytes key):
+    """A source as {member: score}: a sorted set, a set (each member scores 1), or
+    nothing; WRONGTYPE for any other type."""
     value = ctx.db.lookup(key, ctx.now)
     if value is None:
-        return [{}]
+        return {}
     if type(value) is SortedSetValue:
-        return [(<object>value).scores]
+        return (<object>value).scores
     if type(value) is SetValue:
-        return [dict.fromkeys(value, 1.0)]
+        return dict.fromkeys(value, 1.0)
     raise ResponseError(WRONGTYPE)
 
 
-cdef object combine_store(CommandContext ctx, list argv, bint union):
-    cdef bytes dst = argv[1]
-    cdef int64_t setnum = parse_int(argv[2], NULL)
+cdef dict combine(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int op, str name,
+                  bint store, bint card, bint* withscores):
+    """The shared core of ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD
+    (Redis's zunionInterDiffGenericCommand): reads the key count at argv[numkeys_at],
+    the sources after it and the options the command takes (WEIGHTS and AGGREGATE
+    but for ZDIFF and ZINTERCARD, WITHSCORES for the replying forms, LIMIT for
+    ZINTERCARD), and returns the result as {member: score}. ZINTERCARD's LIMIT
+    stops the intersection once it has that many members."""
+    cdef int64_t setnum = parse_int(argv[numkeys_at], NULL)
+    cdef int64_t limit = 0
     cdef Py_ssize_t j, i, argc = len(argv), remaining
     cdef int how = 0
-    cdef str name = "zunionstore" if union else "zinterstore"
+    cdef double score
+    withscores[0] = False
     if setnum < 1:
         raise ResponseError(f"ERR at least 1 input key is needed for '{name}' command")
-    if setnum > argc - 3:
+    if setnum > argc - numkeys_at - 1:
         raise ResponseError(SYNTAX)
-    cdef list sources = []
-    for j in range(3, 3 + setnum):
-        sources += source_scores(ctx, argv[j])
+    cdef list sources = [source_scores(ctx, key)
+                         for key in argv[numkeys_at + 1:numkeys_at + 1 + setnum]]
     cdef list weights = [1.0] * setnum
-    j = 3 + setnum
+    cdef bint scored = op != OP_DIFF and not card
+    j = numkeys_at + 1 + setnum
     while j < argc:
         remaining = argc - j
-        if remaining >= setnum + 1 and is_option(argv[j], b"weights"):
+        if scored and remaining >= setnum + 1 and is_option(argv[j], b"weights"):
             for i in range(setnum):
                 weights[i] = parse_double(argv[j + 1 + i], b"ERR weight value is not a float")
             j += setnum + 1
-        elif remaining >= 2 and is_option(argv[j], b"aggregate"):
+        elif scored and remaining >= 2 and is_option(argv[j], b"aggregate"):
             if is_option(argv[j + 1], b"sum"):
                 how = 0
             elif is_option(argv[j + 1], b"min"):
@@ -754,13 +771,28 @@ cdef object combine_store(CommandContext ctx, list argv, bint union):
             else:
                 raise ResponseError(SYNTAX)
             j += 2
+        elif not store and not card and is_option(argv[j], b"withscores"):
+            withscores[0] = True
+            j += 1
+        elif card and remaining >= 2 and is_option(argv[j], b"limit"):
+            limit = parse_int_range(argv[j + 1], 0, INT64_MAX, b"ERR LIMIT can't be negative")
+            j += 2
         else:
             raise ResponseError(SYNTAX)
+    cdef dict result = {}
+    if op == OP_DIFF:
+        first = sources[0]
+        others = sources[1:]
+        for member, value in first.items():
+            for scores in others:
+                if member in scores:
+                    break
+            else:
+                result[member] = value
+        return result
     # smallest source first, as Redis orders them (the order of a float sum)
     cdef list ranked = sorted(zip(sources, weights), key=lambda sw: len(sw[0]))
-    cdef dict result = {}
-    cdef double score
-    if union:
+    if op == OP_UNION:
         for scores, weight in ranked:
             for member, value in scores.items():
                 score = weighted(value, weight)
@@ -768,17 +800,37 @@ cdef object combine_store(CommandContext ctx, list argv, bint union):
                     result[member] = aggregate(result[member], score, how)
                 else:
                     result[member] = score
-    elif len(ranked[0][0]):
-        first, first_weight = ranked[0]
-        for member, value in first.items():
-            score = weighted(value, first_weight)
-            for scores, weight in ranked[1:]:
-                other = scores.get(member)
-                if other is None:
-                    break
-                score = aggregate(score, <double>other * <double>weight, how)
-            else:
-                result[member] = score
+        return result
+    first, first_weight = ranked[0]
+    for member, value in first.items():
+        score = weighted(value, first_weight)
+        for scores, weight in ranked[1:]:
+            other = scores.get(member)
+            if other is None:
+                break
+            score = aggregate(score, <double>other * <double>weight, how)
+        else:
+            result[member] = score
+            if len(result) == limit:
+                break
+    return result
+
+
+cdef object combine_reply(CommandContext ctx, list argv, int op, str name):
+    """ZUNION, ZINTER, ZDIFF: the result by (score, member), as Redis's skiplist
+    orders it."""
+    cdef bint withscores
+    cdef dict result = combine(ctx, argv, 1, op, name, False, False, &withscores)
+    pairs = sorted([(score, member) for member, score in result.items()])
+    return pairs_reply(ctx, pairs, withscores, ctx.resp3)
+
+
+cdef object combine_store(CommandContext ctx, list argv, int op, str name):
+    """ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces argv[1] (an empty
+    one deletes it); the effect is DEL plus the ZADDs of the stored set."""
+    cdef bint withscores
+    cdef bytes dst = argv[1]
+    cdef dict result = combine(ctx, argv, 2, op, name, True, False, &withscores)
     cdef Database db = ctx.db
     if not result:
         if db.lookup(dst, ctx.now) is not None:
@@ -796,11 +848,37 @@ cdef object combine_store(CommandContext ctx, list argv, bint union):
     return len(stored)
 
 
+@command("zunion")
+def zunion(CommandContext ctx, list argv):
+    return combine_reply(ctx, argv, OP_UNION, "zunion")
+
+
+@command("zinter")
+def zinter(CommandContext ctx, list argv):
+    return combine_reply(ctx, argv, OP_INTER, "zinter")
+
+
+@command("zdiff")
+def zdiff(CommandContext ctx, list argv):
+    return combine_reply(ctx, argv, OP_DIFF, "zdiff")
+
+
 @command("zunionstore")
 def zunionstore(CommandContext ctx, list argv):
-    return combine_store(ctx, argv, True)
+    return combine_store(ctx, argv, OP_UNION, "zunionstore")
 
 
 @command("zinterstore")
 def zinterstore(CommandContext ctx, list argv):
-    return combine_store(ctx, argv, False)
+    return combine_store(ctx, argv, OP_INTER, "zinterstore")
+
+
+@command("zdiffstore")
+def zdiffstore(CommandContext ctx, list argv):
+    return combine_store(ctx, argv, OP_DIFF, "zdiffstore")
+
+
+@command("zintercard")
+def zintercard(CommandContext ctx, list argv):
+    cdef bint withscores
+    return len(combine(ctx, argv, 1, OP_INTER, "zintercard", False, True, &withscores))

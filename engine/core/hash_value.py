@@ -1,8 +1,10 @@
-"""A hash value: a dict of field -> value byte strings, with a running byte count
-for memory accounting and the listpack/hashtable encoding Redis would use."""
+"""A hash value: a dict of field -> value byte strings, a list of the fields (their
+slots) so that HRANDFIELD takes a random field in O(1), a running byte count for
+memory accounting and the listpack/hashtable encoding Redis would use."""
 from __future__ import annotations
 
 import sys
+from random import randrange, sample
 from typing import Iterator
 
 # Redis's hash-max-listpack-entries / hash-max-listpack-value defaults.
@@ -13,15 +15,18 @@ REWRITE_BATCH = 64
 
 
 class HashValue:
-    """Fields in insertion order (`fields`). Commands change it only through its
-    methods, which keep `nbytes` current and note when Redis would have converted it
-    to a hashtable (a conversion Redis never undoes)."""
+    """Fields in insertion order (`fields`), and in `slots` (`positions`: field -> its
+    index there). Commands change it only through its methods, which keep `slots`
+    and `nbytes` current and note when Redis would have converted it to a hashtable
+    (a conversion Redis never undoes)."""
 
-    __slots__ = ("fields", "nbytes", "hashtable")
+    __slots__ = ("fields", "slots", "positions", "nbytes", "hashtable")
     TYPE_NAME = b"hash"
 
     def __init__(self, fields: dict | None = None) -> None:
         self.fields: dict = {}
+        self.slots: list = []
+        self.positions: dict = {}
         self.nbytes = 0
         self.hashtable = False
         if fields:
@@ -34,11 +39,15 @@ class HashValue:
         return b"hashtable" if self.hashtable else b"listpack"
 
     def footprint(self) -> int:
-        return sys.getsizeof(self.fields) + self.nbytes + FIELD_OVERHEAD * len(self.fields)
+        return (sys.getsizeof(self.fields) + sys.getsizeof(self.slots)
+                + sys.getsizeof(self.positions) + self.nbytes
+                + FIELD_OVERHEAD * len(self.fields))
 
     def copy(self) -> "HashValue":
         out = HashValue()
         out.fields = dict(self.fields)
+        out.slots = list(self.slots)
+        out.positions = dict(self.positions)
         out.nbytes = self.nbytes
         out.hashtable = self.hashtable
         return out
@@ -50,6 +59,8 @@ class HashValue:
         old = self.fields.get(field)
         self.fields[field] = value
         if old is None:
+            self.positions[field] = len(self.slots)
+            self.slots.append(field)
             self.nbytes += len(field) + len(value)
         else:
             self.nbytes += len(value) - len(old)
@@ -64,11 +75,29 @@ class HashValue:
         return sum(self.set(f, v) for f, v in fields.items())
 
     def delete(self, field: bytes) -> bool:
+        """Removes one field (the last slot fills its place); True when it was there."""
         value = self.fields.pop(field, None)
         if value is None:
             return False
+        slot = self.positions.pop(field)
+        last = self.slots.pop()
+        if slot < len(self.slots):
+            self.slots[slot] = last
+            self.positions[last] = slot
         self.nbytes -= len(field) + len(value)
         return True
+
+    # random fields
+
+    def random_field(self) -> bytes:
+        return self.slots[randrange(len(self.slots))]
+
+    def random_fields(self, count: int) -> list:
+        """`count` distinct fields chosen at random (all of them, in order, when count
+        >= size)."""
+        if count >= len(self.slots):
+            return list(self.fields)
+        return sample(self.slots, count)
 
     # persistence
 

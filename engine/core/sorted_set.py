@@ -156,6 +156,11 @@ class SortedSetValue:
     def __len__(self) -> int:
         return len(self.scores)
 
+    @property
+    def nbytes(self) -> int:
+        """The members' bytes (as SetValue's and HashValue's nbytes)."""
+        return self._member_bytes
+
     def __iter__(self) -> Iterator[tuple[float, bytes]]:
         return iter(self.order)
 

@@ -79,6 +79,9 @@ def _sample_argv(record) -> list[str]:
     """A valid call of the record's command, keys named k1, k2... (GETKEYS)."""
     if record.name in MOVABLE_SAMPLES:
         return MOVABLE_SAMPLES[record.name]
+    if record.numkeys:      # a destination or timeout before the key count, 2 keys after
+        lead = ["dst" if i == record.first_key else "0" for i in range(1, record.numkeys)]
+        return [record.name, *lead, "2", "k1", "k2"]
     argv = record.name.split("|")
     while len(argv) < abs(record.arity):
         argv.append(f"k{len(argv)}")
@@ -94,10 +97,14 @@ MOVABLE_SAMPLES = {
 }
 
 
-# Flags the newest Redis gives a command that 7.0 did not (DELIBERATE_DIFFERENCES):
-# PUBLISH may_replicate (https://github.com/redis/redis/blob/unstable/src/commands/publish.json).
-# BZPOPMIN/BZPOPMAX noscript: 7.0 has it, the newest json not (src/commands/bzpopmin.json).
-NEWER_FLAGS = {"publish": {"may_replicate"}, "bzpopmin": {"noscript"}, "bzpopmax": {"noscript"}}
+# Flags on which the newest Redis and 7.0 differ (DELIBERATE_DIFFERENCES), left out of
+# comparisons with 7.0: PUBLISH's may_replicate, which 7.0 lacks
+# (https://github.com/redis/redis/blob/unstable/src/commands/publish.json); the
+# noscript of BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BZPOPMIN and BZPOPMAX, which 7.0 has and
+# 7.2 dropped (redis/redis#11568: in a script they answer at once, as in MULTI).
+NEWER_FLAGS = {"publish": {"may_replicate"},
+               **{name: {"noscript"} for name in ("blpop", "brpop", "blmove", "brpoplpush",
+                                                  "bzpopmin", "bzpopmax")}}
 
 
 def _info_view(info: list, newer_arity: dict = {}) -> tuple:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
 
 import pytest
 
@@ -294,15 +295,30 @@ def test_effects_replay_the_outcome():
     assert effects_of(e, "BLPOP", "nokey", 0) == []
 
 
+SCRIPT_BLOCKING = [(("BLPOP", "k", 0), [b"k", b"a"]), (("BRPOP", "k", 0), [b"k", b"b"]),
+                   (("BLMOVE", "k", "d", "LEFT", "RIGHT", 0), b"a"),
+                   (("BRPOPLPUSH", "k", "d", 0), b"b")]
+
+
 def test_blocking_commands_in_scripts(redis_server):
-    """BLMPOP answers nil at once (as LMPOP); BLPOP & co. are refused (noscript)."""
+    """BLMPOP answers nil at once (as LMPOP) on both; BLPOP, BRPOP, BLMOVE and
+    BRPOPLPUSH too here, as since Redis 7.2 (no noscript flag), where 7.0 refuses them."""
     import redis
     host, port = redis_server
-    for client in (EmbeddedRedis(), redis.Redis(host=host, port=port)):
+    ours, theirs = EmbeddedRedis(), redis.Redis(host=host, port=port)
+    for client in (ours, theirs):
         client.flushall()
         assert client.eval("return redis.call('BLMPOP', 0, 1, 'nokey', 'LEFT')", 0) is None
+    for command, served in SCRIPT_BLOCKING:
+        body = "return redis.call(" + ", ".join(f"'{a}'" for a in command) + ")"
         with pytest.raises(redis.ResponseError, match="not allowed from script"):
-            client.eval("return redis.call('BLPOP', 'nokey', 0)", 0)
+            theirs.eval(body, 0)
+        began = time.monotonic()
+        assert ours.eval(body, 0) is None
+        ours.rpush("k", "a", "b")
+        assert ours.eval(body, 0) == served
+        assert time.monotonic() - began < 1
+        ours.delete("k", "d")
 
 
 def test_memory_follows_the_list():

@@ -145,6 +145,17 @@ BZPOPMIN z 1
 BZMPOP 1 1 z MIN
 ZADD l 0 a 0 b
 ZREMRANGEBYLEX l - +
+ZADD u 1 a 2 b
+SADD s b
+ZUNIONSTORE dst 2 u s
+ZINTERSTORE dst 2 u s
+ZDIFFSTORE dst 2 u s
+ZDIFFSTORE dst 2 u u
+ZDIFFSTORE dst 2 u u
+ZUNION 2 u s
+ZINTER 2 u s
+ZDIFF 2 u s
+ZINTERCARD 2 u s
 """)
 
 

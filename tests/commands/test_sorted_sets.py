@@ -19,6 +19,7 @@ from engine.core.sorted_set import SortedSetValue
 from engine.core.value_types import VALUE_TYPES
 from servers import SluiceServer
 from test_differential import script
+from test_command_table import NEWER_FLAGS
 
 SCORES = ["0", "1", "-1", "2.5", "1e3", "-0", "0.1", "inf", "-inf", "+inf", "3", "7"]
 MEMBERS = ["a", "b", "c", "d", "e", "f", "g", "h"]
@@ -376,9 +377,88 @@ ZINTERSTORE i 1 s
 ZRANGE i 0 -1 WITHSCORES
 """)
 
+# ZUNION, ZINTER, ZDIFF, ZDIFFSTORE and ZINTERCARD: the replying forms order by
+# (score, member); sets count as scores of 1; each takes only its own options.
+COMBINATIONS = script("""
+ZADD a 1 x 2 y 3 z inf w 0 n
+ZADD b 10 y 20 z -inf w 4 v -3 n
+SADD s y q
+SET str v
+ZUNION 2 a b
+ZUNION 2 a b WITHSCORES
+ZUNION 2 a b WEIGHTS 0 -1 WITHSCORES
+ZUNION 2 a b AGGREGATE MIN WITHSCORES
+ZUNION 2 a b withscores aggregate max weights 2 0.5
+ZUNION 3 a b s WITHSCORES WITHSCORES
+ZUNION 1 nokey WITHSCORES
+ZUNION 2 a a WITHSCORES
+ZUNION 1 a WEIGHTS -1 WITHSCORES
+ZINTER 2 a a WEIGHTS -1 0 WITHSCORES
+ZINTER 2 a b
+ZINTER 2 a b WITHSCORES
+ZINTER 3 a b s WITHSCORES AGGREGATE MAX
+ZINTER 2 a s WEIGHTS 1 -1 WITHSCORES
+ZINTER 2 a nokey WITHSCORES
+ZINTER 1 s WITHSCORES
+ZDIFF 2 a b
+ZDIFF 2 a b WITHSCORES
+ZDIFF 3 a s nokey WITHSCORES
+ZDIFF 1 s WITHSCORES
+ZDIFF 2 nokey a
+ZDIFF 2 a a WITHSCORES
+ZDIFF 2 a b WEIGHTS 1 1
+ZDIFF 2 a b AGGREGATE SUM
+ZDIFFSTORE d 2 a s
+ZRANGE d 0 -1 WITHSCORES
+ZDIFFSTORE d 2 a s WITHSCORES
+ZDIFFSTORE d 2 a b WEIGHTS 1 1
+ZDIFFSTORE d 2 a a
+EXISTS d
+ZDIFFSTORE d 1 nokey
+ZDIFFSTORE str 1 s
+TYPE str
+ZRANGE str 0 -1 WITHSCORES
+ZDIFFSTORE d 0 a
+ZDIFFSTORE d 2 a
+ZDIFFSTORE d 1 a str
+SET str v
+ZINTERCARD 2 a b
+ZINTERCARD 3 a b s
+ZINTERCARD 2 a b LIMIT 0
+ZINTERCARD 2 a b LIMIT 1
+ZINTERCARD 2 a b LIMIT 2
+ZINTERCARD 2 a b LIMIT 100
+ZINTERCARD 2 a b LIMIT -1
+ZINTERCARD 2 a b LIMIT x
+ZINTERCARD 2 a b LIMIT
+ZINTERCARD 2 a b LIMIT 1 LIMIT 2
+ZINTERCARD 2 a b WITHSCORES
+ZINTERCARD 2 a b WEIGHTS 1 1
+ZINTERCARD 2 a b AGGREGATE MAX
+ZINTERCARD 1 nokey
+ZINTERCARD 1 s
+ZINTERCARD 0 a
+ZINTERCARD -1 a
+ZINTERCARD x a
+ZINTERCARD 3 a b
+ZUNION 0 a
+ZINTER -1 a
+ZUNION 3 a b
+ZUNION 2 a str
+ZINTER 2 str a
+ZDIFF 2 a str
+ZINTERCARD 2 a str
+ZUNION 2 a b WEIGHTS 1
+ZUNION 2 a b WEIGHTS 1 x
+ZUNION 2 a b AGGREGATE avg
+ZUNION 2 a b LIMIT 1
+ZINTER 2 a b WITHSCORE
+""")
+
 
 @pytest.mark.parametrize("name,commands", [
     ("union_and_intersection", UNION_AND_INTERSECTION),
+    ("combinations", COMBINATIONS),
     ("add_and_scores", ADD_AND_SCORES),
     ("ranges", RANGES),
     ("removals_and_pops", REMOVALS_AND_POPS),
@@ -422,6 +502,13 @@ def test_resp3_replies_match(redis_server):
     ZSCAN r 0
     ZRANK r b
     ZRANK r x
+    ZADD q -1 a 5 c
+    ZUNION 2 r q
+    ZUNION 2 r q WITHSCORES
+    ZINTER 2 r q WEIGHTS 1 0 WITHSCORES
+    ZDIFF 2 r q WITHSCORES
+    ZDIFF 1 nokey WITHSCORES
+    ZINTERCARD 2 r q
     """)
     try:
         for cmd in commands:
@@ -513,12 +600,16 @@ def random_command(rng: random.Random) -> tuple:
         return ("ZRANDMEMBER", key, rng.choice([0, 20]), *(["WITHSCORES"] if rng.random() < 0.5 else []))
     if roll == 24:
         return ("ZSCAN", rng.choice([key, lex_key]), 0, *(["MATCH", "*" + member + "*"] if rng.random() < 0.5 else []))
-    if roll == 25 and rng.random() < 0.5:
+    if roll == 25 and rng.random() < 0.6:
+        name = rng.choice(["ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZUNION", "ZINTER",
+                           "ZDIFF", "ZINTERCARD"])
         extra = rng.choice([[], ["WEIGHTS", rng.choice(SCORES[:7]), rng.choice(SCORES)],
-                            ["AGGREGATE", rng.choice(["SUM", "MIN", "MAX"])]])
-        return (rng.choice(["ZUNIONSTORE", "ZINTERSTORE"]), rng.choice(["dst", "z3"]), 2, key,
-                rng.choice(["z1", "z2", "lex"]), *extra)
-    return rng.choice([("SET", "str", "v"), ("DEL", key), ("TYPE", key), ("EXISTS", "dst")])
+                            ["AGGREGATE", rng.choice(["SUM", "MIN", "MAX"])], ["WITHSCORES"],
+                            ["LIMIT", rng.randint(-1, 3)]])
+        dst = [rng.choice(["dst", "z3"])] if name.endswith("STORE") else []
+        return (name, *dst, 2, key, rng.choice(["z1", "z2", "lex", "set"]), *extra)
+    return rng.choice([("SET", "str", "v"), ("DEL", key), ("TYPE", key), ("EXISTS", "dst"),
+                       ("SADD", "set", member)])
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -557,6 +648,11 @@ def test_skiplist_sized_sets_answer_as_redis(engine, oracle):
             ("ZPOPMIN", "big", rng.randint(0, 3)), ("ZSCORE", "big", member),
             ("ZRANGESTORE", "dst", "big", lo, hi, "BYSCORE"),
             ("ZUNIONSTORE", "u", 2, "big", "dst", "WEIGHTS", 2, 1),
+            ("ZUNION", 2, "big", "dst", "WEIGHTS", rng.choice([-1, 0.5]), 1, "WITHSCORES"),
+            ("ZINTER", 2, "dst", "big", "AGGREGATE", "MAX", "WITHSCORES"),
+            ("ZDIFF", 2, "big", "dst", "WITHSCORES"), ("ZDIFFSTORE", "d", 2, "big", "dst"),
+            ("ZINTERCARD", 2, "big", "dst", "LIMIT", rng.randint(0, 200)),
+            ("ZRANGE", "d", 0, -1, "WITHSCORES"),
         ]))
     run_both(engine, oracle, cmds, label="skiplist-sized")
 
@@ -645,6 +741,20 @@ def test_encoding_follows_redis_thresholds(engine, oracle):
         [b"listpack", b"skiplist", b"skiplist"]
 
 
+def test_combinations_keep_a_skiplists_negative_zero_as_redis(engine, oracle):
+    """-0 stays in a skiplist-sized result and in a reply, and becomes 0 in a small
+    (listpack) stored one."""
+    members = [x for i in range(130) for x in (i + 1, f"m{i}")]
+    run_both(engine, oracle, [
+        ("ZADD", "big", *members, "-0", "zero"), ("ZADD", "other", *members),
+        ("ZDIFFSTORE", "d", 1, "big"), ("ZSCORE", "d", "zero"),
+        ("ZDIFFSTORE", "r", 2, "big", "other"), ("ZSCORE", "r", "zero"),
+        ("OBJECT", "ENCODING", "r"), ("ZDIFF", 2, "big", "other", "WITHSCORES"),
+        ("ZUNIONSTORE", "u", 1, "big", "WEIGHTS", -1), ("ZSCORE", "u", "zero"),
+        ("ZINTER", 2, "big", "other", "WEIGHTS", -1, 1, "WITHSCORES"),
+        ("ZUNION", 2, "big", "other", "AGGREGATE", "MIN", "WITHSCORES")])
+
+
 def test_effects_replay_into_the_same_sets():
     rng = random.Random(7)
     engine = Engine()
@@ -664,7 +774,7 @@ def test_effects_replay_into_the_same_sets():
         assert fresh.execute("TYPE", key) == engine.execute("TYPE", key)
     assert {argv[0] for argv in log} <= {b"ZADD", b"ZREM", b"ZPOPMIN", b"ZPOPMAX", b"DEL",
                                          b"ZREMRANGEBYSCORE", b"ZREMRANGEBYRANK",
-                                         b"ZREMRANGEBYLEX", b"SET"}
+                                         b"ZREMRANGEBYLEX", b"SET", b"SADD"}
 
 
 def test_value_record_round_trip():
@@ -732,12 +842,11 @@ def test_memory_follows_the_set():
 # -- the table records ----------------------------------------------------------------------
 
 RECORDS = [r for r in COMMANDS.values() if r.group == "sorted-set"]
-NEWER_FLAGS = {"bzpopmin": {"noscript"}, "bzpopmax": {"noscript"}}   # 7.0's, gone since
 
 
 def test_every_sorted_set_command_is_registered():
     assert VALUE_TYPES[b"zset"] is SortedSetValue
-    assert len(RECORDS) == 30 and all(callable(r.handler) for r in RECORDS)
+    assert len(RECORDS) == 35 and all(callable(r.handler) for r in RECORDS)
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.name)

@@ -56,6 +56,7 @@ def workload(call, rng: random.Random, steps: int) -> None:
                                   (rng.choice(["inf", "-inf", "1e-300", "0.1", "7", "-7.25"]),
                                    f"m{rng.randrange(400)}")])
             call("ZINCRBY", "big", "0.3", "m1")
+            call("ZDIFFSTORE", "dst", 2, "big", "z1")      # DEL + ZADD batches
             call("PEXPIREAT", "z2", FAR_FUTURE_MS)
 
 
