@@ -3,6 +3,7 @@ from engine.commands.context cimport CommandContext
 
 cdef class ScriptCalls:
     cdef readonly object session    # the running script's client (None between scripts)
+    cdef object hub                 # its hub
     cdef readonly bint refuse_writes    # whether its writes are refused
     cdef readonly object stats      # where its commands count (the session's `stats`)
     cdef public bint wrote          # it called a write command (SCRIPT KILL cannot stop it)

@@ -41,14 +41,15 @@ cdef class ScriptCalls:
         ctx.db = own.db
         ctx.node_max_bytes = own.node_max_bytes
         ctx.node_max_entries = own.node_max_entries
-        ctx.tracking = session.hub.tracking
+        hub = self.hub = session.hub
+        ctx.tracking = hub.tracking
         self.session = session
         self.refuse_writes = refuse_writes
         self.stats = session.stats
         self.wrote = False
 
     cpdef end(self):
-        self.session = self.stats = None
+        self.session = self.stats = self.hub = None
 
     cpdef object call(self, list argv):
         """One command of the script: its reply, or raises ResponseError."""
@@ -56,9 +57,8 @@ cdef class ScriptCalls:
         if entry is None or self.stats_of is not self.stats:
             entry = self._entry(argv[0])
         record = entry[0]
-        session = self.session
-        hub = session.hub
-        if record is None or (self.refuse_writes and record.write) \
+        hub = self.hub
+        if record is None or (self.refuse_writes and entry[2]) \
                 or hub.write_refusal is not None:
             return self.checked(argv)
         stat = entry[1]

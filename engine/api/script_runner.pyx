@@ -113,8 +113,9 @@ cdef class ScriptRunner:
         own = session.ctx
         calls.begin(session, readonly)
         channels, patterns, cmd_name = session.channels, session.patterns, session.cmd_name
+        cdef bint subscribed = channels or patterns
         session.ctx = ctx
-        if channels or patterns:
+        if subscribed:
             # the caller's subscriptions do not apply to the script's commands (a RESP3
             # subscriber may run scripts)
             session.channels, session.patterns = {}, {}
@@ -129,8 +130,9 @@ cdef class ScriptRunner:
                 if self._busy is not None:
                     self._busy_over()
                 session.ctx = own
-                session.channels = channels
-                session.patterns = patterns
+                if subscribed:
+                    session.channels = channels
+                    session.patterns = patterns
                 session.cmd_name = cmd_name
                 session.null_array = session.rejected = False   # (the script ran)
                 if hub.tracking:
