@@ -354,6 +354,7 @@ class Session(ScriptCommands, FunctionCommands):
         self.name = None
         self.lib_name = None
         self.lib_ver = None
+        self.no_evict = False               # CLIENT NO-EVICT (Sluice evicts no clients)
         self.authenticated = not hub.password_required()
         self.multi: Optional[list] = None   # queued (argv, its Command record)
         self.multi_dirty = False            # a command failed to queue: EXECABORT
@@ -672,6 +673,15 @@ class Session(ScriptCommands, FunctionCommands):
             self.lib_ver = argv[3] or None
         return OK
 
+    def client_no_evict(self, argv: list):
+        """CLIENT NO-EVICT ON|OFF: recorded (the `e` flag of the server's CLIENT LIST)
+        - Sluice has no client eviction (maxmemory-clients) to exempt a connection from."""
+        mode = argv[2].lower()
+        if mode not in (b"on", b"off"):
+            raise ResponseError("ERR syntax error")
+        self.no_evict = mode == b"on"
+        return OK
+
     def client_setname(self, argv: list):
         self.name = _valid_client_name(argv[2])
         return OK
@@ -704,6 +714,7 @@ class Session(ScriptCommands, FunctionCommands):
         self.ctx.db = self.engine.databases[0]
         self.ctx.resp3 = False
         self.name = None
+        self.no_evict = False
         self.authenticated = not self.hub.password_required()
         self.on_reset()
         return RESET_REPLY
@@ -732,6 +743,8 @@ CLIENT_HELP = (
     "    * LIB-VER: the client lib version.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
     "HELP",
     "    Print this help.",
 )

@@ -130,7 +130,7 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, keys: tuple = (0
     write = "write" in ranked
     subs = None if subcommands is None else {sub.name.encode(): sub for sub in subcommands}
     for sub in subcommands if sub_methods else ():
-        sub.method = f"{name}_{sub.name}"
+        sub.method = f"{name}_{sub.name.replace('-', '_')}"
     return Command(name, arity, ranked, *keys, keyword, *docs, layer, subs, base_ok,
                    pubsub_ok, immediate, aborts_exec,
                    write if denied_on_misconf is None else denied_on_misconf,
@@ -486,6 +486,8 @@ COMMANDS: dict[bytes, Command] = _index(
             docs=("7.0.0", "Returns the expiration time of a key as a Unix timestamp.")),
         cmd("keys", 2, "readonly",
             docs=("1.0.0", "Returns all key names that match a pattern.")),
+        cmd("move", 3, "write fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Moves a key to another database.")),
         cmd("object", -2, "",
             docs=("2.2.3", "A container for object introspection commands."),
             subcommands=[
@@ -543,6 +545,8 @@ COMMANDS: dict[bytes, Command] = _index(
                     docs=("7.2.0", "Sets information specific to the client or connection.")),
                 cmd("info", 2, "noscript loading stale",
                     docs=("6.2.0", "Returns information about the connection.")),
+                cmd("no-evict", 3, "admin noscript loading stale",
+                    docs=("7.0.0", "Sets the client eviction mode of the connection.")),
                 cmd("help", 2, "loading stale",
                     docs=("5.0.0", "Returns helpful text about the different subcommands.")),
                 cmd("list", -2, "admin noscript loading stale", layer="server",
