@@ -35,8 +35,9 @@ EXCLUDED_GROUPS = {
 # Commands of the groups in the facts file that Sluice deliberately lacks, by reason.
 EXCLUDED_COMMANDS = {
     "replication: Sluice has no replicas (its durability is the AOF and snapshots), so "
-    "nothing to acknowledge, pause for a failover, or sync": {
-        "wait", "waitaof", "sync", "psync", "replconf", "replicaof", "slaveof", "role",
+    "nothing to acknowledge, pause for a failover, or sync (WAITAOF, whose local part "
+    "is the AOF's fsync, is not excluded: it is missing, and bounds the version)": {
+        "wait", "sync", "psync", "replconf", "replicaof", "slaveof", "role",
         "failover", "client|pause", "client|unpause"},
     "moving keys between instances, a cluster's tool": {"migrate", "restore-asking"},
     "sharded pub/sub: channels bound to cluster slots": {
