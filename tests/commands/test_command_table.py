@@ -89,13 +89,6 @@ def _sample_argv(record) -> list[str]:
 MOVABLE_SAMPLES = {
     "xread": ["xread", "COUNT", "2", "STREAMS", "k1", "k2", "0", "0"],
     "xreadgroup": ["xreadgroup", "GROUP", "g", "c", "STREAMS", "k1", "k2", ">", ">"],
-    "blmpop": ["blmpop", "0", "2", "k1", "k2", "LEFT"],
-    "bzmpop": ["bzmpop", "0", "2", "k1", "k2", "MIN"],
-    "lmpop": ["lmpop", "2", "k1", "k2", "LEFT"],
-    "zmpop": ["zmpop", "2", "k1", "k2", "MIN"],
-    "sintercard": ["sintercard", "2", "k1", "k2"],
-    "zinterstore": ["zinterstore", "d", "2", "k1", "k2"],
-    "zunionstore": ["zunionstore", "d", "2", "k1", "k2"],
     "sort": ["sort", "k1", "GET", "x", "STORE", "k2"],
     **{name: [name, "body", "2", "k1", "k2", "arg"]
        for name in ("eval", "eval_ro", "evalsha", "evalsha_ro", "fcall", "fcall_ro")},
