@@ -12,7 +12,7 @@ summary for COMMAND DOCS), subcommands, and which layer runs it:
 - `server`: a method of engine/server/session.py's ServerSession (only the server's
   clients have them).
 The method is `cmd_<name>`; a subcommand's is its container's, or its own
-`<container>_<subcommand>` (CLIENT: `sub_methods`). PING and FLUSHALL
+`<container>_<subcommand>`, `-` read as `_` (CLIENT: `sub_methods`). PING and FLUSHALL
 run in the session, which calls the engine's handler: Engine.execute runs that
 handler directly.
 
@@ -20,7 +20,8 @@ Arity follows Redis: positive = exact argument count (command name included),
 negative = at least that many. Key positions (first, last, step) are those of
 Redis's command files (last -1 = the last argument); `keyword` marks keys that
 follow a keyword (XREAD's STREAMS: movablekeys); `numkeys` the position of a key
-count that the keys follow (EVAL's: movablekeys).
+count that the keys follow (EVAL's: movablekeys); `find_keys` a function that reads
+them from the arguments where options name keys (SORT's STORE: movablekeys).
 
 Flags are Redis's, as COMMAND INFO prints them. Our own rules beyond them are fields:
 `pubsub_ok` (allowed in a RESP2 subscribed context), `immediate` (runs at once inside
