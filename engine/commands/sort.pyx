@@ -128,7 +128,7 @@ cdef object sort(CommandContext ctx, list argv, bint readonly):
         dontsort, alpha, by = False, True, None
     cdef Py_ssize_t length = len(elements)
     cdef Py_ssize_t start = max(limit_start, 0)
-    cdef Py_ssize_t end = length - 1 if limit_count < 0 else start + limit_count - 1
+    cdef Py_ssize_t end = length - 1 if limit_count < 0 else start + min(limit_count, length) - 1
     if start >= length:
         start, end = length - 1, length - 2
     end = min(end, length - 1)
