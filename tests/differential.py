@@ -124,9 +124,10 @@ HISTORY_SHOWN = 20
 #                  STORE or in a script, src/sort.c); Sluice always sorts ALPHA there. No run
 #                  compares an unspecified order: no entry below.
 #   [version]      HELLO / INFO / redis.REDIS_VERSION say 7.0.15, the oracle's own version
-#                  (tests/commands/test_reported_version.py: 7.2's CLIENT NO-TOUCH and WAITAOF
-#                  are missing here; facts from https://github.com/redis/redis src/commands/
-#                  client-no-touch.json, waitaof.json): the replies match.
+#                  (tests/commands/test_reported_version.py: 7.2's WAITAOF is missing here;
+#                  facts from https://github.com/redis/redis src/commands/waitaof.json): the
+#                  replies match. CLIENT NO-TOUCH (7.2, client-no-touch.json) is here: engine
+#                  tests only (tests/api/test_client_no_touch.py), 7.0 lacks it.
 # --------------------------------------------------------------------------------------------
 
 

@@ -36,6 +36,7 @@ from engine.commands.dispatch import check, resolve
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, layer_commands
 from engine.core.errors import ResponseError, arg_text, wrong_arity
+from engine.core.keyspace import set_untouched
 from engine.resp.reply import OK, Status
 
 __all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "BLOCKED", "process_command",
@@ -359,6 +360,7 @@ class Session(ScriptCommands, FunctionCommands):
         self.lib_name = None
         self.lib_ver = None
         self.no_evict = False               # CLIENT NO-EVICT (Sluice evicts no clients)
+        self.no_touch = False               # CLIENT NO-TOUCH: reads leave access times
         self.authenticated = not hub.password_required()
         self.multi: Optional[list] = None   # queued (argv, its Command record)
         self.multi_dirty = False            # a command failed to queue: EXECABORT
@@ -408,7 +410,16 @@ class Session(ScriptCommands, FunctionCommands):
             cmd = commands.get(name.lower())
         return cmd
 
-    call = process_command
+    def call(self, argv: list) -> Any:
+        """Runs a command (process_command); for a client in CLIENT NO-TOUCH mode,
+        without touching the access times of the keys it reads, except TOUCH's."""
+        if not self.no_touch:
+            return process_command(self, argv)
+        previous = set_untouched(argv[0].lower() != b"touch")
+        try:
+            return process_command(self, argv)
+        finally:
+            set_untouched(previous)
 
     def invoke(self, record: Command, argv: list) -> Any:
         """Runs a command that passed the checks, by its layer."""
@@ -680,10 +691,13 @@ class Session(ScriptCommands, FunctionCommands):
     def client_no_evict(self, argv: list):
         """CLIENT NO-EVICT ON|OFF: recorded (the `e` flag of the server's CLIENT LIST)
         - Sluice has no client eviction (maxmemory-clients) to exempt a connection from."""
-        mode = argv[2].lower()
-        if mode not in (b"on", b"off"):
-            raise ResponseError("ERR syntax error")
-        self.no_evict = mode == b"on"
+        self.no_evict = _on_off(argv[2])
+        return OK
+
+    def client_no_touch(self, argv: list):
+        """CLIENT NO-TOUCH ON|OFF: whether this client's reads leave keys' access
+        times (OBJECT IDLETIME) as they were (see call)."""
+        self.no_touch = _on_off(argv[2])
         return OK
 
     def client_setname(self, argv: list):
@@ -719,6 +733,7 @@ class Session(ScriptCommands, FunctionCommands):
         self.ctx.resp3 = False
         self.name = None
         self.no_evict = False
+        self.no_touch = False
         self.authenticated = not self.hub.password_required()
         self.on_reset()
         return RESET_REPLY
@@ -731,6 +746,13 @@ class Session(ScriptCommands, FunctionCommands):
         self._unwatch()
         self.quitting = True
         return OK
+
+
+def _on_off(arg: bytes) -> bool:
+    mode = arg.lower()
+    if mode not in (b"on", b"off"):
+        raise ResponseError("ERR syntax error")
+    return mode == b"on"
 
 
 CLIENT_HELP = (
@@ -749,6 +771,8 @@ CLIENT_HELP = (
     "    Assign the name <name> to the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
     "HELP",
     "    Print this help.",
 )

@@ -573,6 +573,8 @@ COMMANDS: dict[bytes, Command] = _index(
                     docs=("6.2.0", "Returns information about the connection.")),
                 cmd("no-evict", 3, "admin noscript loading stale",
                     docs=("7.0.0", "Sets the client eviction mode of the connection.")),
+                cmd("no-touch", 3, "noscript loading stale",
+                    docs=("7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.")),
                 cmd("help", 2, "loading stale",
                     docs=("5.0.0", "Returns helpful text about the different subcommands.")),
                 cmd("list", -2, "admin noscript loading stale", layer="server",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import socket
+import time
 
 import pytest
 
@@ -170,12 +171,22 @@ def test_raw_bytes_match_redis(case, sluice, redis_server) -> None:
     assert mask_client_id(ours) == mask_client_id(theirs)
 
 
-def test_client_no_evict_flag(sluice) -> None:
-    """CLIENT NO-EVICT ON shows as CLIENT INFO's `e` flag, until OFF or RESET."""
+def test_client_no_evict_and_no_touch_flags(sluice) -> None:
+    """CLIENT NO-EVICT ON and NO-TOUCH ON show as CLIENT INFO's `e` and `T` flags,
+    until OFF or RESET; a NO-TOUCH client's GET (no fast path then) leaves the key's
+    idle time."""
     flags = re.compile(rb"flags=(\w+)")
-    out = exchange(sluice.port, script("CLIENT NO-EVICT ON", "CLIENT INFO", "CLIENT NO-EVICT OFF",
-                                       "CLIENT INFO", "CLIENT NO-EVICT ON", "RESET", "CLIENT INFO"))
-    assert flags.findall(out) == [b"e", b"N", b"N"]
+    out = exchange(sluice.port, script(
+        "CLIENT NO-EVICT ON", "CLIENT INFO", "CLIENT NO-TOUCH ON", "CLIENT INFO",
+        "CLIENT NO-EVICT OFF", "CLIENT INFO", "CLIENT NO-TOUCH OFF", "CLIENT INFO",
+        "CLIENT NO-EVICT ON", "CLIENT NO-TOUCH ON", "RESET", "CLIENT INFO"))
+    assert flags.findall(out) == [b"e", b"eT", b"T", b"N", b"N"]
+    exchange(sluice.port, script("SET idle v"))
+    time.sleep(1.1)
+    out = exchange(sluice.port, script("CLIENT NO-TOUCH ON", "GET idle", "OBJECT IDLETIME idle",
+                                       "CLIENT NO-TOUCH OFF", "GET idle", "OBJECT IDLETIME idle"))
+    untouched, touched = (int(n) for n in re.findall(rb":(\d+)\r\n", out))
+    assert untouched >= 1 and touched == 0
 
 
 def test_garbage_bytes_close_the_connection(sluice, redis_server) -> None:
