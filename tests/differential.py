@@ -127,6 +127,15 @@ HISTORY_SHOWN = 20
 #   [ZSCAN]        7.0 formats the scores of a skiplist-encoded set with ld2string (%.17Lf,
 #                  trailing zeros cut); Sluice sends %.17g for every encoding (small sets, the
 #                  listpack case the runs compare, are identical).
+#   [SORT set]     SORT of a set BY a pattern without `*` (no sorting) and without STORE:
+#                  Redis replies in its hash table's order (unspecified; sorted ALPHA under
+#                  STORE or in a script, src/sort.c); Sluice always sorts ALPHA there. No run
+#                  compares an unspecified order: no entry below.
+#   [version]      HELLO / INFO / redis.REDIS_VERSION say 7.0.15, the oracle's own version
+#                  (tests/commands/test_reported_version.py: 7.2's WAITAOF is missing here;
+#                  facts from https://github.com/redis/redis src/commands/waitaof.json): the
+#                  replies match. CLIENT NO-TOUCH (7.2, client-no-touch.json) is here: engine
+#                  tests only (tests/api/test_client_no_touch.py), 7.0 lacks it.
 # --------------------------------------------------------------------------------------------
 
 

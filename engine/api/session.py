@@ -36,15 +36,20 @@ from engine.commands.dispatch import check, resolve
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, layer_commands
 from engine.core.errors import ResponseError, arg_text, wrong_arity
+from engine.core.keyspace import set_untouched
 from engine.resp.reply import OK, Status
 
 __all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "BLOCKED", "process_command",
            "SERVER_NAME", "SERVER_VERSION"]
 
-# What HELLO and INFO report. 8.4 is the first Redis with everything Sluice
-# implements (XREADGROUP ... CLAIM), so clients that look at the version enable it.
+# What HELLO, INFO, redis.REDIS_VERSION and `sluice-server --version` report: the
+# newest Redis whose every command (and argument) of the groups Sluice implements
+# exists here, so that clients and test suites that switch features on by the version
+# find them all (tests/commands/test_reported_version.py checks it against Redis's
+# command facts). Newer features Sluice has too (the 8.x stream commands) work
+# whatever the version says.
 SERVER_NAME = b"redis"
-SERVER_VERSION = b"8.4.0"
+SERVER_VERSION = b"7.0.15"
 
 QUEUED = Status(b"QUEUED")
 RESET_REPLY = Status(b"RESET")
@@ -354,6 +359,8 @@ class Session(ScriptCommands, FunctionCommands):
         self.name = None
         self.lib_name = None
         self.lib_ver = None
+        self.no_evict = False               # CLIENT NO-EVICT (Sluice evicts no clients)
+        self.no_touch = False               # CLIENT NO-TOUCH: reads leave access times
         self.authenticated = not hub.password_required()
         self.multi: Optional[list] = None   # queued (argv, its Command record)
         self.multi_dirty = False            # a command failed to queue: EXECABORT
@@ -403,7 +410,16 @@ class Session(ScriptCommands, FunctionCommands):
             cmd = commands.get(name.lower())
         return cmd
 
-    call = process_command
+    def call(self, argv: list) -> Any:
+        """Runs a command (process_command); for a client in CLIENT NO-TOUCH mode,
+        without touching the access times of the keys it reads, except TOUCH's."""
+        if not self.no_touch:
+            return process_command(self, argv)
+        previous = set_untouched(argv[0].lower() != b"touch")
+        try:
+            return process_command(self, argv)
+        finally:
+            set_untouched(previous)
 
     def invoke(self, record: Command, argv: list) -> Any:
         """Runs a command that passed the checks, by its layer."""
@@ -672,6 +688,18 @@ class Session(ScriptCommands, FunctionCommands):
             self.lib_ver = argv[3] or None
         return OK
 
+    def client_no_evict(self, argv: list):
+        """CLIENT NO-EVICT ON|OFF: recorded (the `e` flag of the server's CLIENT LIST)
+        - Sluice has no client eviction (maxmemory-clients) to exempt a connection from."""
+        self.no_evict = _on_off(argv[2])
+        return OK
+
+    def client_no_touch(self, argv: list):
+        """CLIENT NO-TOUCH ON|OFF: whether this client's reads leave keys' access
+        times (OBJECT IDLETIME) as they were (see call)."""
+        self.no_touch = _on_off(argv[2])
+        return OK
+
     def client_setname(self, argv: list):
         self.name = _valid_client_name(argv[2])
         return OK
@@ -704,6 +732,8 @@ class Session(ScriptCommands, FunctionCommands):
         self.ctx.db = self.engine.databases[0]
         self.ctx.resp3 = False
         self.name = None
+        self.no_evict = False
+        self.no_touch = False
         self.authenticated = not self.hub.password_required()
         self.on_reset()
         return RESET_REPLY
@@ -716,6 +746,13 @@ class Session(ScriptCommands, FunctionCommands):
         self._unwatch()
         self.quitting = True
         return OK
+
+
+def _on_off(arg: bytes) -> bool:
+    mode = arg.lower()
+    if mode not in (b"on", b"off"):
+        raise ResponseError("ERR syntax error")
+    return mode == b"on"
 
 
 CLIENT_HELP = (
@@ -732,6 +769,10 @@ CLIENT_HELP = (
     "    * LIB-VER: the client lib version.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
     "HELP",
     "    Print this help.",
 )

@@ -7,3 +7,4 @@ from engine.commands import streams, groups, reads, xinfo, keys, key_copy, strin
 from engine.commands import references  # noqa: F401
 from engine.commands import lists, hashes, sets  # noqa: F401
 from engine.commands import sorted_sets  # noqa: F401
+from engine.commands import sort  # noqa: F401

@@ -1,5 +1,6 @@
 """COPY source destination [DB index] [REPLACE]: the value duplicated under a new
-name (in this or another database), its TTL with it.
+name (in this or another database), its TTL with it. MOVE key db: the value itself
+handed to another database under the same name, its TTL with it.
 
 A string is immutable bytes and is shared; a stream is copied deeply (its entries'
 nodes, counters, groups, consumers and PELs: engine/core/groups.pyx copy_stream);
@@ -11,6 +12,10 @@ loaded. The destination in another database is checked without lazy expiry (its
 DEL could not be logged in the source database's log): an expired one is dropped
 and overwritten. The destination is touched (WATCH, blocked readers) and fires
 `copy_to` in its own database (CommandContext.touch_in).
+
+MOVE logs `COPY key key DB index REPLACE` and `DEL key` rather than itself, for the
+same reason: a MOVE replayed against a destination that had expired here but was
+still stored when the log was loaded would move nothing.
 """
 from libc.stdint cimport int64_t
 
@@ -47,26 +52,30 @@ cdef bint occupied(Database db, bytes key, int64_t now):
     return True
 
 
+cdef Database database_at(CommandContext ctx, object arg):
+    """The database an index argument names (COPY's DB, MOVE's db), with Redis's errors."""
+    cdef int64_t index = parse_int(arg, NULL)
+    if index < -INT_MAX - 1 or index > INT_MAX:   # Redis's getIntFromObject
+        raise ResponseError("ERR value is out of range, value must between "
+                            "-2147483648 and 2147483647")
+    databases = ctx.engine.databases
+    if index < 0 or index >= len(databases):
+        raise ResponseError("ERR DB index is out of range")
+    return databases[index]
+
+
 @command("copy")
 def copy_(CommandContext ctx, list argv):
     cdef bytes src = argv[1], dst = argv[2]
     cdef bint replace = False
     cdef Database target = ctx.db
     cdef Py_ssize_t j = 3, argc = len(argv)
-    cdef int64_t index
-    databases = ctx.engine.databases
     while j < argc:
         if is_option(argv[j], b"replace"):
             replace = True
         elif is_option(argv[j], b"db") and j < argc - 1:
             j += 1
-            index = parse_int(argv[j], NULL)
-            if index < -INT_MAX - 1 or index > INT_MAX:   # Redis's getIntFromObject
-                raise ResponseError("ERR value is out of range, value must between "
-                                    "-2147483648 and 2147483647")
-            if index < 0 or index >= len(databases):
-                raise ResponseError("ERR DB index is out of range")
-            target = databases[index]
+            target = database_at(ctx, argv[j])
         else:
             raise ResponseError(SYNTAX)
         j += 1
@@ -94,4 +103,27 @@ def copy_(CommandContext ctx, list argv):
         if target is not db:
             effect += [b"DB", str(target.index).encode()]
         ctx.effects.append(effect + [b"REPLACE"])
+    return 1
+
+
+@command("move")
+def move(CommandContext ctx, list argv):
+    cdef bytes key = argv[1]
+    cdef Database db = ctx.db
+    cdef Database target = database_at(ctx, argv[2])
+    if target is db:
+        raise ResponseError("ERR source and destination objects are the same")
+    value = db.lookup(key, ctx.now)
+    if value is None or occupied(target, key, ctx.now):
+        return 0
+    cdef int64_t expire = db.expire_at(key)
+    db.remove(key)
+    target.store(key, value)
+    if expire != -1:
+        target.set_expire(key, expire)
+    ctx.touch(key, "g", b"move_from")
+    ctx.touch_in(target, key, "g", b"move_to")
+    if ctx.logs():
+        ctx.effects.append([b"COPY", key, key, b"DB", str(target.index).encode(), b"REPLACE"])
+        ctx.effects.append([b"DEL", key])
     return 1

@@ -12,7 +12,7 @@ summary for COMMAND DOCS), subcommands, and which layer runs it:
 - `server`: a method of engine/server/session.py's ServerSession (only the server's
   clients have them).
 The method is `cmd_<name>`; a subcommand's is its container's, or its own
-`<container>_<subcommand>` (CLIENT: `sub_methods`). PING and FLUSHALL
+`<container>_<subcommand>`, `-` read as `_` (CLIENT: `sub_methods`). PING and FLUSHALL
 run in the session, which calls the engine's handler: Engine.execute runs that
 handler directly.
 
@@ -20,7 +20,8 @@ Arity follows Redis: positive = exact argument count (command name included),
 negative = at least that many. Key positions (first, last, step) are those of
 Redis's command files (last -1 = the last argument); `keyword` marks keys that
 follow a keyword (XREAD's STREAMS: movablekeys); `numkeys` the position of a key
-count that the keys follow (EVAL's: movablekeys).
+count that the keys follow (EVAL's: movablekeys); `find_keys` a function that reads
+them from the arguments where options name keys (SORT's STORE: movablekeys).
 
 Flags are Redis's, as COMMAND INFO prints them. Our own rules beyond them are fields:
 `pubsub_ok` (allowed in a RESP2 subscribed context), `immediate` (runs at once inside
@@ -81,14 +82,17 @@ class Command:
     allow_busy: bool = False            # runs while a script is busy (else BUSY)
     acl_categories: tuple = ()
     numkeys: int = 0                    # the key count's position (EVAL: 2); 0: none
+    find_keys: Optional[Callable] = None  # argv -> its keys, when options name keys (SORT)
 
     @property
     def movable_keys(self) -> bool:
         """Keys found by reading the arguments (COMMAND INFO's movablekeys)."""
-        return self.keyword is not None or self.numkeys > 0
+        return self.keyword is not None or self.numkeys > 0 or self.find_keys is not None
 
     def keys(self, argv: list) -> list:
         """The key arguments of argv (COMMAND GETKEYS, the AOF tool)."""
+        if self.find_keys is not None:
+            return self.find_keys(argv)
         if self.keyword is not None:
             keyword = self.keyword.encode()
             for i in range(1, len(argv)):
@@ -122,7 +126,7 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, keys: tuple = (0
         subcommands: Optional[list] = None, base_ok: bool = False, pubsub_ok: bool = False,
         immediate: bool = False, aborts_exec: bool = False,
         denied_on_misconf: Optional[bool] = None, sub_methods: bool = False,
-        numkeys: int = 0) -> Command:
+        numkeys: int = 0, find_keys: Optional[Callable] = None) -> Command:
     """A record; `docs` = (since, summary). Its group and full name come from family().
     sub_methods: each subcommand has its own method, `<container>_<subcommand>`
     (CLIENT); otherwise they share the container's."""
@@ -130,12 +134,30 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, keys: tuple = (0
     write = "write" in ranked
     subs = None if subcommands is None else {sub.name.encode(): sub for sub in subcommands}
     for sub in subcommands if sub_methods else ():
-        sub.method = f"{name}_{sub.name}"
+        sub.method = f"{name}_{sub.name.replace('-', '_')}"
     return Command(name, arity, ranked, *keys, keyword, *docs, layer, subs, base_ok,
                    pubsub_ok, immediate, aborts_exec,
                    write if denied_on_misconf is None else denied_on_misconf,
                    write=write, no_auth="no_auth" in ranked, no_multi="no_multi" in ranked,
-                   allow_busy="allow_busy" in ranked, numkeys=numkeys)
+                   allow_busy="allow_busy" in ranked, numkeys=numkeys, find_keys=find_keys)
+
+
+# SORT's options and how many arguments each takes, to find its STORE destination
+_SORT_OPTIONS = {b"LIMIT": 2, b"BY": 1, b"GET": 1, b"STORE": 1}
+
+
+def sort_keys(argv: list) -> list:
+    """SORT's keys: the sorted key and the last STORE destination (as Redis's
+    sortGetKeys finds it, skipping the arguments of LIMIT, BY and GET)."""
+    keys = argv[1:2]
+    store = None
+    i = 2
+    while i < len(argv):
+        option = argv[i].upper()
+        if option == b"STORE" and i + 1 < len(argv):
+            store = argv[i + 1]
+        i += 1 + _SORT_OPTIONS.get(option, 0)
+    return keys if store is None else keys + [store]
 
 
 def family(group: str, *records: Command) -> list:
@@ -496,6 +518,8 @@ COMMANDS: dict[bytes, Command] = _index(
             docs=("7.0.0", "Returns the expiration time of a key as a Unix timestamp.")),
         cmd("keys", 2, "readonly",
             docs=("1.0.0", "Returns all key names that match a pattern.")),
+        cmd("move", 3, "write fast", keys=(1, 1, 1),
+            docs=("1.0.0", "Moves a key to another database.")),
         cmd("object", -2, "",
             docs=("2.2.3", "A container for object introspection commands."),
             subcommands=[
@@ -529,6 +553,10 @@ COMMANDS: dict[bytes, Command] = _index(
             docs=("2.6.0", "Creates a key from the serialized representation of a value.")),
         cmd("scan", -2, "readonly",
             docs=("2.8.0", "Iterates over the key names in the database.")),
+        cmd("sort", -2, "write denyoom", keys=(1, 1, 1), find_keys=sort_keys,
+            docs=("1.0.0", "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.")),
+        cmd("sort_ro", -2, "readonly", keys=(1, 1, 1), find_keys=lambda argv: argv[1:2],
+            docs=("7.0.0", "Returns the sorted elements of a list, a set, or a sorted set.")),
         cmd("touch", -2, "readonly fast", keys=(1, -1, 1),
             docs=("3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.")),
         cmd("ttl", 2, "readonly fast", keys=(1, 1, 1),
@@ -553,6 +581,10 @@ COMMANDS: dict[bytes, Command] = _index(
                     docs=("7.2.0", "Sets information specific to the client or connection.")),
                 cmd("info", 2, "noscript loading stale",
                     docs=("6.2.0", "Returns information about the connection.")),
+                cmd("no-evict", 3, "admin noscript loading stale",
+                    docs=("7.0.0", "Sets the client eviction mode of the connection.")),
+                cmd("no-touch", 3, "noscript loading stale",
+                    docs=("7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.")),
                 cmd("help", 2, "loading stale",
                     docs=("5.0.0", "Returns helpful text about the different subcommands.")),
                 cmd("list", -2, "admin noscript loading stale", layer="server",

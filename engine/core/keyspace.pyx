@@ -95,6 +95,18 @@ cdef enum:
     DICT_SLOT = 48
 cdef int64_t STREAM_OBJECT = sys.getsizeof(Stream()) + sys.getsizeof({})
 
+# While set, lookups leave keys' access times alone: the command running is one of a
+# client in CLIENT NO-TOUCH mode (engine/api/session.py Session.call sets it).
+cdef bint untouched = False
+
+
+def set_untouched(bint on) -> bool:
+    """Sets the mode; returns the one it replaces (a script's nested calls restore it)."""
+    global untouched
+    cdef bint previous = untouched
+    untouched = on
+    return previous
+
 
 cdef inline int64_t footprint(bytes key, object value):
     cdef int64_t size = BYTES_HEADER + len(key) + DICT_SLOT
@@ -127,6 +139,8 @@ cdef class Database:
             self.remove(key)
             self.expired.append(key)
             return None
+        if untouched:
+            return value
         if type(value) is Stream:
             (<Stream>value).access_time = now
         else:

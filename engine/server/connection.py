@@ -444,6 +444,10 @@ class ClientConnection(asyncio.Protocol):
             flags += b"A"
         if self.unix:
             flags += b"U"
+        if session.no_evict:
+            flags += b"e"
+        if session.no_touch:
+            flags += b"T"
         parser = self.parser
         qbuf = parser.pending
         omem = 0 if self.closed else self.transport.get_write_buffer_size()

@@ -129,13 +129,15 @@ cdef inline int64_t now_ns() noexcept nogil:
 
 
 cdef inline bint plain_session(object session, object hub):
-    """Outside MULTI, authenticated, not subscribed, no write refusal in force
+    """Outside MULTI, authenticated, not subscribed, not in CLIENT NO-TOUCH mode (the
+    session's call keeps access times then), no write refusal in force
     (persistence failing: the session's checks decide then) and no script running
     long (BUSY): engine commands run directly. The refusal changes only between
     rounds or through a slow-path command (CONFIG SET), after which this is asked
     again; a batch read while a script is busy starts busy."""
     return (session.multi is None and session.authenticated and not session.channels
-            and not session.patterns and hub.write_refusal is None and hub.busy is None)
+            and not session.patterns and hub.write_refusal is None and hub.busy is None
+            and not session.no_touch)
 
 
 cdef inline bint engine_command(bytes name, dict commands):

@@ -92,6 +92,7 @@ def _sample_argv(record) -> list[str]:
 MOVABLE_SAMPLES = {
     "xread": ["xread", "COUNT", "2", "STREAMS", "k1", "k2", "0", "0"],
     "xreadgroup": ["xreadgroup", "GROUP", "g", "c", "STREAMS", "k1", "k2", ">", ">"],
+    "sort": ["sort", "k1", "GET", "x", "STORE", "k2"],
     **{name: [name, "body", "2", "k1", "k2", "arg"]
        for name in ("eval", "eval_ro", "evalsha", "evalsha_ro", "fcall", "fcall_ro")},
 }

@@ -304,3 +304,25 @@ def test_redis_loads_the_effects_of_reference_policies(tmp_path):
     assert check.returncode == 0 and "is valid" in check.stdout, check.stdout
     with redis_on(tmp_path, "--appendonly", "yes") as conn:
         assert view(conn.execute, [b"s1"], []) == expected
+
+
+def test_redis_loads_the_effects_of_move_and_sort_store(tmp_path):
+    """MOVE (logged as COPY ... DB n REPLACE + DEL) and SORT ... STORE (DEL + RPUSH)."""
+    engine = Engine(dir=str(tmp_path), appendonly=True, aof_use_rdb_preamble=False,
+                    appendfsync="no")
+    for argv in (("RPUSH", "l", "3", "1", "2"), ("MSET", "w_1", "30", "w_2", "10", "w_3", "20"),
+                 ("SET", "dst", "old"), ("SORT", "l", "BY", "w_*", "GET", "#", "GET", "nokey_*",
+                                         "STORE", "dst"),
+                 ("SORT", "l", "DESC", "STORE", "l2"), ("SORT", "missing", "STORE", "w_1"),
+                 ("SET", "m", "v", "PX", "3600000"), ("MOVE", "m", "1"), ("MOVE", "l2", "2")):
+        engine.execute(*argv)
+    expected = engine.execute("LRANGE", "dst", "0", "-1")
+    assert expected == [b"2", b"", b"3", b"", b"1", b""]
+    engine.close(save=False)
+    with redis_on(tmp_path, "--appendonly", "yes") as conn:
+        assert conn.execute("LRANGE", "dst", "0", "-1") == expected
+        assert conn.execute("EXISTS", "w_1", "m", "l2") == 0
+        conn.execute("SELECT", "1")
+        assert conn.execute("GET", "m") == b"v" and conn.execute("PTTL", "m") > 3_500_000
+        conn.execute("SELECT", "2")
+        assert conn.execute("LRANGE", "l2", "0", "-1") == [b"3", b"2", b"1"]

@@ -2,6 +2,8 @@
 report and INFO show, kept in one place so that they always agree."""
 from __future__ import annotations
 
+from engine.api.session import SERVER_VERSION
+
 PROGRAM_NAME = "sluice-server"
 
 
@@ -17,4 +19,7 @@ VERSION = _version()
 
 
 def version_text() -> str:
-    return f"Sluice server v={VERSION} (Redis 7.0 compatible RESP server)"
+    """redis-server --version's line: `v=` is the Redis version HELLO and INFO report
+    (tools read it to know what the server has); Sluice's own version follows."""
+    return (f"Sluice server v={SERVER_VERSION.decode()} sha=00000000:0 malloc=libc bits=64 "
+            f"build=0 sluice={VERSION}")
