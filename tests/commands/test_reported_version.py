@@ -64,9 +64,6 @@ EXCLUDED_COMMANDS = {
 }
 EXCLUDED = set().union(*EXCLUDED_COMMANDS.values())
 
-# ZUNION, ZINTER, ZDIFF, ZDIFFSTORE, ZINTERCARD: being built on branch zsets2. The
-# coordinator empties this set when that branch is merged.
-ARRIVING_FROM_ZSETS2 = {"zdiff", "zdiffstore", "zinter", "zunion", "zintercard"}
 
 # History entries (Redis's facts) whose arguments Sluice does not take.
 MISSING_ARGUMENTS = {
@@ -86,7 +83,7 @@ def _missing() -> dict:
     """name -> since of every command in the facts that Sluice lacks (not excluded)."""
     ours = _ours()
     return {name: since for name, (_, since) in COMMANDS.items()
-            if name not in ours and name not in EXCLUDED and name not in ARRIVING_FROM_ZSETS2}
+            if name not in ours and name not in EXCLUDED}
 
 
 def test_facts_match_redis_7_0_command_docs(redis_server):
@@ -151,9 +148,6 @@ def test_exclusions_are_real():
     ours = _ours()
     assert EXCLUDED <= set(COMMANDS)
     assert not EXCLUDED & ours
-    assert ARRIVING_FROM_ZSETS2 <= set(COMMANDS)
-    # what zsets2 brings is no longer arriving once it is here
-    assert not ARRIVING_FROM_ZSETS2 & ours
     assert {record.group for record in TABLE.values()}.isdisjoint(EXCLUDED_GROUPS)
 
 
