@@ -1,5 +1,6 @@
 # What the collection families (lists.pyx, hashes.pyx, sets.pyx, ...) share: the
-# removal of a collection that a command emptied, and HSCAN/SSCAN/ZSCAN's reply.
+# removal of a collection that a command emptied, HSCAN/SSCAN/ZSCAN's reply, the
+# arguments of LMPOP/ZMPOP & co., and the rank ranges of LRANGE/LTRIM/ZRANGE.
 from libc.stdint cimport int64_t
 from engine.commands.context cimport CommandContext
 
@@ -21,3 +22,12 @@ cdef int64_t random_count(object arg) except? -1
 # beyond RANDOM_REPLY_MAX bytes is refused with "ERR value is out of range" (a
 # deliberate difference: Redis builds it until its memory runs out).
 cdef void check_repeats(int64_t picks, object value, int extra) except *
+# LMPOP/BLMPOP/ZMPOP/BZMPOP's `numkeys key [key ...] END [COUNT count]` from
+# argv[numkeys_at] on, END being `first_end` or `second_end` (LEFT|RIGHT, MIN|MAX):
+# the keys; `*second` is true for second_end, `*count` is COUNT's (1 without it).
+# Errors in Redis's order: numkeys, room for the keys and END, END, COUNT.
+cdef list mpop_args(list argv, Py_ssize_t numkeys_at, bytes first_end, bytes second_end,
+                    bint* second, int64_t* count)
+# A rank range start..end of a collection of n items (negative ranks count from the
+# tail) clipped to 0..n-1 in place; false when nothing is left of it.
+cdef bint rank_range(int64_t n, int64_t* start, int64_t* end) noexcept
