@@ -1,6 +1,7 @@
 # What the collection families (lists.pyx, hashes.pyx, sets.pyx, ...) share: the
-# removal of a collection that a command emptied, HSCAN/SSCAN/ZSCAN's reply, the
-# arguments of LMPOP/ZMPOP & co., and the rank ranges of LRANGE/LTRIM/ZRANGE.
+# removal of a collection that a command emptied, HDEL/SREM's removals,
+# HSCAN/SSCAN/ZSCAN's reply, the arguments of LMPOP/ZMPOP & co., and the rank ranges
+# of LRANGE/LTRIM/ZRANGE.
 from libc.stdint cimport int64_t
 from engine.commands.context cimport CommandContext
 
@@ -8,6 +9,12 @@ from engine.commands.context cimport CommandContext
 # (its `del` event fires, as Redis removes empty collections), another one's memory
 # footprint is counted again.
 cdef void settle(CommandContext ctx, bytes key, object value) except *
+# HDEL/SREM key item [item ...] on the collection `value` at key: `remove(item)` (true
+# when it was there) for each distinct item; when any went, the `event` fires, an
+# emptied collection goes (settle) and the effect is EVENT key <the items removed>.
+# The count removed.
+cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
+                            str cls, bytes event) except -1
 # HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES], the cursor
 # checked (parse_cursor) before the key was looked up, as Redis does: `items` is
 # the collection flat (member, or field and value when `pairs`); MATCH filters on

@@ -22,6 +22,17 @@ cdef void settle(CommandContext ctx, bytes key, object value) except *:
         ctx.db.resized(key)
 
 
+cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
+                            str cls, bytes event) except -1:
+    cdef bytes key = argv[1]
+    cdef list gone = [item for item in dict.fromkeys(argv[2:]) if remove(item)]
+    if gone:
+        ctx.touch(key, cls, event)
+        settle(ctx, key, value)
+        ctx.propagate([event.upper(), key] + gone)
+    return len(gone)
+
+
 cdef int64_t random_count(object arg) except? -1:
     cdef int64_t count = parse_int(arg, NULL)
     if count < -INT64_MAX:
