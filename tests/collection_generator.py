@@ -12,12 +12,21 @@ Why it looks the way it does:
   called on keys known to hold data or inside no client that may wait: the
   sequences run through Engine.execute, where a blocking command answers nil.
 * A share of calls is invalid on purpose (bad numbers, unknown options, wrong arity).
+
+`oracle_tests` makes the two differential tests each of those modules runs.
 """
 from __future__ import annotations
 
+import os
 import random
+from typing import Callable
 
-from differential import Command
+import pytest
+
+from differential import Command, run_both
+
+# How many seeded sequences each test runs (more in a long run: SLUICE_DIFF_SEEDS=50).
+SEEDS = range(int(os.environ.get("SLUICE_DIFF_SEEDS", "6")))
 
 LIST_KEYS = ("l1", "l2", "l3")
 HASH_KEYS = ("h1", "h2")
@@ -166,3 +175,19 @@ def generate(seed: int, length: int, families: tuple = ("list", "hash", "set")) 
         make = gen.generic_command if gen.rng.random() < 0.05 else gen.pick(makers)
         out.append(tuple(str(a) for a in make()))
     return out
+
+
+def oracle_tests(sequences: dict[str, list[Command]], family: str,
+                 label: str) -> tuple[Callable, Callable]:
+    """A family's test module's `test_handwritten_sequence` (each of `sequences`) and
+    `test_random_sequence` (SEEDS sequences of `family`'s commands), both against
+    the oracle, as a pair to assign to those names."""
+    @pytest.mark.parametrize("name", sorted(sequences))
+    def test_handwritten_sequence(name, engine, oracle):
+        run_both(engine, oracle, sequences[name], label=name)
+
+    @pytest.mark.parametrize("seed", SEEDS)
+    def test_random_sequence(seed, engine, oracle):
+        run_both(engine, oracle, generate(seed, 400, (family,)), label=f"{label} seed={seed}")
+
+    return test_handwritten_sequence, test_random_sequence

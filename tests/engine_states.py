@@ -7,6 +7,7 @@ entries-read, claims, acks, consumers without pending entries, TTLs, several
 databases), so states include empty streams with a last ID, pending entries whose
 stream entry is gone, and the like. `observe(engine)` returns everything a client
 can see about every key, checking each group's three PEL trees on the way.
+`grouped_streams(clock, keys, entries)` is the small start of the consumer-group tests.
 """
 from __future__ import annotations
 
@@ -22,6 +23,18 @@ STREAM_KEYS = (b"s1", b"s2", b"\xffbin\x00key")
 GROUPS = (b"g1", b"g2")
 CONSUMERS = (b"alice", b"bob", b"\xc3\xa9ve", b"")
 FIELD_SETS = ([b"f"], [b"f", b"g"], [b"name", b"n"], [b""], [b"\x00\xff"])
+
+
+def grouped_streams(clock: ManualClock, keys: tuple[str, ...] = ("s",),
+                    entries: int = 3) -> Engine:
+    """An engine on `clock` whose streams `keys` each hold entries 1-0..<entries>-0
+    (field f, values v1, v2, ...) and a group g from 0 that has read nothing."""
+    eng = Engine(clock=clock)
+    for key in keys:
+        for i in range(1, entries + 1):
+            eng.execute("XADD", key, f"{i}-0", "f", f"v{i}")
+        eng.execute("XGROUP", "CREATE", key, "g", "0")
+    return eng
 
 
 def random_value(rng: random.Random) -> bytes:

@@ -1,5 +1,7 @@
 # What the collection families (lists.pyx, hashes.pyx, sets.pyx, ...) share: the
-# removal of a collection that a command emptied, and HSCAN/SSCAN/ZSCAN's reply.
+# removal of a collection that a command emptied, HDEL/SREM's removals,
+# HSCAN/SSCAN/ZSCAN's reply, the arguments of LMPOP/ZMPOP & co., and the rank ranges
+# of LRANGE/LTRIM/ZRANGE.
 from libc.stdint cimport int64_t
 from engine.commands.context cimport CommandContext
 
@@ -7,6 +9,12 @@ from engine.commands.context cimport CommandContext
 # (its `del` event fires, as Redis removes empty collections), another one's memory
 # footprint is counted again.
 cdef void settle(CommandContext ctx, bytes key, object value) except *
+# HDEL/SREM key item [item ...] on the collection `value` at key: `remove(item)` (true
+# when it was there) for each distinct item; when any went, the `event` fires, an
+# emptied collection goes (settle) and the effect is EVENT key <the items removed>.
+# The count removed.
+cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
+                            str cls, bytes event) except -1
 # HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES], the cursor
 # checked (parse_cursor) before the key was looked up, as Redis does: `items` is
 # the collection flat (member, or field and value when `pairs`); MATCH filters on
@@ -21,3 +29,12 @@ cdef int64_t random_count(object arg) except? -1
 # beyond RANDOM_REPLY_MAX bytes is refused with "ERR value is out of range" (a
 # deliberate difference: Redis builds it until its memory runs out).
 cdef void check_repeats(int64_t picks, object value, int extra) except *
+# LMPOP/BLMPOP/ZMPOP/BZMPOP's `numkeys key [key ...] END [COUNT count]` from
+# argv[numkeys_at] on, END being `first_end` or `second_end` (LEFT|RIGHT, MIN|MAX):
+# the keys; `*second` is true for second_end, `*count` is COUNT's (1 without it).
+# Errors in Redis's order: numkeys, room for the keys and END, END, COUNT.
+cdef list mpop_args(list argv, Py_ssize_t numkeys_at, bytes first_end, bytes second_end,
+                    bint* second, int64_t* count)
+# A rank range start..end of a collection of n items (negative ranks count from the
+# tail) clipped to 0..n-1 in place; false when nothing is left of it.
+cdef bint rank_range(int64_t n, int64_t* start, int64_t* end) noexcept

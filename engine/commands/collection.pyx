@@ -8,7 +8,8 @@ from libc.stdint cimport int64_t, INT64_MAX
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from engine.commands.context cimport CommandContext
-from engine.commands.parsing cimport parse_int, is_option
+from engine.commands.parsing cimport (parse_int, parse_int_range, is_option, scan_options,
+                                      SCAN_PLAIN, SCAN_NOVALUES)
 from engine.core.glob cimport stringmatchlen
 from engine.core.errors import ResponseError, SYNTAX
 
@@ -19,6 +20,17 @@ cdef void settle(CommandContext ctx, bytes key, object value) except *:
         ctx.notify(key, "g", b"del")
     else:
         ctx.db.resized(key)
+
+
+cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
+                            str cls, bytes event) except -1:
+    cdef bytes key = argv[1]
+    cdef list gone = [item for item in dict.fromkeys(argv[2:]) if remove(item)]
+    if gone:
+        ctx.touch(key, cls, event)
+        settle(ctx, key, value)
+        ctx.propagate([event.upper(), key] + gone)
+    return len(gone)
 
 
 cdef int64_t random_count(object arg) except? -1:
@@ -45,24 +57,9 @@ cdef void check_repeats(int64_t picks, object value, int extra) except *:
 cdef list scan_items(list argv, list items, bint pairs, bint novalues_ok):
     if items is None:
         return [b"0", []]
-    cdef Py_ssize_t i = 3, argc = len(argv), step = 2 if pairs else 1
-    cdef bytes pattern = None
-    cdef bint novalues = False
-    while i < argc:
-        if is_option(argv[i], b"count") and argc - i >= 2:
-            if parse_int(argv[i + 1], NULL) < 1:
-                raise ResponseError(SYNTAX)
-            i += 2
-        elif is_option(argv[i], b"match") and argc - i >= 2:
-            pattern = argv[i + 1]
-            if pattern == b"*":
-                pattern = None
-            i += 2
-        elif novalues_ok and is_option(argv[i], b"novalues"):
-            novalues = True
-            i += 1
-        else:
-            raise ResponseError(SYNTAX)
+    cdef Py_ssize_t step = 2 if pairs else 1
+    cdef bytes pattern
+    _, pattern, novalues = scan_options(argv, 3, SCAN_NOVALUES if novalues_ok else SCAN_PLAIN)
     cdef list out = []
     cdef bytes item
     for j in range(0, len(items), step):
@@ -72,6 +69,47 @@ cdef list scan_items(list argv, list items, bint pairs, bint novalues_ok):
                 PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item), 0):
             continue
         out.append(item)
-        if pairs and not novalues:
+        if pairs and novalues is None:
             out.append(items[j + 1])
     return [b"0", out]
+
+
+cdef list mpop_args(list argv, Py_ssize_t numkeys_at, bytes first_end, bytes second_end,
+                    bint* second, int64_t* count):
+    cdef int64_t numkeys = parse_int_range(argv[numkeys_at], 1, INT64_MAX,
+                                           b"ERR numkeys should be greater than 0")
+    cdef Py_ssize_t argc = len(argv)
+    if numkeys >= argc - numkeys_at - 1:       # no room for the keys and the end
+        raise ResponseError(SYNTAX)
+    cdef Py_ssize_t where_at = numkeys_at + 1 + numkeys, j = where_at + 1
+    if is_option(argv[where_at], first_end):
+        second[0] = False
+    elif is_option(argv[where_at], second_end):
+        second[0] = True
+    else:
+        raise ResponseError(SYNTAX)
+    count[0] = -1
+    while j < argc:
+        if count[0] == -1 and is_option(argv[j], b"count") and j + 1 < argc:
+            count[0] = parse_int_range(argv[j + 1], 1, INT64_MAX,
+                                       b"ERR count should be greater than 0")
+            j += 2
+        else:
+            raise ResponseError(SYNTAX)
+    if count[0] == -1:
+        count[0] = 1
+    return argv[numkeys_at + 1:where_at]
+
+
+cdef bint rank_range(int64_t n, int64_t* start, int64_t* end) noexcept:
+    if start[0] < 0:
+        start[0] += n
+    if end[0] < 0:
+        end[0] += n
+    if start[0] < 0:
+        start[0] = 0
+    if start[0] > end[0] or start[0] >= n:
+        return False
+    if end[0] >= n:
+        end[0] = n - 1
+    return True

@@ -14,7 +14,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStri
 from random import randrange
 
 from engine.commands.context cimport CommandContext
-from engine.commands.collection cimport settle, scan_items, random_count, check_repeats
+from engine.commands.collection cimport remove_each, scan_items, random_count, check_repeats
 from engine.commands.parsing cimport parse_int, parse_long_double, parse_cursor, is_option
 from engine.resp.numbers cimport string2ll
 from engine.commands.table import command
@@ -141,16 +141,10 @@ def hstrlen(CommandContext ctx, list argv):
 
 @command("hdel")
 def hdel(CommandContext ctx, list argv):
-    cdef bytes key = argv[1]
-    value = hash_at(ctx, key)
+    value = hash_at(ctx, argv[1])
     if value is None:
         return 0
-    cdef list gone = [f for f in dict.fromkeys(argv[2:]) if value.delete(f)]
-    if gone:
-        ctx.touch(key, "h", b"hdel")
-        settle(ctx, key, value)
-        ctx.propagate([b"HDEL", key] + gone)
-    return len(gone)
+    return remove_each(ctx, argv, value, value.delete, "h", b"hdel")
 
 
 @command("hincrby")

@@ -23,7 +23,7 @@ from engine.core.keyspace cimport Database
 from engine.core.stream cimport Stream
 from engine.core.glob cimport stringmatchlen
 from engine.commands.context cimport CommandContext
-from engine.commands.parsing cimport parse_int, parse_cursor, is_option
+from engine.commands.parsing cimport parse_int, parse_cursor, is_option, scan_options, SCAN_TYPE
 from engine.commands.table import command
 from engine.core.value_types import VALUE_TYPES
 from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, arg_text
@@ -158,26 +158,9 @@ def keys(CommandContext ctx, list argv):
 @command("scan")
 def scan(CommandContext ctx, list argv):
     cdef uint64_t cursor = parse_cursor(argv[1])
-    cdef Py_ssize_t i = 2, argc = len(argv)
-    cdef int64_t count = 10
-    cdef bytes pattern = None
-    cdef object typename = None
-    while i < argc:
-        if is_option(argv[i], b"count") and argc - i >= 2:
-            count = parse_int(argv[i + 1], NULL)
-            if count < 1:
-                raise ResponseError(SYNTAX)
-            i += 2
-        elif is_option(argv[i], b"match") and argc - i >= 2:
-            pattern = argv[i + 1]
-            if pattern == b"*":
-                pattern = None
-            i += 2
-        elif is_option(argv[i], b"type") and argc - i >= 2:
-            typename = (<bytes>argv[i + 1]).lower()
-            i += 2
-        else:
-            raise ResponseError(SYNTAX)
+    cdef int64_t count
+    cdef bytes pattern
+    count, pattern, typename = scan_options(argv, 2, SCAN_TYPE)
     cdef Database db = ctx.db
     nxt, batch = db.scan(cursor, count)
     cdef list out = []

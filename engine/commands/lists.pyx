@@ -17,7 +17,7 @@ from libc.stdint cimport int64_t, INT64_MAX
 from itertools import islice
 
 from engine.commands.context cimport CommandContext
-from engine.commands.collection cimport settle
+from engine.commands.collection cimport settle, mpop_args, rank_range
 from engine.commands.parsing cimport parse_int, parse_int_range, parse_timeout, is_option
 from engine.commands.reads import BlockRequest
 from engine.commands.table import command
@@ -174,25 +174,10 @@ def brpop(CommandContext ctx, list argv):
 cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t timeout,
                  bint blocking):
     """LMPOP/BLMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]."""
-    cdef int64_t numkeys = parse_int_range(argv[numkeys_at], 1, INT64_MAX,
-                                           b"ERR numkeys should be greater than 0")
-    cdef Py_ssize_t argc = len(argv)
-    if numkeys > argc - numkeys_at - 1 - 1:
-        raise ResponseError(SYNTAX)
-    cdef Py_ssize_t where_at = numkeys_at + 1 + numkeys, j
-    cdef bint left = parse_end(argv[where_at])
-    cdef int64_t count = -1
-    j = where_at + 1
-    while j < argc:
-        if count == -1 and is_option(argv[j], b"count") and j + 1 < argc:
-            count = parse_int_range(argv[j + 1], 1, INT64_MAX,
-                                    b"ERR count should be greater than 0")
-            j += 2
-        else:
-            raise ResponseError(SYNTAX)
-    if count == -1:
-        count = 1
-    cdef list keys = argv[numkeys_at + 1:where_at]
+    cdef bint right
+    cdef int64_t count
+    cdef list keys = mpop_args(argv, numkeys_at, b"left", b"right", &right, &count)
+    cdef bint left = not right
     cdef bytes key
     for key in keys:
         value = list_at(ctx, key)
@@ -296,16 +281,8 @@ def lrange(CommandContext ctx, list argv):
     if value is None:
         return []
     cdef int64_t n = len(value)
-    if start < 0:
-        start += n
-    if end < 0:
-        end += n
-    if start < 0:
-        start = 0
-    if start > end or start >= n:
+    if not rank_range(n, &start, &end):
         return []
-    if end >= n:
-        end = n - 1
     if start > n - 1 - end:         # nearer the tail: walk from there
         out = list(islice(reversed(value.items), n - 1 - end, n - start))
         out.reverse()
@@ -392,18 +369,10 @@ def ltrim(CommandContext ctx, list argv):
     if value is None:
         return OK_REPLY
     cdef int64_t n = len(value), drop_head, drop_tail
-    if start < 0:
-        start += n
-    if end < 0:
-        end += n
-    if start < 0:
-        start = 0
-    if start > end or start >= n:
-        drop_head, drop_tail = n, 0
-    else:
-        if end >= n:
-            end = n - 1
+    if rank_range(n, &start, &end):
         drop_head, drop_tail = start, n - end - 1
+    else:
+        drop_head, drop_tail = n, 0
     value.pop(drop_head, True)
     value.pop(drop_tail, False)
     ctx.touch(key, "l", b"ltrim")

@@ -28,3 +28,11 @@ cdef uint64_t parse_cursor(object arg) except? 0xffffffffffffffff
 # Case-insensitive option match: arg equals `lower` (an all-lowercase ASCII name)
 # ignoring ASCII case.
 cdef bint is_option(object arg, const char* lower) noexcept
+# What a SCAN-family command takes beside COUNT and MATCH: nothing (SSCAN, ZSCAN),
+# TYPE type (SCAN) or NOVALUES (HSCAN).
+cdef enum ScanExtra:
+    SCAN_PLAIN, SCAN_TYPE, SCAN_NOVALUES
+# SCAN/HSCAN/SSCAN/ZSCAN's options from argv[i] on, with Redis's syntax errors:
+# (COUNT, 10 without it; MATCH's pattern, None for none or "*"; TYPE's type in
+# lowercase or True for NOVALUES, None without it).
+cdef tuple scan_options(list argv, Py_ssize_t i, ScanExtra extra)

@@ -6,7 +6,7 @@ from libc.math cimport HUGE_VAL, isnan
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from engine.resp.numbers cimport string2ll
-from engine.core.errors import ResponseError, NOT_INTEGER
+from engine.core.errors import ResponseError, NOT_INTEGER, SYNTAX
 
 cdef extern from "<ctype.h>":
     int isspace(int c) nogil
@@ -149,3 +149,29 @@ def py_parse_cursor(bytes arg):
 
 def py_is_option(bytes arg, bytes lower):
     return is_option(arg, lower)
+
+
+cdef tuple scan_options(list argv, Py_ssize_t i, ScanExtra extra):
+    cdef Py_ssize_t argc = len(argv)
+    cdef int64_t count = 10
+    cdef object pattern = None, extra_value = None
+    while i < argc:
+        if is_option(argv[i], b"count") and argc - i >= 2:
+            count = parse_int(argv[i + 1], NULL)
+            if count < 1:
+                raise ResponseError(SYNTAX)
+            i += 2
+        elif is_option(argv[i], b"match") and argc - i >= 2:
+            pattern = argv[i + 1]
+            if pattern == b"*":
+                pattern = None
+            i += 2
+        elif extra == SCAN_TYPE and is_option(argv[i], b"type") and argc - i >= 2:
+            extra_value = (<bytes>argv[i + 1]).lower()
+            i += 2
+        elif extra == SCAN_NOVALUES and is_option(argv[i], b"novalues"):
+            extra_value = True
+            i += 1
+        else:
+            raise ResponseError(SYNTAX)
+    return count, pattern, extra_value

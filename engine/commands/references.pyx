@@ -25,9 +25,20 @@ STILL_REFERENCED = 2
 NO_SUCH_ID = -1
 
 
+cdef list parse_ids(list argv, Py_ssize_t first, Py_ssize_t n):
+    """Every ID, strictly, before the key is looked at (so a bad ID is an error even
+    for a missing key) and before anything changes: (ms, seq) pairs."""
+    cdef StreamID id
+    cdef list out = []
+    for j in range(first, first + n):
+        parse_id(argv[j], &id, 0, True)
+        out.append((id.ms, id.seq))
+    return out
+
+
 cdef tuple parse_ids_block(list argv, Py_ssize_t i):
     """[KEEPREF | DELREF | ACKED] IDS numids id... (in either order, from argv[i]) as
-    (policy, index of the first ID, numids), with Redis's errors."""
+    (policy, the IDs as parse_ids gives them), with Redis's errors."""
     cdef int policy = -1, word
     cdef Py_ssize_t first = -1, argc = len(argv)
     cdef int64_t numids = 0
@@ -54,18 +65,7 @@ cdef tuple parse_ids_block(list argv, Py_ssize_t i):
             raise ResponseError(SYNTAX)
     if first < 0:
         raise ResponseError("ERR IDS option is required")
-    return REF_KEEP if policy < 0 else policy, first, numids
-
-
-cdef list parse_ids(list argv, Py_ssize_t first, Py_ssize_t n):
-    """Every ID, strictly, before the key is looked at (so a bad ID is an error even
-    for a missing key) and before anything changes: (ms, seq) pairs."""
-    cdef StreamID id
-    cdef list out = []
-    for j in range(first, first + n):
-        parse_id(argv[j], &id, 0, True)
-        out.append((id.ms, id.seq))
-    return out
+    return REF_KEEP if policy < 0 else policy, parse_ids(argv, first, numids)
 
 
 cdef int64_t delete_with_policy(Stream s, const StreamID* id, RefPolicy policy,
@@ -94,8 +94,8 @@ cdef void log_deletions(CommandContext ctx, bytes key, dict acks, list deleted) 
 
 @command("xdelex")
 def xdelex(CommandContext ctx, list argv):
-    policy, first, n = parse_ids_block(argv, 2)
-    cdef list ids = parse_ids(argv, first, n)
+    policy, ids = parse_ids_block(argv, 2)
+    cdef Py_ssize_t n = len(ids)
     cdef bytes key = argv[1]
     cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
     if s is None:
@@ -114,8 +114,8 @@ def xdelex(CommandContext ctx, list argv):
 
 @command("xackdel")
 def xackdel(CommandContext ctx, list argv):
-    policy, first, n = parse_ids_block(argv, 3)
-    cdef list ids = parse_ids(argv, first, n)
+    policy, ids = parse_ids_block(argv, 3)
+    cdef Py_ssize_t n = len(ids)
     cdef bytes key = argv[1]
     cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
     cdef ConsumerGroup g = None if s is None else s.groups.get(argv[2])

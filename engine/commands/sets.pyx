@@ -10,7 +10,8 @@ from libc.stdint cimport int64_t, INT64_MAX
 from random import randrange
 
 from engine.commands.context cimport CommandContext
-from engine.commands.collection cimport settle, scan_items, random_count, check_repeats
+from engine.commands.collection cimport (settle, remove_each, scan_items, random_count,
+                                         check_repeats)
 from engine.commands.parsing cimport parse_int_range, parse_cursor, is_option
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX
@@ -49,16 +50,10 @@ def sadd(CommandContext ctx, list argv):
 
 @command("srem")
 def srem(CommandContext ctx, list argv):
-    cdef bytes key = argv[1]
-    value = set_at(ctx, key)
+    value = set_at(ctx, argv[1])
     if value is None:
         return 0
-    cdef list gone = [m for m in dict.fromkeys(argv[2:]) if value.remove(m)]
-    if gone:
-        ctx.touch(key, "s", b"srem")
-        settle(ctx, key, value)
-        ctx.propagate([b"SREM", key] + gone)
-    return len(gone)
+    return remove_each(ctx, argv, value, value.remove, "s", b"srem")
 
 
 @command("smembers")

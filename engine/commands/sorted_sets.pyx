@@ -23,7 +23,8 @@ import random
 
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
-from engine.commands.collection cimport settle, random_count, scan_items, check_repeats
+from engine.commands.collection cimport (settle, random_count, scan_items, check_repeats,
+                                         mpop_args, rank_range)
 from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
                                       parse_cursor, parse_timeout, is_option)
 from engine.commands.table import command
@@ -161,16 +162,8 @@ cdef class RangeSpec:
         cdef int64_t n = len(zset), start, end, first, stop
         if self.by == BY_RANK:
             start, end = self.start, self.end
-            if start < 0:
-                start += n
-            if end < 0:
-                end += n
-            if start < 0:
-                start = 0
-            if start > end or start >= n:
+            if not rank_range(n, &start, &end):
                 return ()
-            if end >= n:
-                end = n - 1
             if self.reverse:
                 return zset.pairs(n - 1 - end, n - start, True)
             return zset.pairs(start, end + 1)
@@ -604,32 +597,9 @@ def bzpopmax(CommandContext ctx, list argv):
 cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t deadline,
                  bint blocking):
     """ZMPOP/BZMPOP from argv[numkeys_at] on."""
-    cdef int64_t numkeys = parse_int_range(argv[numkeys_at], 1, INT64_MAX,
-                                           b"ERR numkeys should be greater than 0")
-    cdef int64_t count = -1
-    cdef Py_ssize_t where_at, j, argc = len(argv)
     cdef bint from_max
-    if numkeys >= argc - numkeys_at - 1:       # no room for the keys and MIN|MAX
-        raise ResponseError(SYNTAX)
-    where_at = numkeys_at + numkeys + 1
-    if is_option(argv[where_at], b"min"):
-        from_max = False
-    elif is_option(argv[where_at], b"max"):
-        from_max = True
-    else:
-        raise ResponseError(SYNTAX)
-    j = where_at + 1
-    while j < argc:
-        if count == -1 and is_option(argv[j], b"count") and j < argc - 1:
-            j += 1
-            count = parse_int_range(argv[j], 1, INT64_MAX,
-                                    b"ERR count should be greater than 0")
-        else:
-            raise ResponseError(SYNTAX)
-        j += 1
-    if count == -1:
-        count = 1
-    cdef list keys = argv[numkeys_at + 1:where_at]
+    cdef int64_t count
+    cdef list keys = mpop_args(argv, numkeys_at, b"min", b"max", &from_max, &count)
     key, zset = first_nonempty(ctx, keys)
     if key is None:
         if blocking:

@@ -51,8 +51,8 @@ from engine.core.lzf import lzf_decompress
 from engine.core.dump_payload import PayloadError
 from engine.core.value_types import VALUE_TYPES
 from engine.core.stream cimport (Stream, StreamNode, Entry, _data, _entry_head,
-                                 _entry_skip, varint_get, _lp_as_int, FLAG_DELETED,
-                                 FLAG_SAMEFIELDS)
+                                 _entry_skip, varint_get, _lp_as_int, _lp_backlen_size,
+                                 FLAG_DELETED, FLAG_SAMEFIELDS)
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time,
                                  pe_count, ENTRIES_READ_UNKNOWN, estimate_entries_read)
 from engine.core.radix cimport RadixIter, RADIX_FIRST, radix_iter_init, radix_seek, radix_next
@@ -543,18 +543,6 @@ cdef struct LpElement:
     uint64_t n
 
 
-cdef inline uint64_t backlen_size(uint64_t l) noexcept nogil:
-    if l <= 127:
-        return 1
-    if l < 16383:
-        return 2
-    if l < 2097151:
-        return 3
-    if l < 268435455:
-        return 4
-    return 5
-
-
 cdef inline int64_t sign_extend(uint64_t v, int bits) noexcept nogil:
     if v & (<uint64_t>1 << (bits - 1)):
         return <int64_t>(v | ~((<uint64_t>1 << bits) - 1)) if bits < 64 else <int64_t>v
@@ -613,9 +601,9 @@ cdef int lp_next(LpCursor* c, LpElement* e) except -1:
         enc = 1 + width
     else:
         raise PayloadError("bad listpack element encoding")
-    if enc > avail or backlen_size(enc) > avail - enc:
+    if enc > avail or _lp_backlen_size(enc) > avail - enc:
         raise PayloadError("listpack element past its end")
-    c.p = p + enc + backlen_size(enc)
+    c.p = p + enc + _lp_backlen_size(enc)
     return 1
 
 

@@ -178,6 +178,18 @@ cdef inline uint32_t _varint_len(uint64_t v) noexcept nogil:
 cdef inline uint64_t _unzigzag(uint64_t z) noexcept nogil:
     return (z >> 1) ^ (0 - (z & 1))
 
+# The bytes of a listpack element's back-length for an element encoding of n bytes.
+cdef inline uint64_t _lp_backlen_size(uint64_t n) noexcept nogil:
+    if n <= 127:
+        return 1
+    if n < 16383:
+        return 2
+    if n < 2097151:
+        return 3
+    if n < 268435455:
+        return 4
+    return 5
+
 cdef inline uint64_t _lp_int_size(int64_t v) noexcept nogil:
     if 0 <= v <= 127:
         return 2

@@ -125,18 +125,6 @@ cdef inline const uint8_t* _backlen_get(const uint8_t* end, uint64_t* out) noexc
 # ---------------------------------------------------------------------------------
 # Sizes of Redis listpack elements (element encoding + backlen bytes)
 
-cdef inline uint64_t _lp_backlen_size(uint64_t n) noexcept nogil:
-    if n <= 127:
-        return 1
-    if n < 16383:
-        return 2
-    if n < 2097151:
-        return 3
-    if n < 268435455:
-        return 4
-    return 5
-
-
 cdef bint _lp_as_int(const uint8_t* s, size_t n, int64_t* out) noexcept nogil:
     """listpack stores a string as an integer when it is a canonical int64 in
     decimal (optional '-', no leading zeros, no '+', no "-0")."""

@@ -3,6 +3,7 @@ several streams, the idle boundary, and pel_by_time kept exact throughout."""
 import pytest
 
 from engine import Engine, ManualClock, ResponseError
+from engine_states import grouped_streams
 from native.groups_probe import pending_by_time, verify_group
 
 T0 = 1_700_000_000_000
@@ -15,11 +16,7 @@ def clock():
 
 @pytest.fixture
 def e(clock):
-    eng = Engine(clock=clock)
-    for i in range(1, 11):
-        eng.execute("XADD", "s", f"{i}-0", "f", f"v{i}")
-    eng.execute("XGROUP", "CREATE", "s", "g", "0")
-    return eng
+    return grouped_streams(clock, entries=10)
 
 
 def group(e, key=b"s", name=b"g"):

@@ -3,18 +3,13 @@ command's options and errors, seeded random sequences (tests/collection_generato
 and engine-only checks (HSCAN NOVALUES of 7.4, random picks, effects)."""
 from __future__ import annotations
 
-import os
-import shlex
 
 import pytest
 
-from collection_generator import generate
+from collection_generator import oracle_tests
 from differential import run_both
+from test_differential import script
 from engine import Engine, ResponseError
-
-
-def script(text: str) -> list[tuple[str, ...]]:
-    return [tuple(shlex.split(line)) for line in text.strip().splitlines() if line.strip()]
 
 
 SEQUENCES = {
@@ -126,17 +121,7 @@ SEQUENCES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SEQUENCES))
-def test_handwritten_sequence(name, engine, oracle):
-    run_both(engine, oracle, SEQUENCES[name], label=name)
-
-
-SEEDS = range(int(os.environ.get("SLUICE_DIFF_SEEDS", "6")))
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_random_sequence(seed, engine, oracle):
-    run_both(engine, oracle, generate(seed, 400, ("hash",)), label=f"hashes seed={seed}")
+test_handwritten_sequence, test_random_sequence = oracle_tests(SEQUENCES, "hash", "hashes")
 
 
 def test_big_hash_replies_agree(engine, oracle):

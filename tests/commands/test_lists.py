@@ -4,19 +4,13 @@ and engine-only checks of what 7.0 cannot judge (newest-Redis behaviour, effects
 keyspace events)."""
 from __future__ import annotations
 
-import os
-import shlex
 import time
 
 import pytest
 
-from collection_generator import generate
-from differential import run_both
+from collection_generator import oracle_tests
+from test_differential import script
 from engine import EmbeddedRedis, Engine, ResponseError
-
-
-def script(text: str) -> list[tuple[str, ...]]:
-    return [tuple(shlex.split(line)) for line in text.strip().splitlines() if line.strip()]
 
 
 SEQUENCES = {
@@ -225,17 +219,7 @@ SEQUENCES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SEQUENCES))
-def test_handwritten_sequence(name, engine, oracle):
-    run_both(engine, oracle, SEQUENCES[name], label=name)
-
-
-SEEDS = range(int(os.environ.get("SLUICE_DIFF_SEEDS", "6")))
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_random_sequence(seed, engine, oracle):
-    run_both(engine, oracle, generate(seed, 400, ("list",)), label=f"lists seed={seed}")
+test_handwritten_sequence, test_random_sequence = oracle_tests(SEQUENCES, "list", "lists")
 
 
 def test_blocking_commands_inside_multi_answer_nil(redis_server):

@@ -13,6 +13,7 @@ import pytest
 import redis
 
 from engine import EmbeddedRedis, Engine, ManualClock, ResponseError
+from engine_states import grouped_streams
 from servers import SluiceServer
 
 T0 = 1_700_000_000_000
@@ -30,12 +31,7 @@ def clock():
 @pytest.fixture
 def e(clock):
     """Streams s1, s2, s3 with entries 1-0..3-0 each, and group g on each from 0."""
-    eng = Engine(clock=clock)
-    for key in ("s1", "s2", "s3"):
-        for i in range(1, 4):
-            eng.execute("XADD", key, f"{i}-0", "f", f"v{i}")
-        eng.execute("XGROUP", "CREATE", key, "g", "0")
-    return eng
+    return grouped_streams(clock, ("s1", "s2", "s3"))
 
 
 def served(reply) -> list[tuple[bytes, list[bytes]]]:

@@ -15,25 +15,9 @@ import time
 
 import pytest
 
-from redis_units import Conn, pairs
-from servers import SluiceServer
+from redis_units import pairs
 
 U64_MAX = 18446744073709551615
-
-
-@pytest.fixture(scope="module")
-def sluice():
-    with SluiceServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def r(sluice):
-    conn = Conn(sluice.port)
-    conn("FLUSHALL")
-    conn("CONFIG", "SET", "stream-node-max-entries", "100")
-    yield conn
-    conn.close()
 
 
 def split_id(id_: str) -> tuple[int, int]:

@@ -13,23 +13,7 @@ import time
 
 import pytest
 
-from redis_units import Conn, pairs
-from servers import SluiceServer
-
-
-@pytest.fixture(scope="module")
-def sluice():
-    with SluiceServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def r(sluice):
-    conn = Conn(sluice.port)
-    conn("FLUSHALL")
-    conn("CONFIG", "SET", "stream-node-max-entries", "100")
-    yield conn
-    conn.close()
+from redis_units import pairs
 
 
 def group_info(r, key, index=0):

@@ -3,18 +3,13 @@ command's options and errors, seeded random sequences (tests/collection_generato
 and engine-only checks (random picks, SPOP's effects, encodings)."""
 from __future__ import annotations
 
-import os
-import shlex
 
 import pytest
 
-from collection_generator import generate
+from collection_generator import SEEDS, generate, oracle_tests
 from differential import run_both
+from test_differential import script
 from engine import Engine
-
-
-def script(text: str) -> list[tuple[str, ...]]:
-    return [tuple(shlex.split(line)) for line in text.strip().splitlines() if line.strip()]
 
 
 SEQUENCES = {
@@ -154,17 +149,7 @@ SEQUENCES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SEQUENCES))
-def test_handwritten_sequence(name, engine, oracle):
-    run_both(engine, oracle, SEQUENCES[name], label=name)
-
-
-SEEDS = range(int(os.environ.get("SLUICE_DIFF_SEEDS", "6")))
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_random_sequence(seed, engine, oracle):
-    run_both(engine, oracle, generate(seed, 400, ("set",)), label=f"sets seed={seed}")
+test_handwritten_sequence, test_random_sequence = oracle_tests(SEQUENCES, "set", "sets")
 
 
 @pytest.mark.parametrize("seed", SEEDS)

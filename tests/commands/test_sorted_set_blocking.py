@@ -12,6 +12,7 @@ import redis
 
 from engine import Engine
 from engine.api.client import EmbeddedRedis
+from keyspace_events import keyevents
 from servers import SluiceServer
 from test_differential import script
 
@@ -159,34 +160,8 @@ ZINTERCARD 2 u s
 """)
 
 
-def events(address: tuple, commands: list) -> list:
-    """The keyevent notifications (event, key) the commands fire, in order."""
-    client = raw(redis.Redis(*address, protocol=2))
-    client.flushall()
-    client.config_set("notify-keyspace-events", "KEA")
-    listener = client.pubsub()
-    listener.psubscribe("__keyevent@0__:*")
-    listener.get_message(timeout=1)
-    for cmd in commands:
-        client.execute_command(*cmd)
-    client.execute_command("SET", "end", "x")
-    seen = []
-    while True:
-        message = listener.get_message(timeout=2)
-        assert message is not None, seen
-        if message["type"] != "pmessage":
-            continue
-        seen.append((message["channel"].split(b":", 1)[1], message["data"]))
-        if message["data"] == b"end":
-            break
-    listener.close()
-    client.config_set("notify-keyspace-events", "")
-    client.close()
-    return seen
-
-
 def test_keyspace_events_as_redis(redis_server):
     with SluiceServer() as srv:
-        ours = events(("127.0.0.1", srv.port), EVENT_COMMANDS)
-    assert ours == events(redis_server, EVENT_COMMANDS)
+        ours = keyevents("127.0.0.1", srv.port, EVENT_COMMANDS)
+    assert ours == keyevents(*redis_server, EVENT_COMMANDS)
     assert (b"zincr", b"z") in ours and (b"zrangestore", b"dst") in ours

@@ -8,14 +8,17 @@ import os
 import shutil
 import threading
 import time
+from contextlib import contextmanager
+from typing import Iterator
 
 import pytest
 import redis
 
-from engine import Engine, ManualClock, ResponseError
+from engine import EmbeddedRedis, Engine, ManualClock, ResponseError
 from native.groups_probe import verify_group
 from servers import RedisServer, SluiceServer
 from differential import RedisOracle
+from engine_states import grouped_streams
 
 T0 = 1_700_000_000_000
 LLONG_MAX_STORED = 2 ** 47 - 1      # FATAL's LLONG_MAX, as a PendingEntry holds it
@@ -33,10 +36,7 @@ def clock():
 @pytest.fixture
 def e(clock):
     """Stream s with 1-0..5-0, group g; c1 read 1-0..3-0 at T0, the clock is then T0+100."""
-    eng = Engine(clock=clock)
-    for i in range(1, 6):
-        eng.execute("XADD", "s", f"{i}-0", "f", f"v{i}")
-    eng.execute("XGROUP", "CREATE", "s", "g", "0")
+    eng = grouped_streams(clock, entries=5)
     eng.execute("XREADGROUP", "GROUP", "g", "c1", "COUNT", "3", "STREAMS", "s", ">")
     clock.advance(100)
     return eng
@@ -243,42 +243,40 @@ def test_redis_7_loads_an_aof_with_xnack(tmp_path):
 
 # -- the server -------------------------------------------------------------------------
 
-def test_xnack_wakes_a_blocked_claim():
-    """A reader blocked on XREADGROUP ... CLAIM with a long min-idle-time is served as
-    soon as XNACK makes an entry claimable, not when its timer would fire."""
+@contextmanager
+def two_clients(where: str) -> Iterator[tuple[redis.Redis, redis.Redis]]:
+    """Two clients of one server: sluice-server's ("server") or an engine's, through
+    EmbeddedRedis ("embedded"), where a reader blocks in its own thread."""
+    if where == "embedded":
+        eng = Engine()
+        yield EmbeddedRedis(engine=eng), EmbeddedRedis(engine=eng)
+        return
     with SluiceServer() as srv:
-        r = redis.Redis(port=srv.port)
-        other = redis.Redis(port=srv.port)
+        r, other = redis.Redis(port=srv.port), redis.Redis(port=srv.port)
         try:
-            r.xadd("q", {"f": 1}, id="1-0")
-            r.xgroup_create("q", "g", id="0")
-            r.xreadgroup("g", "c1", {"q": ">"})
-            nack = threading.Timer(0.2, other.execute_command,
-                                   ("XNACK", "q", "g", "FAIL", "IDS", "1", "1-0"))
-            nack.start()
-            start = time.monotonic()
-            reply = r.xreadgroup("g", "c2", {"q": ">"}, claim_min_idle_time=600_000, block=5000)
-            assert reply[0][1][0][0] == b"1-0" and reply[0][1][0][3] == 1
-            assert time.monotonic() - start < 2
+            yield r, other
         finally:
-            nack.join()
             r.close()
             other.close()
 
 
-def test_xnack_wakes_a_blocked_claim_embedded():
-    """The same through EmbeddedRedis: a reader blocked in another thread wakes."""
-    from engine import EmbeddedRedis
-    eng = Engine()
-    r, other = EmbeddedRedis(engine=eng), EmbeddedRedis(engine=eng)
-    r.xadd("q", {"f": 1}, id="1-0")
-    r.xgroup_create("q", "g", id="0")
-    r.xreadgroup("g", "c1", {"q": ">"})
-    nack = threading.Timer(0.2, other.execute_command,
-                           ("XNACK", "q", "g", "SILENT", "IDS", "1", "1-0"))
-    nack.start()
-    start = time.monotonic()
-    reply = r.xreadgroup("g", "c2", {"q": ">"}, claim_min_idle_time=600_000, block=5000)
-    nack.join()
-    assert reply[0][1][0][0] == b"1-0" and reply[0][1][0][3] == 0
-    assert time.monotonic() - start < 2
+@pytest.mark.parametrize("where, mode, deliveries",
+                         [("server", "FAIL", 1), ("embedded", "SILENT", 0)])
+def test_xnack_wakes_a_blocked_claim(where, mode, deliveries):
+    """A reader blocked on XREADGROUP ... CLAIM with a long min-idle-time is served as
+    soon as XNACK makes an entry claimable, not when its timer would fire."""
+    with two_clients(where) as (r, other):
+        r.xadd("q", {"f": 1}, id="1-0")
+        r.xgroup_create("q", "g", id="0")
+        r.xreadgroup("g", "c1", {"q": ">"})
+        nack = threading.Timer(0.2, other.execute_command,
+                               ("XNACK", "q", "g", mode, "IDS", "1", "1-0"))
+        nack.start()
+        try:
+            start = time.monotonic()
+            reply = r.xreadgroup("g", "c2", {"q": ">"}, claim_min_idle_time=600_000,
+                                 block=5000)
+            assert reply[0][1][0][0] == b"1-0" and reply[0][1][0][3] == deliveries
+            assert time.monotonic() - start < 2
+        finally:
+            nack.join()

@@ -4,11 +4,10 @@ as Redis gives them: lpush, rpop, lset, hset, hincrbyfloat, srem, sinterstore, d
 when a collection empties...), and a change to a WATCHed collection aborts EXEC."""
 from __future__ import annotations
 
-import time
-
 import pytest
 import redis
 
+from keyspace_events import keyevents
 from servers import SluiceServer
 
 COMMANDS = [
@@ -31,32 +30,9 @@ def sluice():
         yield srv
 
 
-def events_of(port: int, host: str = "127.0.0.1") -> list:
-    client = redis.Redis(host=host, port=port)
-    client.flushall()
-    client.config_set("notify-keyspace-events", "KEA")
-    pubsub = client.pubsub()
-    pubsub.psubscribe("__keyevent@0__:*")
-    pubsub.get_message(timeout=1)
-    for cmd in COMMANDS:
-        client.execute_command(*cmd)
-    seen, deadline = [], time.monotonic() + 2
-    while time.monotonic() < deadline:
-        msg = pubsub.get_message(timeout=0.2)
-        if msg is None:
-            if seen:
-                break
-            continue
-        seen.append((msg["channel"].split(b":", 1)[1], msg["data"]))
-    client.config_set("notify-keyspace-events", "")
-    pubsub.close()
-    client.close()
-    return seen
-
-
 def test_keyspace_events_match_redis(sluice, redis_server):
-    ours = events_of(sluice.port)
-    theirs = events_of(redis_server[1], redis_server[0])
+    ours = keyevents("127.0.0.1", sluice.port, COMMANDS)
+    theirs = keyevents(*redis_server, COMMANDS)
     assert (b"lpush", b"l") in theirs and (b"del", b"h") in theirs
     assert ours == theirs
 
