@@ -31,7 +31,10 @@ from worker_thread import WorkerThread
 STREAM, GROUP = "tasks", "workers"
 EXPIRED = "__keyevent@0__:expired"
 # Fast settings for the worker tests: a lock lives 0.5 s, the scan runs every 0.5 s.
-FAST = {"stream": STREAM, "group": GROUP, "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5,
+# 4 handlers (not the default 16): the kill -9 tests need tasks still held when they
+# freeze a worker.
+FAST = {"stream": STREAM, "group": GROUP, "concurrency": 4,
+        "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5,
         "recovery": {"reconciliation_interval": 0.5, "min_idle_time": 1.0}}
 
 
@@ -380,7 +383,7 @@ def test_a_dead_consumers_entries_are_recovered(backend: Backend, client: redis.
     [[_, held]] = client.xreadgroup(GROUP, "dead", {STREAM: ">"}, count=6)
     for entry_id, _ in held:
         if locked:
-            Scripts(client).acquire(lock_key(STREAM, entry_id), "dead-token", 500)
+            Scripts(client).acquire([lock_key(STREAM, entry_id)], "dead-token", 500)
     worker = workers("w1")
     wait_for(lambda: len(done(client)) == 10, "every task to complete")
     stats = stop_and_collect([worker])
