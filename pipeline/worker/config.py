@@ -50,7 +50,8 @@ class WorkerConfig:
     stream: str
     group: str
     consumer: str
-    concurrency: int = 4                    # handlers running at once (threads)
+    concurrency: int = 16                   # handlers running at once (threads or asyncio tasks);
+                                            # also the most entries one XREADGROUP reads
     lock_ttl: float = 10.0                  # a lock left unrenewed this long frees its entry
     heartbeat_interval: Optional[float] = None   # None: lock_ttl / 2
     block: float = 1.0                      # XREADGROUP BLOCK; also how fast a stop is seen

@@ -5,16 +5,23 @@ clients alike (pipeline/worker/flows.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from pipeline.worker.flows import Maybe, then
 from pipeline.worker.task import text
 
-# KEYS: lock; ARGV: token, ttl_ms -- ours already counts: a call retried after its reply was lost
+# KEYS: the locks of one read's entries; ARGV: token, ttl_ms. Per lock 1 when it is ours
+# (taken now, or already ours: a call retried after its reply was lost), else 0.
 _ACQUIRE = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
-return 0
+local got = {}
+for i, lock in ipairs(KEYS) do
+  if redis.call('SET', lock, ARGV[1], 'NX', 'PX', ARGV[2]) or redis.call('GET', lock) == ARGV[1] then
+    got[i] = 1
+  else
+    got[i] = 0
+  end
+end
+return got
 """
 
 # KEYS: lock; ARGV: token, ttl_ms -- extend the lock only while it is still ours
@@ -33,11 +40,16 @@ end
 return 0
 """
 
-# KEYS: stream, lock; ARGV: group, id, token -- the task is done: XACK, then free our lock
+# KEYS: stream, then the finished tasks' locks; ARGV: group, then per lock its entry's
+# id and our token. The tasks are done: XACK them all, and free each lock still ours.
+# Returns how many the XACK acknowledged.
 _ACK = """
-local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-if redis.call('GET', KEYS[2]) == ARGV[3] then redis.call('DEL', KEYS[2]) end
-return acked
+local ids = {}
+for i = 2, #KEYS do
+  ids[i - 1] = ARGV[2 * i - 2]
+  if redis.call('GET', KEYS[i]) == ARGV[2 * i - 1] then redis.call('DEL', KEYS[i]) end
+end
+return redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
 """
 
 # KEYS: stream, dlq (the stream again when there is none), lock, error note
@@ -88,6 +100,10 @@ def _is_one(reply: Any) -> bool:
     return reply == 1
 
 
+def _each_one(reply: Any) -> list[bool]:
+    return [got == 1 for got in reply]
+
+
 def _requeue_result(reply: Any) -> RequeueResult:
     outcome, new_id = reply
     return RequeueResult(text(outcome), text(new_id))
@@ -104,8 +120,10 @@ class Scripts:
         self._ack = client.register_script(_ACK)
         self._requeue = client.register_script(_REQUEUE)
 
-    def acquire(self, lock: str, token: str, ttl_ms: int) -> Maybe[bool]:
-        return then(self._acquire(keys=[lock], args=[token, ttl_ms]), _is_one)
+    def acquire(self, locks: Sequence[str], token: str, ttl_ms: int) -> Maybe[list[bool]]:
+        """Takes the locks (one slot: they share the stream's hash tag) in one call;
+        per lock whether it is ours."""
+        return then(self._acquire(keys=list(locks), args=[token, ttl_ms]), _each_one)
 
     def renew(self, lock: str, token: str, ttl_ms: int) -> Maybe[bool]:
         return then(self._renew(keys=[lock], args=[token, ttl_ms]), _is_one)
@@ -113,9 +131,13 @@ class Scripts:
     def release(self, lock: str, token: str) -> Maybe[bool]:
         return then(self._release(keys=[lock], args=[token]), _is_one)
 
-    def ack(self, stream: str, lock: str, group: str, entry_id: str, token: str) -> Maybe[bool]:
-        """XACK and free the lock if still ours; True when the XACK acknowledged the entry."""
-        return then(self._ack(keys=[stream, lock], args=[group, entry_id, token]), _is_one)
+    def ack(self, stream: str, group: str, done: Sequence[tuple[str, str, str]]) -> Maybe[int]:
+        """XACKs the `done` tasks, (entry id, lock, token) each, and frees the locks still
+        ours, in one call; how many the XACK acknowledged."""
+        args: list[str] = [group]
+        for entry_id, _, token in done:
+            args += (entry_id, token)
+        return self._ack(keys=[stream, *(lock for _, lock, _ in done)], args=args)
 
     def requeue(self, *, stream: str, dlq: str, lock: str, error: str, group: str, entry_id: str,
                 prefix: str, max_retries: int, reason: str, token: str = "") -> Maybe[RequeueResult]:

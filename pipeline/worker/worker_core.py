@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 import redis
 from prometheus_client import CollectorRegistry
 
+from pipeline.worker.acks import AckQueue
 from pipeline.worker.cluster import moved_while_blocked, refresh_topology
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.expiry_listener import ExpiryEvents
@@ -94,6 +95,7 @@ class WorkerCore:
         self.expiry_events = ExpiryEvents(client, config, self.requeuer)
         self._in_flight: dict[str, InFlight] = {}
         self._in_flight_guard = threading.Lock()
+        self._acks: AckQueue[tuple[str, str, str]] = AckQueue()
         self._endpoint: Optional[MetricsEndpoint] = None
 
     def _stopped_within(self, seconds: float) -> Maybe[bool]:
@@ -146,44 +148,41 @@ class WorkerCore:
         await resolve(refresh_topology(self.client))
         return self.expiry_events.retarget()
 
-    async def _begin(self, entry_id: Any, fields: Any) -> Optional[tuple[Task, InFlight]]:
-        """Takes a new entry's lock and tracks it; what to run, or None when there is
-        nothing to run (its fields were deleted, or someone else holds its lock). An entry
-        read but not yet locked when its process dies has no lock to expire: the scan
-        alone recovers it."""
-        c, entry_id = self.config, text(entry_id)
-        lock, token = lock_key(c.stream, entry_id), uuid.uuid4().hex
-        try:
-            if not fields:              # deleted between XADD and our read: nothing to run
-                await until_connected(lambda: self.client.xack(c.stream, c.group, entry_id),
-                                      f"acknowledging deleted {entry_id}", self._stopped_within)
-                return None
-            # A lock already holding our token counts: a retry whose first reply was lost.
-            locked = await until_connected(lambda: self.scripts.acquire(lock, token, self._ttl_ms),
-                                           f"locking {entry_id}", self._stopped_within)
-        except DISCONNECTED:            # stopped while the server was away: recovery takes it
-            return None
-        if not locked:
-            log.warning("%s %s: its lock is held elsewhere; leaving it to recovery", c.stream, entry_id)
-            return None
-        job = InFlight(lock, token)
-        with self._in_flight_guard:
-            self._in_flight[entry_id] = job
-        self.heartbeat.hold(lock, token)
-        return Task.from_entry(entry_id, fields, c.recovery.field_prefix), job
-
     async def _start_entries(self, reply: Any, slots: int, give_back: Callable[[int], None],
                              submit: Callable[[Task, InFlight], None]) -> None:
         """Starts the entries of an XREADGROUP reply read with `slots` handler slots
-        reserved: each one begun goes to `submit`, the slots not used go back."""
+        reserved: their locks are taken in one call, each entry whose lock is ours goes
+        to `submit`, the slots not used go back. Nothing runs for an entry whose fields
+        were deleted (acknowledged) or whose lock someone else holds. An entry read but
+        not yet locked when its process dies has no lock to expire: the scan alone
+        recovers it."""
+        c = self.config
         entries = entries_of(reply)
         give_back(slots - len(entries))
-        for entry_id, fields in entries:
-            begun = await self._begin(entry_id, fields)
-            if begun is None:
+        deleted = [text(entry_id) for entry_id, fields in entries if not fields]
+        live = [(text(entry_id), fields) for entry_id, fields in entries if fields]
+        locks = [lock_key(c.stream, entry_id) for entry_id, _ in live]
+        token = uuid.uuid4().hex        # one per read: the locks it takes are distinct keys
+        give_back(len(deleted))
+        try:
+            if deleted:                 # deleted between XADD and our read: nothing to run
+                await until_connected(lambda: self.client.xack(c.stream, c.group, *deleted),
+                                      f"acknowledging deleted {', '.join(deleted)}", self._stopped_within)
+            ours = await until_connected(lambda: self.scripts.acquire(locks, token, self._ttl_ms),
+                                         f"locking {len(locks)} entries", self._stopped_within) if locks else []
+        except DISCONNECTED:            # stopped while the server was away: recovery takes them
+            give_back(len(live))
+            return
+        for (entry_id, fields), lock, locked in zip(live, locks, ours):
+            if not locked:
+                log.warning("%s %s: its lock is held elsewhere; leaving it to recovery", c.stream, entry_id)
                 give_back(1)
-            else:
-                submit(*begun)
+                continue
+            job = InFlight(lock, token)
+            with self._in_flight_guard:
+                self._in_flight[entry_id] = job
+            self.heartbeat.hold(lock, token)
+            submit(Task.from_entry(entry_id, fields, c.recovery.field_prefix), job)
 
     async def _run_handler(self, task: Task, job: InFlight) -> None:
         """Runs the handler (awaited by the asyncio worker), times it, and finishes the task."""
@@ -199,24 +198,43 @@ class WorkerCore:
         await self._finish(task, job, error)
 
     async def _finish(self, task: Task, job: InFlight, error: Optional[str]) -> None:
-        """After the handler: XACK on success; on failure leave the entry pending with its
-        lock left to expire, so its expiry (or the scan) requeues it with the error. Both
-        wait out a server restart (until `run` returned)."""
+        """After the handler: XACK on success (in a group: `_acknowledge`); on failure
+        leave the entry pending with its lock left to expire, so its expiry (or the scan)
+        requeues it with the error. Both wait out a server restart (until `run` returned)."""
         c = self.config
         with self._in_flight_guard:
             self._in_flight.pop(task.id, None)
         if not job.settle("finished"):
             return                      # shutdown requeued it already
-        self.heartbeat.drop(job.lock)
         if error is None:
-            await until_connected(lambda: self.scripts.ack(c.stream, job.lock, c.group, task.id, job.token),
-                                  f"acknowledging {task.id}", self._closed_within)
-            self.stats.add("tasks_done")
+            await self._acknowledge((task.id, job.lock, job.token))
             return
+        self.heartbeat.drop(job.lock)
         log.warning("%s %s failed: %s", c.stream, task.id, error)
         await until_connected(lambda: self.client.set(error_key(c.stream, task.id), error, px=self._error_ttl_ms),
                               f"noting the error of {task.id}", self._closed_within)
         self.stats.add("tasks_failed")
+
+    async def _acknowledge(self, done: tuple[str, str, str]) -> None:
+        """Acknowledges a finished task (entry id, lock, token) and frees its lock,
+        together with every task that finishes while that call is on its way
+        (pipeline/worker/acks.py); returns at once when another sender takes it."""
+        c = self.config
+        if not self._acks.add(done):
+            return
+        while group := self._acks.next_group():
+            # Renewals stop first: one that came after the script would find the lock
+            # gone and count it lost.
+            for _, lock, _ in group:
+                self.heartbeat.drop(lock)
+            try:
+                await until_connected(lambda: self.scripts.ack(c.stream, c.group, group),  # noqa: B023
+                                      f"acknowledging {len(group)} tasks", self._closed_within)
+            except BaseException:
+                for _, lock, _ in self._acks.give_up():   # their locks expire: recovery requeues them
+                    self.heartbeat.drop(lock)
+                raise
+            self.stats.add("tasks_done", len(group))
 
     async def _requeue_unfinished(self) -> None:
         """Shutdown's last step: requeue the entries whose handlers did not finish in time."""

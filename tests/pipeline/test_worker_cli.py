@@ -50,6 +50,12 @@ HANDLERS = textwrap.dedent("""
     def fail(task):
         raise ValueError("always")
 
+    def record_then_pause_writes(task):
+        # The first run pauses its own server's writes as it returns: its ack cannot run.
+        record(task)
+        if task.retry_count == 0:
+            redis.Redis(port=int(task.fields["port"])).execute_command("CLIENT", "PAUSE", "60000", "WRITE")
+
     not_callable = 42
 """)
 FAST = ["--lock-ttl", "0.5", "--block", "0.2", "--shutdown-timeout", "1", "--min-idle-time", "1",
@@ -133,6 +139,39 @@ def test_failing_handler_goes_to_the_dlq_and_sigint_stops_too(client: redis.Redi
     [(_, dead)] = client.xrange("{jobs}:dead")
     assert dead["_retry_count"] == "2" and dead["_last_error"] == "ValueError: always"
     assert client.xinfo_consumers(STREAM, GROUP)[0]["name"] == "w-dlq"
+
+
+def test_a_task_whose_ack_was_not_sent_when_its_worker_died_runs_again(
+        client: redis.Redis, server: int, handlers: Path, tmp_path: Path) -> None:
+    """kill -9 of a worker whose handler finished but whose acknowledgement did not
+    reach the server (held back by CLIENT PAUSE WRITE on a redis-server): the entry
+    stays pending under the dead worker's lock, which expires, and recovery requeues it:
+    it runs again in another worker (allowed: its owner died)."""
+    with servers.RedisServer(servers.ORACLE_FLAGS, workdir=tmp_path) as work:
+        queue = redis.Redis(port=work.port, decode_responses=True)
+        queue.xadd(STREAM, {"n": 1, "port": work.port})
+        args = ("cli_handlers:record_then_pause_writes", "--stream", STREAM, "--group", GROUP,
+                "--url", url(work.port), *FAST)
+        first = sluice_worker(*args, "--consumer", "w-dies", cwd=handlers, port=server)
+        try:
+            wait_for(lambda: client.xlen("done") == 1 or first.poll() is not None, "the first run")
+        finally:
+            first.kill()
+            first.communicate(timeout=WAIT_S)
+        # The dead worker's acknowledgement, still waiting for the pause to end, goes with it.
+        queue.client_kill_filter(_type="normal", skipme=True)
+        queue.execute_command("CLIENT", "UNPAUSE")
+        assert queue.xpending(STREAM, GROUP)["pending"] == 1
+        second = sluice_worker(*args, "--consumer", "w-lives", cwd=handlers, port=server)
+        try:
+            wait_for(lambda: client.xlen("done") == 2 or second.poll() is not None, "the run after recovery")
+            wait_for(lambda: queue.xpending(STREAM, GROUP)["pending"] == 0, "the second run's acknowledgement")
+        finally:
+            second.send_signal(signal.SIGTERM)
+            _, err = second.communicate(timeout=WAIT_S)
+        queue.close()
+    assert second.returncode == EXIT_STOPPED, err
+    assert [f["retry"] for _, f in client.xrange("done")] == ["0", "1"]
 
 
 def test_metrics_port_serves_the_workers_metrics(client: redis.Redis, server: int, handlers: Path) -> None:

@@ -22,7 +22,10 @@ from worker_support import ProcessWorker, done, stop_and_collect, wait_for
 
 GROUP = "workers"
 EXPIRED = "__keyevent@0__:expired"
-FAST = {"stream": "tasks", "group": GROUP, "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5, "cluster": True,
+# 4 handlers (not the default 16): the kill -9 tests need tasks still held when they
+# freeze a worker.
+FAST = {"stream": "tasks", "group": GROUP, "concurrency": 4,
+        "lock_ttl": 0.5, "block": 0.2, "shutdown_timeout": 0.5, "cluster": True,
         "recovery": {"reconciliation_interval": 0.5, "min_idle_time": 1.0}}
 # The fast path alone (the scan's MinIdleTime is far beyond the wait), then the scan alone.
 ONLY_LISTENER = {"min_idle_time": 60.0, "reconciliation_interval": 60.0}
