@@ -11,7 +11,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from pipeline.spark.connection import Client
-from pipeline.spark.id_ranges import IdRange, allocate_parts, read_range, split_range
+from pipeline.spark.id_ranges import IdRange, allocate_parts, read_range, split_range, with_heads
 from pipeline.spark.offsets import EARLIEST, LATEST, ZERO_ID, EntryId
 from pipeline.spark.read_options import ReadOptions
 from pipeline.spark.stream_catalog import StreamState, stream_states
@@ -43,18 +43,20 @@ def plan_ranges(options: ReadOptions) -> List[IdRange]:
     try:
         states = stream_states(client, options)
         bounds = {state.name: (state, _bounds(client, options, state)) for state in states}
+        chosen = {name: pair for name, pair in bounds.items() if pair[1] is not None}
+        parts = allocate_parts({name: state.length for name, (state, _) in chosen.items()},
+                               options.min_partitions or len(chosen))
+        return with_heads(client, [piece for name, (_, whole) in chosen.items()
+                                   for piece in split_range(name, whole.first, whole.last, parts[name])])
     finally:
         client.close()
-    chosen = {name: pair for name, pair in bounds.items() if pair[1] is not None}
-    parts = allocate_parts({name: state.length for name, (state, _) in chosen.items()},
-                           options.min_partitions or len(chosen))
-    return [piece for name, (_, whole) in chosen.items()
-            for piece in split_range(name, whole.first, whole.last, parts[name])]
 
 
 class SluiceBatchReader(DataSourceReader):
     """Plans on the driver when created, so bad offsets, keys of the wrong type and
-    unreachable servers fail before any task runs."""
+    unreachable servers fail before any task runs. Entries of the planned ranges trimmed
+    before their task reads them are data loss (option failOnDataLoss, as Spark's Kafka
+    source has it for batch queries too)."""
 
     def __init__(self, options: ReadOptions) -> None:
         self.options = options

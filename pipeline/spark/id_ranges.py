@@ -1,10 +1,15 @@
 """ID ranges: the unit of work of the `sluice` readers. The driver cuts each stream into
 inclusive [first, last] ranges that touch end to end (so no entry is read twice or
-missed); an executor reads its range with XRANGE pages and yields Arrow batches."""
+missed); an executor reads its range with XRANGE pages and yields Arrow batches.
+
+A range also carries the ID of the first entry it held when the driver planned it. A
+stream loses entries from its head (XTRIM, MAXLEN), so if its task does not find that
+entry first, entries of the range were trimmed (or deleted) in between: option
+failOnDataLoss decides whether the task fails or warns and reads what is left."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, Iterator, List, Mapping
+from dataclasses import dataclass, replace
+from typing import Dict, Iterator, List, Mapping, Optional
 
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
@@ -12,6 +17,7 @@ from redis.cluster import RedisCluster
 
 from pipeline.spark.arrow_entries import EntryBatchBuilder
 from pipeline.spark.connection import Client
+from pipeline.spark.data_loss import on_data_loss
 from pipeline.spark.offsets import MAX_PART, EntryId
 from pipeline.spark.read_options import ReadOptions
 
@@ -20,11 +26,13 @@ ID_BITS = 64
 
 @dataclass(frozen=True)
 class IdRange(InputPartition):
-    """Entries of `stream` with first <= ID <= last."""
+    """Entries of `stream` with first <= ID <= last; `head` is the ID of the first of them
+    when the range was planned (None: it held none, or it was not looked up)."""
 
     stream: str
     first: EntryId
     last: EntryId
+    head: Optional[EntryId] = None
 
 
 def _as_number(entry_id: EntryId) -> int:
@@ -70,6 +78,32 @@ def keep_flat_replies(client: Client) -> None:
             node.set_response_callback("XRANGE", lambda response, **options: response)
 
 
+def with_heads(client: Client, pieces: List[IdRange]) -> List[IdRange]:
+    """The ranges with their `head` looked up now (one pipelined XRANGE ... COUNT 1 for
+    all of them)."""
+    if not pieces:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for piece in pieces:
+        pipe.xrange(piece.stream, str(piece.first), str(piece.last), count=1)
+    return [replace(piece, head=EntryId.parse(found[0][0], f"an entry ID of stream {piece.stream!r}")
+                    if found else None)
+            for piece, found in zip(pieces, pipe.execute())]
+
+
+def _check_head(client: Client, piece: IdRange, page: Optional[list], fail: bool) -> None:
+    """Whether the range still starts with its planned first entry (see the module's
+    docstring); a loss fails the task or is logged, as option failOnDataLoss says."""
+    where = f"an entry ID of stream {piece.stream!r}"
+    if piece.head is None or (page and EntryId.parse(page[0][0], where) == piece.head):
+        return
+    now = client.xrange(piece.stream, "-", "+", count=1)
+    shown = (f"the stream's first entry is now {EntryId.parse(now[0][0], where)}" if now
+             else "the stream is now empty")
+    on_data_loss(f"entries of stream {piece.stream!r} from {piece.head} on, which this read was "
+                 f"planned to return, were trimmed or deleted before its task read them ({shown})", fail)
+
+
 def range_pages(client: Client, piece: IdRange, page_size: int) -> Iterator[list]:
     """XRANGE pages of `page_size` entries covering the range, in ID order."""
     start: EntryId = piece.first
@@ -87,12 +121,18 @@ def range_pages(client: Client, piece: IdRange, page_size: int) -> Iterator[list
 
 
 def read_range(options: ReadOptions, piece: IdRange) -> Iterator[pa.RecordBatch]:
-    """On an executor: Arrow batches (one per XRANGE page) of the range, in ID order."""
+    """On an executor: Arrow batches (one per XRANGE page) of the range, in ID order,
+    after checking that the range's planned first entry is still there."""
     client = options.address.connect()
     try:
         keep_flat_replies(client)
         builder = EntryBatchBuilder(options.decode)
-        for page in range_pages(client, piece, options.page_size):
+        pages = range_pages(client, piece, options.page_size)
+        first = next(pages, None)
+        _check_head(client, piece, first, options.fail_on_data_loss)
+        if first is not None:
+            yield builder.build(piece.stream, first)
+        for page in pages:
             yield builder.build(piece.stream, page)
     finally:
         client.close()

@@ -66,6 +66,15 @@ def _first_id(entry: object, where: str) -> Optional[EntryId]:
     return _entry_id(entry[0], where)
 
 
+def check_stream_key(client: Client, name: str, option: str) -> None:
+    """StreamKeyError when `name` holds another type than a stream (a missing key is fine:
+    the first XADD creates it)."""
+    kind = client.type(name)
+    kind = kind.decode() if isinstance(kind, bytes) else kind
+    if kind not in ("stream", "none"):
+        raise StreamKeyError(f"key {name!r} (option {option}) holds a {kind}, not a stream")
+
+
 def stream_state(client: Client, name: str, option: str) -> StreamState:
     """Where `name` stands; raises StreamKeyError when it holds another type."""
     try:
@@ -73,9 +82,8 @@ def stream_state(client: Client, name: str, option: str) -> StreamState:
     except redis.ResponseError as exc:
         message = str(exc)
         if message.startswith("WRONGTYPE"):
-            kind = client.type(name)
-            kind = kind.decode() if isinstance(kind, bytes) else kind
-            raise StreamKeyError(f"key {name!r} (option {option}) holds a {kind}, not a stream") from None
+            check_stream_key(client, name, option)
+            raise
         if "no such key" in message.lower():
             return StreamState(name, exists=False)
         raise

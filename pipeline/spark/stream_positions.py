@@ -107,4 +107,4 @@ def lost_entries(state: StreamState, begin: StreamOffset) -> Optional[str]:
         gone = f"{state.entries_added - begin.added - state.length} "
         how = f"the stream received {state.entries_added - begin.added} entries after it and holds {state.length}, {now}"
     return (f"{gone}entries of stream {state.name!r} after the checkpoint offset {begin.last} were trimmed or "
-            f"deleted before they were read ({how}); set option failOnDataLoss to false to skip them")
+            f"deleted before they were read ({how})")

@@ -8,7 +8,6 @@ what Spark passes) are shared fairly between streams. A stream that appears late
 streamPattern, or a listed stream created later) is read from its first entry."""
 from __future__ import annotations
 
-import logging
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import pyarrow as pa
@@ -18,20 +17,14 @@ from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadLimit, ReadM
 
 from pipeline.spark.commit_group import move_group
 from pipeline.spark.connection import Client
-from pipeline.spark.id_ranges import allocate_parts, keep_flat_replies, read_range, split_range
+from pipeline.spark.data_loss import on_data_loss
+from pipeline.spark.id_ranges import IdRange, allocate_parts, keep_flat_replies, read_range, split_range, with_heads
 from pipeline.spark.offsets import (EARLIEST, LATEST, ZERO_ID, EntryId, StreamOffset, offsets_json,
                                     parse_offsets)
 from pipeline.spark.read_options import ReadOptions
 from pipeline.spark.stream_catalog import StreamState, stream_states
 from pipeline.spark.stream_positions import (added_at_end, added_before_next, count_entries, fair_ends,
                                              lost_entries)
-
-log = logging.getLogger(__name__)
-
-
-class DataLossError(RuntimeError):
-    """Entries after the checkpoint were removed before the query read them."""
-
 
 class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The driver side plans micro-batches; `read` runs on executors."""
@@ -87,15 +80,12 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target = {state.name: state.last for state in self._states() if state.last is not None}
 
     def _check_data_loss(self, state: StreamState, begin: StreamOffset) -> None:
+        """Entries after `begin` gone unread: fail, or warn once per state of the stream."""
         reason = lost_entries(state, begin)
-        if reason is None:
-            return
-        if self.options.fail_on_data_loss:
-            raise DataLossError(reason)
         seen = (state.name, state.max_deleted, state.entries_added)
-        if seen not in self._warned:
+        if reason is not None and (self.options.fail_on_data_loss or seen not in self._warned):
             self._warned.add(seen)
-            log.warning("sluice: %s; failOnDataLoss is false: going on", reason.split("; set option")[0])
+            on_data_loss(reason, self.options.fail_on_data_loss)
 
     def _cap(self, state: StreamState) -> Optional[EntryId]:
         """The last entry a batch may read now: the stream's last, or AvailableNow's target."""
@@ -136,7 +126,9 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """Per stream, the IDs after its start offset up to its end offset; cut into more
         ranges when option minPartitions asks for it (shared by entries to read, where the
-        offsets' counts tell them)."""
+        offsets' counts tell them). Spark also calls this for a batch planned before a
+        restart, so entries lost since latestOffset are looked for again here; each range
+        keeps its first entry for its task to find (see id_ranges.with_heads)."""
         starts = parse_offsets(start, "the start offset")
         spans: Dict[str, Tuple[EntryId, EntryId]] = {}
         weights: Dict[str, int] = {}
@@ -147,14 +139,18 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 spans[name] = (first, offset.last)
                 known = offset.added is not None and begin.added is not None
                 weights[name] = offset.added - begin.added if known else 1
+        if spans:
+            for state in self._states():
+                if state.name in spans:
+                    self._check_data_loss(state, starts.get(state.name, StreamOffset(ZERO_ID)))
         parts = allocate_parts(weights, self.options.min_partitions or len(spans))
-        pieces: List[InputPartition] = []
+        pieces: List[IdRange] = []
         for name, (first, last) in spans.items():
             if parts[name] > 1:  # cut from the first entry, not from an ID before it (0-1)
                 head = self._connection().xrange(name, str(first), str(last), count=1)
                 first = EntryId.parse(head[0][0], f"an entry ID of stream {name!r}") if head else first
             pieces.extend(split_range(name, first, last, parts[name]))
-        return pieces
+        return with_heads(self._connection(), pieces)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_range(self.options, partition)

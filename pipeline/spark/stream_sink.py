@@ -2,7 +2,8 @@
 becomes one XADD, sent in pipelined chunks from the executors.
 
 Columns (names case-insensitive; the plan is checked on the driver, so a wrong
-schema fails before any task runs):
+schema, an unreachable server, a refused password or a fixed `stream` option naming
+a key of another type fails before any task runs):
 
     stream  the target stream (string). Option `stream` names one fixed stream
             instead and then wins: a `stream` column is ignored, so a DataFrame
@@ -53,6 +54,7 @@ from pyspark.sql.types import (ArrayType, BinaryType, MapType, StringType, Struc
 
 from pipeline.spark.connection import ServerAddress, server_address
 from pipeline.spark.options import OptionError, bool_option, int_option, text_option
+from pipeline.spark.stream_catalog import check_stream_key
 
 if TYPE_CHECKING:
     from pipeline.spark.connection import Client
@@ -151,6 +153,19 @@ def plan_sink(options: Mapping[str, str], schema: StructType) -> SinkPlan:
         trim=trim,
         skip_existing_ids=skip,
     )
+
+
+def check_target(plan: SinkPlan) -> None:
+    """On the driver: the server answers and accepts the credentials (ServerError naming
+    option url), and the fixed stream, if any, is a stream or absent (StreamKeyError
+    naming option stream). A stream column's keys are found out row by row: a key of
+    another type is refused by the server, which stops the write with its message."""
+    client = plan.address.connect()
+    try:
+        if plan.stream is not None:
+            check_stream_key(client, plan.stream, "stream")
+    finally:
+        client.close()
 
 
 def _require_text(column, role: str) -> None:
@@ -301,6 +316,7 @@ class _XaddWriter:
         if overwrite:
             raise OptionError(self.overwrite_refusal)
         self.plan = plan_sink(options, schema)
+        check_target(self.plan)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
         return write_batches(self.plan, iterator)
@@ -328,4 +344,4 @@ class StreamStreamWriter(_XaddWriter, DataSourceStreamArrowWriter):
 
 
 __all__ = ["StreamBatchWriter", "StreamStreamWriter", "SinkError", "SinkPlan", "WriteCounts",
-           "plan_sink", "write_batches"]
+           "check_target", "plan_sink", "write_batches"]

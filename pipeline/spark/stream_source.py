@@ -14,8 +14,11 @@ Reading options (names are case-insensitive):
   ID itself is read, as XRANGE does; "latest" is fixed when the DataFrame's read is planned;
 - `minPartitions` (default one range per stream), `pageSize` (XRANGE COUNT, 10000),
   `decode` (true: fields as map<string,string>);
-- streaming: `maxEntriesPerTrigger`, `failOnDataLoss` (default true), `commitGroup` (a
-  consumer group moved to each processed offset, so XINFO GROUPS shows the lag).
+- `failOnDataLoss` (default true): entries that were trimmed or deleted before they were
+  read (after a streaming query's checkpoint, or between planning a read and its task)
+  fail the query with a message naming the stream; false: a warning, and the read goes on;
+- streaming: `maxEntriesPerTrigger`, `commitGroup` (a consumer group moved to each
+  processed offset, so XINFO GROUPS shows the lag).
 Reading is planned in `batch_reader` and `stream_reader`; writing lives in `stream_sink`."""
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from contextlib import ExitStack
 
 import pytest
 import redis
@@ -14,6 +15,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from pyspark.sql.types import (BinaryType, BooleanType, DoubleType, LongType, MapType,  # noqa: E402
                                StringType, StructField, StructType)
 
+from servers import SluiceServer, free_port  # noqa: E402
 from spark_targets import redis_cluster, sluice_server, target  # noqa: E402,F401 - fixtures
 
 
@@ -101,16 +103,17 @@ def test_max_len_trims_exactly_or_approximately(spark, target):
     assert entries(client, "about")[-1][1] == {b"n": b"1999"}
 
 
-@TWO_SERVERS
 def test_server_error_aborts_with_its_message(spark, target):
     """WRONGTYPE and a too-small explicit ID stop the job with the server's words, the stream
-    and the row's ID; the chunks before the error stay written."""
+    and the row's ID (on a cluster too, whose pipeline sends each XADD to its key's node);
+    the chunks before the error stay written."""
     options, client = target
     client.set("plain", "x")
-    df = spark.range(5).select(F.col("id").cast("string").alias("n"))
+    rows = [("fine", "1"), ("plain", "2")]
     with pytest.raises(Exception, match=r"refused XADD to stream 'plain': WRONGTYPE Operation "
                                         r"against a key holding the wrong kind of value"):
-        write(df, options, stream="plain")
+        write(spark.createDataFrame(rows, "stream string, n string").coalesce(1), options)
+    assert [f for _, f in entries(client, "fine")] == [{b"n": b"1"}]
     client.xadd("s", {"n": "top"}, id="10-0")
     rows = [("11-0", "ok"), ("3-0", "late")]
     with pytest.raises(Exception, match=r"refused XADD to stream 's' \(id 3-0\): The ID specified "
@@ -118,6 +121,30 @@ def test_server_error_aborts_with_its_message(spark, target):
         write(spark.createDataFrame(rows, "id string, n string").coalesce(1), options, stream="s",
               batchSize=1)
     assert [i for i, _ in entries(client, "s")] == [b"10-0", b"11-0"]
+
+
+@pytest.mark.parametrize("target", ["sluice", "redis-cluster"], indirect=True)
+def test_bad_target_is_refused_on_the_driver(spark, target):
+    """An unreachable server, a refused password and a fixed stream option naming a key of
+    another type fail before any task runs, naming the option."""
+    options, client = target
+    client.set("plain", "x")
+    df = spark.sql("select 'x' as v").where(F.expr("raise_error('a task ran') is null"))
+    port = free_port()
+    cases = [({**options, "stream": "plain"}, "key 'plain' (option stream) holds a string, not a stream"),
+             ({"url": f"redis://127.0.0.1:{port}", "stream": "s"},
+              f"cannot reach the server at redis://127.0.0.1:{port} (option url)")]
+    with ExitStack() as stack:
+        if "cluster" not in options:
+            guarded = stack.enter_context(SluiceServer(["--save", "", "--requirepass", "pw"], loglevel="warning"))
+            cases.append(({"url": f"redis://:wrong-pw@127.0.0.1:{guarded.port}", "stream": "s"},
+                          f"the server at redis://:***@127.0.0.1:{guarded.port} (option url) refused "
+                          f"the credentials"))
+        for bad, message in cases:
+            with pytest.raises(Exception) as failure:
+                write(df, bad)
+            assert message in str(failure.value)
+            assert "a task ran" not in str(failure.value) and "wrong-pw" not in str(failure.value)
 
 
 @TWO_SERVERS
