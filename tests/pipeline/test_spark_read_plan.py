@@ -2,10 +2,11 @@
 Spark session (fast): ID ranges, read limits Spark may pass, offsets."""
 from __future__ import annotations
 
-
+import logging
 import time
 
 import pytest
+import pyarrow as pa
 import redis
 from redis.cluster import RedisCluster
 
@@ -19,9 +20,9 @@ from pipeline.spark.id_ranges import IdRange, allocate_parts, split_range  # noq
 from pipeline.spark.offsets import MAX_PART, EntryId, parse_offsets  # noqa: E402
 from pipeline.spark.options import OptionError  # noqa: E402
 from pipeline.spark.read_options import read_options  # noqa: E402
-from pipeline.spark.stream_reader import DataLossError, SluiceStreamReader  # noqa: E402
-
-
+from pipeline.spark.batch_reader import SluiceBatchReader  # noqa: E402
+from pipeline.spark.data_loss import DataLossError  # noqa: E402
+from pipeline.spark.stream_reader import SluiceStreamReader  # noqa: E402
 
 
 def reader(client: redis.Redis, **options: str) -> SluiceStreamReader:
@@ -164,3 +165,90 @@ def test_streaming_over_a_cluster_reads_and_commits_per_stream(redis_cluster) ->
     assert {name: client.xinfo_groups(name)[0]["lag"] for name in names} == {name: 20 for name in names}
     stream_reader.stop()
     client.close()
+
+
+def read_pieces(stream_reader, pieces) -> list:  # noqa: ANN001 - a Sluice batch or stream reader
+    """(stream, id) of every entry the executors' reads of `pieces` return."""
+    return [(row["stream"], row["id"]) for piece in pieces for batch in stream_reader.read(piece)
+            for row in batch.select(["stream", "id"]).to_pylist()]
+
+
+def test_a_json_start_reads_after_its_id_and_counts_the_entries(sluice_client: redis.Redis) -> None:
+    written = fill_streams(sluice_client, ["j", "k"], 10)
+    ids = [entry_id for entry_id, _ in written["j"]]
+    stream_reader = reader(sluice_client, streams="j,k", startingOffsets=f'{{"j": "{ids[3]}"}}')
+    start = stream_reader.initialOffset()
+    assert start == {"j": {"id": ids[3]}, "k": {"id": "0-0", "added": 0}}
+    end = stream_reader.latestOffset(start, ReadAllAvailable())
+    assert end["j"] == {"id": ids[9], "added": 10}
+    assert [entry_id for name, entry_id in read_pieces(stream_reader, stream_reader.partitions(start, end))
+            if name == "j"] == ids[4:]
+
+
+def test_pages_of_page_size_as_arrow_batches(sluice_client: redis.Redis) -> None:
+    written = fill_streams(sluice_client, ["pg"], 30)
+    stream_reader = reader(sluice_client, streams="pg", pageSize="7")
+    start = stream_reader.initialOffset()
+    [piece] = stream_reader.partitions(start, stream_reader.latestOffset(start, ReadAllAvailable()))
+    batches = list(stream_reader.read(piece))
+    assert all(isinstance(batch, pa.RecordBatch) for batch in batches)
+    assert [batch.num_rows for batch in batches] == [7, 7, 7, 7, 2]
+    assert [row["id"] for batch in batches for row in batch.to_pylist()] == [i for i, _ in written["pg"]]
+
+
+def test_a_planned_batch_reads_the_same_entries_after_more_arrive(sluice_client: redis.Redis) -> None:
+    """What a restart relies on: Spark replays a batch from its logged offsets."""
+    written = fill_streams(sluice_client, ["r"], 20)
+    stream_reader = reader(sluice_client, streams="r", minPartitions="3")
+    start = stream_reader.initialOffset()
+    end = stream_reader.latestOffset(start, ReadMaxRows(12))
+    fill_streams(sluice_client, ["r"], 20, first=20)
+    pieces = stream_reader.partitions(start, end)
+    assert len(pieces) == 3 and pieces == stream_reader.partitions(start, end)
+    assert read_pieces(stream_reader, pieces) == [("r", entry_id) for entry_id, _ in written["r"][:12]]
+
+
+def test_entries_trimmed_between_planning_and_reading(sluice_client: redis.Redis, caplog) -> None:  # noqa: ANN001
+    """A range whose planned first entry is gone when its task reads it lost entries: the
+    task fails, or with failOnDataLoss=false warns and reads what is left. Trimming only
+    entries the checkpoint had passed loses nothing."""
+    written = fill_streams(sluice_client, ["tr"], 100)
+    ids = [entry_id for entry_id, _ in written["tr"]]
+    stream_reader = reader(sluice_client, streams="tr", minPartitions="3")
+    start = {"tr": {"id": ids[19], "added": 20}}
+    end = stream_reader.latestOffset(start, ReadAllAvailable())
+    pieces = stream_reader.partitions(start, end)
+    assert [str(piece.head) for piece in pieces][0] == ids[20] and len(pieces) == 3
+    sluice_client.xtrim("tr", maxlen=80, approximate=False)   # entries up to the checkpoint
+    assert read_pieces(stream_reader, pieces) == [("tr", entry_id) for entry_id in ids[20:]]
+    sluice_client.xtrim("tr", maxlen=50, approximate=False)   # 30 unread entries
+    with pytest.raises(DataLossError, match=(
+            f"^entries of stream 'tr' from {ids[20]} on, which this read was planned to return, were "
+            f"trimmed or deleted before its task read them \\(the stream's first entry is now {ids[50]}\\); "
+            f"set option failOnDataLoss to false to skip them$")):
+        read_pieces(stream_reader, pieces[:1])
+    assert read_pieces(stream_reader, pieces[-1:])[-1] == ("tr", ids[-1])  # its head is still there
+    lenient = reader(sluice_client, streams="tr", minPartitions="3", failOnDataLoss="false")
+    with caplog.at_level(logging.WARNING, logger="pipeline.spark.data_loss"):
+        assert read_pieces(lenient, pieces) == [("tr", entry_id) for entry_id in ids[50:]]
+    assert f"entries of stream 'tr' from {ids[20]} on" in caplog.text and "failOnDataLoss is false" in caplog.text
+    # A batch Spark planned before a restart and replays: partitions() finds the loss too.
+    with pytest.raises(DataLossError, match="^30 entries of stream 'tr' after the checkpoint offset"):
+        stream_reader.partitions(start, end)
+    sluice_client.delete("tr")
+    with pytest.raises(DataLossError, match="the stream is now empty"):
+        read_pieces(stream_reader, pieces[-1:])
+
+
+def test_batch_ranges_trimmed_before_their_task(sluice_client: redis.Redis) -> None:
+    written = fill_streams(sluice_client, ["bt"], 60)
+    ids = [entry_id for entry_id, _ in written["bt"]]
+    port = sluice_client.connection_pool.connection_kwargs["port"]
+    options = {"url": f"redis://127.0.0.1:{port}", "streams": "bt", "minPartitions": "2"}
+    planned = SluiceBatchReader(read_options(options))
+    pieces = planned.partitions()
+    assert [str(piece.head) for piece in pieces] == [ids[0], ids[30]]
+    sluice_client.xtrim("bt", maxlen=45, approximate=False)
+    with pytest.raises(DataLossError, match=f"^entries of stream 'bt' from {ids[0]} on"):
+        read_pieces(planned, pieces)
+    assert read_pieces(planned, pieces[1:]) == [("bt", entry_id) for entry_id in ids[30:]]
