@@ -22,7 +22,7 @@ from pipeline.spark.id_ranges import IdRange, allocate_parts, keep_flat_replies,
 from pipeline.spark.offsets import (EARLIEST, LATEST, ZERO_ID, EntryId, StreamOffset, offsets_json,
                                     parse_offsets)
 from pipeline.spark.read_options import ReadOptions
-from pipeline.spark.stream_catalog import StreamState, stream_states
+from pipeline.spark.stream_catalog import StreamState, stream_state, stream_states
 from pipeline.spark.stream_positions import (added_at_end, added_before_next, count_entries, fair_ends,
                                              lost_entries)
 
@@ -139,10 +139,9 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 spans[name] = (first, offset.last)
                 known = offset.added is not None and begin.added is not None
                 weights[name] = offset.added - begin.added if known else 1
-        if spans:
-            for state in self._states():
-                if state.name in spans:
-                    self._check_data_loss(state, starts.get(state.name, StreamOffset(ZERO_ID)))
+        for name in spans:
+            state = stream_state(self._connection(), name, self.options.streams_option)
+            self._check_data_loss(state, starts.get(name, StreamOffset(ZERO_ID)))
         parts = allocate_parts(weights, self.options.min_partitions or len(spans))
         pieces: List[IdRange] = []
         for name, (first, last) in spans.items():
