@@ -285,13 +285,18 @@ def test_blocking_xreadgroup_will_not_reply_with_an_empty_array(r):
     rd.close()
 
 
-def blocked_alice(r):
-    """A client blocked in XREADGROUP on mystream (666-0 f v), group mygroup at $."""
+def blocked_alice(r, db: int | None = None):
+    """A client blocked in XREADGROUP on mystream (666-0 f v), group mygroup at $; with
+    `db`, r and the blocked client are in that database."""
+    if db is not None:
+        r("SELECT", db)
     r("DEL", "mystream")
     r("XADD", "mystream", 666, "f", "v")
     r("XGROUP", "CREATE", "mystream", "mygroup", "$")
-    rd = r.deferred("XREADGROUP", "GROUP", "mygroup", "Alice", "BLOCK", 0, "STREAMS",
-                    "mystream", ">")
+    rd = r.deferred()
+    if db is not None:
+        assert rd("SELECT", db) == "OK"
+    rd.send("XREADGROUP", "GROUP", "mygroup", "Alice", "BLOCK", 0, "STREAMS", "mystream", ">")
     r.wait_for_blocked_clients_count(1)
     return rd
 
@@ -332,14 +337,7 @@ def test_blocking_xreadgroup_swapped_db_key_doesnt_exist(r):
     r.needs("swapdb")
     r("SELECT", 4)
     r("FLUSHDB")
-    r("SELECT", 9)
-    r("DEL", "mystream")
-    r("XADD", "mystream", 666, "f", "v")
-    r("XGROUP", "CREATE", "mystream", "mygroup", "$")
-    rd = r.deferred("SELECT", 9)
-    assert rd.read() == "OK"
-    rd.send("XREADGROUP", "GROUP", "mygroup", "Alice", "BLOCK", 0, "STREAMS", "mystream", ">")
-    r.wait_for_blocked_clients_count(1)
+    rd = blocked_alice(r, db=9)
     r("SWAPDB", 4, 9)
     assert "NOGROUP" in rd.read()
     rd.close()
@@ -350,14 +348,7 @@ def test_blocking_xreadgroup_swapped_db_key_is_not_a_stream(r):
     r("SELECT", 4)
     r("FLUSHDB")
     r("LPUSH", "mystream", "e1")
-    r("SELECT", 9)
-    r("DEL", "mystream")
-    r("XADD", "mystream", 666, "f", "v")
-    r("XGROUP", "CREATE", "mystream", "mygroup", "$")
-    rd = r.deferred("SELECT", 9)
-    assert rd.read() == "OK"
-    rd.send("XREADGROUP", "GROUP", "mygroup", "Alice", "BLOCK", 0, "STREAMS", "mystream", ">")
-    r.wait_for_blocked_clients_count(1)
+    rd = blocked_alice(r, db=9)
     r("SWAPDB", 4, 9)
     assert "WRONGTYPE" in rd.read()
     rd.close()
