@@ -124,18 +124,22 @@ def test_xreadgroup_wrong_key_type(mystream):
 
 # -- reading, XPENDING, XACK -------------------------------------------------------------
 
-@pytest.fixture
-def two_consumers(mystream):
+def read_two_each(r) -> list:
     """The state the Tcl file has built up to 'XREADGROUP can read the history...':
-    consumer-1 owns a 1 / b 2, consumer-2 owns c 3 / d 4."""
-    r = mystream
+    consumer-1 owns a 1 / b 2, consumer-2 owns c 3 / d 4. Consumer-2's reply."""
     r("XADD", "mystream", "*", "a", 1)
     r("XADD", "mystream", "*", "b", 2)
     r("XREADGROUP", "GROUP", "mygroup", "consumer-1", "STREAMS", "mystream", ">")
     r("XADD", "mystream", "*", "c", 3)
     r("XADD", "mystream", "*", "d", 4)
-    r("XREADGROUP", "GROUP", "mygroup", "consumer-2", "STREAMS", "mystream", ">")
-    return r
+    return r("XREADGROUP", "GROUP", "mygroup", "consumer-2", "STREAMS", "mystream", ">")
+
+
+@pytest.fixture
+def two_consumers(mystream):
+    """mystream as read_two_each leaves it."""
+    read_two_each(mystream)
+    return mystream
 
 
 def test_xreadgroup_will_return_only_new_elements(mystream):
@@ -151,12 +155,7 @@ def test_xreadgroup_will_return_only_new_elements(mystream):
 
 def test_xreadgroup_can_read_the_history_of_the_elements_we_own(mystream):
     r = mystream
-    r("XADD", "mystream", "*", "a", 1)
-    r("XADD", "mystream", "*", "b", 2)
-    r("XREADGROUP", "GROUP", "mygroup", "consumer-1", "STREAMS", "mystream", ">")
-    r("XADD", "mystream", "*", "c", 3)
-    r("XADD", "mystream", "*", "d", 4)
-    reply = r("XREADGROUP", "GROUP", "mygroup", "consumer-2", "STREAMS", "mystream", ">")
+    reply = read_two_each(r)
     assert len(reply[0][1]) == 2
     assert reply[0][1][0][1] == ["c", "3"]
     r1 = r("XREADGROUP", "GROUP", "mygroup", "consumer-1", "COUNT", 10, "STREAMS", "mystream", 0)
