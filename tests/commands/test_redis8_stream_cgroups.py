@@ -366,8 +366,7 @@ def test_xread_and_xreadgroup_against_wrong_parameter(r):
 
 def test_blocking_xread_key_deleted(r):
     r("XADD", "mystream", 666, "f", "v")
-    rd = r.deferred("XREAD", "BLOCK", 0, "STREAMS", "mystream", "$")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 0, "STREAMS", "mystream", "$")
     r("DEL", "mystream")
     r("XADD", "mystream", 667, "f", "v")
     assert rd.read()[0][1][0] == ["667-0", ["f", "v"]]
@@ -376,8 +375,7 @@ def test_blocking_xread_key_deleted(r):
 
 def test_blocking_xread_key_type_changed_with_set(r):
     r("XADD", "mystream", 666, "f", "v")
-    rd = r.deferred("XREAD", "BLOCK", 0, "STREAMS", "mystream", "$")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 0, "STREAMS", "mystream", "$")
     r("SET", "mystream", "val1")
     r("DEL", "mystream")
     r("XADD", "mystream", 667, "f", "v")
@@ -460,8 +458,7 @@ def test_total_blocking_keys_count_xreadgroup_readers_as_on_nokey(r):
     """The INFO fields of the test above, with the readers this branch has: XREAD
     waits on a key; XREADGROUP also on its deletion (Redis 7.2+ 'on nokey')."""
     r("XGROUP", "CREATE", "mystream", "mygroup", "$", "MKSTREAM")
-    rd = r.deferred("XREAD", "BLOCK", 0, "STREAMS", "other", "$")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 0, "STREAMS", "other", "$")
     assert (r.info("clients")["total_blocking_keys"],
             r.info("clients")["total_blocking_keys_on_nokey"]) == ("1", "0")
     rd2 = r.deferred("XREADGROUP", "GROUP", "mygroup", "c", "BLOCK", 0, "STREAMS",
