@@ -1,7 +1,7 @@
 # What the collection families (lists.pyx, hashes.pyx, sets.pyx, ...) share: the
 # removal of a collection that a command emptied, HDEL/SREM's removals,
-# HSCAN/SSCAN/ZSCAN's reply, the arguments of LMPOP/ZMPOP & co., and the rank ranges
-# of LRANGE/LTRIM/ZRANGE.
+# HSCAN/SSCAN/ZSCAN's reply, the arguments of LMPOP/ZMPOP & co., the waiting of the
+# blocking pops (BLPOP, BZPOPMIN & co.) and the rank ranges of LRANGE/LTRIM/ZRANGE.
 from libc.stdint cimport int64_t
 from engine.commands.context cimport CommandContext
 
@@ -35,6 +35,14 @@ cdef void check_repeats(int64_t picks, object value, int extra) except *
 # Errors in Redis's order: numkeys, room for the keys and END, END, COUNT.
 cdef list mpop_args(list argv, Py_ssize_t numkeys_at, bytes first_end, bytes second_end,
                     bint* second, int64_t* count)
+# A blocking pop's timeout argument (float seconds, Redis's errors) as the ms to wait,
+# 0 = forever.
+cdef int64_t block_timeout(CommandContext ctx, object arg) except -1
+# A pop found nothing: the nil reply (a null array when `null_array`), and the
+# BlockRequest (reads.pyx) for `keys` holding `key_type` (b"list", b"zset"); the
+# session decides whether it blocks (not in MULTI or a script).
+cdef object block_or_nil(CommandContext ctx, list keys, int64_t timeout, list argv,
+                         bytes key_type, bint null_array)
 # A rank range start..end of a collection of n items (negative ranks count from the
 # tail) clipped to 0..n-1 in place; false when nothing is left of it.
 cdef bint rank_range(int64_t n, int64_t* start, int64_t* end) noexcept

@@ -8,9 +8,10 @@ from libc.stdint cimport int64_t, INT64_MAX
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from engine.commands.context cimport CommandContext
-from engine.commands.parsing cimport (parse_int, parse_int_range, is_option, scan_options,
-                                      SCAN_PLAIN, SCAN_NOVALUES)
+from engine.commands.parsing cimport (parse_int, parse_int_range, parse_timeout, is_option,
+                                      scan_options, SCAN_PLAIN, SCAN_NOVALUES)
 from engine.core.glob cimport stringmatchlen
+from engine.commands.reads import BlockRequest
 from engine.core.errors import ResponseError, SYNTAX
 
 
@@ -99,6 +100,18 @@ cdef list mpop_args(list argv, Py_ssize_t numkeys_at, bytes first_end, bytes sec
     if count[0] == -1:
         count[0] = 1
     return argv[numkeys_at + 1:where_at]
+
+
+cdef int64_t block_timeout(CommandContext ctx, object arg) except -1:
+    cdef int64_t deadline = parse_timeout(arg, ctx.now, True)
+    return deadline - ctx.now if deadline else 0
+
+
+cdef object block_or_nil(CommandContext ctx, list keys, int64_t timeout, list argv,
+                         bytes key_type, bint null_array):
+    ctx.block = BlockRequest(keys, timeout, argv, -1, key_type)
+    ctx.null_array = null_array
+    return None
 
 
 cdef bint rank_range(int64_t n, int64_t* start, int64_t* end) noexcept:

@@ -24,11 +24,10 @@ import random
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport (settle, random_count, scan_items, check_repeats,
-                                         mpop_args, rank_range)
+                                         mpop_args, rank_range, block_timeout, block_or_nil)
 from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
-                                      parse_cursor, parse_timeout, is_option)
+                                      parse_cursor, is_option)
 from engine.commands.table import command
-from engine.commands.reads import BlockRequest
 from engine.core.errors import ResponseError, SYNTAX, WRONGTYPE
 from engine.core.set_value import SetValue
 from engine.core.sorted_set import SortedSetValue, format_score
@@ -566,20 +565,12 @@ cdef tuple first_nonempty(CommandContext ctx, list keys):
     return None, None
 
 
-cdef object block_or_nil(CommandContext ctx, list keys, int64_t deadline, list argv):
-    """Nothing to pop: a null array, and the BlockRequest of a command that may wait
-    for keys (its session decides whether it blocks: not in MULTI or a script)."""
-    ctx.block = BlockRequest(keys, deadline - ctx.now if deadline else 0, argv, -1, b"zset")
-    ctx.null_array = True
-    return None
-
-
 cdef object bzpop(CommandContext ctx, list argv, bint from_max):
-    cdef int64_t deadline = parse_timeout(argv[len(argv) - 1], ctx.now, True)
+    cdef int64_t timeout = block_timeout(ctx, argv[len(argv) - 1])
     cdef list keys = argv[1:len(argv) - 1]
     key, zset = first_nonempty(ctx, keys)
     if key is None:
-        return block_or_nil(ctx, keys, deadline, argv)
+        return block_or_nil(ctx, keys, timeout, argv, b"zset", True)
     score, member = pop_pairs(ctx, key, zset, from_max, 1)[0]
     return [key, member, score_reply(ctx, score)]
 
@@ -594,7 +585,7 @@ def bzpopmax(CommandContext ctx, list argv):
     return bzpop(ctx, argv, True)
 
 
-cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t deadline,
+cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t timeout,
                  bint blocking):
     """ZMPOP/BZMPOP from argv[numkeys_at] on."""
     cdef bint from_max
@@ -603,7 +594,7 @@ cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t d
     key, zset = first_nonempty(ctx, keys)
     if key is None:
         if blocking:
-            return block_or_nil(ctx, keys, deadline, argv)
+            return block_or_nil(ctx, keys, timeout, argv, b"zset", True)
         ctx.null_array = True
         return None
     return [key, pairs_reply(ctx, pop_pairs(ctx, key, zset, from_max, count), True, True)]
@@ -616,7 +607,7 @@ def zmpop(CommandContext ctx, list argv):
 
 @command("bzmpop")
 def bzmpop(CommandContext ctx, list argv):
-    return mpop(ctx, argv, 2, parse_timeout(argv[1], ctx.now, True), True)
+    return mpop(ctx, argv, 2, block_timeout(ctx, argv[1]), True)
 
 
 # -- random members and scanning ------------------------------------------------------------
