@@ -68,24 +68,17 @@ cdef object push(CommandContext ctx, list argv, bint left, bint existing_only):
     return len(value)
 
 
-@command("lpush")
-def lpush(CommandContext ctx, list argv):
-    return push(ctx, argv, True, False)
+def push_handler(bint left, bint existing_only):
+    """The handler of LPUSH (`left`) and RPUSH, and of their X forms (`existing_only`)."""
+    def handler(CommandContext ctx, list argv):
+        return push(ctx, argv, left, existing_only)
+    return handler
 
 
-@command("rpush")
-def rpush(CommandContext ctx, list argv):
-    return push(ctx, argv, False, False)
-
-
-@command("lpushx")
-def lpushx(CommandContext ctx, list argv):
-    return push(ctx, argv, True, True)
-
-
-@command("rpushx")
-def rpushx(CommandContext ctx, list argv):
-    return push(ctx, argv, False, True)
+command("lpush")(push_handler(True, False))
+command("rpush")(push_handler(False, False))
+command("lpushx")(push_handler(True, True))
+command("rpushx")(push_handler(False, True))
 
 
 # -- popping ---------------------------------------------------------------------------

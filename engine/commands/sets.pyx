@@ -184,19 +184,16 @@ cdef list algebra(CommandContext ctx, list keys, str op):
     return list(combine(operands(ctx, keys), op))
 
 
-@command("sinter")
-def sinter(CommandContext ctx, list argv):
-    return members_reply(ctx, algebra(ctx, argv[1:], "inter"))
+def algebra_handler(str op):
+    """The handler of SINTER, SUNION or SDIFF (`op`)."""
+    def handler(CommandContext ctx, list argv):
+        return members_reply(ctx, algebra(ctx, argv[1:], op))
+    return handler
 
 
-@command("sunion")
-def sunion(CommandContext ctx, list argv):
-    return members_reply(ctx, algebra(ctx, argv[1:], "union"))
-
-
-@command("sdiff")
-def sdiff(CommandContext ctx, list argv):
-    return members_reply(ctx, algebra(ctx, argv[1:], "diff"))
+command("sinter")(algebra_handler("inter"))
+command("sunion")(algebra_handler("union"))
+command("sdiff")(algebra_handler("diff"))
 
 
 cdef int64_t store(CommandContext ctx, list argv, str op, bytes event):
@@ -216,19 +213,16 @@ cdef int64_t store(CommandContext ctx, list argv, str op, bytes event):
     return len(result)
 
 
-@command("sinterstore")
-def sinterstore(CommandContext ctx, list argv):
-    return store(ctx, argv, "inter", b"sinterstore")
+def store_handler(str op, bytes event):
+    """The handler of SINTERSTORE, SUNIONSTORE or SDIFFSTORE (`op`), firing `event`."""
+    def handler(CommandContext ctx, list argv):
+        return store(ctx, argv, op, event)
+    return handler
 
 
-@command("sunionstore")
-def sunionstore(CommandContext ctx, list argv):
-    return store(ctx, argv, "union", b"sunionstore")
-
-
-@command("sdiffstore")
-def sdiffstore(CommandContext ctx, list argv):
-    return store(ctx, argv, "diff", b"sdiffstore")
+command("sinterstore")(store_handler("inter", b"sinterstore"))
+command("sunionstore")(store_handler("union", b"sunionstore"))
+command("sdiffstore")(store_handler("diff", b"sdiffstore"))
 
 
 @command("sintercard")

@@ -240,58 +240,50 @@ cdef object range_reply(CommandContext ctx, list argv, Py_ssize_t at, int by, in
     return pairs_reply(ctx, spec.select(zset), withscores, ctx.resp3)
 
 
-@command("zrange")
-def zrange(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_AUTO, -1)
+def range_handler(int by, int reverse):
+    """The handler of ZRANGE and its older forms: ranks, scores or lex (`by`), in
+    `reverse` order (-1: ZRANGE's REV decides)."""
+    def handler(CommandContext ctx, list argv):
+        return range_reply(ctx, argv, 2, by, reverse)
+    return handler
 
 
-@command("zrevrange")
-def zrevrange(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_RANK, 1)
+command("zrange")(range_handler(BY_AUTO, -1))
+command("zrevrange")(range_handler(BY_RANK, 1))
+command("zrangebyscore")(range_handler(BY_SCORE, 0))
+command("zrevrangebyscore")(range_handler(BY_SCORE, 1))
+command("zrangebylex")(range_handler(BY_LEX, 0))
+command("zrevrangebylex")(range_handler(BY_LEX, 1))
 
 
-@command("zrangebyscore")
-def zrangebyscore(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_SCORE, 0)
-
-
-@command("zrevrangebyscore")
-def zrevrangebyscore(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_SCORE, 1)
-
-
-@command("zrangebylex")
-def zrangebylex(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_LEX, 0)
-
-
-@command("zrevrangebylex")
-def zrevrangebylex(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_LEX, 1)
-
-
-@command("zrangestore")
-def zrangestore(CommandContext ctx, list argv):
-    cdef bint withscores
-    cdef bytes dst = argv[1]
-    cdef RangeSpec spec = parse_range(argv, 3, True, BY_AUTO, -1, &withscores)
+cdef Py_ssize_t store_pairs(CommandContext ctx, bytes dst, list pairs, bytes event) except -1:
+    """ZRANGESTORE's and ZUNIONSTORE & co.'s end: the sorted set of the (score, member)
+    `pairs` replaces dst, TTL included (no pairs: dst is deleted); the effect is DEL
+    plus the ZADDs of the stored set. Its size."""
     cdef Database db = ctx.db
-    source = zset_at(ctx, argv[2])
-    pairs = list(spec.select(source)) if source is not None else []
     if not pairs:
         if db.lookup(dst, ctx.now) is not None:
             db.remove(dst)
             ctx.touch(dst, "g", b"del")
             ctx.propagate([b"DEL", dst])
         return 0
-    result = SortedSetValue.from_pairs(pairs)
+    stored = SortedSetValue.from_pairs(pairs)
     db.persist(dst)
-    db.store(dst, result)
-    ctx.touch(dst, "z", b"zrangestore")
+    db.store(dst, stored)
+    ctx.touch(dst, "z", event)
     if ctx.logs():
         ctx.effects.append([b"DEL", dst])
-        ctx.effects.extend(result.rewrite_commands(dst))
-    return len(result)
+        ctx.effects.extend(stored.rewrite_commands(dst))
+    return len(stored)
+
+
+@command("zrangestore")
+def zrangestore(CommandContext ctx, list argv):
+    cdef bint withscores
+    cdef RangeSpec spec = parse_range(argv, 3, True, BY_AUTO, -1, &withscores)
+    source = zset_at(ctx, argv[2])
+    return store_pairs(ctx, argv[1], [] if source is None else list(spec.select(source)),
+                       b"zrangestore")
 
 
 # -- adding and removing ---------------------------------------------------------------
@@ -421,19 +413,16 @@ cdef object remove_range(CommandContext ctx, list argv, int by, bytes event):
     return len(members)
 
 
-@command("zremrangebyrank")
-def zremrangebyrank(CommandContext ctx, list argv):
-    return remove_range(ctx, argv, BY_RANK, b"zremrangebyrank")
+def remove_range_handler(int by, bytes event):
+    """The handler of ZREMRANGEBYRANK/SCORE/LEX (`by`), whose keyspace event is `event`."""
+    def handler(CommandContext ctx, list argv):
+        return remove_range(ctx, argv, by, event)
+    return handler
 
 
-@command("zremrangebyscore")
-def zremrangebyscore(CommandContext ctx, list argv):
-    return remove_range(ctx, argv, BY_SCORE, b"zremrangebyscore")
-
-
-@command("zremrangebylex")
-def zremrangebylex(CommandContext ctx, list argv):
-    return remove_range(ctx, argv, BY_LEX, b"zremrangebylex")
+command("zremrangebyrank")(remove_range_handler(BY_RANK, b"zremrangebyrank"))
+command("zremrangebyscore")(remove_range_handler(BY_SCORE, b"zremrangebyscore"))
+command("zremrangebylex")(remove_range_handler(BY_LEX, b"zremrangebylex"))
 
 
 # -- single-member and counting queries ------------------------------------------------
@@ -787,56 +776,27 @@ cdef object combine_reply(CommandContext ctx, list argv, int op, str name):
 
 
 cdef object combine_store(CommandContext ctx, list argv, int op, str name):
-    """ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces argv[1] (an empty
-    one deletes it); the effect is DEL plus the ZADDs of the stored set."""
+    """ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces argv[1] (store_pairs)."""
     cdef bint withscores
-    cdef bytes dst = argv[1]
     cdef dict result = combine(ctx, argv, 2, op, name, True, False, &withscores)
-    cdef Database db = ctx.db
-    if not result:
-        if db.lookup(dst, ctx.now) is not None:
-            db.remove(dst)
-            ctx.touch(dst, "g", b"del")
-            ctx.propagate([b"DEL", dst])
-        return 0
-    stored = SortedSetValue.from_pairs([(s, m) for m, s in result.items()])
-    db.persist(dst)
-    db.store(dst, stored)
-    ctx.touch(dst, "z", name.encode())
-    if ctx.logs():
-        ctx.effects.append([b"DEL", dst])
-        ctx.effects.extend(stored.rewrite_commands(dst))
-    return len(stored)
+    return store_pairs(ctx, argv[1], [(s, m) for m, s in result.items()], name.encode())
 
 
-@command("zunion")
-def zunion(CommandContext ctx, list argv):
-    return combine_reply(ctx, argv, OP_UNION, "zunion")
+def combine_handler(int op, str name, bint store):
+    """The handler of ZUNION/ZINTER/ZDIFF (`op`) and, when `store`, of their STORE forms."""
+    def handler(CommandContext ctx, list argv):
+        if store:
+            return combine_store(ctx, argv, op, name)
+        return combine_reply(ctx, argv, op, name)
+    return handler
 
 
-@command("zinter")
-def zinter(CommandContext ctx, list argv):
-    return combine_reply(ctx, argv, OP_INTER, "zinter")
-
-
-@command("zdiff")
-def zdiff(CommandContext ctx, list argv):
-    return combine_reply(ctx, argv, OP_DIFF, "zdiff")
-
-
-@command("zunionstore")
-def zunionstore(CommandContext ctx, list argv):
-    return combine_store(ctx, argv, OP_UNION, "zunionstore")
-
-
-@command("zinterstore")
-def zinterstore(CommandContext ctx, list argv):
-    return combine_store(ctx, argv, OP_INTER, "zinterstore")
-
-
-@command("zdiffstore")
-def zdiffstore(CommandContext ctx, list argv):
-    return combine_store(ctx, argv, OP_DIFF, "zdiffstore")
+command("zunion")(combine_handler(OP_UNION, "zunion", False))
+command("zinter")(combine_handler(OP_INTER, "zinter", False))
+command("zdiff")(combine_handler(OP_DIFF, "zdiff", False))
+command("zunionstore")(combine_handler(OP_UNION, "zunionstore", True))
+command("zinterstore")(combine_handler(OP_INTER, "zinterstore", True))
+command("zdiffstore")(combine_handler(OP_DIFF, "zdiffstore", True))
 
 
 @command("zintercard")
