@@ -1,5 +1,5 @@
 # What the collection families (lists.pyx, hashes.pyx, sets.pyx, ...) share: the
-# removal of a collection that a command emptied, HDEL/SREM's removals,
+# removal of a collection that a command emptied, HDEL/SREM/ZREM's removals,
 # HSCAN/SSCAN/ZSCAN's reply, the arguments of LMPOP/ZMPOP & co., the waiting of the
 # blocking pops (BLPOP, BZPOPMIN & co.) and the rank ranges of LRANGE/LTRIM/ZRANGE.
 from libc.stdint cimport int64_t
@@ -9,10 +9,10 @@ from engine.commands.context cimport CommandContext
 # (its `del` event fires, as Redis removes empty collections), another one's memory
 # footprint is counted again.
 cdef void settle(CommandContext ctx, bytes key, object value) except *
-# HDEL/SREM key item [item ...] on the collection `value` at key: `remove(item)` (true
-# when it was there) for each distinct item; when any went, the `event` fires, an
-# emptied collection goes (settle) and the effect is EVENT key <the items removed>.
-# The count removed.
+# HDEL/SREM/ZREM key item [item ...] on the collection `value` at key: `remove(item)`
+# (true when it was there) for each item; when any went, the `event` fires, an emptied
+# collection goes (settle), each item removed counts as one change (Redis's dirty) and
+# the effect is EVENT key <the items removed>. The count removed.
 cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
                             str cls, bytes event) except -1
 # HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES], the cursor

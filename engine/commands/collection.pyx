@@ -26,11 +26,12 @@ cdef void settle(CommandContext ctx, bytes key, object value) except *:
 cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
                             str cls, bytes event) except -1:
     cdef bytes key = argv[1]
-    cdef list gone = [item for item in dict.fromkeys(argv[2:]) if remove(item)]
+    cdef list gone = [item for item in argv[2:] if remove(item)]   # a repeat: gone already
     if gone:
         ctx.touch(key, cls, event)
         settle(ctx, key, value)
-        ctx.propagate([event.upper(), key] + gone)
+        if ctx.logs(len(gone)):
+            ctx.effects.append([event.upper(), key] + gone)
     return len(gone)
 
 

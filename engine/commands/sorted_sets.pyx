@@ -24,7 +24,8 @@ import random
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport (settle, random_count, scan_items, check_repeats,
-                                         mpop_args, rank_range, block_timeout, block_or_nil)
+                                         mpop_args, rank_range, block_timeout, block_or_nil,
+                                         remove_each)
 from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
                                       parse_cursor, is_option)
 from engine.commands.table import command
@@ -382,17 +383,10 @@ def zincrby(CommandContext ctx, list argv):
 
 @command("zrem")
 def zrem(CommandContext ctx, list argv):
-    cdef bytes key = argv[1]
-    zset = zset_at(ctx, key)
+    zset = zset_at(ctx, argv[1])
     if zset is None:
         return 0
-    cdef list removed = [m for m in argv[2:] if zset.discard(m)]
-    if removed:
-        ctx.touch(key, "z", b"zrem")
-        settle(ctx, key, zset)
-        if ctx.logs(len(removed)):
-            ctx.effects.append([b"ZREM", key, *removed])
-    return len(removed)
+    return remove_each(ctx, argv, zset, zset.discard, "z", b"zrem")
 
 
 cdef object remove_range(CommandContext ctx, list argv, int by, bytes event):
