@@ -9,10 +9,11 @@ from engine.commands.context cimport CommandContext
 # (its `del` event fires, as Redis removes empty collections), another one's memory
 # footprint is counted again.
 cdef void settle(CommandContext ctx, bytes key, object value) except *
-# HDEL/SREM/ZREM key item [item ...] on the collection `value` at key: `remove(item)`
-# (true when it was there) for each item; when any went, the `event` fires, an emptied
-# collection goes (settle), each item removed counts as one change (Redis's dirty) and
-# the effect is EVENT key <the items removed>. The count removed.
+# HDEL/SREM/ZREM key item [item ...] on the collection `value` at key (None: missing,
+# 0): `remove(value, item)` (true when it was there) for each item; when any went, the
+# `event` fires, an emptied collection goes (settle), each item removed counts as one
+# change (Redis's dirty) and the effect is EVENT key <the items removed>. The count
+# removed.
 cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
                             str cls, bytes event) except -1
 # HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES], the cursor

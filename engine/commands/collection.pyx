@@ -25,8 +25,10 @@ cdef void settle(CommandContext ctx, bytes key, object value) except *:
 
 cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
                             str cls, bytes event) except -1:
+    if value is None:
+        return 0
     cdef bytes key = argv[1]
-    cdef list gone = [item for item in argv[2:] if remove(item)]   # a repeat: gone already
+    cdef list gone = [item for item in argv[2:] if remove(value, item)]  # a repeat: gone
     if gone:
         ctx.touch(key, cls, event)
         settle(ctx, key, value)

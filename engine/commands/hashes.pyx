@@ -141,10 +141,7 @@ def hstrlen(CommandContext ctx, list argv):
 
 @command("hdel")
 def hdel(CommandContext ctx, list argv):
-    value = hash_at(ctx, argv[1])
-    if value is None:
-        return 0
-    return remove_each(ctx, argv, value, value.delete, "h", b"hdel")
+    return remove_each(ctx, argv, hash_at(ctx, argv[1]), HashValue.delete, "h", b"hdel")
 
 
 @command("hincrby")

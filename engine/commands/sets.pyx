@@ -50,10 +50,7 @@ def sadd(CommandContext ctx, list argv):
 
 @command("srem")
 def srem(CommandContext ctx, list argv):
-    value = set_at(ctx, argv[1])
-    if value is None:
-        return 0
-    return remove_each(ctx, argv, value, value.remove, "s", b"srem")
+    return remove_each(ctx, argv, set_at(ctx, argv[1]), SetValue.remove, "s", b"srem")
 
 
 @command("smembers")

@@ -383,10 +383,8 @@ def zincrby(CommandContext ctx, list argv):
 
 @command("zrem")
 def zrem(CommandContext ctx, list argv):
-    zset = zset_at(ctx, argv[1])
-    if zset is None:
-        return 0
-    return remove_each(ctx, argv, zset, zset.discard, "z", b"zrem")
+    return remove_each(ctx, argv, zset_at(ctx, argv[1]), SortedSetValue.discard, "z",
+                       b"zrem")
 
 
 cdef object remove_range(CommandContext ctx, list argv, int by, bytes event):
