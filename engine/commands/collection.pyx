@@ -1,4 +1,5 @@
-"""What the collection families share (see collection.pxd).
+"""What the collection families share (see collection.pxd), and the handler of
+LLEN/HLEN/SCARD/ZCARD (length_handler).
 
 HSCAN/SSCAN/ZSCAN answer with every matching item and cursor 0 whatever COUNT
 says: Redis does so for its small encodings (listpack, intset) and allows it for
@@ -35,6 +36,15 @@ cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object 
         if ctx.logs(len(gone)):
             ctx.effects.append([event.upper(), key] + gone)
     return len(gone)
+
+
+def length_handler(type cls):
+    """The handler of LLEN, HLEN, SCARD or ZCARD: the items of the `cls` value at
+    argv[1], 0 for a missing key (WRONGTYPE for another type)."""
+    def handler(CommandContext ctx, list argv):
+        value = ctx.db.lookup_typed(argv[1], ctx.now, cls)
+        return 0 if value is None else len(value)
+    return handler
 
 
 cdef int64_t random_count(object arg) except? -1:

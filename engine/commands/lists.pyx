@@ -20,6 +20,7 @@ from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport (settle, mpop_args, rank_range, block_timeout,
                                          block_or_nil)
 from engine.commands.parsing cimport parse_int, parse_int_range, is_option
+from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, wrong_arity
 from engine.core.list_value import ListValue
@@ -246,10 +247,7 @@ def brpoplpush(CommandContext ctx, list argv):
 
 # -- reading ---------------------------------------------------------------------------
 
-@command("llen")
-def llen(CommandContext ctx, list argv):
-    value = list_at(ctx, argv[1])
-    return 0 if value is None else len(value)
+command("llen")(length_handler(ListValue))
 
 
 @command("lrange")

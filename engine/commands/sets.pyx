@@ -13,6 +13,7 @@ from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport (settle, remove_each, scan_items, random_count,
                                          check_repeats)
 from engine.commands.parsing cimport parse_int_range, parse_cursor, is_option
+from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX
 from engine.core.set_value import SetValue
@@ -72,10 +73,7 @@ def smismember(CommandContext ctx, list argv):
     return [int(m in members) for m in argv[2:]]
 
 
-@command("scard")
-def scard(CommandContext ctx, list argv):
-    value = set_at(ctx, argv[1])
-    return 0 if value is None else len(value)
+command("scard")(length_handler(SetValue))
 
 
 @command("spop")

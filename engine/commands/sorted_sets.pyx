@@ -28,6 +28,7 @@ from engine.commands.collection cimport (settle, random_count, scan_items, check
                                          remove_each)
 from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
                                       parse_cursor, is_option)
+from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, WRONGTYPE
 from engine.core.set_value import SetValue
@@ -436,10 +437,7 @@ def zmscore(CommandContext ctx, list argv):
     return out
 
 
-@command("zcard")
-def zcard(CommandContext ctx, list argv):
-    zset = zset_at(ctx, argv[1])
-    return 0 if zset is None else len(zset)
+command("zcard")(length_handler(SortedSetValue))
 
 
 cdef object count_range(CommandContext ctx, list argv, int by):
