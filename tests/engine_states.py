@@ -8,6 +8,7 @@ databases), so states include empty streams with a last ID, pending entries whos
 stream entry is gone, and the like. `observe(engine)` returns everything a client
 can see about every key, checking each group's three PEL trees on the way.
 `grouped_streams(clock, keys, entries)` is the small start of the consumer-group tests.
+`effect_log(engine)` and `replay(log, clock)` carry a run's effects into a fresh engine.
 """
 from __future__ import annotations
 
@@ -35,6 +36,24 @@ def grouped_streams(clock: ManualClock, keys: tuple[str, ...] = ("s",),
             eng.execute("XADD", key, f"{i}-0", "f", f"v{i}")
         eng.execute("XGROUP", "CREATE", key, "g", "0")
     return eng
+
+
+def effect_log(engine: Engine) -> list:
+    """The (database, effect) pairs `engine` reports from now on, as they come."""
+    log: list = []
+    engine.add_effect_listener(lambda db, effects: log.extend((db, e) for e in effects))
+    return log
+
+
+def replay(log: list, clock: ManualClock) -> Engine:
+    """A fresh engine on `clock` that ran each logged effect in its database; database 0
+    selected."""
+    fresh = Engine(clock=clock)
+    for db, argv in log:
+        fresh.select(db)
+        fresh.execute(*argv)
+    fresh.select(0)
+    return fresh
 
 
 def random_value(rng: random.Random) -> bytes:

@@ -1,7 +1,7 @@
 # What the collection families (lists.pyx, hashes.pyx, sets.pyx, ...) share: the
-# removal of a collection that a command emptied, HDEL/SREM's removals,
-# HSCAN/SSCAN/ZSCAN's reply, the arguments of LMPOP/ZMPOP & co., and the rank ranges
-# of LRANGE/LTRIM/ZRANGE.
+# removal of a collection that a command emptied, HDEL/SREM/ZREM's removals,
+# HSCAN/SSCAN/ZSCAN's reply, the arguments of LMPOP/ZMPOP & co., the waiting of the
+# blocking pops (BLPOP, BZPOPMIN & co.) and the rank ranges of LRANGE/LTRIM/ZRANGE.
 from libc.stdint cimport int64_t
 from engine.commands.context cimport CommandContext
 
@@ -9,10 +9,11 @@ from engine.commands.context cimport CommandContext
 # (its `del` event fires, as Redis removes empty collections), another one's memory
 # footprint is counted again.
 cdef void settle(CommandContext ctx, bytes key, object value) except *
-# HDEL/SREM key item [item ...] on the collection `value` at key: `remove(item)` (true
-# when it was there) for each distinct item; when any went, the `event` fires, an
-# emptied collection goes (settle) and the effect is EVENT key <the items removed>.
-# The count removed.
+# HDEL/SREM/ZREM key item [item ...] on the collection `value` at key (None: missing,
+# 0): `remove(value, item)` (true when it was there) for each item; when any went, the
+# `event` fires, an emptied collection goes (settle), each item removed counts as one
+# change (Redis's dirty) and the effect is EVENT key <the items removed>. The count
+# removed.
 cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
                             str cls, bytes event) except -1
 # HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES], the cursor
@@ -35,6 +36,14 @@ cdef void check_repeats(int64_t picks, object value, int extra) except *
 # Errors in Redis's order: numkeys, room for the keys and END, END, COUNT.
 cdef list mpop_args(list argv, Py_ssize_t numkeys_at, bytes first_end, bytes second_end,
                     bint* second, int64_t* count)
+# A blocking pop's timeout argument (float seconds, Redis's errors) as the ms to wait,
+# 0 = forever.
+cdef int64_t block_timeout(CommandContext ctx, object arg) except -1
+# A pop found nothing: the nil reply (a null array when `null_array`), and the
+# BlockRequest (reads.pyx) for `keys` holding `key_type` (b"list", b"zset"); the
+# session decides whether it blocks (not in MULTI or a script).
+cdef object block_or_nil(CommandContext ctx, list keys, int64_t timeout, list argv,
+                         bytes key_type, bint null_array)
 # A rank range start..end of a collection of n items (negative ranks count from the
 # tail) clipped to 0..n-1 in place; false when nothing is left of it.
 cdef bint rank_range(int64_t n, int64_t* start, int64_t* end) noexcept

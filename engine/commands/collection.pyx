@@ -1,4 +1,5 @@
-"""What the collection families share (see collection.pxd).
+"""What the collection families share (see collection.pxd), and the handler of
+LLEN/HLEN/SCARD/ZCARD (length_handler).
 
 HSCAN/SSCAN/ZSCAN answer with every matching item and cursor 0 whatever COUNT
 says: Redis does so for its small encodings (listpack, intset) and allows it for
@@ -8,9 +9,10 @@ from libc.stdint cimport int64_t, INT64_MAX
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from engine.commands.context cimport CommandContext
-from engine.commands.parsing cimport (parse_int, parse_int_range, is_option, scan_options,
-                                      SCAN_PLAIN, SCAN_NOVALUES)
+from engine.commands.parsing cimport (parse_int, parse_int_range, parse_timeout, is_option,
+                                      scan_options, SCAN_PLAIN, SCAN_NOVALUES)
 from engine.core.glob cimport stringmatchlen
+from engine.commands.reads import BlockRequest
 from engine.core.errors import ResponseError, SYNTAX
 
 
@@ -24,13 +26,25 @@ cdef void settle(CommandContext ctx, bytes key, object value) except *:
 
 cdef Py_ssize_t remove_each(CommandContext ctx, list argv, object value, object remove,
                             str cls, bytes event) except -1:
+    if value is None:
+        return 0
     cdef bytes key = argv[1]
-    cdef list gone = [item for item in dict.fromkeys(argv[2:]) if remove(item)]
+    cdef list gone = [item for item in argv[2:] if remove(value, item)]  # a repeat: gone
     if gone:
         ctx.touch(key, cls, event)
         settle(ctx, key, value)
-        ctx.propagate([event.upper(), key] + gone)
+        if ctx.logs(len(gone)):
+            ctx.effects.append([event.upper(), key] + gone)
     return len(gone)
+
+
+def length_handler(type cls):
+    """The handler of LLEN, HLEN, SCARD or ZCARD: the items of the `cls` value at
+    argv[1], 0 for a missing key (WRONGTYPE for another type)."""
+    def handler(CommandContext ctx, list argv):
+        value = ctx.db.lookup_typed(argv[1], ctx.now, cls)
+        return 0 if value is None else len(value)
+    return handler
 
 
 cdef int64_t random_count(object arg) except? -1:
@@ -99,6 +113,18 @@ cdef list mpop_args(list argv, Py_ssize_t numkeys_at, bytes first_end, bytes sec
     if count[0] == -1:
         count[0] = 1
     return argv[numkeys_at + 1:where_at]
+
+
+cdef int64_t block_timeout(CommandContext ctx, object arg) except -1:
+    cdef int64_t deadline = parse_timeout(arg, ctx.now, True)
+    return deadline - ctx.now if deadline else 0
+
+
+cdef object block_or_nil(CommandContext ctx, list keys, int64_t timeout, list argv,
+                         bytes key_type, bint null_array):
+    ctx.block = BlockRequest(keys, timeout, argv, -1, key_type)
+    ctx.null_array = null_array
+    return None
 
 
 cdef bint rank_range(int64_t n, int64_t* start, int64_t* end) noexcept:

@@ -17,6 +17,7 @@ from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport remove_each, scan_items, random_count, check_repeats
 from engine.commands.parsing cimport parse_int, parse_long_double, parse_cursor, is_option
 from engine.resp.numbers cimport string2ll
+from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, wrong_arity
 from engine.core.hash_value import HashValue
@@ -120,10 +121,7 @@ def hvals(CommandContext ctx, list argv):
     return [] if value is None else list(value.fields.values())
 
 
-@command("hlen")
-def hlen(CommandContext ctx, list argv):
-    value = hash_at(ctx, argv[1])
-    return 0 if value is None else len(value)
+command("hlen")(length_handler(HashValue))
 
 
 @command("hexists")
@@ -141,10 +139,7 @@ def hstrlen(CommandContext ctx, list argv):
 
 @command("hdel")
 def hdel(CommandContext ctx, list argv):
-    value = hash_at(ctx, argv[1])
-    if value is None:
-        return 0
-    return remove_each(ctx, argv, value, value.delete, "h", b"hdel")
+    return remove_each(ctx, argv, hash_at(ctx, argv[1]), HashValue.delete, "h", b"hdel")
 
 
 @command("hincrby")

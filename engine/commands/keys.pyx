@@ -294,24 +294,18 @@ cdef object expire_generic(CommandContext ctx, list argv, int64_t basetime,
     return 1
 
 
-@command("expire")
-def expire(CommandContext ctx, list argv):
-    return expire_generic(ctx, argv, ctx.now, True, "expire")
+def expire_handler(bint relative, bint seconds, str name):
+    """The handler of EXPIRE/PEXPIRE (`relative` to now) and EXPIREAT/PEXPIREAT, in
+    `seconds` or ms."""
+    def handler(CommandContext ctx, list argv):
+        return expire_generic(ctx, argv, ctx.now if relative else 0, seconds, name)
+    return handler
 
 
-@command("pexpire")
-def pexpire(CommandContext ctx, list argv):
-    return expire_generic(ctx, argv, ctx.now, False, "pexpire")
-
-
-@command("expireat")
-def expireat(CommandContext ctx, list argv):
-    return expire_generic(ctx, argv, 0, True, "expireat")
-
-
-@command("pexpireat")
-def pexpireat(CommandContext ctx, list argv):
-    return expire_generic(ctx, argv, 0, False, "pexpireat")
+command("expire")(expire_handler(True, True, "expire"))
+command("pexpire")(expire_handler(True, False, "pexpire"))
+command("expireat")(expire_handler(False, True, "expireat"))
+command("pexpireat")(expire_handler(False, False, "pexpireat"))
 
 
 cdef int64_t ttl_generic(CommandContext ctx, list argv, bint ms, bint absolute) except? -3:
@@ -328,24 +322,17 @@ cdef int64_t ttl_generic(CommandContext ctx, list argv, bint ms, bint absolute) 
     return ttl if ms else (ttl + 500) // 1000
 
 
-@command("ttl")
-def ttl(CommandContext ctx, list argv):
-    return ttl_generic(ctx, argv, False, False)
+def ttl_handler(bint ms, bint absolute):
+    """The handler of TTL, in `ms` (PTTL), or of the `absolute` EXPIRETIME/PEXPIRETIME."""
+    def handler(CommandContext ctx, list argv):
+        return ttl_generic(ctx, argv, ms, absolute)
+    return handler
 
 
-@command("pttl")
-def pttl(CommandContext ctx, list argv):
-    return ttl_generic(ctx, argv, True, False)
-
-
-@command("expiretime")
-def expiretime(CommandContext ctx, list argv):
-    return ttl_generic(ctx, argv, False, True)
-
-
-@command("pexpiretime")
-def pexpiretime(CommandContext ctx, list argv):
-    return ttl_generic(ctx, argv, True, True)
+command("ttl")(ttl_handler(False, False))
+command("pttl")(ttl_handler(True, False))
+command("expiretime")(ttl_handler(False, True))
+command("pexpiretime")(ttl_handler(True, True))
 
 
 @command("persist")

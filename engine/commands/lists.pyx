@@ -17,9 +17,10 @@ from libc.stdint cimport int64_t, INT64_MAX
 from itertools import islice
 
 from engine.commands.context cimport CommandContext
-from engine.commands.collection cimport settle, mpop_args, rank_range
-from engine.commands.parsing cimport parse_int, parse_int_range, parse_timeout, is_option
-from engine.commands.reads import BlockRequest
+from engine.commands.collection cimport (settle, mpop_args, rank_range, block_timeout,
+                                         block_or_nil)
+from engine.commands.parsing cimport parse_int, parse_int_range, is_option
+from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, wrong_arity
 from engine.core.list_value import ListValue
@@ -49,20 +50,6 @@ cdef inline bytes end_event(bint left, bytes verb):
     return (b"l" if left else b"r") + verb
 
 
-cdef int64_t block_timeout(CommandContext ctx, object arg) except -1:
-    """A blocking command's timeout argument (float seconds) in ms, 0 = forever."""
-    cdef int64_t deadline = parse_timeout(arg, ctx.now, True)
-    return deadline - ctx.now if deadline else 0
-
-
-cdef object wait_for(CommandContext ctx, list keys, int64_t timeout, list argv,
-                     bint null_array):
-    """Nothing to pop: the nil reply, and (when the caller may block) a BlockRequest."""
-    ctx.block = BlockRequest(keys, timeout, argv, -1, b"list")
-    ctx.null_array = null_array
-    return None
-
-
 # -- pushing ---------------------------------------------------------------------------
 
 cdef object push(CommandContext ctx, list argv, bint left, bint existing_only):
@@ -82,24 +69,17 @@ cdef object push(CommandContext ctx, list argv, bint left, bint existing_only):
     return len(value)
 
 
-@command("lpush")
-def lpush(CommandContext ctx, list argv):
-    return push(ctx, argv, True, False)
+def push_handler(bint left, bint existing_only):
+    """The handler of LPUSH (`left`) and RPUSH, and of their X forms (`existing_only`)."""
+    def handler(CommandContext ctx, list argv):
+        return push(ctx, argv, left, existing_only)
+    return handler
 
 
-@command("rpush")
-def rpush(CommandContext ctx, list argv):
-    return push(ctx, argv, False, False)
-
-
-@command("lpushx")
-def lpushx(CommandContext ctx, list argv):
-    return push(ctx, argv, True, True)
-
-
-@command("rpushx")
-def rpushx(CommandContext ctx, list argv):
-    return push(ctx, argv, False, True)
+command("lpush")(push_handler(True, False))
+command("rpush")(push_handler(False, False))
+command("lpushx")(push_handler(True, True))
+command("rpushx")(push_handler(False, True))
 
 
 # -- popping ---------------------------------------------------------------------------
@@ -158,7 +138,7 @@ cdef object block_pop(CommandContext ctx, list argv, bint left):
             out = pop_from(ctx, key, value, 1, left)
             ctx.propagate([b"LPOP" if left else b"RPOP", key])
             return [key, out[0]]
-    return wait_for(ctx, keys, timeout, argv, True)
+    return block_or_nil(ctx, keys, timeout, argv, b"list", True)
 
 
 @command("blpop")
@@ -186,7 +166,7 @@ cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t t
             ctx.propagate([b"LPOP" if left else b"RPOP", key, str(len(out)).encode()])
             return [key, out]
     if blocking:
-        return wait_for(ctx, keys, timeout, argv, True)
+        return block_or_nil(ctx, keys, timeout, argv, b"list", True)
     ctx.null_array = True
     return None
 
@@ -198,8 +178,7 @@ def lmpop(CommandContext ctx, list argv):
 
 @command("blmpop")
 def blmpop(CommandContext ctx, list argv):
-    cdef int64_t timeout = block_timeout(ctx, argv[1])
-    return mpop(ctx, argv, 2, timeout, True)
+    return mpop(ctx, argv, 2, block_timeout(ctx, argv[1]), True)
 
 
 # -- moving ----------------------------------------------------------------------------
@@ -251,7 +230,7 @@ def blmove(CommandContext ctx, list argv):
     cdef int64_t timeout = block_timeout(ctx, argv[5])
     element = move(ctx, argv[1], argv[2], from_left, to_left)
     if element is None:
-        return wait_for(ctx, [argv[1]], timeout, argv, False)
+        return block_or_nil(ctx, [argv[1]], timeout, argv, b"list", False)
     ctx.propagate([b"LMOVE", argv[1], argv[2], end_name(from_left), end_name(to_left)])
     return element
 
@@ -261,17 +240,14 @@ def brpoplpush(CommandContext ctx, list argv):
     cdef int64_t timeout = block_timeout(ctx, argv[3])
     element = move(ctx, argv[1], argv[2], False, True)
     if element is None:
-        return wait_for(ctx, [argv[1]], timeout, argv, False)
+        return block_or_nil(ctx, [argv[1]], timeout, argv, b"list", False)
     ctx.propagate([b"RPOPLPUSH", argv[1], argv[2]])
     return element
 
 
 # -- reading ---------------------------------------------------------------------------
 
-@command("llen")
-def llen(CommandContext ctx, list argv):
-    value = list_at(ctx, argv[1])
-    return 0 if value is None else len(value)
+command("llen")(length_handler(ListValue))
 
 
 @command("lrange")

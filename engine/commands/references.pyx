@@ -92,35 +92,11 @@ cdef void log_deletions(CommandContext ctx, bytes key, dict acks, list deleted) 
         ctx.touch(key, "t", b"xdel")
 
 
-@command("xdelex")
-def xdelex(CommandContext ctx, list argv):
-    policy, ids = parse_ids_block(argv, 2)
-    cdef Py_ssize_t n = len(ids)
-    cdef bytes key = argv[1]
-    cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
-    if s is None:
-        return [NO_SUCH_ID] * n
-    cdef StreamID id
-    cdef dict acks = {}
-    cdef list deleted = []
-    cdef list codes = []
-    for ms, seq in ids:
-        id.ms = ms
-        id.seq = seq
-        codes.append(delete_with_policy(s, &id, policy, acks, deleted))
-    log_deletions(ctx, key, acks, deleted)
-    return codes
-
-
-@command("xackdel")
-def xackdel(CommandContext ctx, list argv):
-    policy, ids = parse_ids_block(argv, 3)
-    cdef Py_ssize_t n = len(ids)
-    cdef bytes key = argv[1]
-    cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
-    cdef ConsumerGroup g = None if s is None else s.groups.get(argv[2])
-    if g is None:
-        return [NO_SUCH_ID] * n
+cdef list delete_ids(CommandContext ctx, bytes key, Stream s, ConsumerGroup g,
+                     RefPolicy policy, list ids):
+    """XDELEX (g None) and XACKDEL's work on each of `ids`: XACKDEL first acknowledges
+    it in g (an ID not pending there is -1 and stays), then both delete it under
+    `policy`. Their codes; the effects are XACK for g, those of log_deletions."""
     cdef StreamID id
     cdef dict acks = {}
     cdef list deleted = []
@@ -129,6 +105,9 @@ def xackdel(CommandContext ctx, list argv):
     for ms, seq in ids:
         id.ms = ms
         id.seq = seq
+        if g is None:
+            codes.append(delete_with_policy(s, &id, policy, acks, deleted))
+            continue
         if not g.remove_pending(&id):
             codes.append(NO_SUCH_ID)
             continue
@@ -137,8 +116,28 @@ def xackdel(CommandContext ctx, list argv):
             codes.append(STILL_REFERENCED)
         else:
             codes.append(DELETED)
-    if acked:
-        if ctx.logs():
-            ctx.effects.append([b"XACK", key, g.name] + acked)
+    if acked and ctx.logs():
+        ctx.effects.append([b"XACK", key, g.name] + acked)
     log_deletions(ctx, key, acks, deleted)
     return codes
+
+
+@command("xdelex")
+def xdelex(CommandContext ctx, list argv):
+    policy, ids = parse_ids_block(argv, 2)
+    cdef bytes key = argv[1]
+    cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
+    if s is None:
+        return [NO_SUCH_ID] * len(ids)
+    return delete_ids(ctx, key, s, None, policy, ids)
+
+
+@command("xackdel")
+def xackdel(CommandContext ctx, list argv):
+    policy, ids = parse_ids_block(argv, 3)
+    cdef bytes key = argv[1]
+    cdef Stream s = ctx.db.lookup_stream(key, ctx.now)
+    cdef ConsumerGroup g = None if s is None else s.groups.get(argv[2])
+    if g is None:
+        return [NO_SUCH_ID] * len(ids)
+    return delete_ids(ctx, key, s, g, policy, ids)

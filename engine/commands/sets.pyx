@@ -13,6 +13,7 @@ from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport (settle, remove_each, scan_items, random_count,
                                          check_repeats)
 from engine.commands.parsing cimport parse_int_range, parse_cursor, is_option
+from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX
 from engine.core.set_value import SetValue
@@ -50,10 +51,7 @@ def sadd(CommandContext ctx, list argv):
 
 @command("srem")
 def srem(CommandContext ctx, list argv):
-    value = set_at(ctx, argv[1])
-    if value is None:
-        return 0
-    return remove_each(ctx, argv, value, value.remove, "s", b"srem")
+    return remove_each(ctx, argv, set_at(ctx, argv[1]), SetValue.remove, "s", b"srem")
 
 
 @command("smembers")
@@ -75,10 +73,7 @@ def smismember(CommandContext ctx, list argv):
     return [int(m in members) for m in argv[2:]]
 
 
-@command("scard")
-def scard(CommandContext ctx, list argv):
-    value = set_at(ctx, argv[1])
-    return 0 if value is None else len(value)
+command("scard")(length_handler(SetValue))
 
 
 @command("spop")
@@ -184,19 +179,16 @@ cdef list algebra(CommandContext ctx, list keys, str op):
     return list(combine(operands(ctx, keys), op))
 
 
-@command("sinter")
-def sinter(CommandContext ctx, list argv):
-    return members_reply(ctx, algebra(ctx, argv[1:], "inter"))
+def algebra_handler(str op):
+    """The handler of SINTER, SUNION or SDIFF (`op`)."""
+    def handler(CommandContext ctx, list argv):
+        return members_reply(ctx, algebra(ctx, argv[1:], op))
+    return handler
 
 
-@command("sunion")
-def sunion(CommandContext ctx, list argv):
-    return members_reply(ctx, algebra(ctx, argv[1:], "union"))
-
-
-@command("sdiff")
-def sdiff(CommandContext ctx, list argv):
-    return members_reply(ctx, algebra(ctx, argv[1:], "diff"))
+command("sinter")(algebra_handler("inter"))
+command("sunion")(algebra_handler("union"))
+command("sdiff")(algebra_handler("diff"))
 
 
 cdef int64_t store(CommandContext ctx, list argv, str op, bytes event):
@@ -216,19 +208,16 @@ cdef int64_t store(CommandContext ctx, list argv, str op, bytes event):
     return len(result)
 
 
-@command("sinterstore")
-def sinterstore(CommandContext ctx, list argv):
-    return store(ctx, argv, "inter", b"sinterstore")
+def store_handler(str op, bytes event):
+    """The handler of SINTERSTORE, SUNIONSTORE or SDIFFSTORE (`op`), firing `event`."""
+    def handler(CommandContext ctx, list argv):
+        return store(ctx, argv, op, event)
+    return handler
 
 
-@command("sunionstore")
-def sunionstore(CommandContext ctx, list argv):
-    return store(ctx, argv, "union", b"sunionstore")
-
-
-@command("sdiffstore")
-def sdiffstore(CommandContext ctx, list argv):
-    return store(ctx, argv, "diff", b"sdiffstore")
+command("sinterstore")(store_handler("inter", b"sinterstore"))
+command("sunionstore")(store_handler("union", b"sunionstore"))
+command("sdiffstore")(store_handler("diff", b"sdiffstore"))
 
 
 @command("sintercard")

@@ -24,11 +24,12 @@ import random
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport (settle, random_count, scan_items, check_repeats,
-                                         mpop_args, rank_range)
+                                         mpop_args, rank_range, block_timeout, block_or_nil,
+                                         remove_each)
 from engine.commands.parsing cimport (parse_int, parse_int_range, parse_double,
-                                      parse_cursor, parse_timeout, is_option)
+                                      parse_cursor, is_option)
+from engine.commands.collection import length_handler
 from engine.commands.table import command
-from engine.commands.reads import BlockRequest
 from engine.core.errors import ResponseError, SYNTAX, WRONGTYPE
 from engine.core.set_value import SetValue
 from engine.core.sorted_set import SortedSetValue, format_score
@@ -241,58 +242,50 @@ cdef object range_reply(CommandContext ctx, list argv, Py_ssize_t at, int by, in
     return pairs_reply(ctx, spec.select(zset), withscores, ctx.resp3)
 
 
-@command("zrange")
-def zrange(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_AUTO, -1)
+def range_handler(int by, int reverse):
+    """The handler of ZRANGE and its older forms: ranks, scores or lex (`by`), in
+    `reverse` order (-1: ZRANGE's REV decides)."""
+    def handler(CommandContext ctx, list argv):
+        return range_reply(ctx, argv, 2, by, reverse)
+    return handler
 
 
-@command("zrevrange")
-def zrevrange(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_RANK, 1)
+command("zrange")(range_handler(BY_AUTO, -1))
+command("zrevrange")(range_handler(BY_RANK, 1))
+command("zrangebyscore")(range_handler(BY_SCORE, 0))
+command("zrevrangebyscore")(range_handler(BY_SCORE, 1))
+command("zrangebylex")(range_handler(BY_LEX, 0))
+command("zrevrangebylex")(range_handler(BY_LEX, 1))
 
 
-@command("zrangebyscore")
-def zrangebyscore(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_SCORE, 0)
-
-
-@command("zrevrangebyscore")
-def zrevrangebyscore(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_SCORE, 1)
-
-
-@command("zrangebylex")
-def zrangebylex(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_LEX, 0)
-
-
-@command("zrevrangebylex")
-def zrevrangebylex(CommandContext ctx, list argv):
-    return range_reply(ctx, argv, 2, BY_LEX, 1)
-
-
-@command("zrangestore")
-def zrangestore(CommandContext ctx, list argv):
-    cdef bint withscores
-    cdef bytes dst = argv[1]
-    cdef RangeSpec spec = parse_range(argv, 3, True, BY_AUTO, -1, &withscores)
+cdef Py_ssize_t store_pairs(CommandContext ctx, bytes dst, list pairs, bytes event) except -1:
+    """ZRANGESTORE's and ZUNIONSTORE & co.'s end: the sorted set of the (score, member)
+    `pairs` replaces dst, TTL included (no pairs: dst is deleted); the effect is DEL
+    plus the ZADDs of the stored set. Its size."""
     cdef Database db = ctx.db
-    source = zset_at(ctx, argv[2])
-    pairs = list(spec.select(source)) if source is not None else []
     if not pairs:
         if db.lookup(dst, ctx.now) is not None:
             db.remove(dst)
             ctx.touch(dst, "g", b"del")
             ctx.propagate([b"DEL", dst])
         return 0
-    result = SortedSetValue.from_pairs(pairs)
+    stored = SortedSetValue.from_pairs(pairs)
     db.persist(dst)
-    db.store(dst, result)
-    ctx.touch(dst, "z", b"zrangestore")
+    db.store(dst, stored)
+    ctx.touch(dst, "z", event)
     if ctx.logs():
         ctx.effects.append([b"DEL", dst])
-        ctx.effects.extend(result.rewrite_commands(dst))
-    return len(result)
+        ctx.effects.extend(stored.rewrite_commands(dst))
+    return len(stored)
+
+
+@command("zrangestore")
+def zrangestore(CommandContext ctx, list argv):
+    cdef bint withscores
+    cdef RangeSpec spec = parse_range(argv, 3, True, BY_AUTO, -1, &withscores)
+    source = zset_at(ctx, argv[2])
+    return store_pairs(ctx, argv[1], [] if source is None else list(spec.select(source)),
+                       b"zrangestore")
 
 
 # -- adding and removing ---------------------------------------------------------------
@@ -391,17 +384,8 @@ def zincrby(CommandContext ctx, list argv):
 
 @command("zrem")
 def zrem(CommandContext ctx, list argv):
-    cdef bytes key = argv[1]
-    zset = zset_at(ctx, key)
-    if zset is None:
-        return 0
-    cdef list removed = [m for m in argv[2:] if zset.discard(m)]
-    if removed:
-        ctx.touch(key, "z", b"zrem")
-        settle(ctx, key, zset)
-        if ctx.logs(len(removed)):
-            ctx.effects.append([b"ZREM", key, *removed])
-    return len(removed)
+    return remove_each(ctx, argv, zset_at(ctx, argv[1]), SortedSetValue.discard, "z",
+                       b"zrem")
 
 
 cdef object remove_range(CommandContext ctx, list argv, int by, bytes event):
@@ -422,19 +406,16 @@ cdef object remove_range(CommandContext ctx, list argv, int by, bytes event):
     return len(members)
 
 
-@command("zremrangebyrank")
-def zremrangebyrank(CommandContext ctx, list argv):
-    return remove_range(ctx, argv, BY_RANK, b"zremrangebyrank")
+def remove_range_handler(int by, bytes event):
+    """The handler of ZREMRANGEBYRANK/SCORE/LEX (`by`), whose keyspace event is `event`."""
+    def handler(CommandContext ctx, list argv):
+        return remove_range(ctx, argv, by, event)
+    return handler
 
 
-@command("zremrangebyscore")
-def zremrangebyscore(CommandContext ctx, list argv):
-    return remove_range(ctx, argv, BY_SCORE, b"zremrangebyscore")
-
-
-@command("zremrangebylex")
-def zremrangebylex(CommandContext ctx, list argv):
-    return remove_range(ctx, argv, BY_LEX, b"zremrangebylex")
+command("zremrangebyrank")(remove_range_handler(BY_RANK, b"zremrangebyrank"))
+command("zremrangebyscore")(remove_range_handler(BY_SCORE, b"zremrangebyscore"))
+command("zremrangebylex")(remove_range_handler(BY_LEX, b"zremrangebylex"))
 
 
 # -- single-member and counting queries ------------------------------------------------
@@ -456,10 +437,7 @@ def zmscore(CommandContext ctx, list argv):
     return out
 
 
-@command("zcard")
-def zcard(CommandContext ctx, list argv):
-    zset = zset_at(ctx, argv[1])
-    return 0 if zset is None else len(zset)
+command("zcard")(length_handler(SortedSetValue))
 
 
 cdef object count_range(CommandContext ctx, list argv, int by):
@@ -566,20 +544,12 @@ cdef tuple first_nonempty(CommandContext ctx, list keys):
     return None, None
 
 
-cdef object block_or_nil(CommandContext ctx, list keys, int64_t deadline, list argv):
-    """Nothing to pop: a null array, and the BlockRequest of a command that may wait
-    for keys (its session decides whether it blocks: not in MULTI or a script)."""
-    ctx.block = BlockRequest(keys, deadline - ctx.now if deadline else 0, argv, -1, b"zset")
-    ctx.null_array = True
-    return None
-
-
 cdef object bzpop(CommandContext ctx, list argv, bint from_max):
-    cdef int64_t deadline = parse_timeout(argv[len(argv) - 1], ctx.now, True)
+    cdef int64_t timeout = block_timeout(ctx, argv[len(argv) - 1])
     cdef list keys = argv[1:len(argv) - 1]
     key, zset = first_nonempty(ctx, keys)
     if key is None:
-        return block_or_nil(ctx, keys, deadline, argv)
+        return block_or_nil(ctx, keys, timeout, argv, b"zset", True)
     score, member = pop_pairs(ctx, key, zset, from_max, 1)[0]
     return [key, member, score_reply(ctx, score)]
 
@@ -594,7 +564,7 @@ def bzpopmax(CommandContext ctx, list argv):
     return bzpop(ctx, argv, True)
 
 
-cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t deadline,
+cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t timeout,
                  bint blocking):
     """ZMPOP/BZMPOP from argv[numkeys_at] on."""
     cdef bint from_max
@@ -603,7 +573,7 @@ cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t d
     key, zset = first_nonempty(ctx, keys)
     if key is None:
         if blocking:
-            return block_or_nil(ctx, keys, deadline, argv)
+            return block_or_nil(ctx, keys, timeout, argv, b"zset", True)
         ctx.null_array = True
         return None
     return [key, pairs_reply(ctx, pop_pairs(ctx, key, zset, from_max, count), True, True)]
@@ -616,7 +586,7 @@ def zmpop(CommandContext ctx, list argv):
 
 @command("bzmpop")
 def bzmpop(CommandContext ctx, list argv):
-    return mpop(ctx, argv, 2, parse_timeout(argv[1], ctx.now, True), True)
+    return mpop(ctx, argv, 2, block_timeout(ctx, argv[1]), True)
 
 
 # -- random members and scanning ------------------------------------------------------------
@@ -796,56 +766,27 @@ cdef object combine_reply(CommandContext ctx, list argv, int op, str name):
 
 
 cdef object combine_store(CommandContext ctx, list argv, int op, str name):
-    """ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces argv[1] (an empty
-    one deletes it); the effect is DEL plus the ZADDs of the stored set."""
+    """ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces argv[1] (store_pairs)."""
     cdef bint withscores
-    cdef bytes dst = argv[1]
     cdef dict result = combine(ctx, argv, 2, op, name, True, False, &withscores)
-    cdef Database db = ctx.db
-    if not result:
-        if db.lookup(dst, ctx.now) is not None:
-            db.remove(dst)
-            ctx.touch(dst, "g", b"del")
-            ctx.propagate([b"DEL", dst])
-        return 0
-    stored = SortedSetValue.from_pairs([(s, m) for m, s in result.items()])
-    db.persist(dst)
-    db.store(dst, stored)
-    ctx.touch(dst, "z", name.encode())
-    if ctx.logs():
-        ctx.effects.append([b"DEL", dst])
-        ctx.effects.extend(stored.rewrite_commands(dst))
-    return len(stored)
+    return store_pairs(ctx, argv[1], [(s, m) for m, s in result.items()], name.encode())
 
 
-@command("zunion")
-def zunion(CommandContext ctx, list argv):
-    return combine_reply(ctx, argv, OP_UNION, "zunion")
+def combine_handler(int op, str name, bint store):
+    """The handler of ZUNION/ZINTER/ZDIFF (`op`) and, when `store`, of their STORE forms."""
+    def handler(CommandContext ctx, list argv):
+        if store:
+            return combine_store(ctx, argv, op, name)
+        return combine_reply(ctx, argv, op, name)
+    return handler
 
 
-@command("zinter")
-def zinter(CommandContext ctx, list argv):
-    return combine_reply(ctx, argv, OP_INTER, "zinter")
-
-
-@command("zdiff")
-def zdiff(CommandContext ctx, list argv):
-    return combine_reply(ctx, argv, OP_DIFF, "zdiff")
-
-
-@command("zunionstore")
-def zunionstore(CommandContext ctx, list argv):
-    return combine_store(ctx, argv, OP_UNION, "zunionstore")
-
-
-@command("zinterstore")
-def zinterstore(CommandContext ctx, list argv):
-    return combine_store(ctx, argv, OP_INTER, "zinterstore")
-
-
-@command("zdiffstore")
-def zdiffstore(CommandContext ctx, list argv):
-    return combine_store(ctx, argv, OP_DIFF, "zdiffstore")
+command("zunion")(combine_handler(OP_UNION, "zunion", False))
+command("zinter")(combine_handler(OP_INTER, "zinter", False))
+command("zdiff")(combine_handler(OP_DIFF, "zdiff", False))
+command("zunionstore")(combine_handler(OP_UNION, "zunionstore", True))
+command("zinterstore")(combine_handler(OP_INTER, "zinterstore", True))
+command("zdiffstore")(combine_handler(OP_DIFF, "zdiffstore", True))
 
 
 @command("zintercard")

@@ -81,6 +81,14 @@ class Conn:
             other.send(*args)
         return other
 
+    def blocked(self, *args: Any) -> "Conn":
+        """A new connection that has sent the blocking command `args` and is blocked in
+        it (the server counts one more blocked client)."""
+        waiting = int(self.s("blocked_clients"))
+        other = self.deferred(*args)
+        self.wait_for_blocked_clients_count(waiting + 1)
+        return other
+
     def wait_for_blocked_clients_count(self, n: int) -> None:
         deadline = time.monotonic() + BLOCK_WAIT_S
         while int(self.s("blocked_clients")) != n:

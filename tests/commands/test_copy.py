@@ -18,6 +18,7 @@ from engine.commands.dispatch import dispatch
 from engine.core.value_types import VALUE_TYPES
 
 from differential import run_both
+from engine_states import effect_log, replay
 from test_command_table import server_in_thread
 from test_keys_strings import cmds
 
@@ -179,8 +180,7 @@ def test_large_stream_copy_is_fast():
 def test_events_and_effects_replay():
     clock = ManualClock(T0)
     eng = Engine(clock)
-    log: list = []
-    eng.add_effect_listener(lambda db, effects: log.extend((db, e) for e in effects))
+    log = effect_log(eng)
     eng.execute("SET", "a", "1", "PXAT", str(T0 + 5000))
     eng.execute("XADD", "s", "1-1", "f", "v")
     eng.execute("XGROUP", "CREATE", "s", "g", "0")
@@ -203,10 +203,7 @@ def test_events_and_effects_replay():
                       [b"COPY", b"s", b"s2", b"DB", b"2", b"REPLACE"],
                       [b"COPY", b"a", b"gone", b"DB", b"2", b"REPLACE"]]
     # (the replica's clock is the primary's: XREADGROUP's effects carry its times)
-    replica = Engine(ManualClock(T0))
-    for db, effect in log:
-        replica.select(db)
-        replica.execute(*effect)
+    replica = replay(log, ManualClock(T0))
     for ours, theirs in zip(eng.databases, replica.databases):
         assert ours.expires == theirs.expires
         assert {k: v for k, v in ours.data.items() if type(v) is bytes} == \

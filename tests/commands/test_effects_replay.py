@@ -7,31 +7,16 @@ import random
 import pytest
 
 from engine import Engine, ManualClock
-from engine_states import logged_state, mixed_workload
+from engine_states import effect_log, logged_state, mixed_workload, replay
 
 T0 = 1_700_000_000_000
-
-
-def recorder(engine):
-    log = []
-    engine.add_effect_listener(lambda db, effects: log.extend((db, e) for e in effects))
-    return log
-
-
-def replay(log, clock):
-    fresh = Engine(clock=clock)
-    for db, argv in log:
-        fresh.select(db)
-        fresh.execute(*argv)
-    fresh.select(0)
-    return fresh
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_replay_reproduces_state(seed):
     clock = ManualClock(T0)
     engine = Engine(clock=clock)
-    log = recorder(engine)
+    log = effect_log(engine)
     mixed_workload(engine, clock, random.Random(seed), 1500)
     before = logged_state(engine)
     # Replay "later": the log must not depend on the clock it is replayed under.

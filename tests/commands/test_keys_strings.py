@@ -23,6 +23,7 @@ from engine.commands.dispatch import dispatch
 from engine.core.glob import match
 
 from differential import run_both
+from engine_states import effect_log, replay
 
 T0 = 1_700_000_000_000
 FAR = 99_999_999_999_999          # a PXAT far in the future: deterministic on both sides
@@ -1050,8 +1051,7 @@ def _command(draw):
 def test_effects_replay_to_the_same_state(data):
     clock = ManualClock(T0)
     primary = Engine(clock)
-    log: list = []
-    primary.add_effect_listener(lambda db, effects: log.extend((db, e) for e in effects))
+    log = effect_log(primary)
     for _ in range(data.draw(st.integers(1, 40))):
         clock.advance(data.draw(st.integers(0, 400)))
         try:
@@ -1060,11 +1060,7 @@ def test_effects_replay_to_the_same_state(data):
             pass
     # A replica replays the log much later: relative times must not be re-based on
     # its clock, and what expired on the primary was logged as DEL.
-    replica_clock = ManualClock(T0 - 10**9)
-    replica = Engine(replica_clock)
-    for db, effect in log:
-        replica.select(db)
-        replica.execute(*effect)
+    replica = replay(log, ManualClock(T0 - 10**9))
     for a, b in zip(primary.databases, replica.databases):
         assert a.data == b.data
         assert a.expires == b.expires

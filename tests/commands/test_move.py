@@ -8,6 +8,7 @@ from engine import Engine, ManualClock
 from engine.commands.dispatch import dispatch
 
 from differential import run_both
+from engine_states import effect_log, replay
 from test_keys_strings import cmds
 
 T0 = 1_700_000_000_000
@@ -62,8 +63,7 @@ def test_move_replies_and_errors(engine, oracle):
 def test_move_events_effects_and_replay():
     clock = ManualClock(T0)
     eng = Engine(clock)
-    log: list = []
-    eng.add_effect_listener(lambda db, effects: log.extend((db, e) for e in effects))
+    log = effect_log(eng)
     eng.execute("SET", "a", "1", "PXAT", str(T0 + 5000))
     eng.execute("XADD", "s", "1-1", "f", "v")
     ctx = eng.new_context()
@@ -78,10 +78,7 @@ def test_move_events_effects_and_replay():
     assert eng.execute("MOVE", "s", "2") == 0          # the destination holds s
     clock.advance(100)
     assert eng.execute("MOVE", "s", "2") == 1          # ... until it expires
-    replica = Engine(ManualClock(T0 + 100))
-    for db, effect in log:
-        replica.select(db)
-        replica.execute(*effect)
+    replica = replay(log, ManualClock(T0 + 100))
     for ours, theirs in zip(eng.databases, replica.databases):
         assert ours.expires == theirs.expires
         assert sorted(ours.data) == sorted(theirs.data)

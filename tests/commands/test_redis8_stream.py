@@ -25,6 +25,14 @@ def split_id(id_: str) -> tuple[int, int]:
     return int(ms), int(seq)
 
 
+def first_delivered(rd) -> tuple[str, list]:
+    """The stream and the first entry's fields of the XREAD reply the client `rd`
+    waits for; rd closed."""
+    res = rd.read()
+    rd.close()
+    return res[0][0], res[0][1][0][1]
+
+
 def insert_into_stream_key(r, key, count=10000):
     """The Tcl proc of the same name: `count` entries in one MULTI, one in ten with an
     extra field (to exercise the node compression)."""
@@ -240,23 +248,16 @@ def test_xread_with_non_empty_second_stream(r):
 
 def test_blocking_xread_waiting_new_data(r):
     r("XADD", "s2{t}", "*", "old", "abcd1234")
-    rd = r.deferred("XREAD", "BLOCK", 20000, "STREAMS", "s1{t}", "s2{t}", "s3{t}", "$", "$", "$")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 20000, "STREAMS", "s1{t}", "s2{t}", "s3{t}", "$", "$", "$")
     r("XADD", "s2{t}", "*", "new", "abcd1234")
-    res = rd.read()
-    assert res[0][0] == "s2{t}"
-    assert res[0][1][0][1] == ["new", "abcd1234"]
-    rd.close()
+    assert first_delivered(rd) == ("s2{t}", ["new", "abcd1234"])
 
 
 def test_blocking_xread_waiting_old_data(r):
     r("XADD", "s2{t}", "*", "old", "abcd1234")
     rd = r.deferred("XREAD", "BLOCK", 20000, "STREAMS", "s1{t}", "s2{t}", "s3{t}", "$", "0-0", "$")
     r("XADD", "s2{t}", "*", "foo", "abcd1234")
-    res = rd.read()
-    assert res[0][0] == "s2{t}"
-    assert res[0][1][0][1] == ["old", "abcd1234"]
-    rd.close()
+    assert first_delivered(rd) == ("s2{t}", ["old", "abcd1234"])
 
 
 def test_blocking_xread_will_not_reply_with_an_empty_array(r):
@@ -304,8 +305,7 @@ def test_xread_last_element_from_empty_stream(r):
 
 
 def test_xread_last_element_blocking_from_empty_stream(r):
-    rd = r.deferred("XREAD", "BLOCK", 20000, "STREAMS", "lestream", "+")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 20000, "STREAMS", "lestream", "+")
     r("XADD", "lestream", "1-0", "k1", "v1")
     assert rd.read() == [["lestream", [["1-0", ["k1", "v1"]]]]]
     rd.close()
@@ -341,22 +341,18 @@ def test_xread_read_last_element_after_xdel_issue_13628(r):
 
 
 def test_xread_xadd_del_should_not_awake_client(r):
-    rd = r.deferred("XREAD", "BLOCK", 20000, "STREAMS", "s1", "$")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 20000, "STREAMS", "s1", "$")
     r("MULTI")
     r("XADD", "s1", "*", "old", "abcd1234")
     r("DEL", "s1")
     r("EXEC")
     r("XADD", "s1", "*", "new", "abcd1234")
-    res = rd.read()
-    assert res[0][0] == "s1" and res[0][1][0][1] == ["new", "abcd1234"]
-    rd.close()
+    assert first_delivered(rd) == ("s1", ["new", "abcd1234"])
 
 
 def test_xread_xadd_del_lpush_should_not_awake_client(r):
     r.needs("lpush")
-    rd = r.deferred("XREAD", "BLOCK", 20000, "STREAMS", "s1", "$")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 20000, "STREAMS", "s1", "$")
     r("MULTI")
     r("XADD", "s1", "*", "old", "abcd1234")
     r("DEL", "s1")
@@ -364,25 +360,19 @@ def test_xread_xadd_del_lpush_should_not_awake_client(r):
     r("EXEC")
     r("DEL", "s1")
     r("XADD", "s1", "*", "new", "abcd1234")
-    res = rd.read()
-    assert res[0][0] == "s1" and res[0][1][0][1] == ["new", "abcd1234"]
-    rd.close()
+    assert first_delivered(rd) == ("s1", ["new", "abcd1234"])
 
 
 def test_xread_with_same_stream_name_multiple_times_should_work(r):
     r("XADD", "s2", "*", "old", "abcd1234")
-    rd = r.deferred("XREAD", "BLOCK", 20000, "STREAMS", "s2", "s2", "s2", "$", "$", "$")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 20000, "STREAMS", "s2", "s2", "s2", "$", "$", "$")
     r("XADD", "s2", "*", "new", "abcd1234")
-    res = rd.read()
-    assert res[0][0] == "s2" and res[0][1][0][1] == ["new", "abcd1234"]
-    rd.close()
+    assert first_delivered(rd) == ("s2", ["new", "abcd1234"])
 
 
 def test_xread_multiple_xadd_inside_transaction(r):
     r("XADD", "s2", "*", "old", "abcd1234")
-    rd = r.deferred("XREAD", "BLOCK", 20000, "STREAMS", "s2", "s2", "s2", "$", "$", "$")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 20000, "STREAMS", "s2", "s2", "s2", "$", "$", "$")
     r("MULTI")
     for value in ("one", "two", "three"):
         r("XADD", "s2", "*", "field", value)
@@ -462,8 +452,7 @@ def test_xread_streamid_edge_no_blocking(r):
 
 
 def test_xread_streamid_edge_blocking(r):
-    rd = r.deferred("XREAD", "BLOCK", 0, "STREAMS", "x", f"1-{U64_MAX}")
-    r.wait_for_blocked_clients_count(1)
+    rd = r.blocked("XREAD", "BLOCK", 0, "STREAMS", "x", f"1-{U64_MAX}")
     for id_ in ("1-1", f"1-{U64_MAX}", "2-1"):
         r("XADD", "x", id_, "f", "v")
     assert rd.read()[0][1][0] == ["2-1", ["f", "v"]]

@@ -47,7 +47,19 @@ def two_groups_reading(engine: Engine, ids=("1-0", "2-0")) -> None:
                        "mystream", ">")
 
 
+def xackdel_both(engine: Engine, group: str, *policy: str) -> list:
+    """XACKDEL in `group` of mystream's 1-0 and 2-0 (two_groups_reading's entries)."""
+    return engine.execute("XACKDEL", "mystream", group, *policy, "IDS", "2", "1-0", "2-0")
+
+
+def xdelex_both(engine: Engine, *policy: str) -> list:
+    """XDELEX of mystream's 1-0 and 2-0 (two_groups_reading's entries)."""
+    return engine.execute("XDELEX", "mystream", *policy, "IDS", "2", "1-0", "2-0")
+
+
 EMPTY_PEL = [0, None, None, None]
+GROUP2_PEL = [2, b"1-0", b"2-0", [[b"consumer2", b"2"]]]
+"""XPENDING's summary of group2 as two_groups_reading leaves it."""
 
 
 # -- arguments --------------------------------------------------------------------------
@@ -168,42 +180,23 @@ def test_xackdel_missing_key_or_group(engine):
     assert engine.execute("XACKDEL", "s", "g", "IDS", "2", "1-1", "2-2") == [-1, -1]
 
 
-def test_xackdel_delref_removes_entry_from_all_pels(engine):
+@pytest.mark.parametrize("policy, codes, length, group2_pel, codes_then", [
+    pytest.param("DELREF", [1, 1], 0, EMPTY_PEL, [-1, -1],
+                 id="DELREF removes the entries from every PEL"),
+    pytest.param("ACKED", [2, 2], 2, GROUP2_PEL, [1, 1],
+                 id="ACKED deletes only when all groups acknowledged"),
+    pytest.param("KEEPREF", [1, 1], 0, GROUP2_PEL, [1, 1],
+                 id="KEEPREF leaves group2 dangling references it acknowledges with 1"),
+])
+def test_xackdel_in_group1_then_group2(engine, policy, codes, length, group2_pel,
+                                       codes_then):
     two_groups_reading(engine)
-    assert engine.execute("XACKDEL", "mystream", "group1", "DELREF", "IDS", "2", "1-0",
-                          "2-0") == [1, 1]
-    assert engine.execute("XLEN", "mystream") == 0
+    assert xackdel_both(engine, "group1", policy) == codes
+    assert engine.execute("XLEN", "mystream") == length
     assert pending_summary(engine, "mystream", "group1") == EMPTY_PEL
-    assert pending_summary(engine, "mystream", "group2") == EMPTY_PEL
-    assert engine.execute("XACKDEL", "mystream", "group2", "DELREF", "IDS", "2", "1-0",
-                          "2-0") == [-1, -1]
-
-
-def test_xackdel_acked_deletes_only_when_all_groups_acknowledged(engine):
-    two_groups_reading(engine)
-    assert engine.execute("XACKDEL", "mystream", "group1", "ACKED", "IDS", "2", "1-0",
-                          "2-0") == [2, 2]
-    assert engine.execute("XLEN", "mystream") == 2
-    assert pending_summary(engine, "mystream", "group1") == EMPTY_PEL
-    assert pending_summary(engine, "mystream", "group2") == [2, b"1-0", b"2-0",
-                                                             [[b"consumer2", b"2"]]]
-    assert engine.execute("XACKDEL", "mystream", "group2", "ACKED", "IDS", "2", "1-0",
-                          "2-0") == [1, 1]
+    assert pending_summary(engine, "mystream", "group2") == group2_pel
+    assert xackdel_both(engine, "group2", policy) == codes_then
     assert engine.execute("XLEN", "mystream") == 0
-    assert pending_summary(engine, "mystream", "group2") == EMPTY_PEL
-
-
-def test_xackdel_keepref(engine):
-    two_groups_reading(engine)
-    assert engine.execute("XACKDEL", "mystream", "group1", "KEEPREF", "IDS", "2", "1-0",
-                          "2-0") == [1, 1]
-    assert engine.execute("XLEN", "mystream") == 0
-    assert pending_summary(engine, "mystream", "group1") == EMPTY_PEL
-    assert pending_summary(engine, "mystream", "group2") == [2, b"1-0", b"2-0",
-                                                             [[b"consumer2", b"2"]]]
-    # acknowledging the dangling references: "1" although the entries are gone
-    assert engine.execute("XACKDEL", "mystream", "group2", "IDS", "2", "1-0",
-                          "2-0") == [1, 1]
     assert pending_summary(engine, "mystream", "group2") == EMPTY_PEL
 
 
@@ -258,11 +251,11 @@ def test_xdelex_delref_cleans_dangling_references(engine):
 
 def test_xdelex_acked_only_deletes_entries_acknowledged_by_all_groups(engine):
     two_groups_reading(engine)
-    assert engine.execute("XDELEX", "mystream", "ACKED", "IDS", "2", "1-0", "2-0") == [2, 2]
+    assert xdelex_both(engine, "ACKED") == [2, 2]
     engine.execute("XACK", "mystream", "group1", "1-0", "2-0")
-    assert engine.execute("XDELEX", "mystream", "ACKED", "IDS", "2", "1-0", "2-0") == [2, 2]
+    assert xdelex_both(engine, "ACKED") == [2, 2]
     engine.execute("XACK", "mystream", "group2", "1-0")
-    assert engine.execute("XDELEX", "mystream", "ACKED", "IDS", "2", "1-0", "2-0") == [1, 2]
+    assert xdelex_both(engine, "ACKED") == [1, 2]
     assert engine.execute("XLEN", "mystream") == 1
 
 
@@ -271,9 +264,9 @@ def test_xdelex_acked_keeps_entries_a_new_group_has_not_read(engine):
     engine.execute("XACK", "mystream", "group1", "1-0", "2-0")
     engine.execute("XACK", "mystream", "group2", "1-0", "2-0")
     engine.execute("XGROUP", "CREATE", "mystream", "group3", "0")
-    assert engine.execute("XDELEX", "mystream", "ACKED", "IDS", "2", "1-0", "2-0") == [2, 2]
+    assert xdelex_both(engine, "ACKED") == [2, 2]
     engine.execute("XGROUP", "SETID", "mystream", "group3", "1-0")
-    assert engine.execute("XDELEX", "mystream", "ACKED", "IDS", "2", "1-0", "2-0") == [1, 2]
+    assert xdelex_both(engine, "ACKED") == [1, 2]
 
 
 def test_xdelex_acked_without_groups_deletes(engine):

@@ -1,6 +1,7 @@
 """INFO rdb_changes_since_last_save (Redis's `dirty`, what save points count) moves by
-what each stream command changed, as in redis-server: the same sequence runs on
-sluice-server and on the oracle and each command's step is compared. The one
+what each stream command (and each collection removal: HDEL, SREM, ZREM) changed, as
+in redis-server: the same sequence runs on sluice-server and on the oracle and each
+command's step is compared. The one
 deliberate difference (tests/differential.py): a PEL re-read by XREADGROUP is no
 change in Redis 7.2+ (7.0 counts one)."""
 from __future__ import annotations
@@ -46,6 +47,18 @@ SEQUENCE = [
 ]
 PEL_REREAD = SEQUENCE.index(("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"))
 
+REMOVALS = [    # one change per item removed; a repeat or a missing item is none
+    ("HDEL", "h", "a", "b", "x", "a"),
+    ("SREM", "s", "a", "b", "x", "a"),
+    ("ZREM", "z", "a", "b", "x", "a"),
+    ("HDEL", "h", "c", "d"),                                # the last ones: key deleted
+    ("SREM", "s", "c", "d"),
+    ("ZREM", "z", "c", "d"),
+]
+COLLECTIONS = [("HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4"),
+               ("SADD", "s", "a", "b", "c", "d"),
+               ("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d")]
+
 
 @pytest.fixture(scope="module")
 def sluice():
@@ -53,12 +66,12 @@ def sluice():
         yield srv
 
 
-def steps(port: int) -> list:
+def steps(port: int, sequence: list = SEQUENCE) -> list:
     r = Conn(port)
     try:
         r("FLUSHALL")
         out = []
-        for cmd in SEQUENCE:
+        for cmd in sequence:
             before = int(r.s("rdb_changes_since_last_save"))
             r(*cmd)
             out.append(int(r.s("rdb_changes_since_last_save")) - before)
@@ -74,3 +87,11 @@ def test_stream_commands_count_changes_as_redis_does(sluice, redis_server):
     assert list(zip(SEQUENCE, ours)) == list(zip(SEQUENCE, theirs))
     assert ours[SEQUENCE.index(("XTRIM", "s", "MAXLEN", "2"))] == 2
     assert ours[SEQUENCE.index(("XDEL", "s", "5-0", "6-0", "9-0"))] == 2
+
+
+def test_collection_removals_count_one_change_per_item_removed(sluice, redis_server):
+    sequence = COLLECTIONS + REMOVALS
+    ours = steps(sluice.port, sequence)[len(COLLECTIONS):]
+    theirs = steps(redis_server[1], sequence)[len(COLLECTIONS):]
+    assert list(zip(REMOVALS, ours)) == list(zip(REMOVALS, theirs))
+    assert ours == [2, 2, 2, 2, 2, 2]
