@@ -50,6 +50,11 @@ _GROUP_CATEGORY = {"stream": "@stream", "string": "@string", "generic": "@keyspa
                    "transactions": "@transaction", "pubsub": "@pubsub",
                    "scripting": "@scripting"}
 _DANGEROUS = ("flushall", "flushdb", "keys")
+# Redis's order of ACL categories (acl.c), as COMMAND INFO lists them.
+CATEGORY_ORDER = ("@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash",
+                  "@string", "@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub",
+                  "@admin", "@fast", "@slow", "@blocking", "@dangerous", "@connection",
+                  "@transaction", "@scripting")
 LAYERS = ("engine", "session", "server")
 
 
@@ -205,7 +210,7 @@ def _acl_categories(record: Command) -> tuple:
         cats.append("@blocking")
     if record.name in _DANGEROUS:
         cats.append("@dangerous")
-    return tuple(cats)
+    return tuple(sorted(cats, key=CATEGORY_ORDER.index))
 
 
 def _index(*families: list) -> dict:
