@@ -35,6 +35,7 @@ import os
 import signal
 import time
 import traceback
+from functools import partial
 from typing import Callable, Optional
 
 from persist import recovery, redis_rdb, resp_base, snapshot
@@ -238,10 +239,6 @@ class Durability:
         aof = self.aof
         return -1 if aof is None else aof.fsynced_seq
 
-    def _fsynced(self) -> None:
-        for listener in list(self.fsync_listeners):
-            listener()
-
     @property
     def snapshot_path(self) -> str:
         return os.path.join(self.dir, self.dbfilename)
@@ -255,7 +252,9 @@ class Durability:
         if manifest is None:
             log.info("Creating AOF base file %s.1.base on server start", self.appendfilename)
         aof.open(manifest, self.write_base, self.engine.effects_seq)
-        aof.on_fsynced = self._fsynced
+        # the list, not this object: the sync thread holds the log, and through a
+        # method of ours would hold the engine (which then is never dropped unclosed)
+        aof.on_fsynced = partial(_tell, self.fsync_listeners)
         self.aof = aof
 
     def write_base(self, fileobj) -> None:
@@ -598,7 +597,7 @@ class Durability:
             log.warning("Closing the AOF with %d bytes that could not be written: %s",
                         lost, exc.strerror)
         self.update_refusal()
-        self._fsynced()
+        _tell(self.fsync_listeners)
 
     def set_appendonly(self, on: bool) -> None:
         """CONFIG SET appendonly: on writes a base of the current state first (a new
@@ -648,6 +647,12 @@ class Durability:
                 "aof_pending_bio_fsync": 0,
                 "aof_delayed_fsync": aof.delayed_fsyncs} if aof else {}),
         }
+
+
+def _tell(listeners: list) -> None:
+    """Calls each fsync listener (see the module docstring)."""
+    for listener in list(listeners):
+        listener()
 
 
 def _fork(work: Callable[[], None], failure: str) -> int:
