@@ -538,7 +538,7 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         newest="[1 if the AOF has fsynced the client's writes else 0, replicas that did]; "
                "blocks until numlocal/numreplicas or the timeout",
         treatment="exclude: absent from 7.0; engine, embedded and server tests "
-                  "(tests/commands/test_waitaof.py, tests/server/test_waitaof.py: wait.tcl's "
+                  "(tests/commands/test_waitaof.py, tests/server/test_waitaof_server.py: wait.tcl's "
                   "standalone cases) and a power cut (tests/persist/test_power_loss.py). "
                   "Sluice has no replicas: the second count is always 0 and numreplicas > 0 "
                   "waits for the whole timeout (a Redis master without replicas); flags "

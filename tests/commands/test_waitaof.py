@@ -1,6 +1,6 @@
 """WAITAOF in the engine and the embedded clients (EmbeddedRedis, AsyncEmbeddedRedis),
 following redis.io's WAITAOF page and the standalone cases of Redis's tests/unit/wait.tcl
-(the server's port: tests/server/test_waitaof.py): the reply [local, replicas], each
+(the server's port: tests/server/test_waitaof_server.py): the reply [local, replicas], each
 error, what "this client's writes" means (its last logged write: Redis's woff, of a
 transaction or a script once it ends), and the wait under each appendfsync policy.
 
