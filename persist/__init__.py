@@ -20,7 +20,8 @@ pipeline/ use these and no module of the package (tests/test_layers.py checks it
 
 Owning a data directory
     Durability          an Engine's persistence in a directory: loads it on start,
-                        then logs the engine's effects, snapshots, rewrites
+                        then logs the engine's effects, snapshots, rewrites; says how
+                        far the AOF is fsynced (fsynced_seq, fsync_listeners: WAITAOF)
     DirectoryLock       the lock that makes a process a data directory's one owner
     DirectoryInUse      raised when another process owns it
     LOCK_NAME           the lock file's name (its presence marks a data directory)

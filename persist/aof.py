@@ -17,6 +17,12 @@ embedded engine when a call (a command, an EXEC, a pipeline) returns. Fsync
 policies: `always` (fdatasync in flush), `everysec` (a thread fsyncs what was
 written, once a second), `no` (the OS decides).
 
+How far the disk has it. Each fed batch of effects carries its position in the
+engine's log (a sequence number, the engine's `effects_seq`); `fsynced_seq` is the
+position up to which everything fed is on disk: what a write took from the buffer
+and an fsync completed after (WAITAOF waits for it). `on_fsynced` hears each
+advance, from the thread that fsynced (the sync thread under everysec).
+
 A failed write (disk full, file size limit...) keeps the data buffered for the next
 try and is remembered in `write_errno` until a later write gets everything out (the
 owner refuses write commands meanwhile: Redis's MISCONF). A short write is cut off
@@ -94,6 +100,10 @@ class AppendOnlyLog:
         self.last_rewrite_seconds = -1
         self.last_fsync = time.monotonic()
         self.delayed_fsyncs = 0
+        self.fed_seq = 0                  # log position of the last batch fed
+        self.written_seq = 0              # ... of the last batch written to the file
+        self.fsynced_seq = 0              # ... of the last batch an fsync covered
+        self.on_fsynced: Optional[Callable[[], None]] = None
         self._thread: Optional[threading.Thread] = None
         self._stop = threading.Event()
 
@@ -115,10 +125,12 @@ class AppendOnlyLog:
             return None
         return Manifest.parse(data, self.manifest_path)
 
-    def open(self, manifest: Optional[Manifest], write_base: Callable) -> None:
+    def open(self, manifest: Optional[Manifest], write_base: Callable, seq: int = 0) -> None:
         """Starts appending. `manifest` is what recovery loaded (None: no AOF yet, so
         a base is written from the current state first, as Redis does on start);
-        `write_base(fileobj)` writes the engine's state in the base format."""
+        `write_base(fileobj)` writes the engine's state in the base format; `seq` is
+        the engine's log position now, which the files opened hold."""
+        self.fed_seq = self.written_seq = self.fsynced_seq = seq
         make_dirs(self.dir)
         self._remove_temp_files()
         if manifest is None:
@@ -182,9 +194,12 @@ class AppendOnlyLog:
 
     # -- writing -----------------------------------------------------------------------
 
-    def feed(self, db: int, effects: list) -> None:
-        """Effect listener: encodes a command's effects (nothing is written yet)."""
+    def feed(self, db: int, effects: list, seq: int) -> None:
+        """Encodes a command's effects, at log position `seq` (nothing is written
+        yet). The position is set after the bytes are in: a write that takes them
+        before then claims one position less, never one more."""
         self.buf.append_effects(db, effects)
+        self.fed_seq = seq
 
     def drop_buffered(self) -> None:
         """Forgets what was fed since the last write (the next write starts with a
@@ -202,10 +217,14 @@ class AppendOnlyLog:
             sync = self.fsync == "always"
         with self.lock:
             self._write_locked()
-            if sync and self.unsynced:
-                self._fsync(self.fd)
-                self.unsynced = False
-                self.last_fsync = time.monotonic()
+            if not (sync and self.unsynced):
+                return
+            self._fsync(self.fd)
+            self.unsynced = False
+            self.last_fsync = time.monotonic()
+            advanced = self._synced_to(self.written_seq)
+        if advanced:
+            self._tell_fsynced()
 
     @property
     def last_errno(self) -> int:
@@ -223,7 +242,20 @@ class AppendOnlyLog:
             raise
         self.fsync_errno = 0
 
+    def _synced_to(self, seq: int) -> bool:
+        """An fsync covered everything up to `seq` (lock held): True if that is
+        further than before."""
+        if seq <= self.fsynced_seq:
+            return False
+        self.fsynced_seq = seq
+        return True
+
+    def _tell_fsynced(self) -> None:
+        if self.on_fsynced is not None:
+            self.on_fsynced()
+
     def _write_locked(self) -> None:
+        seq = self.fed_seq                # read first: the data taken holds at least it
         data = self.unwritten + self.buf.take() if self.unwritten else self.buf.take()
         self.unwritten = b""
         if not data:
@@ -241,6 +273,7 @@ class AppendOnlyLog:
         finally:
             self.unsynced = True
         self.size += written
+        self.written_seq = seq
         if self.write_errno:
             self.write_errno = 0
             log.warning("AOF write error looks solved, Redis can write again.")
@@ -289,7 +322,7 @@ class AppendOnlyLog:
                     self._write_locked()
                 except OSError:
                     pass                  # reported; the data waits for the next try
-                fd, due = self.fd, self.unsynced
+                fd, due, seq = self.fd, self.unsynced, self.written_seq
                 self.unsynced = False
             if due and fd >= 0:
                 started = time.monotonic()
@@ -303,6 +336,10 @@ class AppendOnlyLog:
                         self.unsynced = True     # try again in a second
                     continue
                 self.last_fsync = started
+                with self.lock:
+                    advanced = self._synced_to(seq)
+                if advanced:
+                    self._tell_fsynced()
 
     def set_policy(self, policy: str) -> None:
         """Switches the fsync policy; what was written so far is fsynced first."""

@@ -15,6 +15,11 @@ threads (the user's, the AOF's fsync thread) can deadlock the child on a lock on
 them held, and a child would wait to be reaped by an engine that may sit idle. With
 `everysec` the AOF's thread fsyncs once a second; it never touches the keyspace.
 
+How far the disk has the engine's writes: `fsynced_seq` is the engine's log position
+(`effects_seq`) up to which the AOF is fsynced, -1 without an AOF; the callables in
+`fsync_listeners` hear each change (an fsync, or the AOF turned off), from the thread
+that made it (the AOF's sync thread under everysec). WAITAOF waits on these.
+
 When persisting fails, `refusal` holds the error that write commands get instead of
 running (Redis's MISCONF): after a failed background save (its fork included) while
 save points are set and `stop_writes_on_bgsave_error` is on, or while writes to the
@@ -30,6 +35,7 @@ import os
 import signal
 import time
 import traceback
+from functools import partial
 from typing import Callable, Optional
 
 from persist import recovery, redis_rdb, resp_base, snapshot
@@ -109,6 +115,7 @@ class Durability:
         self.loaded_from = ""
         self.refusal: Optional[str] = None
         self.on_refusal: Optional[Callable[[Optional[str]], None]] = None
+        self.fsync_listeners: list = []   # see the module docstring
         self.rewrite_failures = 0         # consecutive failed rewrites (see _rewrite_held)
         self._rewrite_delay = 0           # minutes automatic rewrites wait after the last
         self._rewrite_resume = 0.0        # when they may start again (time.time())
@@ -227,6 +234,12 @@ class Durability:
         return aof is not None and bool(aof.fsync_errno) and not aof.write_errno
 
     @property
+    def fsynced_seq(self) -> int:
+        """The engine's log position up to which the AOF is on disk; -1 without one."""
+        aof = self.aof
+        return -1 if aof is None else aof.fsynced_seq
+
+    @property
     def snapshot_path(self) -> str:
         return os.path.join(self.dir, self.dbfilename)
 
@@ -238,7 +251,10 @@ class Durability:
         aof = self._new_aof()
         if manifest is None:
             log.info("Creating AOF base file %s.1.base on server start", self.appendfilename)
-        aof.open(manifest, self.write_base)
+        aof.open(manifest, self.write_base, self.engine.effects_seq)
+        # the list, not this object: the sync thread holds the log, and through a
+        # method of ours would hold the engine (which then is never dropped unclosed)
+        aof.on_fsynced = partial(_tell, self.fsync_listeners)
         self.aof = aof
 
     def write_base(self, fileobj) -> None:
@@ -254,7 +270,7 @@ class Durability:
         """Effect listener: log the change (written by the next before_reply)."""
         aof = self.aof
         if aof is not None:
-            aof.feed(db, effects)
+            aof.feed(db, effects, self.engine.effects_seq)
 
     def end_of_call(self) -> None:
         """Embedded: a call that changed something returns. Its effects go to the OS
@@ -581,6 +597,7 @@ class Durability:
             log.warning("Closing the AOF with %d bytes that could not be written: %s",
                         lost, exc.strerror)
         self.update_refusal()
+        _tell(self.fsync_listeners)
 
     def set_appendonly(self, on: bool) -> None:
         """CONFIG SET appendonly: on writes a base of the current state first (a new
@@ -630,6 +647,12 @@ class Durability:
                 "aof_pending_bio_fsync": 0,
                 "aof_delayed_fsync": aof.delayed_fsyncs} if aof else {}),
         }
+
+
+def _tell(listeners: list) -> None:
+    """Calls each fsync listener (see the module docstring)."""
+    for listener in list(listeners):
+        listener()
 
 
 def _fork(work: Callable[[], None], failure: str) -> int:

@@ -131,11 +131,24 @@ HISTORY_SHOWN = 20
 #                  Redis replies in its hash table's order (unspecified; sorted ALPHA under
 #                  STORE or in a script, src/sort.c); Sluice always sorts ALPHA there. No run
 #                  compares an unspecified order: no entry below.
-#   [version]      HELLO / INFO / redis.REDIS_VERSION say 7.0.15, the oracle's own version
-#                  (tests/commands/test_reported_version.py: 7.2's WAITAOF is missing here;
-#                  facts from https://github.com/redis/redis src/commands/waitaof.json): the
-#                  replies match. CLIENT NO-TOUCH (7.2, client-no-touch.json) is here: engine
-#                  tests only (tests/api/test_client_no_touch.py), 7.0 lacks it.
+#   [version]      HELLO / INFO / redis.REDIS_VERSION / `sluice-server --version` say 7.2.16,
+#                  the last 7.2 patch release (Docker Hub's redis:7.2.16, 2026-08-25; none
+#                  later found), where the oracle says 7.0.15: every command and argument of
+#                  7.2 in Sluice's groups is here since WAITAOF
+#                  (tests/commands/test_reported_version.py). CLIENT NO-TOUCH (7.2,
+#                  client-no-touch.json) is here too: engine tests only
+#                  (tests/api/test_client_no_touch.py), 7.0 lacks it.
+#   [WAITAOF]      https://redis.io/docs/latest/commands/waitaof/ (since 7.2.0: reply
+#                  [numlocal, numreplicas] fsynced; in MULTI or a script no blocking, the
+#                  counts at once; timeout 0 = forever; numlocal needs appendonly);
+#                  redis/redis src/commands/waitaof.json (arity 4; 7.2.x flags NOSCRIPT, the
+#                  newest BLOCKING: redis/redis#12977 "Allow running WAITAOF in scripts,
+#                  remove NOSCRIPT flag"; ACL CONNECTION); tests/unit/wait.tcl ("wait aof"
+#                  cases: `appendfsync no` answers {0 0} at the timeout, everysec {1 0}, the
+#                  AOF turned off errors a waiting client, a client with no write gets 1);
+#                  error texts of getRangeLongFromObjectOrReply ("value is out of range, value
+#                  must between 0 and 1"), getPositiveLongFromObjectOrReply ("value is out of
+#                  range, must be positive"), getTimeoutFromObjectOrReply (as XREAD BLOCK's).
 # --------------------------------------------------------------------------------------------
 
 
@@ -517,6 +530,31 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
                   "entry is gone from the stream are skipped (a claim of them would drop them)",
         source="[XNACK]",
         uses_feature=_is_command("XNACK"),
+    ),
+    DeliberateDifference(
+        name="WAITAOF command",
+        redis_version="7.2",
+        redis_7_0="'ERR unknown command ...'",
+        newest="[1 if the AOF has fsynced the client's writes else 0, replicas that did]; "
+               "blocks until numlocal/numreplicas or the timeout",
+        treatment="exclude: absent from 7.0; engine, embedded and server tests "
+                  "(tests/commands/test_waitaof.py, tests/server/test_waitaof_server.py: wait.tcl's "
+                  "standalone cases) and a power cut (tests/persist/test_power_loss.py). "
+                  "Sluice has no replicas: the second count is always 0 and numreplicas > 0 "
+                  "waits for the whole timeout (a Redis master without replicas); flags "
+                  "'blocking' (the newest; 7.2.x had 'noscript')",
+        source="[WAITAOF]",
+        uses_feature=_is_command("WAITAOF"),
+    ),
+    DeliberateDifference(
+        name="Reported server version",
+        redis_version="7.2",
+        redis_7_0="HELLO / INFO redis_version / redis.REDIS_VERSION: 7.0.15",
+        newest="7.2.16 (REDIS_VERSION_NUM 0x070210)",
+        treatment="mask: tests/server/test_server_differential.py masks HELLO's version; "
+                  "tests/scripting/test_functions.py leaves the snippet printing "
+                  "redis.REDIS_VERSION out; INFO is not compared",
+        source="[version]",
     ),
     DeliberateDifference(
         name="PUBLISH's may_replicate command flag",

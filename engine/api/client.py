@@ -24,7 +24,10 @@ in-process), CLIENT SETINFO/SETNAME/GETNAME/ID/INFO, RESET, QUIT, MULTI/EXEC/DIS
 (XREAD/XREADGROUP ... BLOCK, BLPOP & co.: the caller's thread waits until a client
 of the same engine changes one of the keys, a pending entry becomes claimable for
 CLAIM, or the timeout; readers parked on a key are served oldest first, by the
-thread whose command made the key ready, as a server serves them). All clients
+thread whose command made the key ready, as a server serves them; WAITAOF waits,
+the engine's lock released, until the AOF has fsynced the connection's writes: the
+persistence's fsync listener wakes it, and it looks again every FSYNC_POLL seconds
+when the lock was busy then). All clients
 of one Engine share one lock, so the client can be used from several threads.
 Writes made by calling Engine.execute directly bypass that lock (hold
 `engine_lock(engine)` around them when threads are involved) and neither wake
@@ -65,6 +68,8 @@ __all__ = ["EmbeddedRedis", "EmbeddedConnection", "EmbeddedConnectionPool", "eng
 # SERVER_NAME / SERVER_VERSION (what HELLO reports) come from engine/api/session.py and
 # stay importable from here.
 
+FSYNC_POLL = 0.1    # seconds between two looks of a waiting WAITAOF (Redis's 10 Hz)
+
 
 # -- per-engine state shared by every connection ----------------------------------
 
@@ -83,6 +88,19 @@ class _EngineState(Hub):
 
         self.parked: dict = {}          # (db index, key) -> [_Waiter] oldest first
         self.ready: dict = {}           # (db index, key) changed since the last serve
+        self.fsync_waiting = 0          # threads waiting in WAITAOF
+        if engine.durability is not None:
+            engine.durability.fsync_listeners.append(self.fsynced)
+
+    def fsynced(self) -> None:
+        """The persistence's fsync listener (any thread): wakes the threads waiting
+        in WAITAOF, unless another thread holds the lock (they look again within
+        FSYNC_POLL: an fsync thread must not wait for a long script)."""
+        if self.fsync_waiting and self.lock.acquire(blocking=False):
+            try:
+                self.cond.notify_all()
+            finally:
+                self.lock.release()
 
     def key_ready(self, db: int, key: bytes) -> None:
         self.ready[(db, key)] = None
@@ -457,7 +475,8 @@ class EmbeddedConnection(AbstractConnection):
     def _block(self, session: Session):
         """A blocking command found nothing (lock held): park it until a client's
         command serves it (serve_ready, oldest reader first) or, with CLAIM, a
-        pending entry becomes claimable; nil at the timeout."""
+        pending entry becomes claimable; a WAITAOF until the AOF's fsyncs reach its
+        writes. The timeout's reply (nil; WAITAOF's counts) at the timeout."""
         blocked, session.blocked = session.blocked, None
         state = self._state
         clock = self.engine.clock
@@ -466,24 +485,31 @@ class EmbeddedConnection(AbstractConnection):
         waiter = _Waiter(blocked)
         state.park(waiter)
         skip_due = None         # a claim time that woke us for nothing
+        if blocked.on_fsync:
+            state.fsync_waiting += 1
+            if self._in_batch:
+                # the pipeline's writes so far go to the log now: they are what it waits for
+                self.engine.end_batch()
+                self.engine.begin_batch()
         try:
             while True:
                 if state.ready:
                     state.serve_ready()     # changes made outside a client's _send
+                if blocked.on_fsync and not waiter.done:
+                    waiter.done, waiter.reply = blocked.retry()
                 if waiter.done:
-                    reply = waiter.reply
-                    if isinstance(reply, EngineError):
-                        return self._parse_error(str(reply))
-                    return reply
+                    return self._blocked_reply(waiter.reply)
                 wait = None if deadline is None else deadline - monotonic()
                 if wait is not None and wait <= 0:
-                    return None
+                    return self._blocked_reply(blocked.timeout_reply())
                 due = blocked.claim_due()
                 if due is not None and due != skip_due:
                     until = max(0.0, (due - clock.now_ms()) / 1000.0)
                     wait = until if wait is None else min(wait, until)
                 else:
                     due = None
+                if blocked.on_fsync:
+                    wait = FSYNC_POLL if wait is None else min(wait, FSYNC_POLL)
                 if self._in_batch:
                     # Others run while this pipeline waits: the batch so far ends
                     # here, or their calls would return with their writes unwritten.
@@ -507,6 +533,13 @@ class EmbeddedConnection(AbstractConnection):
         finally:
             if not waiter.done:
                 state.unpark(waiter)
+            if blocked.on_fsync:
+                state.fsync_waiting -= 1
+
+    def _blocked_reply(self, reply):
+        if isinstance(reply, EngineError):
+            return self._parse_error(str(reply))
+        return reply
 
 
 # -- pool and client --------------------------------------------------------------

@@ -46,6 +46,8 @@ cdef class Engine:
     cdef public int stream_idmp_maxsize
     cdef readonly list effect_listeners
     cdef readonly long long dirty       # changes so far (save points count them)
+    cdef readonly long long effects_seq # batches of effects handed to the listeners so far:
+                                        # a position in the log (see flush)
     cdef readonly object durability     # persist.Durability, or None
     cdef public object scripting        # Lua and the script cache (engine/api/scripts.py)
     cdef public object functions        # FUNCTION's libraries (engine/api/functions.py)
@@ -193,7 +195,11 @@ cdef class Engine:
         self.end_call()
 
     cdef void flush(self, CommandContext ctx) except *:
-        """Hands the command's effects to the listeners and resets the context."""
+        """Hands the command's effects to the listeners and resets the context. Each
+        batch of effects takes the next position in the log (effects_seq); outside a
+        transaction the context remembers it as its last write (ctx.write_seq: a
+        transaction's writes count when it ends, as Redis updates a client's write
+        offset once its top-level command is done)."""
         if ctx.dirty or ctx.effects:
             self._changed = True
         self.dirty += ctx.dirty
@@ -204,6 +210,9 @@ cdef class Engine:
             if self._tx_depth and not self._tx_logged:
                 self._tx_logged = True
                 effects.insert(0, [b"MULTI"])
+            self.effects_seq += 1
+            if not self._tx_depth:
+                ctx.write_seq = self.effects_seq
             for listener in self.effect_listeners:
                 listener(ctx.db.index, effects)
         if ctx.touched:
@@ -223,11 +232,15 @@ cdef class Engine:
         listeners bracketed by MULTI ... EXEC, so a log replays them all or none."""
         self._tx_depth += 1
 
-    def transaction_end(self, int db) -> None:
-        """EXEC is over (`db`: the caller's database now)."""
+    def transaction_end(self, int db, CommandContext writer) -> None:
+        """EXEC is over (`db`: the database its commands ended in); `writer` is the
+        context of the client it ran for: the transaction's writes become its last
+        write."""
         self._tx_depth -= 1
         if self._tx_depth == 0 and self._tx_logged:
             self._tx_logged = False
+            self.effects_seq += 1
+            writer.write_seq = self.effects_seq
             for listener in self.effect_listeners:
                 listener(db, [[b"EXEC"]])
         self.end_call()

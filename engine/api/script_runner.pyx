@@ -124,7 +124,7 @@ cdef class ScriptRunner:
             return run_script(self.runtime, fn, keys, args, name)
         finally:
             try:
-                engine.transaction_end(ctx.db.index)
+                engine.transaction_end(ctx.db.index, own)
             finally:
                 calls.end()
                 if self._busy is not None:

@@ -46,10 +46,11 @@ __all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "BLOCKED", "process_comm
 # newest Redis whose every command (and argument) of the groups Sluice implements
 # exists here, so that clients and test suites that switch features on by the version
 # find them all (tests/commands/test_reported_version.py checks it against Redis's
-# command facts). Newer features Sluice has too (the 8.x stream commands) work
+# command facts): 7.2 (WAITAOF is its last command Sluice had to add), at its newest
+# patch release. Newer features Sluice has too (the 8.x stream commands) work
 # whatever the version says.
 SERVER_NAME = b"redis"
-SERVER_VERSION = b"7.0.15"
+SERVER_VERSION = b"7.2.16"
 
 QUEUED = Status(b"QUEUED")
 RESET_REPLY = Status(b"RESET")
@@ -187,15 +188,18 @@ class Hub:
 
 class BlockedRead:
     """A blocking command that found nothing (XREAD/XREADGROUP ... BLOCK, BLPOP,
-    BZPOPMIN...: engine/commands/reads.pyx BlockRequest): what it waits for and how
-    to run it again. The waiting itself is the caller's (thread or event loop).
+    BZPOPMIN...: engine/commands/reads.pyx BlockRequest), or a WAITAOF whose writes
+    the AOF has not fsynced yet: what it waits for and how to run it again. The
+    waiting itself is the caller's (thread or event loop).
 
     keys/where: the keys ((db, key) pairs) whose change may serve it;
     timeout_ms: 0 = forever; claim_min_idle: >= 0 for XREADGROUP ... CLAIM, which can
-    also be served when a pending entry becomes claimable (see claim_due)."""
+    also be served when a pending entry becomes claimable (see claim_due); on_fsync:
+    WAITAOF (no keys), run again when the AOF's fsyncs advance or it is turned off."""
 
     __slots__ = ("session", "argv", "keys", "db", "where", "timeout_ms", "is_group",
-                 "group", "claim_min_idle", "key_type", "state", "__weakref__")
+                 "group", "claim_min_idle", "key_type", "on_fsync", "state",
+                 "__weakref__")
 
     def __init__(self, session: "Session", argv: list, request) -> None:
         self.session = session
@@ -206,6 +210,7 @@ class BlockedRead:
         self.where = [(self.db, key) for key in self.keys]
         self.timeout_ms = request.timeout_ms
         self.claim_min_idle = request.claim_min_idle if self.is_group else -1
+        self.on_fsync = request.on_fsync
         self.group = _group_name(argv) if self.is_group else None
         # XREAD's `$` there is already the last ID when the command blocked (BlockRequest).
         self.argv = request.argv
@@ -220,7 +225,9 @@ class BlockedRead:
         run's own NOGROUP error, and one whose key now holds another type gets
         WRONGTYPE (Redis 7.0 sent "UNBLOCKED the stream key no longer exists" or
         "NOGROUP the consumer group this client was blocked on no longer exists"). An
-        XREAD is not woken by such a change: it keeps waiting for entries."""
+        XREAD is not woken by such a change: it keeps waiting for entries. A WAITAOF
+        is answered once its writes are fsynced, or with its error once the AOF is
+        off."""
         session = self.session
         ctx = session.ctx
         if self.key_type is not None and not self._holds_key_type():
@@ -229,7 +236,7 @@ class BlockedRead:
             reply = session.run(self.argv)
         except ResponseError as err:
             ctx.block = None
-            if self.key_type is not None:
+            if self.key_type is not None or self.on_fsync:
                 return True, err
             if not self.is_group:
                 return False, None
@@ -249,8 +256,17 @@ class BlockedRead:
         return False
 
     def timeout_reply(self):
-        """The reply at the timeout: a null array."""
-        return None
+        """The reply at the timeout: a null array; WAITAOF's is what it has reached
+        by then (its command run once more, not waiting)."""
+        if not self.on_fsync:
+            return None
+        ctx = self.session.ctx
+        try:
+            return self.session.run(self.argv)
+        except ResponseError as err:
+            return err
+        finally:
+            ctx.block = None
 
     def claim_due(self) -> Optional[int]:
         """For XREADGROUP ... CLAIM: the earliest time (engine clock, ms) at which a
@@ -517,7 +533,7 @@ class Session(ScriptCommands, FunctionCommands):
             for cmd_argv, record in queued:
                 replies.append(self.exec_one(cmd_argv, record))
         finally:
-            engine.transaction_end(self.ctx.db.index)
+            engine.transaction_end(self.ctx.db.index, self.ctx)
         self.null_array = False
         return replies
 

@@ -20,6 +20,8 @@ cdef class CommandContext:
     cdef public bint encode_replies   # big replies as EncodedReply RESP (the server)
     cdef public bint logging          # someone consumes effects (else they are skipped)
     cdef public long long dirty       # changes made (counted with or without logging)
+    cdef public long long write_seq   # the engine's effects_seq after this caller's last
+                                      # logged write (Redis's woff: what WAITAOF waits for)
     cdef public bint tracking         # someone consumes touched keys and events
     cdef public list effects          # argv lists that replay this command's changes
     cdef public list touched          # keys whose value changed

@@ -133,7 +133,8 @@ cdef bint is_option(object arg, const char* lower) noexcept:
     return 1
 
 
-# Python entry points to the parsers above, for tests.
+# Python entry points to the parsers above, for tests and the handlers written in
+# Python (engine/api/persistence_commands.py).
 
 def py_parse_int(bytes arg):
     return parse_int(arg, NULL)

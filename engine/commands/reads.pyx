@@ -51,16 +51,19 @@ class BlockRequest:
     not the last ID when the read wakes. `key_type` (b"list", b"zset"; None for the
     stream reads): the command runs again only when one of its keys holds that type,
     and is then answered whatever it replies, errors included (as Redis 7.2+
-    re-executes it); the stream reads keep their own rules (session.BlockedRead)."""
+    re-executes it); the stream reads keep their own rules (session.BlockedRead).
+    `on_fsync` (WAITAOF, no keys): it runs again when the AOF's fsyncs advance."""
 
-    __slots__ = ("keys", "timeout_ms", "argv", "claim_min_idle", "key_type")
+    __slots__ = ("keys", "timeout_ms", "argv", "claim_min_idle", "key_type", "on_fsync")
 
-    def __init__(self, keys, timeout_ms, argv, claim_min_idle=-1, key_type=None):
+    def __init__(self, keys, timeout_ms, argv, claim_min_idle=-1, key_type=None,
+                 on_fsync=False):
         self.keys = keys
         self.timeout_ms = timeout_ms
         self.argv = argv
         self.claim_min_idle = claim_min_idle
         self.key_type = key_type
+        self.on_fsync = on_fsync
 
 
 cdef struct ReadArgs:

@@ -50,6 +50,11 @@ _GROUP_CATEGORY = {"stream": "@stream", "string": "@string", "generic": "@keyspa
                    "transactions": "@transaction", "pubsub": "@pubsub",
                    "scripting": "@scripting"}
 _DANGEROUS = ("flushall", "flushdb", "keys")
+# Redis's order of ACL categories (acl.c), as COMMAND INFO lists them.
+CATEGORY_ORDER = ("@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash",
+                  "@string", "@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub",
+                  "@admin", "@fast", "@slow", "@blocking", "@dangerous", "@connection",
+                  "@transaction", "@scripting")
 LAYERS = ("engine", "session", "server")
 
 
@@ -83,6 +88,7 @@ class Command:
     acl_categories: tuple = ()
     numkeys: int = 0                    # the key count's position (EVAL: 2); 0: none
     find_keys: Optional[Callable] = None  # argv -> its keys, when options name keys (SORT)
+    category: Optional[str] = None      # its ACL category, when not its group's (WAITAOF)
 
     @property
     def movable_keys(self) -> bool:
@@ -126,10 +132,12 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, keys: tuple = (0
         subcommands: Optional[list] = None, base_ok: bool = False, pubsub_ok: bool = False,
         immediate: bool = False, aborts_exec: bool = False,
         denied_on_misconf: Optional[bool] = None, sub_methods: bool = False,
-        numkeys: int = 0, find_keys: Optional[Callable] = None) -> Command:
+        numkeys: int = 0, find_keys: Optional[Callable] = None,
+        category: Optional[str] = None) -> Command:
     """A record; `docs` = (since, summary). Its group and full name come from family().
     sub_methods: each subcommand has its own method, `<container>_<subcommand>`
-    (CLIENT); otherwise they share the container's."""
+    (CLIENT); otherwise they share the container's. category: Redis's ACL category
+    when it is not the one of the docs group (WAITAOF: generic, but @connection)."""
     ranked = tuple(sorted(flags.split(), key=lambda f: _FLAG_RANK.get(f, 99)))
     write = "write" in ranked
     subs = None if subcommands is None else {sub.name.encode(): sub for sub in subcommands}
@@ -139,7 +147,8 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, keys: tuple = (0
                    pubsub_ok, immediate, aborts_exec,
                    write if denied_on_misconf is None else denied_on_misconf,
                    write=write, no_auth="no_auth" in ranked, no_multi="no_multi" in ranked,
-                   allow_busy="allow_busy" in ranked, numkeys=numkeys, find_keys=find_keys)
+                   allow_busy="allow_busy" in ranked, numkeys=numkeys, find_keys=find_keys,
+                   category=category)
 
 
 # SORT's options and how many arguments each takes, to find its STORE destination
@@ -195,13 +204,13 @@ def _acl_categories(record: Command) -> tuple:
         cats.append("@write")
     elif "readonly" in flags:
         cats.append("@read")
-    cats.append(_GROUP_CATEGORY.get(record.group, "@slow"))
+    cats.append(record.category or _GROUP_CATEGORY.get(record.group, "@slow"))
     cats.append("@fast" if "fast" in flags else "@slow")
     if "blocking" in flags:
         cats.append("@blocking")
     if record.name in _DANGEROUS:
         cats.append("@dangerous")
-    return tuple(cats)
+    return tuple(sorted(cats, key=CATEGORY_ORDER.index))
 
 
 def _index(*families: list) -> dict:
@@ -564,7 +573,9 @@ COMMANDS: dict[bytes, Command] = _index(
         cmd("type", 2, "readonly fast", keys=(1, 1, 1),
             docs=("1.0.0", "Determines the type of value stored at a key.")),
         cmd("unlink", -2, "write fast", keys=(1, -1, 1),
-            docs=("4.0.0", "Asynchronously deletes one or more keys."))),
+            docs=("4.0.0", "Asynchronously deletes one or more keys.")),
+        cmd("waitaof", 4, "blocking", category="@connection",
+            docs=("7.2.0", "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas."))),
     family("connection",
         cmd("auth", -2, "noscript loading stale fast no_auth allow_busy", layer="session",
             docs=("1.0.0", "Authenticates the connection.")),

@@ -14,6 +14,12 @@ whenever the PEL of one of its keys changes (the engine's effects name the key);
 a single loop timer is armed for the earliest due time across all readers. When it
 fires, the due readers run again in FIFO order; those that got nothing (others took
 the entries) compute their next due time and keep waiting. No polling.
+
+WAITAOF that must wait (its writes not yet fsynced, or replicas asked for) is parked
+with no key: the persistence's fsync listener (called by whichever thread fsynced,
+the AOF's sync thread under everysec) has the loop run every such waiter's command
+again, in blocking order; it is answered once its writes are on disk (or with its
+error when the AOF is turned off), or by its timeout timer with what it has then.
 """
 from __future__ import annotations
 
@@ -50,6 +56,7 @@ class ServerHub(Hub):
         self._claim_at: Optional[int] = None
         self._seq = _count()
         self._serving = False
+        self.fsync_waiters: dict = {}  # parked WAITAOFs, in blocking order (an ordered set)
 
     # parking and unparking
 
@@ -83,6 +90,8 @@ class ServerHub(Hub):
             br.timer = self.loop.call_later(br.timeout_ms / 1000.0, self._timed_out, br)
         else:
             br.timer = None
+        if br.on_fsync:
+            self.fsync_waiters[br] = None
         if br.claim_min_idle >= 0:
             if not self.claim_keys:
                 # PEL changes reach CLAIM readers through the effects of commands.
@@ -111,6 +120,8 @@ class ServerHub(Hub):
             br.timer.cancel()
             br.timer = None
             self.blocked_with_timeout -= 1
+        if br.on_fsync:
+            self.fsync_waiters.pop(br, None)
         if br.claim_min_idle >= 0:
             self.claimers.pop(br, None)
             for where in br.where:
@@ -171,6 +182,24 @@ class ServerHub(Hub):
             self.answer(br, reply, br.session.ctx.null_array)
         elif br.claim_min_idle >= 0:
             self.schedule_claim(br)
+
+    # WAITAOF
+
+    def fsynced(self) -> None:
+        """The persistence's fsync listener (any thread): parked WAITAOFs look again,
+        on the loop."""
+        loop = self.loop
+        if self.fsync_waiters and loop is not None:
+            try:
+                loop.call_soon_threadsafe(self.serve_fsync_waiters)
+            except RuntimeError:
+                pass                # the loop is closed: the server has stopped
+
+    def serve_fsync_waiters(self) -> None:
+        for br in list(self.fsync_waiters):
+            if br.conn is not None:
+                self._retry(br)
+        self.server.flush_pending()
 
     # XREADGROUP ... CLAIM ... BLOCK
 

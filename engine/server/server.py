@@ -116,6 +116,8 @@ class Server:
         self.loop_name = "asyncio"
         self.log = log
         self.hub = ServerHub(self)
+        if self.durability is not None:
+            self.durability.fsync_listeners.append(self.hub.fsynced)
         self.hub.password = _password(cfg.requirepass)
         self.hub.busy_threshold = cfg.busy_reply_threshold / 1000
         self.pubsub = PubSub()

@@ -36,7 +36,7 @@ EXCLUDED_GROUPS = {
 EXCLUDED_COMMANDS = {
     "replication: Sluice has no replicas (its durability is the AOF and snapshots), so "
     "nothing to acknowledge, pause for a failover, or sync (WAITAOF, whose local part "
-    "is the AOF's fsync, is not excluded: it is missing, and bounds the version)": {
+    "is the AOF's fsync, is here: its replica count is always 0)": {
         "wait", "sync", "psync", "replconf", "replicaof", "slaveof", "role",
         "failover", "client|pause", "client|unpause"},
     "moving keys between instances, a cluster's tool": {"migrate", "restore-asking"},
@@ -132,7 +132,7 @@ def test_reported_version_claims_no_missing_argument():
 def test_reported_version_is_the_newest_true_one():
     """The version is not more modest than it must be: the first missing feature
     belongs to the next Redis release line, and the reported one is the last patch
-    of its own line (7.0.15)."""
+    of its own line (7.2.16, released 2026-08-25)."""
     lacking = [version_key(since) for since in _missing().values()]
     lacking += [version_key(version) for _, version in MISSING_ARGUMENTS]
     first_gap = min(lacking)
@@ -140,7 +140,7 @@ def test_reported_version_is_the_newest_true_one():
                    {version_key(v)[:2] for _, v, _ in HISTORY})
     newest_whole_line = max(line for line in lines if line < first_gap[:2])
     assert version_key(REPORTED)[:2] == newest_whole_line
-    assert REPORTED == "7.0.15"         # the last 7.0 release (the oracle's version)
+    assert REPORTED == "7.2.16"         # the last 7.2 release
 
 
 def test_exclusions_are_real():

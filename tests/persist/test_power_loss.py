@@ -304,6 +304,27 @@ def test_a_power_cut_right_after_an_acknowledged_operation_keeps_it(
         r.close()
 
 
+@pytest.mark.parametrize("policy", ["everysec", "no"])
+def test_a_power_cut_right_after_waitaof_keeps_what_it_counted(preloaded_library, tmp_path,
+                                                                policy):
+    """WAITAOF's local count is what a power cut keeps. Under everysec it answers 1 once
+    the sync thread has fsynced the client's writes, and a cut right after keeps them all
+    (everysec alone may lose the last second); under `no` nothing fsyncs them: it
+    answers 0 at its timeout, and the cut loses them."""
+    args = ["--appendonly", "yes", "--appendfsync", policy, "--save", ""]
+    with PoweredServer(preloaded_library, str(tmp_path / "image"), args) as powered:
+        r = powered.client()
+        written = [r.xadd("s", {"i": i}) for i in range(20)]
+        local = 1 if policy == "everysec" else 0
+        assert r.waitaof(1, 0, 5000 if local else 200) == [local, 0]
+        r.close()
+        powered.cut()
+        powered.restart()
+        r = powered.client()
+        assert [entry_id for entry_id, _ in r.xrange("s")] == (written if local else [])
+        r.close()
+
+
 def test_a_power_cut_right_after_config_rewrite_keeps_the_new_file(preloaded_library, tmp_path):
     """CONFIG REWRITE replaces the file through a temporary one and a rename: once
     it answered OK, a restart reads the new settings, power cut or not."""
