@@ -1,11 +1,12 @@
 """COMMAND: COUNT, INFO, DOCS, LIST, GETKEYS, HELP, rendered from the one command
 table (engine/commands/table.py): name, arity, flags, key positions, ACL categories,
-key specs, subcommands, and the summary and group DOCS shows (what redis-cli reads)."""
+tips, key specs, subcommands, and the docs (summary, group, complexity, history,
+arguments: what redis-cli's hints and client libraries read)."""
 from __future__ import annotations
 
 from typing import Optional
 
-from engine.commands.table import COMMANDS, Command
+from engine.commands.table import COMMANDS, Arg, Command, KeySpec
 from engine.core.errors import ResponseError, unknown_subcommand
 from engine.core.glob import match
 from engine.resp.reply import SetReply, Status
@@ -17,52 +18,84 @@ def _rw_flags(record: Command) -> list:
     return [Status(b"RO"), Status(b"access")]
 
 
-def key_specs(record: Command) -> list:
-    """Redis 7's key specifications, from the record's key positions."""
-    if record.keyword is not None:
-        return [{b"flags": [_rw_flags(record)[0], Status(b"access")],
-                 b"begin_search": {b"type": b"keyword",
-                                   b"spec": {b"keyword": record.keyword.encode(),
-                                             b"startfrom": 1}},
-                 b"find_keys": {b"type": b"range",
-                                b"spec": {b"lastkey": -1, b"keystep": 1, b"limit": 2}}}]
-    if record.numkeys:
-        # a script's keys: read and written, unless the command is read-only (EVAL_RO)
-        access = ([Status(b"RO"), Status(b"access")] if "readonly" in record.flags
-                  else [Status(b"RW"), Status(b"access"), Status(b"update")])
-        return [{b"flags": access,
-                 b"begin_search": {b"type": b"index", b"spec": {b"index": record.numkeys}},
-                 b"find_keys": {b"type": b"keynum",
-                                b"spec": {b"keynumidx": 0, b"firstkey": 1, b"keystep": 1}}}]
-    if not record.first_key:
-        return []
-    last = record.last_key
-    lastkey = last if last < 0 else last - record.first_key
-    return [{b"flags": _rw_flags(record),
-             b"begin_search": {b"type": b"index", b"spec": {b"index": record.first_key}},
-             b"find_keys": {b"type": b"range",
-                            b"spec": {b"lastkey": lastkey, b"keystep": record.step,
-                                      b"limit": 0}}}]
+def _key_spec_flag(flag: str) -> Status:
+    """Redis prints the access kinds (RO, RW, OW, RM) upper-case, the rest lower."""
+    return Status((flag if len(flag) == 2 else flag.lower()).encode())
 
 
-def info(record: Command, resp3: bool) -> list:
-    """One COMMAND INFO entry."""
+def key_spec(spec: KeySpec) -> dict:
+    """One key specification as COMMAND INFO writes it."""
+    if spec.index:
+        begin = {b"type": b"index", b"spec": {b"index": spec.index}}
+    elif spec.keyword is not None:
+        begin = {b"type": b"keyword", b"spec": {b"keyword": spec.keyword.encode(),
+                                                 b"startfrom": spec.startfrom}}
+    else:
+        begin = {b"type": b"unknown", b"spec": {}}
+    if spec.range is not None:
+        lastkey, step, limit = spec.range
+        find = {b"type": b"range",
+                b"spec": {b"lastkey": lastkey, b"keystep": step, b"limit": limit}}
+    elif spec.keynum is not None:
+        keynumidx, firstkey, step = spec.keynum
+        find = {b"type": b"keynum",
+                b"spec": {b"keynumidx": keynumidx, b"firstkey": firstkey, b"keystep": step}}
+    else:
+        find = {b"type": b"unknown", b"spec": {}}
+    out = {} if spec.notes is None else {b"notes": spec.notes.encode()}
+    out[b"flags"] = SetReply([_key_spec_flag(f) for f in spec.flags])
+    out[b"begin_search"] = begin
+    out[b"find_keys"] = find
+    return out
+
+
+def info(record: Command) -> list:
+    """One COMMAND INFO entry (Redis writes its flags, categories, tips and key specs
+    as RESP3 sets, and no subcommands as an empty set)."""
     flags = [Status(f.encode()) for f in record.flags]
     if record.movable_keys:
         flags.append(Status(b"movablekeys"))
-    cats = [Status(c.encode()) for c in record.acl_categories]
-    subs = [info(sub, resp3) for sub in (record.subcommands or {}).values()]
-    # (RESP3 sets in Redis's order, as it writes them)
-    return [record.name.encode(), record.arity, SetReply(flags) if resp3 else flags,
+    return [record.name.encode(), record.arity, SetReply(flags),
             record.first_key, record.last_key, record.step,
-            SetReply(cats) if resp3 else cats,
-            [], key_specs(record), subs]
+            SetReply([Status(c.encode()) for c in record.acl_categories]),
+            SetReply([tip.encode() for tip in record.tips]),
+            SetReply([key_spec(spec) for spec in record.key_specs]),
+            [info(sub) for sub in record.subcommands.values()] if record.subcommands
+            else SetReply()]
+
+
+def _argument(argument: Arg) -> dict:
+    out = {b"name": argument.name.encode(), b"type": argument.type.encode()}
+    if argument.key_spec_index >= 0:
+        out[b"key_spec_index"] = argument.key_spec_index
+    for field in ("token", "since"):
+        if (value := getattr(argument, field)) is not None:
+            out[field.encode()] = value.encode()
+    if argument.flags:
+        out[b"flags"] = SetReply([Status(f.encode()) for f in argument.flags])
+    if argument.deprecated_since is not None:
+        out[b"deprecated_since"] = argument.deprecated_since.encode()
+    if argument.arguments:
+        out[b"arguments"] = [_argument(a) for a in argument.arguments]
+    return out
 
 
 def docs(record: Command) -> dict:
-    """One COMMAND DOCS entry."""
+    """One COMMAND DOCS entry, its fields in Redis's order."""
     out = {b"summary": record.summary.encode(), b"since": record.since.encode(),
            b"group": record.group.encode()}
+    if record.complexity is not None:
+        out[b"complexity"] = record.complexity.encode()
+    if record.doc_flags:
+        out[b"doc_flags"] = SetReply([Status(f.encode()) for f in record.doc_flags])
+    if record.deprecated_since is not None:
+        out[b"deprecated_since"] = record.deprecated_since.encode()
+    if record.replaced_by is not None:
+        out[b"replaced_by"] = record.replaced_by.encode()
+    if record.history:
+        out[b"history"] = SetReply([[v.encode(), text.encode()] for v, text in record.history])
+    if record.arguments:
+        out[b"arguments"] = [_argument(a) for a in record.arguments]
     if record.subcommands:
         out[b"subcommands"] = {sub.name.encode(): docs(sub)
                                for sub in record.subcommands.values()}
@@ -83,18 +116,18 @@ def _find(table: dict, name: bytes) -> Optional[Command]:
     return record
 
 
-def command_command(argv: list, resp3: bool):
+def command_command(argv: list):
     """COMMAND [COUNT | INFO name... | DOCS name... | LIST [FILTERBY ...] | GETKEYS ... | HELP]."""
     table = _table()
     if len(argv) == 1:
-        return [info(record, resp3) for record in table.values()]
+        return [info(record) for record in table.values()]
     sub = argv[1].lower()
     if sub == b"count":
         return len(table)
     if sub == b"info":
         if len(argv) == 2:
-            return [info(record, resp3) for record in table.values()]
-        return [None if (r := _find(table, name)) is None else info(r, resp3)
+            return [info(record) for record in table.values()]
+        return [None if (r := _find(table, name)) is None else info(r)
                 for name in argv[2:]]
     if sub == b"docs":
         if len(argv) == 2:

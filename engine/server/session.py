@@ -87,7 +87,7 @@ class ServerSession(Session):
                               client_is_local=self.conn.is_local)
 
     def cmd_command(self, argv):
-        return command_command(argv, self.ctx.resp3)
+        return command_command(argv)
 
     def cmd_shutdown(self, argv):
         save = None

@@ -15,7 +15,7 @@ import redis
 from engine import Engine
 from engine.api.session import Hub, QUEUED, Session
 from engine.commands.table import (COMMANDS, ENGINE_COMMANDS, FLAG_ORDER, cmd, command,
-                                   family)
+                                   family, ks)
 from engine.core.errors import ResponseError
 from engine.server.config.directives import DIRECTIVES
 from engine.server.config.server_config import ServerConfig
@@ -28,8 +28,6 @@ GROUPS = {"stream", "string", "generic", "connection", "transactions", "pubsub",
           "scripting", "list", "hash", "set", "sorted-set"}
 # Records whose arity follows a Redis newer than the 7.0 oracle: name -> 7.0's arity.
 NEWER_ARITY = {"zrank": 3, "zrevrank": 3}     # WITHSCORE, Redis 7.2
-# Flags of ours that Redis 7 no longer prints but our COMMAND INFO always has (LASTSAVE).
-LEGACY_FLAGS = {"random"}
 
 
 def every_record():
@@ -42,7 +40,7 @@ def every_record():
 def test_every_record_is_complete(record):
     assert record.summary and record.since and record.group in GROUPS
     assert record.arity != 0 and isinstance(record.arity, int)
-    assert set(record.flags) <= set(FLAG_ORDER) | LEGACY_FLAGS
+    assert set(record.flags) <= set(FLAG_ORDER)
     ranks = [FLAG_ORDER.index(f) if f in FLAG_ORDER else len(FLAG_ORDER) for f in record.flags]
     assert ranks == sorted(ranks)                   # the order COMMAND INFO prints
     if record.first_key:
@@ -109,10 +107,10 @@ NEWER_FLAGS = {"publish": {"may_replicate"},
 
 
 def _info_view(info: list, newer_arity: dict = {}) -> tuple:
-    """COMMAND INFO's arity (as 7.0 had it, by `newer_arity`), flags (less LEGACY_FLAGS
-    and NEWER_FLAGS), first key, last key, step."""
+    """COMMAND INFO's arity (as 7.0 had it, by `newer_arity`), flags (less NEWER_FLAGS),
+    first key, last key, step."""
     name = info[0].decode()
-    skip = LEGACY_FLAGS | NEWER_FLAGS.get(name, set())
+    skip = NEWER_FLAGS.get(name, set())
     flags = [f.decode() for f in info[2] if f.decode() not in skip]
     return newer_arity.get(name, info[1]), flags, info[3], info[4], info[5]
 
@@ -173,7 +171,8 @@ def test_config_get_lists_every_directive():
 @pytest.fixture
 def probe_command() -> Iterator[None]:
     """PROBE key [arg]: a write command of the engine added for the test (and removed)."""
-    record = family("generic", cmd("probe", -2, "write fast", keys=(1, 1, 1),
+    record = family("generic", cmd("probe", -2, "write fast", acl_categories="keyspace",
+                                   key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
                                    docs=("1.0.0", "A command a test adds to the table.")))[0]
     COMMANDS[b"probe"] = record
 
