@@ -313,10 +313,23 @@ COMMANDS: dict[bytes, Command] = _index(
                 arg("id", "string", multiple=True),
             )),
         cmd("xackdel", -6, "write fast",
-            key_specs=(
-                # TODO keys=(1, 1, 1) keyword=None numkeys=None
-            ),
-            docs=("8.2.0", "Acknowledges and deletes one or multiple messages for a stream consumer group.")),
+            acl_categories="stream",
+            key_specs=(ks("RW UPDATE DELETE", index=1, range=(0, 1, 0)),),
+            docs=("8.2.0", "Acknowledges and deletes one or multiple messages for a stream consumer group."),
+            complexity="O(1) for ach message ID processed.",
+            arguments=(
+                arg("key", "key", key_spec_index=0),
+                arg("group", "string"),
+                arg("condition", "oneof", arguments=(
+                    arg("keepref", "pure-token", token="KEEPREF"),
+                    arg("delref", "pure-token", token="DELREF"),
+                    arg("acked", "pure-token", token="ACKED"),
+                )),
+                arg("ids", "block", token="IDS", arguments=(
+                    arg("numids", "integer"),
+                    arg("id", "string", multiple=True),
+                )),
+            )),
         cmd("xadd", -5, "write denyoom fast",
             acl_categories="stream",
             tips="nondeterministic_output",
@@ -370,10 +383,21 @@ COMMANDS: dict[bytes, Command] = _index(
                 arg("justid", "pure-token", token="JUSTID", optional=True),
             )),
         cmd("xcfgset", -2, "write fast",
-            key_specs=(
-                # TODO keys=(1, 1, 1) keyword=None numkeys=None
-            ),
-            docs=("8.6.0", "Sets the IDMP configuration parameters for a stream.")),
+            acl_categories="stream",
+            key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
+            docs=("8.6.0", "Sets the IDMP configuration parameters for a stream."),
+            complexity="O(1)",
+            arguments=(
+                arg("key", "key", key_spec_index=0),
+                arg("idmp-duration-block", "block", optional=True, arguments=(
+                    arg("idmp-duration-token", "pure-token", token="IDMP-DURATION"),
+                    arg("duration", "integer"),
+                )),
+                arg("idmp-maxsize-block", "block", optional=True, arguments=(
+                    arg("idmp-maxsize-token", "pure-token", token="IDMP-MAXSIZE"),
+                    arg("maxsize", "integer"),
+                )),
+            )),
         cmd("xclaim", -6, "write fast",
             acl_categories="stream",
             tips="nondeterministic_output",
@@ -403,10 +427,22 @@ COMMANDS: dict[bytes, Command] = _index(
                 arg("id", "string", multiple=True),
             )),
         cmd("xdelex", -5, "write fast",
-            key_specs=(
-                # TODO keys=(1, 1, 1) keyword=None numkeys=None
-            ),
-            docs=("8.2.0", "Deletes one or multiple entries from the stream.")),
+            acl_categories="stream",
+            key_specs=(ks("RW DELETE", index=1, range=(0, 1, 0)),),
+            docs=("8.2.0", "Deletes one or multiple entries from the stream."),
+            complexity="O(1) for each single item to delete in the stream, regardless of the stream size.",
+            arguments=(
+                arg("key", "key", key_spec_index=0),
+                arg("condition", "oneof", arguments=(
+                    arg("keepref", "pure-token", token="KEEPREF"),
+                    arg("delref", "pure-token", token="DELREF"),
+                    arg("acked", "pure-token", token="ACKED"),
+                )),
+                arg("ids", "block", token="IDS", arguments=(
+                    arg("numids", "integer"),
+                    arg("id", "string", multiple=True),
+                )),
+            )),
         cmd("xgroup", -2,
             docs=("5.0.0", "A container for consumer groups commands."),
             complexity="Depends on subcommand.",
@@ -480,10 +516,16 @@ COMMANDS: dict[bytes, Command] = _index(
                     docs=("5.0.0", "Returns helpful text about the different subcommands."),
                     complexity="O(1)")]),
         cmd("xidmprecord", 5, "write denyoom fast",
-            key_specs=(
-                # TODO keys=(1, 1, 1) keyword=None numkeys=None
-            ),
-            docs=("8.8.0", "An internal command for setting IDMP metadata on an existing stream message.")),
+            acl_categories="stream",
+            key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
+            docs=("8.8.0", "An internal command for setting IDMP metadata on an existing stream message."),
+            complexity="O(1)",
+            arguments=(
+                arg("key", "key", key_spec_index=0),
+                arg("pid", "string"),
+                arg("iid", "string"),
+                arg("stream-id", "string"),
+            )),
         cmd("xinfo", -2,
             docs=("5.0.0", "A container for stream introspection commands."),
             complexity="Depends on subcommand.",
@@ -537,10 +579,23 @@ COMMANDS: dict[bytes, Command] = _index(
                 arg("key", "key", key_spec_index=0),
             )),
         cmd("xnack", -7, "write fast",
-            key_specs=(
-                # TODO keys=(1, 1, 1) keyword=None numkeys=None
-            ),
-            docs=("8.8.0", "Releases pending messages back to the group's PEL without acknowledging them, making them available for re-delivery.")),
+            acl_categories="stream",
+            key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
+            docs=("8.8.0", "Releases pending messages back to the group's PEL without acknowledging them, making them available for re-delivery."),
+            complexity="O(1) for each message ID processed.",
+            arguments=(
+                arg("key", "key", key_spec_index=0),
+                arg("group", "string"),
+                arg("mode", "oneof", arguments=(
+                    arg("silent", "pure-token", token="SILENT"),
+                    arg("fail", "pure-token", token="FAIL"),
+                    arg("fatal", "pure-token", token="FATAL"),
+                )),
+                arg("ids", "block", token="IDS", arguments=(
+                    arg("numids", "integer"),
+                    arg("id", "string", multiple=True),
+                )),
+            )),
         cmd("xpending", -3, "readonly",
             acl_categories="stream",
             tips="nondeterministic_output",
@@ -2386,10 +2441,14 @@ COMMANDS: dict[bytes, Command] = _index(
             )),
         cmd("waitaof", 4, "blocking",
             acl_categories="connection",
-            key_specs=(
-                # TODO keys=None keyword=None numkeys=None
-            ),
-            docs=("7.2.0", "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas."))),
+            tips="request_policy:all_shards response_policy:agg_min",
+            docs=("7.2.0", "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas."),
+            complexity="O(1)",
+            arguments=(
+                arg("numlocal", "integer"),
+                arg("numreplicas", "integer"),
+                arg("timeout", "integer"),
+            ))),
     family("connection",
         cmd("auth", -2, "noscript loading stale fast no_auth allow_busy", layer="session",
             acl_categories="connection",
@@ -2421,11 +2480,17 @@ COMMANDS: dict[bytes, Command] = _index(
                     acl_categories="connection",
                     docs=("2.6.9", "Returns the name of the connection."),
                     complexity="O(1)"),
-                cmd("setinfo", 4,
-                    key_specs=(
-                        # TODO keys=None keyword=None numkeys=None
-                    ),
-                    docs=("7.2.0", "Sets information specific to the client or connection.")),
+                cmd("setinfo", 4, "noscript loading stale sentinel",
+                    acl_categories="connection",
+                    docs=("7.2.0", "Sets information specific to the client or connection."),
+                    complexity="O(1)",
+                    arguments=(
+                        arg("attr", "oneof", arguments=(
+                            arg("libname", "string", token="lib-name"),
+                            arg("libver", "string", token="lib-ver"),
+                            arg("libinstancename", "string", token="lib-instance-name"),
+                        )),
+                    )),
                 cmd("info", 2, "noscript loading stale",
                     acl_categories="connection",
                     tips="nondeterministic_output",
@@ -2442,10 +2507,15 @@ COMMANDS: dict[bytes, Command] = _index(
                         )),
                     )),
                 cmd("no-touch", 3, "noscript loading stale",
-                    key_specs=(
-                        # TODO keys=None keyword=None numkeys=None
-                    ),
-                    docs=("7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.")),
+                    acl_categories="connection",
+                    docs=("7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."),
+                    complexity="O(1)",
+                    arguments=(
+                        arg("enabled", "oneof", arguments=(
+                            arg("on", "pure-token", token="ON"),
+                            arg("off", "pure-token", token="OFF"),
+                        )),
+                    )),
                 cmd("help", 2, "loading stale",
                     acl_categories="connection",
                     docs=("5.0.0", "Returns helpful text about the different subcommands."),
