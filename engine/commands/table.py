@@ -316,11 +316,11 @@ COMMANDS: dict[bytes, Command] = _index(
             acl_categories="stream",
             key_specs=(ks("RW UPDATE DELETE", index=1, range=(0, 1, 0)),),
             docs=("8.2.0", "Acknowledges and deletes one or multiple messages for a stream consumer group."),
-            complexity="O(1) for ach message ID processed.",
+            complexity="O(1) for each message ID processed.",
             arguments=(
                 arg("key", "key", key_spec_index=0),
                 arg("group", "string"),
-                arg("condition", "oneof", arguments=(
+                arg("condition", "oneof", optional=True, arguments=(
                     arg("keepref", "pure-token", token="KEEPREF"),
                     arg("delref", "pure-token", token="DELREF"),
                     arg("acked", "pure-token", token="ACKED"),
@@ -339,10 +339,16 @@ COMMANDS: dict[bytes, Command] = _index(
             history=(
                 ("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."),
                 ("7.0.0", "Added support for the `<ms>-*` explicit ID form."),
+                ("8.2.0", "Added the `KEEPREF`, `DELREF` and `ACKED` options."),
             ),
             arguments=(
                 arg("key", "key", key_spec_index=0),
                 arg("nomkstream", "pure-token", token="NOMKSTREAM", since="6.2.0", optional=True),
+                arg("condition", "oneof", optional=True, arguments=(
+                    arg("keepref", "pure-token", token="KEEPREF"),
+                    arg("delref", "pure-token", token="DELREF"),
+                    arg("acked", "pure-token", token="ACKED"),
+                )),
                 arg("trim", "block", optional=True, arguments=(
                     arg("strategy", "oneof", arguments=(
                         arg("maxlen", "pure-token", token="MAXLEN"),
@@ -355,11 +361,11 @@ COMMANDS: dict[bytes, Command] = _index(
                     arg("threshold", "string"),
                     arg("count", "integer", token="LIMIT", since="6.2.0", optional=True),
                 )),
-                arg("id_or_auto", "oneof", arguments=(
-                    arg("auto_id", "pure-token", token="*"),
+                arg("id-selector", "oneof", arguments=(
+                    arg("auto-id", "pure-token", token="*"),
                     arg("id", "string"),
                 )),
-                arg("field_value", "block", multiple=True, arguments=(
+                arg("data", "block", multiple=True, arguments=(
                     arg("field", "string"),
                     arg("value", "string"),
                 )),
@@ -433,7 +439,7 @@ COMMANDS: dict[bytes, Command] = _index(
             complexity="O(1) for each single item to delete in the stream, regardless of the stream size.",
             arguments=(
                 arg("key", "key", key_spec_index=0),
-                arg("condition", "oneof", arguments=(
+                arg("condition", "oneof", optional=True, arguments=(
                     arg("keepref", "pure-token", token="KEEPREF"),
                     arg("delref", "pure-token", token="DELREF"),
                     arg("acked", "pure-token", token="ACKED"),
@@ -697,6 +703,7 @@ COMMANDS: dict[bytes, Command] = _index(
             complexity="O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
             history=(
                 ("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."),
+                ("8.2.0", "Added the `KEEPREF`, `DELREF` and `ACKED` options."),
             ),
             arguments=(
                 arg("key", "key", key_spec_index=0),
@@ -711,6 +718,11 @@ COMMANDS: dict[bytes, Command] = _index(
                     )),
                     arg("threshold", "string"),
                     arg("count", "integer", token="LIMIT", since="6.2.0", optional=True),
+                    arg("condition", "oneof", optional=True, arguments=(
+                        arg("keepref", "pure-token", token="KEEPREF"),
+                        arg("delref", "pure-token", token="DELREF"),
+                        arg("acked", "pure-token", token="ACKED"),
+                    )),
                 )),
             ))),
     family("string",
@@ -2620,7 +2632,10 @@ COMMANDS: dict[bytes, Command] = _index(
         cmd("quit", -1, "noscript loading stale fast no_auth allow_busy", layer="session", pubsub_ok=True, immediate=True,
             acl_categories="connection",
             docs=("1.0.0", "Closes the connection."),
-            complexity="O(1)"),
+            complexity="O(1)",
+            doc_flags="deprecated",
+            deprecated_since="7.2.0",
+            replaced_by="just closing the connection"),
         cmd("reset", 1, "noscript loading stale fast no_auth allow_busy", layer="session", pubsub_ok=True, immediate=True,
             acl_categories="connection",
             docs=("6.2.0", "Resets the connection."),

@@ -18,6 +18,11 @@ NEWER: dict[str, dict[str, str]] = {
     "publish": {"flags": _UNSTABLE + "publish.json (may_replicate)"},
     **{name: {"flags": "redis/redis#11568 (7.2: no noscript; in a script they answer at once)"}
        for name in ("blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax")},
+    # 8.2's KEEPREF / DELREF / ACKED (and 7.2's argument names in these records)
+    **{name: {"history": _UNSTABLE + f"{name}.json", "arguments": _UNSTABLE + f"{name}.json"}
+       for name in ("xadd", "xtrim")},
+    "quit": {field: _UNSTABLE + "quit.json (deprecated in 7.2)"
+             for field in ("doc_flags", "deprecated_since", "replaced_by")},
     **{name: {"arity": _UNSTABLE + f"{name}.json (7.2: WITHSCORE)",
               "history": _UNSTABLE + f"{name}.json", "arguments": _UNSTABLE + f"{name}.json"}
        for name in ("zrank", "zrevrank")},
