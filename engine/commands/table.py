@@ -638,11 +638,17 @@ COMMANDS: dict[bytes, Command] = _index(
             )),
         cmd("xread", -4, "readonly blocking",
             acl_categories="stream",
-            key_specs=(ks("RO ACCESS", keyword="STREAMS", startfrom=1, range=(-1, 1, 2)),),
+            key_specs=(ks("RO ACCESS INCOMPLETE", keyword="STREAMS", startfrom=1, range=(-1, 1, 2),
+                          notes="Incomplete because a stream key named STREAMS (or options before it) can shift the STREAMS keyword; fall back to xreadGetKeys"),),
             docs=("5.0.0", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."),
             complexity="For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
+            history=(
+                ("8.10.0", "Added the `MAXCOUNT` and `MAXSIZE` options."),
+            ),
             arguments=(
                 arg("count", "integer", token="COUNT", optional=True),
+                arg("maxcount", "integer", token="MAXCOUNT", since="8.10.0", optional=True),
+                arg("maxsize", "integer", token="MAXSIZE", since="8.10.0", optional=True),
                 arg("milliseconds", "integer", token="BLOCK", optional=True),
                 arg("streams", "block", token="STREAMS", arguments=(
                     arg("key", "key", key_spec_index=0, multiple=True),
@@ -651,16 +657,24 @@ COMMANDS: dict[bytes, Command] = _index(
             )),
         cmd("xreadgroup", -7, "write blocking",
             acl_categories="stream",
-            key_specs=(ks("RO ACCESS", keyword="STREAMS", startfrom=4, range=(-1, 1, 2)),),
+            key_specs=(ks("RO ACCESS INCOMPLETE", keyword="STREAMS", startfrom=4, range=(-1, 1, 2),
+                          notes="Incomplete because a consumer/group named STREAMS (or options before GROUP) can shift the STREAMS keyword; fall back to xreadGetKeys"),),
             docs=("5.0.0", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."),
             complexity="For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
+            history=(
+                ("8.4.0", "Added the `CLAIM` option."),
+                ("8.10.0", "Added the `MAXCOUNT` and `MAXSIZE` options."),
+            ),
             arguments=(
-                arg("group_consumer", "block", token="GROUP", arguments=(
+                arg("group-block", "block", token="GROUP", arguments=(
                     arg("group", "string"),
                     arg("consumer", "string"),
                 )),
                 arg("count", "integer", token="COUNT", optional=True),
+                arg("maxcount", "integer", token="MAXCOUNT", since="8.10.0", optional=True),
+                arg("maxsize", "integer", token="MAXSIZE", since="8.10.0", optional=True),
                 arg("milliseconds", "integer", token="BLOCK", optional=True),
+                arg("min-idle-time", "integer", token="CLAIM", optional=True),
                 arg("noack", "pure-token", token="NOACK", optional=True),
                 arg("streams", "block", token="STREAMS", arguments=(
                     arg("key", "key", key_spec_index=0, multiple=True),

@@ -21,6 +21,10 @@ NEWER: dict[str, dict[str, str]] = {
     # 8.2's KEEPREF / DELREF / ACKED (and 7.2's argument names in these records)
     **{name: {"history": _UNSTABLE + f"{name}.json", "arguments": _UNSTABLE + f"{name}.json"}
        for name in ("xadd", "xtrim")},
+    # 8.4's CLAIM, 8.10's MAXCOUNT / MAXSIZE; the STREAMS key spec incomplete (redis/redis#15478)
+    **{name: {"history": _UNSTABLE + f"{name}.json", "arguments": _UNSTABLE + f"{name}.json",
+              "key_specs": _UNSTABLE + f"{name}.json (redis/redis#15478)"}
+       for name in ("xread", "xreadgroup")},
     "quit": {field: _UNSTABLE + "quit.json (deprecated in 7.2)"
              for field in ("doc_flags", "deprecated_since", "replaced_by")},
     **{name: {"arity": _UNSTABLE + f"{name}.json (7.2: WITHSCORE)",
