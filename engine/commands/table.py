@@ -542,6 +542,9 @@ COMMANDS: dict[bytes, Command] = _index(
                     key_specs=(ks("RO ACCESS", index=2, range=(0, 1, 0)),),
                     docs=("5.0.0", "Returns a list of the consumers in a consumer group."),
                     complexity="O(1)",
+                    history=(
+                        ("7.2.0", "Added the `inactive` field, and changed the meaning of `idle`."),
+                    ),
                     arguments=(
                         arg("key", "key", key_spec_index=0),
                         arg("groupname", "string"),
@@ -565,6 +568,7 @@ COMMANDS: dict[bytes, Command] = _index(
                     history=(
                         ("6.0.0", "Added the `FULL` modifier."),
                         ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"),
+                        ("7.2.0", "Added the `active-time` field, and changed the meaning of `seen-time`."),
                     ),
                     arguments=(
                         arg("key", "key", key_spec_index=0),

@@ -25,6 +25,9 @@ NEWER: dict[str, dict[str, str]] = {
     **{name: {"history": _UNSTABLE + f"{name}.json", "arguments": _UNSTABLE + f"{name}.json",
               "key_specs": _UNSTABLE + f"{name}.json (redis/redis#15478)"}
        for name in ("xread", "xreadgroup")},
+    # 7.2's inactive / active-time fields (XINFO CONSUMERS, XINFO STREAM FULL)
+    "xinfo|consumers": {"history": _UNSTABLE + "xinfo-consumers.json"},
+    "xinfo|stream": {"history": _UNSTABLE + "xinfo-stream.json"},
     "quit": {field: _UNSTABLE + "quit.json (deprecated in 7.2)"
              for field in ("doc_flags", "deprecated_since", "replaced_by")},
     **{name: {"arity": _UNSTABLE + f"{name}.json (7.2: WITHSCORE)",
