@@ -1391,6 +1391,7 @@ COMMANDS: dict[bytes, Command] = _index(
                 arg("cursor", "integer"),
                 arg("pattern", "pattern", token="MATCH", optional=True),
                 arg("count", "integer", token="COUNT", optional=True),
+                arg("novalues", "pure-token", token="NOVALUES", optional=True),
             )),
         cmd("hset", -4, "write denyoom fast",
             acl_categories="hash",

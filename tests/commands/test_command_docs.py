@@ -28,6 +28,7 @@ NEWER: dict[str, dict[str, str]] = {
     # 7.2's inactive / active-time fields (XINFO CONSUMERS, XINFO STREAM FULL)
     "xinfo|consumers": {"history": _UNSTABLE + "xinfo-consumers.json"},
     "xinfo|stream": {"history": _UNSTABLE + "xinfo-stream.json"},
+    "hscan": {"arguments": _UNSTABLE + "hscan.json (7.4: NOVALUES)"},
     "quit": {field: _UNSTABLE + "quit.json (deprecated in 7.2)"
              for field in ("doc_flags", "deprecated_since", "replaced_by")},
     **{name: {"arity": _UNSTABLE + f"{name}.json (7.2: WITHSCORE)",
