@@ -13,7 +13,7 @@ from test_command_table import every_record, server_in_thread
 
 _UNSTABLE = "https://github.com/redis/redis/blob/unstable/src/commands/"
 # What the newest Redis changed after 7.0 in a record Sluice has: name -> {field: source}.
-# `summary` of every record follows the rewording of Redis 7.2 (SUMMARY_SOURCE).
+# (`summary` of every record too: EVERY_RECORD_NEWER.)
 NEWER: dict[str, dict[str, str]] = {
     "publish": {"flags": _UNSTABLE + "publish.json (may_replicate)"},
     **{name: {"flags": "redis/redis#11568 (7.2: no noscript; in a script they answer at once)"}
@@ -40,7 +40,8 @@ NEWER: dict[str, dict[str, str]] = {
 NEWER_ONLY = {name: _UNSTABLE + f"{name.replace('|', '-')}.json"
               for name in ("xackdel", "xcfgset", "xdelex", "xidmprecord", "xnack", "waitaof",
                            "client|setinfo", "client|no-touch")}
-SUMMARY_SOURCE = _UNSTABLE + "*.json: Redis 7.2 reworded every summary (e.g. get.json)"
+# Fields the newest Redis changed in every record.
+EVERY_RECORD_NEWER = {"summary": _UNSTABLE + "*.json: Redis 7.2 reworded every summary (get.json)"}
 _INFO_FIELDS = ("name", "arity", "flags", "first_key", "last_key", "step", "acl_categories",
                 "tips", "key_specs", "subcommands")
 
@@ -108,12 +109,11 @@ def _deep_pairs(value: object) -> object:
 
 
 def _docs_view(docs: dict) -> dict:
-    view = {k: _deep_pairs(v) for k, v in _pairs(docs).items() if k != "subcommands"}
-    return view
+    return {k: _deep_pairs(v) for k, v in _pairs(docs).items() if k != "subcommands"}
 
 
 def _differences(name: str, ours: dict, theirs: dict, what: str) -> list:
-    skip = set(NEWER.get(name, {})) | {"summary"}
+    skip = set(NEWER.get(name, {})) | set(EVERY_RECORD_NEWER)
     return [f"{what} {name} {field}: ours {ours.get(field)!r} / 7.0 {theirs.get(field)!r}"
             for field in sorted(set(ours) | set(theirs) - skip)
             if field not in skip and ours.get(field) != theirs.get(field)]
