@@ -2,11 +2,14 @@
 points `save <seconds> <changes>` count) moves by as much as in redis-server 7.0 for
 every write command. Each sequence runs on the oracle, on sluice-server and on an
 embedded Engine (whose `dirty` the embedded save points read), and the step of each
-command is compared across the three. The one deliberate difference
-(tests/differential.py, "XREADGROUP and INFO rdb_changes_since_last_save"): a PEL
-re-read by XREADGROUP is no change (7.2+); 7.0 counts one per stream served."""
+command is compared across the three. Deliberate differences (tests/differential.py),
+where newest Redis counts otherwise: a PEL re-read by XREADGROUP is no change (7.0
+counts one per stream served); XREADGROUP, XCLAIM and XAUTOCLAIM create their consumer
+(one change) even when they serve nothing; a served blocked command counts as the
+same command run unblocked (7.0 counts none for BLPOP & co. and XREADGROUP)."""
 from __future__ import annotations
 
+import random
 import time
 from typing import Any, Callable
 
@@ -15,6 +18,7 @@ from redis.exceptions import ResponseError
 
 import collection_generator
 import command_generator
+import test_sorted_sets
 from differential import BELOW_MAX_STREAM_ID, Command, NewestRedisEmulation, RedisOracle, parse_xread
 from servers import SluiceServer
 
@@ -271,3 +275,61 @@ def test_generated_collection_commands_count_changes_as_redis_does(family, seed,
 def test_generated_stream_commands_count_changes_as_redis_does(seed, sluice, redis_server):
     sequence = command_generator.generate(seed, 300)
     run_three(sluice.port, redis_server[1], sequence, f"streams seed={seed}")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_generated_sorted_set_commands_count_changes_as_redis_does(seed, sluice, redis_server):
+    rng = random.Random(seed)
+    sequence = [tuple(str(a) for a in test_sorted_sets.random_command(rng)) for _ in range(300)]
+    run_three(sluice.port, redis_server[1], sequence, f"zset seed={seed}")
+
+
+SERVED = [  # (blocked command, the command that serves it)
+    (("BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"), ("RPUSH", "src", "a", "b")),
+    (("BRPOPLPUSH", "src", "dst", "0"), ("LPUSH", "src", "a")),
+    (("BLPOP", "src", "0"), ("RPUSH", "src", "a", "b", "c")),
+    (("BLMPOP", "0", "1", "src", "LEFT", "COUNT", "2"), ("RPUSH", "src", "a", "b", "c")),
+    (("BZPOPMIN", "zsrc", "0"), ("ZADD", "zsrc", "1", "a", "2", "b")),
+    (("BZMPOP", "0", "1", "zsrc", "MIN", "COUNT", "5"), ("ZADD", "zsrc", "1", "a", "2", "b")),
+    (("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "x", ">"), ("XADD", "x", "5-0", "f", "v")),
+]
+
+
+def served_step(port: int, blocked: Command, serving: Command, *, block: bool) -> int:
+    """The change counter's step over `serving` and `blocked`: blocked first and served
+    by it (`block`), or run after it, answering at once (what newest Redis counts for
+    a served client, which it runs again as a call: #11012)."""
+    conn, waiter, info = (RedisOracle("127.0.0.1", port, socket_timeout=10) for _ in range(3))
+    try:
+        conn.execute("FLUSHALL")
+        conn.execute("XGROUP", "CREATE", "x", "g", "$", "MKSTREAM")
+        conn.execute("XGROUP", "CREATECONSUMER", "x", "g", "c")
+
+        def dirty() -> int:
+            text = info.execute("INFO", "persistence").decode()
+            return int(text.split("rdb_changes_since_last_save:")[1].split("\r\n")[0])
+        before = dirty()
+        if not block:
+            conn.execute(*serving)
+        waiter.send(*blocked)
+        deadline = time.monotonic() + 5
+        while block and b"blocked_clients:1" not in info.execute("INFO", "clients"):
+            assert time.monotonic() < deadline, "the command did not block"
+            time.sleep(0.01)
+        if block:
+            conn.execute(*serving)
+        assert waiter.read() is not None
+        return dirty() - before
+    finally:
+        for c in (conn, waiter, info):
+            c.close()
+
+
+@pytest.mark.parametrize("blocked, serving", SERVED, ids=[b[0] for b, _ in SERVED])
+def test_served_blocked_commands_count_changes_as_newest_redis_does(blocked, serving, sluice,
+                                                                    redis_server):
+    """7.0 counts no change for a served BLPOP, BRPOP, BLMOVE, BRPOPLPUSH or XREADGROUP
+    (tests/differential.py, "A served blocked command and the change counter")."""
+    ours = served_step(sluice.port, blocked, serving, block=True)
+    assert ours == served_step(redis_server[1], blocked, serving, block=False)
+    assert ours == served_step(sluice.port, blocked, serving, block=False)
