@@ -233,6 +233,7 @@ def flushall(CommandContext ctx, list argv):
         removed += flush(ctx, <Database>db)
     if removed:
         ctx.propagate([b"FLUSHALL"], removed)
+    ctx.engine.flushed_all(ctx)             # a snapshot, with save points
     return OK
 
 

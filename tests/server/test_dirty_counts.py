@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -362,3 +363,50 @@ def test_served_blocked_commands_count_changes_as_newest_redis_does(blocked, ser
     ours = served_step(sluice.port, blocked, serving, block=True)
     assert ours == served_step(redis_server[1], blocked, serving, block=False)
     assert ours == served_step(sluice.port, blocked, serving, block=False)
+
+
+def flushall_with_save_points(port: int) -> list:
+    """[counter before FLUSHALL, counter after it, snapshots written by it] with the
+    save point 3600 s / 100 changes configured."""
+    r = RedisOracle("127.0.0.1", port, socket_timeout=10)
+    try:
+        def field(name: str) -> int:
+            text = r.execute("INFO", "persistence").decode()
+            return int(text.split(name + ":")[1].split("\r\n")[0])
+        r.execute("CONFIG", "SET", "save", "3600 100")
+        r.execute("FLUSHALL")
+        r.execute("MSET", "a", "1", "b", "2", "c", "3")
+        r.execute("SELECT", "3")
+        r.execute("SET", "d", "4")
+        before, saves = field("rdb_changes_since_last_save"), field("rdb_saves")
+        r.execute("FLUSHALL")
+        return [before, field("rdb_changes_since_last_save"), field("rdb_saves") - saves]
+    finally:
+        r.execute("CONFIG", "SET", "save", "")
+        r.close()
+
+
+def test_flushall_with_save_points_snapshots_and_restarts_the_counter(redis_server, tmp_path):
+    """Redis's FLUSHALL writes a snapshot of the emptied keyspace at once when save points
+    are configured (the counter starts again from 0); without them it counts one change
+    per key (the sequences above)."""
+    with SluiceServer(["--save", ""]) as srv:
+        ours = flushall_with_save_points(srv.port)
+    assert ours == flushall_with_save_points(redis_server[1])
+    assert ours[1:] == [0, 0]
+    from engine import Engine
+
+    engine = Engine(dir=tmp_path, save=[(3600, 100)])
+    try:
+        engine.execute("MSET", "a", "1", "b", "2")
+        snapshot = Path(engine.durability.snapshot_path)
+        assert not snapshot.exists()
+        engine.execute("FLUSHALL")
+        assert snapshot.exists()
+        assert engine.durability.info()["rdb_changes_since_last_save"] == 0
+        engine.execute("SET", "a", "1")
+        assert engine.durability.info()["rdb_changes_since_last_save"] == 1
+    finally:
+        engine.close(save=False)
+    with Engine(dir=tmp_path, save=[]) as engine:       # the snapshot FLUSHALL wrote
+        assert engine.execute("DBSIZE") == 0
