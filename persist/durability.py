@@ -338,11 +338,31 @@ class Durability:
         snapshot.write_snapshot(self.engine, self.snapshot_path)
         self._saved(self.engine.dirty)
 
-    def _saved(self, dirty_at_start: int) -> None:
+    def flushed_all(self) -> None:
+        """FLUSHALL ran: with save points configured, the emptied keyspace is
+        snapshotted at once, as Redis does (a running snapshot of the old data is
+        stopped first), so the change counter starts again from it. A failing
+        write is logged, not raised: the keys are gone either way."""
+        if not self.save_points:
+            return
+        if self.child is not None and self.child.kind == "rdb":
+            try:
+                os.kill(self.child.pid, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+            self._reap(block=True)
+        try:
+            snapshot.write_snapshot(self.engine, self.snapshot_path)
+        except OSError as exc:
+            log.warning("Write error saving DB on disk: %s", exc.strerror)
+            return
+        self._saved(self.engine.dirty, counted=False)     # rdb_saves: SAVE, BGSAVE only
+
+    def _saved(self, dirty_at_start: int, counted: bool = True) -> None:
         self._dirty_at_save = dirty_at_start
         self.lastsave = int(time.time())
         self._save_dirty_floor = 0
-        self.rdb_saves += 1
+        self.rdb_saves += counted
         self.rdb_last_bgsave_ok = True
         self.update_refusal()
 
@@ -517,10 +537,11 @@ class Durability:
             self._save_time_floor = self.lastsave + seconds_left
         return False
 
-    def _reap(self) -> None:
+    def _reap(self, block: bool = False) -> None:
+        """The child's end, if it is over (`block`: waits for it)."""
         job = self.child
         try:
-            pid, status = os.waitpid(job.pid, os.WNOHANG)
+            pid, status = os.waitpid(job.pid, 0 if block else os.WNOHANG)
         except ChildProcessError:
             pid, status = job.pid, 1 << 8
         if pid == 0:

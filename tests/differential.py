@@ -462,6 +462,17 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         source="[dirty]",
     ),
     DeliberateDifference(
+        name="A served blocked command and the change counter (INFO rdb_changes_since_last_save)",
+        redis_version="7.2",
+        redis_7_0="a BLPOP, BRPOP, BLMOVE, BRPOPLPUSH or XREADGROUP served by another client's "
+                  "write counts no change (observed on the oracle; BLMPOP, BZPOPMIN & co. count "
+                  "their pops)",
+        newest="the served client's command runs again as a call and counts as it would unblocked",
+        treatment="mask: INFO is not compared differentially; tests/server/test_dirty_counts.py "
+                  "compares a served command with the oracle running it after its server",
+        source="[#11012]",
+    ),
+    DeliberateDifference(
         name="Consumer-group lag of a stream emptied by XTRIM/XDEL",
         redis_version="8.0",
         redis_7_0="entries-added minus the group's entries-read (e.g. 1)",

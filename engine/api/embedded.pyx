@@ -222,6 +222,17 @@ cdef class Engine:
         if ctx.events:
             ctx.events = []
 
+    def flushed_all(self, CommandContext ctx) -> None:
+        """FLUSHALL ran in ctx: its changes count now, then persistence snapshots
+        the empty keyspace when save points are configured (as Redis does)."""
+        if self.durability is None:
+            return
+        if ctx.dirty:
+            self._changed = True
+            self.dirty += ctx.dirty
+            ctx.dirty = 0
+        self.durability.flushed_all()
+
     @property
     def in_transaction(self) -> bool:
         """Inside EXEC (persistence defers rewrites and saves until it is over)."""

@@ -32,9 +32,10 @@ cdef class CommandContext:
     cdef public uint64_t node_max_bytes
     cdef public uint64_t node_max_entries
 
-    cdef inline void propagate(self, list argv):
-        """One change, logged as argv when someone consumes effects."""
-        self.dirty += 1
+    cdef inline void propagate(self, list argv, long long changes=1):
+        """`changes` changes (Redis's count for the command: one per element added,
+        removed or set), logged as argv when someone consumes effects."""
+        self.dirty += changes
         if self.logging:
             self.effects.append(argv)
 

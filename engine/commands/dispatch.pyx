@@ -62,7 +62,8 @@ cpdef void drain_expired(CommandContext ctx):
     ctx.db.expired = []
     # The log must delete an expired key before any later change to it, so these
     # effects go before whatever the command itself reported.
-    if ctx.logs(len(expired)):
+    # Expiring is no change for the save points (Redis does not count it either).
+    if ctx.logging:
         ctx.effects[0:0] = [[b"DEL", key] for key in expired]
     for key in expired:
         ctx.touch(key, "x", b"expired")

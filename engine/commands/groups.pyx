@@ -292,7 +292,7 @@ def xack(CommandContext ctx, list argv):
     finally:
         free(ids)
     if acked:
-        ctx.propagate(argv)
+        ctx.propagate(argv, acked)         # one change per entry acknowledged
     return acked
 
 

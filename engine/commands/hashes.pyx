@@ -59,7 +59,7 @@ cdef object set_fields(CommandContext ctx, list argv, str name):
         added += value.set(argv[i], argv[i + 1])
     ctx.db.resized(key)
     ctx.touch(key, "h", b"hset")
-    ctx.propagate([b"HSET"] + argv[1:])
+    ctx.propagate([b"HSET"] + argv[1:], (len(argv) - 2) // 2)
     return added
 
 

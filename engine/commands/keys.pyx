@@ -67,7 +67,7 @@ cdef list remove_keys(CommandContext ctx, list argv):
         if db.lookup(key, ctx.now) is not None and db.remove(key):
             removed.append(key)
             ctx.touch(key, "g", b"del")
-    if removed and ctx.logs():
+    if removed and ctx.logs(len(removed)):
         ctx.effects.append([b"DEL"] + removed)
     return removed
 
@@ -206,34 +206,34 @@ cdef int flush_mode(list argv) except -1:
     return 0
 
 
-cdef bint flush(CommandContext ctx, Database db):
-    """Empties db; keys of the caller's database count as touched (WATCH)."""
-    if not db.data:
-        db.clear()
-        return False
-    if db is ctx.db and ctx.tracking:
+cdef Py_ssize_t flush(CommandContext ctx, Database db):
+    """Empties db; returns how many keys it held (each one change, as in Redis).
+    Keys of the caller's database count as touched (WATCH)."""
+    cdef Py_ssize_t removed = len(db.data)
+    if removed and db is ctx.db and ctx.tracking:
         ctx.touched.extend(db.data)
     db.clear()
-    return True
+    return removed
 
 
 @command("flushdb")
 def flushdb(CommandContext ctx, list argv):
     flush_mode(argv)
-    if flush(ctx, ctx.db):
-        ctx.propagate([b"FLUSHDB"])
+    cdef Py_ssize_t removed = flush(ctx, ctx.db)
+    if removed:
+        ctx.propagate([b"FLUSHDB"], removed)
     return OK
 
 
 @command("flushall")
 def flushall(CommandContext ctx, list argv):
     flush_mode(argv)
-    cdef bint changed = False
+    cdef Py_ssize_t removed = 0
     for db in ctx.engine.databases:
-        if flush(ctx, <Database>db):
-            changed = True
-    if changed:
-        ctx.propagate([b"FLUSHALL"])
+        removed += flush(ctx, <Database>db)
+    if removed:
+        ctx.propagate([b"FLUSHALL"], removed)
+    ctx.engine.flushed_all(ctx)             # a snapshot, with save points
     return OK
 
 

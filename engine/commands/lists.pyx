@@ -65,7 +65,7 @@ cdef object push(CommandContext ctx, list argv, bint left, bint existing_only):
         value.push(argv[2:], left)
         ctx.db.resized(key)
     ctx.touch(key, "l", end_event(left, b"push"))
-    ctx.propagate([b"LPUSH" if left else b"RPUSH", key] + argv[2:])
+    ctx.propagate([b"LPUSH" if left else b"RPUSH", key] + argv[2:], len(argv) - 2)
     return len(value)
 
 
@@ -111,7 +111,7 @@ cdef object pop_command(CommandContext ctx, list argv, bint left):
     cdef list out = pop_from(ctx, key, value, count, left)
     cdef bytes name = b"LPOP" if left else b"RPOP"
     if argc == 3:
-        ctx.propagate([name, key, str(len(out)).encode()])
+        ctx.propagate([name, key, str(len(out)).encode()], len(out))
         return out
     ctx.propagate([name, key])
     return out[0]
@@ -163,7 +163,8 @@ cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t t
         value = list_at(ctx, key)
         if value is not None:
             out = pop_from(ctx, key, value, count, left)
-            ctx.propagate([b"LPOP" if left else b"RPOP", key, str(len(out)).encode()])
+            ctx.propagate([b"LPOP" if left else b"RPOP", key, str(len(out)).encode()],
+                          len(out))
             return [key, out]
     if blocking:
         return block_or_nil(ctx, keys, timeout, argv, b"list", True)
@@ -333,7 +334,7 @@ def lrem(CommandContext ctx, list argv):
     if removed:
         ctx.touch(key, "l", b"lrem")
         settle(ctx, key, value)
-        ctx.propagate([b"LREM", key, argv[2], element])
+        ctx.propagate([b"LREM", key, argv[2], element], removed)
     return removed
 
 
@@ -354,7 +355,7 @@ def ltrim(CommandContext ctx, list argv):
     ctx.touch(key, "l", b"ltrim")
     settle(ctx, key, value)
     if drop_head or drop_tail:
-        ctx.propagate([b"LTRIM", key, argv[2], argv[3]])
+        ctx.propagate([b"LTRIM", key, argv[2], argv[3]], drop_head + drop_tail)
     return OK_REPLY
 
 

@@ -45,7 +45,7 @@ def sadd(CommandContext ctx, list argv):
         ctx.db.resized(key)
     if added:
         ctx.touch(key, "s", b"sadd")
-        ctx.propagate([b"SADD"] + argv[1:])
+        ctx.propagate([b"SADD"] + argv[1:], added)
     return added
 
 
@@ -96,11 +96,12 @@ def spop(CommandContext ctx, list argv):
         value.remove(member)
     ctx.touch(key, "s", b"spop")
     settle(ctx, key, value)
-    if key not in ctx.db.data and argc == 3:
-        ctx.propagate([b"DEL", key])
-    else:
-        for i in range(0, len(taken), SREM_BATCH):
-            ctx.propagate([b"SREM", key] + taken[i:i + SREM_BATCH])
+    if ctx.logs(len(taken)):            # one change per member taken
+        if key not in ctx.db.data and argc == 3:
+            ctx.effects.append([b"DEL", key])
+        else:
+            for i in range(0, len(taken), SREM_BATCH):
+                ctx.effects.append([b"SREM", key] + taken[i:i + SREM_BATCH])
     if argc == 2:
         return taken[0]
     return members_reply(ctx, taken)
@@ -128,6 +129,7 @@ def srandmember(CommandContext ctx, list argv):
 @command("smove")
 def smove(CommandContext ctx, list argv):
     cdef bytes src = argv[1], dst = argv[2], member = argv[3]
+    cdef bint added = True
     source = set_at(ctx, src)
     target = set_at(ctx, dst) if source is not None else None
     if source is None:
@@ -145,7 +147,9 @@ def smove(CommandContext ctx, list argv):
     elif target.add(member):
         ctx.db.resized(dst)
         ctx.touch(dst, "s", b"sadd")
-    ctx.propagate([b"SMOVE", src, dst, member])
+    else:
+        added = False
+    ctx.propagate([b"SMOVE", src, dst, member], 1 + added)     # the removal, the addition
     return 1
 
 
