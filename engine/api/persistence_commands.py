@@ -1,5 +1,5 @@
 """SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, WAITAOF: the engine's handlers of these
-records of engine/commands/table.py live here, in the API layer, because they drive
+records of engine/commands/table/ live here, in the API layer, because they drive
 (or wait for) the engine's persistence (persist.durability): the command layer
 reaches the disk only through the effects list and imports nothing from persist/."""
 import logging

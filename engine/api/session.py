@@ -8,7 +8,7 @@ blocked read it waits on. `Session.call(argv)` is `process_command(session, argv
 the one road from a client to a command (Redis's processCommand): unknown command
 and arity first, then NOAUTH, then the write refusal, then the RESP2 pub/sub
 context, then BUSY (a script runs long), then MULTI queueing, then the command itself, run by its layer (the
-command table: engine/commands/table.py). It returns the reply
+command table: engine/commands/table/). It returns the reply
 (plain values, as Engine.execute does), raises engine.ResponseError with Redis's
 text, or returns BLOCKED when a blocking command (XREAD ... BLOCK, BLPOP...) has to wait: the caller
 then waits its own way (a condition variable in the embedded client, the event loop
@@ -293,7 +293,7 @@ def process_command(session: "Session", argv: list) -> Any:
     """Runs argv for `session` the way Redis's processCommand does, each check once:
     lookup and arity, NOAUTH, the write refusal while persistence fails (MISCONF),
     the RESP2 pub/sub context, BUSY while a script runs long, MULTI queueing, then
-    the call by the command's layer (engine/commands/table.py). The reply; or raises ResponseError; or BLOCKED.
+    the call by the command's layer (engine/commands/table/). The reply; or raises ResponseError; or BLOCKED.
 
     Every road goes through here: Session.call (the embedded client, the server's
     slow path; the server's fast path is the plain-session case below, compiled),

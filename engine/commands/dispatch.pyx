@@ -11,7 +11,7 @@ cdef dict _commands = ENGINE_COMMANDS
 
 
 cpdef object resolve(list argv):
-    """The engine's record for argv (subcommand resolved: engine/commands/table.py),
+    """The engine's record for argv (subcommand resolved: engine/commands/table/),
     or raises Redis's error."""
     cdef bytes name = argv[0]
     spec = _commands.get(name)

@@ -1,5 +1,5 @@
 """COMMAND: COUNT, INFO, DOCS, LIST, GETKEYS, HELP, rendered from the one command
-table (engine/commands/table.py): name, arity, flags, key positions, ACL categories,
+table (engine/commands/table/): name, arity, flags, key positions, ACL categories,
 tips, key specs, subcommands, and the docs (summary, group, complexity, history,
 arguments: what redis-cli's hints and client libraries read)."""
 from __future__ import annotations
@@ -103,7 +103,7 @@ def docs(record: Command) -> dict:
 
 
 def _table() -> dict:
-    """name -> record of every command (engine/commands/table.py), sorted by name as
+    """name -> record of every command (engine/commands/table/), sorted by name as
     COMMAND lists them; built per call, so COMMAND sees every record there is."""
     return {raw.decode(): record for raw, record in sorted(COMMANDS.items())}
 

@@ -1,4 +1,4 @@
-"""The one command table (engine/commands/table.py): every record is complete and
+"""The one command table (engine/commands/table/): every record is complete and
 agrees with redis-server, and a record added to it is seen by every road in - the
 embedded engine, the session (process_command), the server's fast and slow paths,
 and COMMAND."""

@@ -1,0 +1,144 @@
+"""The command table: every command and subcommand Sluice knows, one record each, as
+Redis's src/commands/*.json are - in this one package, so that a reader (and COMMAND,
+the session, the server's fast path, WATCH, tools/aof_cli.py) finds all of them in
+one place: the record's shape and builders in `record`, the records of each of
+Redis's docs groups in a module of their own (`streams`, `strings`, `lists`, `hashes`,
+`sets`, `sorted_sets`, `keys` for the generic group, `connection`, `transactions`,
+`pubsub`, `scripting`, `server`), and here COMMANDS, in the groups' order (COMMAND
+lists them so), and the lookups the engine and the sessions make.
+
+A record says what Redis's json says - name, arity, command flags, ACL categories,
+tips, key specifications, docs (group, since, summary, complexity, history, doc flags,
+arguments), subcommands - and which layer runs it:
+- `engine`: a handler(ctx, argv) of the command layer, bound by the `@command`
+  decorator of its module (engine/commands/*.pyx; SAVE & co. in
+  engine/api/persistence_commands.py, which drive persistence); Engine.execute runs it.
+- `session`: a method of engine/api/session.py's Session (every client has them).
+- `server`: a method of engine/server/session.py's ServerSession (only the server's
+  clients have them).
+The method is `cmd_<name>`; a subcommand's is its container's, or its own
+`<container>_<subcommand>`, `-` read as `_` (CLIENT: `sub_methods`). PING and FLUSHALL
+run in the session, which calls the engine's handler: Engine.execute runs that
+handler directly.
+
+Arity follows Redis: positive = exact argument count (command name included),
+negative = at least that many. The key specifications are the one declaration of
+where the keys are; the legacy key positions (first, last, step) COMMAND INFO prints
+come from them as Redis derives them, and so do `keyword` (keys that follow a
+keyword: XREAD's STREAMS) and `numkeys` (the position of a key count that the keys
+follow: EVAL's). `find_keys` is a function that reads the keys from the arguments
+where options name them (SORT's STORE; Redis's getkeys_proc): movablekeys.
+
+Flags are Redis's command flags, as COMMAND INFO prints them; `acl_categories` the
+categories Redis's json names, to which Redis adds those the flags imply (write:
+@write, readonly: @read, admin: @admin @dangerous, ...). Our own rules beyond them
+are fields: `pubsub_ok` (allowed in a RESP2 subscribed context), `immediate` (runs at
+once inside MULTI instead of being queued), `aborts_exec` (a refusal aborts the
+transaction with the reason: EXEC), `denied_on_misconf` (refused while persistence
+fails: every write, and PING so that health checks notice). `no_auth`, `no_multi`,
+`allow_busy` and `write` come from the flags of the same names.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Optional
+
+from engine.commands.table.record import (CATEGORY_ORDER, FLAG_ORDER, KEY_SPEC_FLAGS, LAYERS, Arg,
+                                          Command, KeySpec, arg, cmd, family, ks,
+                                          legacy_key_range)
+from engine.commands.table.streams import STREAM_COMMANDS
+from engine.commands.table.strings import STRING_COMMANDS
+from engine.commands.table.lists import LIST_COMMANDS
+from engine.commands.table.hashes import HASH_COMMANDS
+from engine.commands.table.sets import SET_COMMANDS
+from engine.commands.table.sorted_sets import SORTED_SET_COMMANDS
+from engine.commands.table.keys import KEY_COMMANDS, sort_keys
+from engine.commands.table.connection import CONNECTION_COMMANDS
+from engine.commands.table.transactions import TRANSACTION_COMMANDS
+from engine.commands.table.pubsub import PUBSUB_COMMANDS
+from engine.commands.table.scripting import SCRIPTING_COMMANDS
+from engine.commands.table.server import SERVER_COMMANDS
+
+__all__ = ["COMMANDS", "ENGINE_COMMANDS", "command", "classify", "layer_commands",
+           "Command", "KeySpec", "Arg", "cmd", "ks", "arg", "family", "legacy_key_range",
+           "sort_keys", "FLAG_ORDER", "CATEGORY_ORDER", "KEY_SPEC_FLAGS", "LAYERS"]
+
+
+def _index(*families: list) -> dict:
+    return {record.name.encode(): record for records in families for record in records}
+
+
+COMMANDS: dict[bytes, Command] = _index(
+    STREAM_COMMANDS,
+    STRING_COMMANDS,
+    LIST_COMMANDS,
+    HASH_COMMANDS,
+    SET_COMMANDS,
+    SORTED_SET_COMMANDS,
+    KEY_COMMANDS,
+    CONNECTION_COMMANDS,
+    TRANSACTION_COMMANDS,
+    PUBSUB_COMMANDS,
+    SCRIPTING_COMMANDS,
+    SERVER_COMMANDS)
+"""Every top-level record by lower-case name."""
+
+ENGINE_COMMANDS: dict[bytes, Command] = {}
+"""The records the engine runs (Engine.execute): those with a handler, filled by
+@command, by lower- and upper-case name (the common spellings, found without
+lower()). Session and server commands are unknown there."""
+
+
+def command(name: str):
+    """Binds the decorated handler(ctx, argv) -> reply to the record `name`
+    ("xgroup|create" for a subcommand): the engine then runs it."""
+    def bind(handler: Callable) -> Callable:
+        top, _, sub = name.partition("|")
+        record = container = COMMANDS[top.encode()]
+        if sub:
+            record = container.subcommands[sub.encode()]
+        record.handler = handler
+        ENGINE_COMMANDS[top.encode()] = ENGINE_COMMANDS[top.upper().encode()] = container
+        return handler
+    return bind
+
+
+def classify(argv: list, spec: Optional[Command] = None) -> tuple:
+    """(full command name or None, rejected) for a command that failed (an engine
+    command unless its record `spec` is given): rejected = refused by lookup/arity
+    before running (Redis's rejected_calls); unknown commands and subcommands have no
+    name (no commandstats entry)."""
+    if spec is None:
+        spec = ENGINE_COMMANDS.get(argv[0].lower())
+    if spec is None:
+        return None, True
+    argc = len(argv)
+    if spec.subcommands is not None:
+        if argc < 2:
+            return spec.name, True
+        sub = spec.subcommands.get(argv[1].lower())
+        if sub is None:
+            return None, True
+        spec = sub
+    return spec.name, not spec.arity_ok(argc)
+
+
+def layer_commands(*layers: str) -> dict:
+    """The records a session of these layers runs itself (not through the engine),
+    containers holding only those subcommands; by lower- and upper-case name (the
+    common spellings, found without lower())."""
+    out: dict = {}
+    for raw, record in COMMANDS.items():
+        if record.layer not in layers:
+            continue
+        if record.subcommands is not None:
+            subs = {n: s for n, s in record.subcommands.items() if s.layer in layers}
+            record = _with_subcommands(record, subs)
+        out[raw] = out[raw.upper()] = record
+    return out
+
+
+def _with_subcommands(record: Command, subcommands: dict) -> Command:
+    if subcommands.keys() == record.subcommands.keys():
+        return record
+    return replace(record, subcommands=subcommands)

@@ -1,0 +1,398 @@
+"""The records of Redis's generic group, the commands on keys of any type: DEL,
+EXISTS, expiry and TTLs, RENAME, COPY, DUMP/RESTORE, SCAN, OBJECT, SORT (and the
+finder of SORT's keys), WAITAOF."""
+from __future__ import annotations
+
+from engine.commands.table.record import Command, arg, cmd, family, ks
+
+# SORT's options and how many arguments each takes, to find its STORE destination
+_SORT_OPTIONS = {b"LIMIT": 2, b"BY": 1, b"GET": 1, b"STORE": 1}
+
+
+def sort_keys(argv: list) -> list:
+    """SORT's keys: the sorted key and the last STORE destination (as Redis's
+    sortGetKeys finds it, skipping the arguments of LIMIT, BY and GET)."""
+    keys = argv[1:2]
+    store = None
+    i = 2
+    while i < len(argv):
+        option = argv[i].upper()
+        if option == b"STORE" and i + 1 < len(argv):
+            store = argv[i + 1]
+        i += 1 + _SORT_OPTIONS.get(option, 0)
+    return keys if store is None else keys + [store]
+
+
+KEY_COMMANDS: list[Command] = family("generic",
+    cmd("copy", -3, "write denyoom",
+        acl_categories="keyspace",
+        key_specs=(
+            ks("RO ACCESS", index=1, range=(0, 1, 0)),
+            ks("OW UPDATE", index=2, range=(0, 1, 0)),
+        ),
+        docs=("6.2.0", "Copies the value of a key to a new key."),
+        complexity="O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
+        arguments=(
+            arg("source", "key", key_spec_index=0),
+            arg("destination", "key", key_spec_index=1),
+            arg("destination-db", "integer", token="DB", optional=True),
+            arg("replace", "pure-token", token="REPLACE", optional=True),
+        )),
+    cmd("del", -2, "write",
+        acl_categories="keyspace",
+        tips="request_policy:multi_shard response_policy:agg_sum",
+        key_specs=(ks("RM DELETE", index=1, range=(-1, 1, 0)),),
+        docs=("1.0.0", "Deletes one or more keys."),
+        complexity="O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
+        arguments=(
+            arg("key", "key", key_spec_index=0, multiple=True),
+        )),
+    cmd("dump", 2, "readonly",
+        acl_categories="keyspace",
+        tips="nondeterministic_output",
+        key_specs=(ks("RO ACCESS", index=1, range=(0, 1, 0)),),
+        docs=("2.6.0", "Returns a serialized representation of the value stored at a key."),
+        complexity="O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+        )),
+    cmd("exists", -2, "readonly fast",
+        acl_categories="keyspace",
+        tips="request_policy:multi_shard response_policy:agg_sum",
+        key_specs=(ks("RO", index=1, range=(-1, 1, 0)),),
+        docs=("1.0.0", "Determines whether one or more keys exist."),
+        complexity="O(N) where N is the number of keys to check.",
+        history=(
+            ("3.0.3", "Accepts multiple `key` arguments."),
+        ),
+        arguments=(
+            arg("key", "key", key_spec_index=0, multiple=True),
+        )),
+    cmd("expire", -3, "write fast",
+        acl_categories="keyspace",
+        key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
+        docs=("1.0.0", "Sets the expiration time of a key in seconds."),
+        complexity="O(1)",
+        history=(
+            ("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."),
+        ),
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("seconds", "integer"),
+            arg("condition", "oneof", since="7.0.0", optional=True, arguments=(
+                arg("nx", "pure-token", token="NX"),
+                arg("xx", "pure-token", token="XX"),
+                arg("gt", "pure-token", token="GT"),
+                arg("lt", "pure-token", token="LT"),
+            )),
+        )),
+    cmd("expireat", -3, "write fast",
+        acl_categories="keyspace",
+        key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
+        docs=("1.2.0", "Sets the expiration time of a key to a Unix timestamp."),
+        complexity="O(1)",
+        history=(
+            ("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."),
+        ),
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("unix-time-seconds", "unix-time"),
+            arg("condition", "oneof", since="7.0.0", optional=True, arguments=(
+                arg("nx", "pure-token", token="NX"),
+                arg("xx", "pure-token", token="XX"),
+                arg("gt", "pure-token", token="GT"),
+                arg("lt", "pure-token", token="LT"),
+            )),
+        )),
+    cmd("expiretime", 2, "readonly fast",
+        acl_categories="keyspace",
+        key_specs=(ks("RO ACCESS", index=1, range=(0, 1, 0)),),
+        docs=("7.0.0", "Returns the expiration time of a key as a Unix timestamp."),
+        complexity="O(1)",
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+        )),
+    cmd("keys", 2, "readonly",
+        acl_categories="keyspace dangerous",
+        tips="request_policy:all_shards nondeterministic_output_order",
+        docs=("1.0.0", "Returns all key names that match a pattern."),
+        complexity="O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
+        arguments=(
+            arg("pattern", "pattern"),
+        )),
+    cmd("move", 3, "write fast",
+        acl_categories="keyspace",
+        key_specs=(ks("RW ACCESS UPDATE", index=1, range=(0, 1, 0)),),
+        docs=("1.0.0", "Moves a key to another database."),
+        complexity="O(1)",
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("db", "integer"),
+        )),
+    cmd("object", -2,
+        docs=("2.2.3", "A container for object introspection commands."),
+        complexity="Depends on subcommand.",
+        subcommands=[
+            cmd("encoding", 3, "readonly",
+                acl_categories="keyspace",
+                tips="nondeterministic_output",
+                key_specs=(ks("RO", index=2, range=(0, 1, 0)),),
+                docs=("2.2.3", "Returns the internal encoding of a Redis object."),
+                complexity="O(1)",
+                arguments=(
+                    arg("key", "key", key_spec_index=0),
+                )),
+            cmd("freq", 3, "readonly",
+                acl_categories="keyspace",
+                tips="nondeterministic_output",
+                key_specs=(ks("RO", index=2, range=(0, 1, 0)),),
+                docs=("4.0.0", "Returns the logarithmic access frequency counter of a Redis object."),
+                complexity="O(1)",
+                arguments=(
+                    arg("key", "key", key_spec_index=0),
+                )),
+            cmd("help", 2, "loading stale",
+                acl_categories="keyspace",
+                docs=("6.2.0", "Returns helpful text about the different subcommands."),
+                complexity="O(1)"),
+            cmd("idletime", 3, "readonly",
+                acl_categories="keyspace",
+                tips="nondeterministic_output",
+                key_specs=(ks("RO", index=2, range=(0, 1, 0)),),
+                docs=("2.2.3", "Returns the time since the last access to a Redis object."),
+                complexity="O(1)",
+                arguments=(
+                    arg("key", "key", key_spec_index=0),
+                )),
+            cmd("refcount", 3, "readonly",
+                acl_categories="keyspace",
+                tips="nondeterministic_output",
+                key_specs=(ks("RO", index=2, range=(0, 1, 0)),),
+                docs=("2.2.3", "Returns the reference count of a value of a key."),
+                complexity="O(1)",
+                arguments=(
+                    arg("key", "key", key_spec_index=0),
+                ))]),
+    cmd("persist", 2, "write fast",
+        acl_categories="keyspace",
+        key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
+        docs=("2.2.0", "Removes the expiration time of a key."),
+        complexity="O(1)",
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+        )),
+    cmd("pexpire", -3, "write fast",
+        acl_categories="keyspace",
+        key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
+        docs=("2.6.0", "Sets the expiration time of a key in milliseconds."),
+        complexity="O(1)",
+        history=(
+            ("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."),
+        ),
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("milliseconds", "integer"),
+            arg("condition", "oneof", since="7.0.0", optional=True, arguments=(
+                arg("nx", "pure-token", token="NX"),
+                arg("xx", "pure-token", token="XX"),
+                arg("gt", "pure-token", token="GT"),
+                arg("lt", "pure-token", token="LT"),
+            )),
+        )),
+    cmd("pexpireat", -3, "write fast",
+        acl_categories="keyspace",
+        key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
+        docs=("2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp."),
+        complexity="O(1)",
+        history=(
+            ("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."),
+        ),
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("unix-time-milliseconds", "unix-time"),
+            arg("condition", "oneof", since="7.0.0", optional=True, arguments=(
+                arg("nx", "pure-token", token="NX"),
+                arg("xx", "pure-token", token="XX"),
+                arg("gt", "pure-token", token="GT"),
+                arg("lt", "pure-token", token="LT"),
+            )),
+        )),
+    cmd("pexpiretime", 2, "readonly fast",
+        acl_categories="keyspace",
+        key_specs=(ks("RO ACCESS", index=1, range=(0, 1, 0)),),
+        docs=("7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp."),
+        complexity="O(1)",
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+        )),
+    cmd("pttl", 2, "readonly fast",
+        acl_categories="keyspace",
+        tips="nondeterministic_output",
+        key_specs=(ks("RO ACCESS", index=1, range=(0, 1, 0)),),
+        docs=("2.6.0", "Returns the expiration time in milliseconds of a key."),
+        complexity="O(1)",
+        history=(
+            ("2.8.0", "Added the -2 reply."),
+        ),
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+        )),
+    cmd("randomkey", 1, "readonly",
+        acl_categories="keyspace",
+        tips="request_policy:all_shards nondeterministic_output",
+        docs=("1.0.0", "Returns a random key name from the database."),
+        complexity="O(1)"),
+    cmd("rename", 3, "write",
+        acl_categories="keyspace",
+        key_specs=(
+            ks("RW ACCESS DELETE", index=1, range=(0, 1, 0)),
+            ks("OW UPDATE", index=2, range=(0, 1, 0)),
+        ),
+        docs=("1.0.0", "Renames a key and overwrites the destination."),
+        complexity="O(1)",
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("newkey", "key", key_spec_index=1),
+        )),
+    cmd("renamenx", 3, "write fast",
+        acl_categories="keyspace",
+        key_specs=(
+            ks("RW ACCESS DELETE", index=1, range=(0, 1, 0)),
+            ks("OW INSERT", index=2, range=(0, 1, 0)),
+        ),
+        docs=("1.0.0", "Renames a key only when the target key name doesn't exist."),
+        complexity="O(1)",
+        history=(
+            ("3.2.0", "The command no longer returns an error when source and destination names are the same."),
+        ),
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("newkey", "key", key_spec_index=1),
+        )),
+    cmd("restore", -4, "write denyoom",
+        acl_categories="keyspace dangerous",
+        key_specs=(ks("OW UPDATE", index=1, range=(0, 1, 0)),),
+        docs=("2.6.0", "Creates a key from the serialized representation of a value."),
+        complexity="O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+        history=(
+            ("3.0.0", "Added the `REPLACE` modifier."),
+            ("5.0.0", "Added the `ABSTTL` modifier."),
+            ("5.0.0", "Added the `IDLETIME` and `FREQ` options."),
+        ),
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("ttl", "integer"),
+            arg("serialized-value", "string"),
+            arg("replace", "pure-token", token="REPLACE", since="3.0.0", optional=True),
+            arg("absttl", "pure-token", token="ABSTTL", since="5.0.0", optional=True),
+            arg("seconds", "integer", token="IDLETIME", since="5.0.0", optional=True),
+            arg("frequency", "integer", token="FREQ", since="5.0.0", optional=True),
+        )),
+    cmd("scan", -2, "readonly",
+        acl_categories="keyspace",
+        tips="nondeterministic_output request_policy:special",
+        docs=("2.8.0", "Iterates over the key names in the database."),
+        complexity="O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+        history=(
+            ("6.0.0", "Added the `TYPE` subcommand."),
+        ),
+        arguments=(
+            arg("cursor", "integer"),
+            arg("pattern", "pattern", token="MATCH", optional=True),
+            arg("count", "integer", token="COUNT", optional=True),
+            arg("type", "string", token="TYPE", since="6.0.0", optional=True),
+        )),
+    cmd("sort", -2, "write denyoom", find_keys=sort_keys,
+        acl_categories="set sortedset list dangerous",
+        key_specs=(
+            ks("RO ACCESS", index=1, range=(0, 1, 0)),
+            ks("RO ACCESS", notes="For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
+            ks("OW UPDATE", notes="For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"),
+        ),
+        docs=("1.0.0", "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."),
+        complexity="O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("pattern", "pattern", key_spec_index=1, token="BY", optional=True),
+            arg("offset_count", "block", token="LIMIT", optional=True, arguments=(
+                arg("offset", "integer"),
+                arg("count", "integer"),
+            )),
+            arg("pattern", "pattern", key_spec_index=1, token="GET", optional=True, multiple=True, multiple_token=True),
+            arg("order", "oneof", optional=True, arguments=(
+                arg("asc", "pure-token", token="ASC"),
+                arg("desc", "pure-token", token="DESC"),
+            )),
+            arg("sorting", "pure-token", token="ALPHA", optional=True),
+            arg("destination", "key", key_spec_index=2, token="STORE", optional=True),
+        )),
+    cmd("sort_ro", -2, "readonly", find_keys=lambda argv: argv[1:2],
+        acl_categories="set sortedset list dangerous",
+        key_specs=(
+            ks("RO ACCESS", index=1, range=(0, 1, 0)),
+            ks("RO ACCESS", notes="For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
+        ),
+        docs=("7.0.0", "Returns the sorted elements of a list, a set, or a sorted set."),
+        complexity="O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+            arg("pattern", "pattern", key_spec_index=1, token="BY", optional=True),
+            arg("offset_count", "block", token="LIMIT", optional=True, arguments=(
+                arg("offset", "integer"),
+                arg("count", "integer"),
+            )),
+            arg("pattern", "pattern", key_spec_index=1, token="GET", optional=True, multiple=True, multiple_token=True),
+            arg("order", "oneof", optional=True, arguments=(
+                arg("asc", "pure-token", token="ASC"),
+                arg("desc", "pure-token", token="DESC"),
+            )),
+            arg("sorting", "pure-token", token="ALPHA", optional=True),
+        )),
+    cmd("touch", -2, "readonly fast",
+        acl_categories="keyspace",
+        tips="request_policy:multi_shard response_policy:agg_sum",
+        key_specs=(ks("RO", index=1, range=(-1, 1, 0)),),
+        docs=("3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
+        complexity="O(N) where N is the number of keys that will be touched.",
+        arguments=(
+            arg("key", "key", key_spec_index=0, multiple=True),
+        )),
+    cmd("ttl", 2, "readonly fast",
+        acl_categories="keyspace",
+        tips="nondeterministic_output",
+        key_specs=(ks("RO ACCESS", index=1, range=(0, 1, 0)),),
+        docs=("1.0.0", "Returns the expiration time in seconds of a key."),
+        complexity="O(1)",
+        history=(
+            ("2.8.0", "Added the -2 reply."),
+        ),
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+        )),
+    cmd("type", 2, "readonly fast",
+        acl_categories="keyspace",
+        key_specs=(ks("RO", index=1, range=(0, 1, 0)),),
+        docs=("1.0.0", "Determines the type of value stored at a key."),
+        complexity="O(1)",
+        arguments=(
+            arg("key", "key", key_spec_index=0),
+        )),
+    cmd("unlink", -2, "write fast",
+        acl_categories="keyspace",
+        tips="request_policy:multi_shard response_policy:agg_sum",
+        key_specs=(ks("RM DELETE", index=1, range=(-1, 1, 0)),),
+        docs=("4.0.0", "Asynchronously deletes one or more keys."),
+        complexity="O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
+        arguments=(
+            arg("key", "key", key_spec_index=0, multiple=True),
+        )),
+    cmd("waitaof", 4, "blocking",
+        acl_categories="connection",
+        tips="request_policy:all_shards response_policy:agg_min",
+        docs=("7.2.0", "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas."),
+        complexity="O(1)",
+        arguments=(
+            arg("numlocal", "integer"),
+            arg("numreplicas", "integer"),
+            arg("timeout", "integer"),
+        )))
