@@ -68,10 +68,11 @@ def kill_and_wait(pids: list, timeout: float = 10.0) -> None:
 class SyncCall:
     """An fsync or fdatasync of a file or directory of the data directory, timed
     with time.monotonic()'s clock: `ended` is None when it had not returned by the
-    cut (or failed)."""
+    cut (or failed); `tid` is the calling thread's id (`pid` for the main thread)."""
     began: float
     ended: Optional[float]
     pid: int
+    tid: int
     path: str
 
 
@@ -103,13 +104,14 @@ class PowerSupply:
             return []
         for line in lines:
             if line.startswith("B "):
-                _, start, pid, path = line.split(" ", 3)
-                began[(start, pid, path)] = None
+                _, start, pid, tid, path = line.split(" ", 4)
+                began[(start, pid, tid, path)] = None
             else:
-                _, start, end, pid, path = line.split(" ", 4)
-                ended[(start, pid, path)] = int(end) / 1e9
-        return sorted((SyncCall(int(start) / 1e9, ended.get((start, pid, path)), int(pid), path)
-                       for start, pid, path in began), key=lambda c: c.began)
+                _, start, end, pid, tid, path = line.split(" ", 5)
+                ended[(start, pid, tid, path)] = int(end) / 1e9
+        calls = [SyncCall(int(start) / 1e9, ended.get((start, pid, tid, path)), int(pid),
+                          int(tid), path) for start, pid, tid, path in began]
+        return sorted(calls, key=lambda c: c.began)
 
     def cut(self, pid: Optional[int]) -> None:
         """The power cut: nothing more becomes durable (a sync call from now on

@@ -20,9 +20,9 @@
    $DURABLE_SYNC_LOG (if set), a file outside the image, gets a line per sync call
    on a file or directory of the data directory, so that tests can time the code
    under test by its own syncs (CLOCK_MONOTONIC ns, as Python's time.monotonic):
-       B <began> <pid> <path>            the call begins
-       E <began> <ended> <pid> <path>    it returned and is in the image (written
-                                         under the image's lock: never after a cut)
+       B <began> <pid> <tid> <path>          the call begins (tid: the thread)
+       E <began> <ended> <pid> <tid> <path>  it returned and is in the image (written
+                                             under the image's lock: never after a cut)
    Whatever exists when the first process loads the library counts as durable.
    The test cuts the power by taking $DURABLE_IMAGE/lock (every record holds it,
    in every process: the server, its threads, its forked children) and creating
@@ -257,9 +257,10 @@ static void log_sync(const struct sync_call *c, long long ended) {
     if (log == NULL)
         return;
     char line[PATH_MAX + 96];
-    int n = ended ? snprintf(line, sizeof line, "E %lld %lld %d %s\n", c->began, ended,
-                             getpid(), c->path)
-                  : snprintf(line, sizeof line, "B %lld %d %s\n", c->began, getpid(), c->path);
+    int n = ended ? snprintf(line, sizeof line, "E %lld %lld %d %d %s\n", c->began, ended,
+                             getpid(), gettid(), c->path)
+                  : snprintf(line, sizeof line, "B %lld %d %d %s\n", c->began, getpid(),
+                             gettid(), c->path);
     int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0 || n >= (int)sizeof line || write(fd, line, n) != n) {
         perror("durable image: sync log");
