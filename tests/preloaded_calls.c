@@ -17,12 +17,16 @@
        $DURABLE_IMAGE/files/<key>    a file's content at its last fsync
        $DURABLE_IMAGE/dirs/<key>     a directory's entries at its last fsync,
                                      one "<f|d> <key> <name>" line each
+       $DURABLE_IMAGE/files/<key>.began   when the sync call recorded there began
+       $DURABLE_IMAGE/dirs/<key>.began    (of two calls on one file running at once,
+                                          the one that began later decides, whichever
+                                          returns last: its content is the newer)
    $DURABLE_SYNC_LOG (if set), a file outside the image, gets a line per sync call
    on a file or directory of the data directory, so that tests can time the code
    under test by its own syncs (CLOCK_MONOTONIC ns, as Python's time.monotonic):
        B <began> <pid> <tid> <path>          the call begins (tid: the thread)
-       E <began> <ended> <pid> <tid> <path>  it returned and is in the image (written
-                                             under the image's lock: never after a cut)
+       E <began> <ended> <pid> <tid> <path>  it returns, in the image (written under
+                                             the image's lock: never after a cut)
    Whatever exists when the first process loads the library counts as durable.
    The test cuts the power by taking $DURABLE_IMAGE/lock (every record holds it,
    in every process: the server, its threads, its forked children) and creating
@@ -290,7 +294,31 @@ static void sync_begins(int fd, struct sync_call *c) {
     log_sync(c, 0);
 }
 
-/* The call returned (ok: it succeeded): what it began with becomes durable. */
+/* When the sync call that recorded kind/key began (-1: none did); `set` >= 0 sets it. */
+static long long recorded_began(const char *kind, const char *key, long long set) {
+    char path[PATH_MAX], name[128];
+    snprintf(name, sizeof name, "%s.began", key);
+    image_path(path, kind, name);
+    long long began = -1;
+    if (set >= 0) {
+        FILE *out = fopen(path, "w");
+        if (out == NULL || fprintf(out, "%lld\n", set) < 0 || fclose(out) != 0) {
+            perror("durable image: began");
+            abort();
+        }
+        return set;
+    }
+    FILE *in = fopen(path, "r");
+    if (in != NULL) {
+        if (fscanf(in, "%lld", &began) != 1)
+            began = -1;
+        fclose(in);
+    }
+    return began;
+}
+
+/* The call returned (ok: it succeeded): what it began with becomes durable, unless
+   a call on the same file that began later was recorded already. */
 static void sync_ends(int fd, const struct sync_call *c, int ok) {
     if (!c->active)
         return;
@@ -299,13 +327,19 @@ static void sync_ends(int fd, const struct sync_call *c, int ok) {
             unlink(c->listing);
         return;
     }
-    long long ended = monotonic_ns();
     int lock = lock_image();
-    if (c->is_dir)
-        install_listing(c->listing, c->key);
-    else
-        record_file(fd, c->key, c->size);
-    log_sync(c, ended);
+    const char *kind = c->is_dir ? "dirs" : "files";
+    if (recorded_began(kind, c->key, -1) > c->began) {
+        if (c->is_dir)
+            unlink(c->listing);
+    } else {
+        if (c->is_dir)
+            install_listing(c->listing, c->key);
+        else
+            record_file(fd, c->key, c->size);
+        recorded_began(kind, c->key, c->began);
+    }
+    log_sync(c, monotonic_ns());                  /* the call returns now */
     unlock_image(lock);
 }
 
