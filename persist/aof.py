@@ -315,31 +315,42 @@ class AppendOnlyLog:
     def _sync_loop(self) -> None:
         """Once a second: write what is buffered (what a failed write left, when
         nothing else writes soon) and fsync what was written. The fsync runs outside
-        the lock, so the event loop's writes do not wait for the disk."""
+        the lock, so the event loop's writes do not wait for the disk; on a duplicate
+        of the descriptor, which a rewrite starting meanwhile may close (the file was
+        fsynced before that, and the number may already name another file)."""
         while not self._stop.wait(1.0):
             with self.lock:
                 try:
                     self._write_locked()
                 except OSError:
                     pass                  # reported; the data waits for the next try
-                fd, due, seq = self.fd, self.unsynced, self.written_seq
-                self.unsynced = False
-            if due and fd >= 0:
-                started = time.monotonic()
-                failing = self.fsync_errno
-                try:
-                    self._fsync(fd)
-                except OSError as exc:
-                    if not failing:              # once per failure, as Redis logs it
-                        log.warning("Fail to fsync the AOF file: %s", exc.strerror)
-                    with self.lock:
-                        self.unsynced = True     # try again in a second
-                    continue
-                self.last_fsync = started
+                fd = -1
+                seq = self.written_seq
+                if self.unsynced and self.fd >= 0:
+                    try:
+                        fd = os.dup(self.fd)
+                        self.unsynced = False
+                    except OSError:
+                        pass              # no descriptor left: try again in a second
+            if fd < 0:
+                continue
+            started = time.monotonic()
+            failing = self.fsync_errno
+            try:
+                self._fsync(fd)
+            except OSError as exc:
+                if not failing:              # once per failure, as Redis logs it
+                    log.warning("Fail to fsync the AOF file: %s", exc.strerror)
                 with self.lock:
-                    advanced = self._synced_to(seq)
-                if advanced:
-                    self._tell_fsynced()
+                    self.unsynced = True     # try again in a second
+                continue
+            finally:
+                os.close(fd)
+            self.last_fsync = started
+            with self.lock:
+                advanced = self._synced_to(seq)
+            if advanced:
+                self._tell_fsynced()
 
     def set_policy(self, policy: str) -> None:
         """Switches the fsync policy; what was written so far is fsynced first."""

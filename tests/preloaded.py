@@ -1,7 +1,8 @@
 """The preloaded C library (tests/preloaded_calls.c) the tests run servers with:
 failing calls on demand, and power cuts. `build` compiles it; `PowerSupply`
 drives the durable image it keeps of a data directory: cut the power, rebuild
-the directory as a power cut leaves it, start afresh."""
+the directory as a power cut leaves it, start afresh; `syncs` reads the log of
+the sync calls the processes made there."""
 from __future__ import annotations
 
 import fcntl
@@ -10,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -62,6 +64,18 @@ def kill_and_wait(pids: list, timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
+@dataclass(frozen=True)
+class SyncCall:
+    """An fsync or fdatasync of a file or directory of the data directory, timed
+    with time.monotonic()'s clock: `ended` is None when it had not returned by the
+    cut (or failed); `tid` is the calling thread's id (`pid` for the main thread)."""
+    began: float
+    ended: Optional[float]
+    pid: int
+    tid: int
+    path: str
+
+
 class PowerSupply:
     """The durable image of `data_dir`, kept in `image_dir` by the library in every
     process started with `env()`. Names in `keep` (the server's log file) are not
@@ -73,11 +87,31 @@ class PowerSupply:
         self.data_dir = data_dir
         self.image_dir = image_dir
         self.keep = keep
+        self.sync_log = image_dir.rstrip("/") + ".syncs"
         os.makedirs(image_dir, exist_ok=True)
 
     def env(self) -> dict:
         return {**os.environ, "LD_PRELOAD": self.library, "DURABLE_DATA": self.data_dir,
-                "DURABLE_IMAGE": self.image_dir}
+                "DURABLE_IMAGE": self.image_dir, "DURABLE_SYNC_LOG": self.sync_log}
+
+    def syncs(self) -> list:
+        """Every sync call logged so far (across cuts), in the order they began."""
+        began, ended = {}, {}
+        try:
+            with open(self.sync_log) as fh:
+                lines = fh.read().splitlines()
+        except FileNotFoundError:
+            return []
+        for line in lines:
+            if line.startswith("B "):
+                _, start, pid, tid, path = line.split(" ", 4)
+                began[(start, pid, tid, path)] = None
+            else:
+                _, start, end, pid, tid, path = line.split(" ", 5)
+                ended[(start, pid, tid, path)] = int(end) / 1e9
+        calls = [SyncCall(int(start) / 1e9, ended.get((start, pid, tid, path)), int(pid),
+                          int(tid), path) for start, pid, tid, path in began]
+        return sorted(calls, key=lambda c: c.began)
 
     def cut(self, pid: Optional[int]) -> None:
         """The power cut: nothing more becomes durable (a sync call from now on

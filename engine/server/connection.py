@@ -60,6 +60,8 @@ class ClientConnection(asyncio.Protocol):
         self.created = monotonic()
         self.last_interaction = monotonic()
         self.pending: Optional[list] = None      # received commands not yet run
+        self.resume_after_flush = False           # they wait for the round's replies to go out
+        self.input_ended = False                  # the client half-closed
         self.blocked_read = None                  # the parked XREAD/XREADGROUP
         self.write_paused = False
         self.closing = False                      # no more commands are run
@@ -142,9 +144,12 @@ class ClientConnection(asyncio.Protocol):
         server.client_disconnected(self)
 
     def eof_received(self) -> bool:
-        """The client closed its side: what it sent before has run; its replies
-        still go out, then the connection closes (True: we close it, not asyncio)."""
-        self.close_after_reply()
+        """The client closed its side: what it sent before runs (now, or after the
+        replies it waits for), its replies still go out, then the connection closes
+        (True: we close it, not asyncio)."""
+        self.input_ended = True
+        if not self.resume_after_flush:
+            self.close_after_reply()
         return True
 
     def close_after_reply(self) -> None:
@@ -190,12 +195,14 @@ class ClientConnection(asyncio.Protocol):
                                self.client_line().decode("utf-8", "replace"))
             self.close_after_reply()
             return
-        if self.blocked_read is not None or self.write_paused:
+        if self.blocked_read is not None or self.write_paused or self.resume_after_flush:
             return
         self.process()
 
     def process(self) -> None:
-        """Runs every complete command received (stops while blocked or paused)."""
+        """Runs every complete command received (stops while blocked or paused, and,
+        with replies deferred to the round's end, once they pass FLUSH_AT: what a
+        client that never reads gets sent stays bounded, as with the AOF off)."""
         parser = self.parser
         while not self.closing:
             cmds = self.pending
@@ -215,6 +222,8 @@ class ClientConnection(asyncio.Protocol):
                     self.pending = cmds[stop:]
                 break
         self.flush()
+        if self.input_ended and not self.resume_after_flush:
+            self.close_after_reply()
 
     def resume(self) -> None:
         """Continues with received commands after a block or an output pause."""
@@ -351,6 +360,10 @@ class ClientConnection(asyncio.Protocol):
             self.check_output_limits()
         if self.close_when_sent:
             self.transport.close()
+        elif self.resume_after_flush:
+            self.resume_after_flush = False
+            if not self.write_paused:
+                self.loop.call_soon(self.resume)
 
     def push(self, items: list) -> None:
         """A pub/sub message (or keyspace notification) for this client."""

@@ -259,6 +259,9 @@ def run_batch(object conn, list cmds):
                 conn.flush()
                 if conn.write_paused or conn.closing:
                     return n
+                if conn.flush_scheduled:       # the replies wait for the round's log write:
+                    conn.resume_after_flush = True     # the rest runs once they are out
+                    return n
         return -1
     finally:
         server.stats.total_commands += n

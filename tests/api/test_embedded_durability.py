@@ -1,7 +1,9 @@
 """What the embedded engine keeps, checked the way a user would meet it: an engine in
 a real subprocess that ends by return, sys.exit, an unhandled exception, os._exit or
 kill -9, under each appendfsync policy and with snapshots only; the directory is then
-reopened and compared with what README.md ("What each mode survives") promises.
+reopened and compared with what README.md ("What each mode survives") promises. The
+table's power-loss column too: the power is cut after a run ending by os._exit
+(tests/preloaded.py keeps only what was fsynced).
 
 Also: a write is in the file (readable by another process) as soon as `execute`
 returns, whatever the policy; a batch (a pipeline, MULTI/EXEC) is one write(2) and a
@@ -22,6 +24,7 @@ import pytest
 from engine import Engine
 from engine.api.client import EmbeddedRedis
 from persist.durability import DEFAULT_SAVE_POINTS
+from preloaded import PowerSupply
 
 MODES = {
     "always": {"appendonly": True, "appendfsync": "always"},
@@ -50,12 +53,13 @@ CHILD = textwrap.dedent("""
             time.sleep(2.2)
         for i in range(4, 8):
             engine.execute("XADD", "s", f"{i}-0", "n", i)
+        print(time.monotonic(), flush=True)             # the last write returned
         if how == "sys.exit":
             sys.exit(3)
         if how == "exception":
             raise RuntimeError("unhandled")
         if how in ("os._exit", "kill -9"):
-            time.sleep(1.5)
+            time.sleep(1.5)                             # AFTER_THE_LAST_WRITE
             if how == "os._exit":
                 os._exit(0)
             os.kill(os.getpid(), signal.SIGKILL)
@@ -93,6 +97,39 @@ def test_what_each_way_of_ending_keeps(tmp_path, mode, how):
     n = promised_entries(mode, how)
     assert reopen_entries(tmp_path, mode) == [
         [f"{i}-0".encode(), [b"n", str(i).encode()]] for i in range(1, n + 1)]
+
+
+AFTER_THE_LAST_WRITE = 1.5      # s the child sleeps before os._exit
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_what_a_power_cut_after_the_run_keeps(preloaded_library, tmp_path, mode):
+    """README's power-loss column, for a child ending by os._exit 1.5 s after its
+    last write: always keeps everything; everysec everything but about the last
+    second: its thread began an fsync within the 1.5 s, with no further call, and
+    what that fsync began with is kept (all 7, unless a slow disk had not finished
+    it by the exit); no keeps what the OS wrote back (here: nothing fsynced, so
+    nothing), snapshots only the last snapshot (entries 1-4)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    data = project / "data"                          # new: the engine creates it
+    supply = PowerSupply(preloaded_library, str(project), str(tmp_path / "image"), keep=())
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(data), mode, "os._exit",
+                           repr(MODES[mode])], capture_output=True, timeout=60,
+                          env=supply.env())
+    assert proc.returncode == 0, proc.stderr.decode()
+    last_write = float(proc.stdout)
+    supply.cut(None)
+    supply.restore()
+    kept = reopen_entries(data, mode)
+    assert kept == [[f"{i}-0".encode(), [b"n", str(i).encode()]] for i in range(1, len(kept) + 1)]
+    if mode == "everysec":
+        later = [c for c in supply.syncs() if c.path.endswith(".incr.aof") and c.began > last_write]
+        assert later and later[0].began - last_write < AFTER_THE_LAST_WRITE, supply.syncs()
+        expected = 7 if later[0].ended is not None else len(kept)
+    else:
+        expected = {"always": 7, "no": 0, "snapshots": 4}[mode]
+    assert len(kept) == expected
 
 
 # -- the write at the end of each call -------------------------------------------------

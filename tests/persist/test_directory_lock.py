@@ -1,9 +1,9 @@
 """One owner per data directory (persist/directory_lock.py), with real servers killed
 with kill -9, real embedded engines in this process and in others, and sluice-aof run
 as a subprocess: a second server or engine and every writing tool are refused while
-the owner lives (naming its pid, changing nothing), a lock file left by a killed
-owner blocks nobody, and forked BGSAVE/BGREWRITEAOF children neither release the
-lock nor keep it after their parent is gone."""
+the owner, a server or an engine, lives (naming its pid, changing nothing), a lock
+file left by a killed owner blocks nobody, and forked BGSAVE/BGREWRITEAOF children
+neither release the lock nor keep it after their parent is gone."""
 from __future__ import annotations
 
 import os
@@ -155,6 +155,51 @@ def test_writing_tools_refuse_a_live_directory(tool, tmp_path):
         assert in_use_by(server.proc.pid, server.dir) in result.stderr
         assert files_of(server.dir) == before
         five_more_survive_kill_9(server, r)
+
+
+def test_an_engine_is_refused_a_live_server_s_directory():
+    with SluiceServer(AOF_ON) as server:
+        r = xadd(server, 5)
+        before = files_of(server.dir)
+        for options in ({"appendonly": True}, {}):             # with the AOF, snapshots only
+            with pytest.raises(DirectoryInUse, match=in_use_by(server.proc.pid, server.dir)):
+                Engine(dir=server.dir, **options)
+        assert files_of(server.dir) == before
+        five_more_survive_kill_9(server, r)
+
+
+@pytest.mark.parametrize("intruder", [
+    ["server"],
+    ["rewrite", "{dir}"],
+    ["fix", "{dir}", "--yes"],
+    ["replay", "{other}", "--to-dir", "{dir}"],
+])
+def test_a_live_engine_s_directory_is_refused_to_a_server_and_the_writing_tools(
+        intruder, tmp_path):
+    """The owner is an embedded engine (this process): the same refusals, naming
+    this process, and its writes after them are all there once it is reopened."""
+    source, data = tmp_path / "other", tmp_path / "data"
+    with Engine(dir=str(source), appendonly=True) as engine:
+        engine.execute("XADD", "t", "*", "n", "1")
+    engine = Engine(dir=str(data), appendonly=True)
+    try:
+        for i in range(5):
+            engine.execute("XADD", "s", "*", "n", i)
+        before = files_of(data)
+        if intruder == ["server"]:
+            result = run_server(data, tmp_path / "server.log", *AOF_ON)
+            assert result.returncode == 1
+        else:
+            result = sluice_aof(*(arg.format(dir=data, other=source) for arg in intruder))
+            assert result.returncode == IN_USE, result.stdout + result.stderr
+        assert in_use_by(os.getpid(), data) in result.stderr
+        assert files_of(data) == before
+        for i in range(5):
+            engine.execute("XADD", "s", "*", "n", i)
+    finally:
+        engine.close()
+    with Engine(dir=str(data), appendonly=True) as again:
+        assert again.execute("XLEN", "s") == 10
 
 
 def test_writing_tools_work_once_the_server_is_gone(tmp_path):

@@ -4,6 +4,9 @@ bulks (4 GB over the limit, 400 MB under it), a pipeline of 10^6 commands, a cli
 that never reads its replies, and a pub/sub subscriber that stops reading. The good
 client must get correct answers throughout, with bounded latency, and the server
 must end in a sane state (codec-level limits are pinned in tests/resp/test_resp.py).
+Run with the AOF off and on with each appendfsync policy: with the AOF on, replies
+wait for the round's log write (and with always its fsync), and a connection closed
+for a protocol error must still get its error first.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import socket
 import threading
 import time
 
+import pytest
 import redis
 
 from engine.server.info import parse_info
@@ -21,6 +25,12 @@ from servers import SluiceServer
 PIPELINED = 1_000_000
 PING = b"*1\r\n$4\r\nPING\r\n"
 PONG = b"+PONG\r\n"
+PERSISTENCE = {
+    "aof off": [],
+    "always": ["--appendonly", "yes", "--appendfsync", "always"],
+    "everysec": ["--appendonly", "yes", "--appendfsync", "everysec"],
+    "no": ["--appendonly", "yes", "--appendfsync", "no"],
+}
 CUT_FRAME = b"*5\r\n$4\r\nXADD\r\n$3\r\ncut\r\n$1\r\n*\r\n$1\r\nf\r\n$3\r\nval\r\n"
 
 
@@ -153,8 +163,9 @@ def never_reads(port: int, stop: threading.Event) -> int:
     return sent
 
 
-def test_hostile_clients_do_not_disturb_a_good_one():
-    with SluiceServer() as srv:
+@pytest.mark.parametrize("persistence", list(PERSISTENCE))
+def test_hostile_clients_do_not_disturb_a_good_one(persistence):
+    with SluiceServer(PERSISTENCE[persistence]) as srv:
         good = redis.Redis(port=srv.port, protocol=2, socket_timeout=30)
         pipe = good.pipeline(transaction=False)
         for i in range(200):
