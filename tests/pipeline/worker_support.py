@@ -35,6 +35,19 @@ def held_by(client: Any, stream: str, group: str, consumer: str) -> list[str]:
         return []
 
 
+def stopped(pid: int) -> bool:
+    """Every thread of process `pid` is stopped (SIGSTOP is delivered asynchronously:
+    until then a thread may still read entries it has not locked)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:        # a thread that just ended
+            continue
+        if state not in ("T", "t"):
+            return False
+    return True
+
+
 class ProcessWorker:
     """A worker process (worker_process.py, MODE sync or async; `settings` as its
     CONFIG_JSON): killed with kill -9, or stopped with SIGTERM."""
@@ -52,12 +65,14 @@ class ProcessWorker:
         deadline = time.monotonic() + WAIT_S
         while True:
             self.proc.send_signal(signal.SIGSTOP)
+            wait_for(lambda: stopped(self.proc.pid), f"{self.consumer} to stop", timeout=5)
+            time.sleep(0.02)            # a read it sent before it stopped is served by now
             held = held_by(client, self.stream, self.group, self.consumer)
             if held and all(client.exists(lock_key(self.stream, entry_id)) for entry_id in held):
                 break
             self.proc.send_signal(signal.SIGCONT)
             assert time.monotonic() < deadline, f"{self.consumer} never held locked tasks"
-            time.sleep(0.02)
+            time.sleep(0.05)            # it runs: locks what it read, renews its locks
         self.proc.kill()
         self.proc.wait()
 
