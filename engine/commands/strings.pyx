@@ -298,15 +298,16 @@ def getdel(CommandContext ctx, list argv):
 def append(CommandContext ctx, list argv):
     cdef bytes key = argv[1], tail = argv[2]
     value = string_at(ctx, key)
+    cdef Py_ssize_t length = PyBytes_GET_SIZE(tail)
     if value is None:
-        value = tail
+        ctx.db.store(key, tail)
     else:
-        check_string_length(PyBytes_GET_SIZE(value), PyBytes_GET_SIZE(tail))
-        value = <bytes>value + tail
-    ctx.db.store(key, value)
+        check_string_length(PyBytes_GET_SIZE(value), length)
+        value = None        # the keyspace's reference alone lets it grow in place
+        length = ctx.db.append(key, tail)
     ctx.touch(key, "$", b"append")
     ctx.propagate([b"APPEND", key, tail])
-    return PyBytes_GET_SIZE(value)
+    return length
 
 
 @command("strlen")
