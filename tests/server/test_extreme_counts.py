@@ -119,3 +119,44 @@ def test_extreme_numbers_reply_as_redis(template, over_socket, oracle) -> None:
                     or int(c[-1]) >= 3]
     run_both(over_socket, oracle, [c for cmd in commands for c in filled([cmd])],
              label=template)
+
+
+LIMITED = ("CONFIG", "SET", "proto-max-bulk-len", "1mb")
+LIMIT_SEQUENCE = [
+    LIMITED,
+    ("SETRANGE", "k", 1048575, "x"), ("SETRANGE", "k", 1048576, "x"), ("STRLEN", "k"),
+    ("APPEND", "k", "y"), ("APPEND", "k2", "y" * 1000), ("SETRANGE", "k2", 1048576 - 1000, "z"),
+    ("SET", "a", "a" * 600), ("SET", "b", "ab" * 300),
+    ("LCS", "a", "b", "LEN"),                       # 601 * 601 cells of 4 bytes: over 1 MB
+    ("SET", "a", "a" * 510), ("LCS", "a", "b", "IDX"),
+    ("SET", "a", "a" * 400), ("SET", "b", "ba" * 200), ("LCS", "a", "b", "LEN"),
+    ("LCS", "a", "b", "IDX", "MINMATCHLEN", 2, "WITHMATCHLEN"),
+    ("CONFIG", "SET", "proto-max-bulk-len", "512mb"), ("APPEND", "k", "y"),
+]
+
+
+def test_string_limits_follow_proto_max_bulk_len(oracle, tmp_path) -> None:
+    """SETRANGE, APPEND and LCS's table against the configured proto-max-bulk-len,
+    with redis-server's texts."""
+    with SluiceServer(DURABLE, workdir=tmp_path) as srv:
+        executor = RedisOracle("127.0.0.1", srv.port, socket_timeout=10)
+        try:
+            run_both(executor, oracle, [("FLUSHALL",), *LIMIT_SEQUENCE], label="limits")
+        finally:
+            executor.close()
+            oracle.execute("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+
+
+def test_lcs_of_long_strings_is_refused_at_once(client) -> None:
+    """Two 30,000-byte strings: a 3.6 GB table, over the default 512 MB limit."""
+    client.set("a", b"ab" * 15_000)
+    client.set("b", b"ba" * 15_000)
+    with pytest.raises(redis.ResponseError, match="^Insufficient memory, transient memory "
+                                                  "for LCS exceeds proto-max-bulk-len$"):
+        client.execute_command("LCS", "a", "b")
+    client.config_set("proto-max-bulk-len", "4gb")
+    try:
+        client.set("a", b"ab" * 1000)           # 8 MB: computed
+        assert client.execute_command("LCS", "a", "b", "LEN") == 2000
+    finally:
+        client.config_set("proto-max-bulk-len", "512mb")
