@@ -160,3 +160,20 @@ def test_lcs_of_long_strings_is_refused_at_once(client) -> None:
         assert client.execute_command("LCS", "a", "b", "LEN") == 2000
     finally:
         client.config_set("proto-max-bulk-len", "512mb")
+
+
+def test_xgroup_options_are_read_first(over_socket, oracle) -> None:
+    """A bad ENTRIESREAD is reported before the ID, the key or the group (Redis reads
+    CREATE's and SETID's options first)."""
+    run_both(over_socket, oracle, [
+        ("FLUSHALL",), ("XADD", "s", "1-1", "f", "v"), ("XGROUP", "CREATE", "s", "g", "0"),
+        ("XGROUP", "SETID", "s", "g", "0x10", "ENTRIESREAD", "+"),
+        ("XGROUP", "SETID", "s", "nog", "0x10", "ENTRIESREAD", "x"),
+        ("XGROUP", "SETID", "nos", "g", "0", "ENTRIESREAD", "-5"),
+        ("XGROUP", "SETID", "s", "g", "0x10", "ENTRIESREAD", "5"),
+        ("XGROUP", "SETID", "s", "g", "0", "MKSTREAM"),
+        ("XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "1", "ENTRIESREAD", "2"),
+        ("XGROUP", "CREATE", "s", "g2", "0x10", "ENTRIESREAD", "+"),
+        ("XGROUP", "CREATE", "nos", "g3", "0x10", "ENTRIESREAD", "x"),
+        ("XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "1"), ("XINFO", "GROUPS", "s"),
+    ], label="xgroup options")
