@@ -50,6 +50,7 @@ def replay_commands(engine, data, path: str, *, base_offset: int = 0,
     ctx = engine.new_context()
     ctx.logging = False
     ctx.tracking = False
+    ctx.max_string = 2**63 - 1     # the log replays what was accepted (as Redis's AOF client)
     execute_in = engine.execute_in
     databases = engine.databases
     queued = None                  # commands of an open MULTI

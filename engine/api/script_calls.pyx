@@ -41,6 +41,7 @@ cdef class ScriptCalls:
         ctx.db = own.db
         ctx.node_max_bytes = own.node_max_bytes
         ctx.node_max_entries = own.node_max_entries
+        ctx.max_string = own.max_string
         hub = self.hub = session.hub
         ctx.tracking = hub.tracking
         self.session = session

@@ -31,6 +31,7 @@ cdef class CommandContext:
     cdef public object block          # set by a blocking read that must wait
     cdef public uint64_t node_max_bytes
     cdef public uint64_t node_max_entries
+    cdef public int64_t max_string    # proto-max-bulk-len: how long a string may grow
 
     cdef inline void propagate(self, list argv, long long changes=1):
         """`changes` changes (Redis's count for the command: one per element added,

@@ -19,3 +19,4 @@ cdef class CommandContext:
         self.encode_replies = False
         self.node_max_bytes = 4096
         self.node_max_entries = 100
+        self.max_string = 512 * 1024 * 1024     # proto-max-bulk-len's default

@@ -147,21 +147,28 @@ cdef int64_t cap_entries_read(Stream s, int64_t entries_read):
     return entries_read
 
 
-@command("xgroup|create")
-def xgroup_create(CommandContext ctx, list argv):
-    cdef bint mkstream = False
+cdef int64_t group_options(list argv, bint create, bint* mkstream) except? -2:
+    """CREATE's MKSTREAM and CREATE's or SETID's ENTRIESREAD (its value), read first:
+    Redis reports a bad option before anything about the key, the group or the ID."""
     cdef int64_t entries_read = ENTRIES_READ_UNKNOWN
     cdef Py_ssize_t i = 5
     while i < len(argv):
         opt = (<bytes>argv[i]).lower()
-        if opt == b"mkstream":
-            mkstream = True
+        if create and opt == b"mkstream":
+            mkstream[0] = True
             i += 1
         elif opt == b"entriesread" and i + 1 < len(argv):
             entries_read = parse_entries_read(argv[i + 1])
             i += 2
         else:
             raise subcommand_syntax(b"xgroup", argv[1])
+    return entries_read
+
+
+@command("xgroup|create")
+def xgroup_create(CommandContext ctx, list argv):
+    cdef bint mkstream = False
+    cdef int64_t entries_read = group_options(argv, True, &mkstream)
     cdef bytes key = argv[2], name = argv[3]
     cdef Stream s = xgroup_stream(ctx, argv, mkstream)
     cdef bint created = s is None
@@ -193,9 +200,10 @@ def xgroup_create(CommandContext ctx, list argv):
 
 @command("xgroup|setid")
 def xgroup_setid(CommandContext ctx, list argv):
+    cdef bint mkstream = False
+    cdef int64_t entries_read = group_options(argv, False, &mkstream)
     cdef ConsumerGroup g = xgroup_existing(ctx, argv)
     cdef Stream s = ctx.db.lookup_stream(argv[2], ctx.now)
-    cdef int64_t entries_read = ENTRIES_READ_UNKNOWN
     if len(argv) != 5 and len(argv) != 7:
         raise subcommand_syntax(b"xgroup", argv[1])
     cdef StreamID start
@@ -203,10 +211,6 @@ def xgroup_setid(CommandContext ctx, list argv):
         start = s.last_id
     else:
         parse_id(argv[4], &start, 0, False)
-    if len(argv) == 7:
-        if (<bytes>argv[5]).lower() != b"entriesread":
-            raise subcommand_syntax(b"xgroup", argv[1])
-        entries_read = parse_entries_read(argv[6])
     g.last_id = start
     g.entries_read = cap_entries_read(s, entries_read)
     propagate_group_position(ctx, argv[2], g)

@@ -412,7 +412,9 @@ cdef void claim_idle(CommandContext ctx, bytes key, Stream s, ConsumerGroup g, C
     if ctx.now < min_idle:
         return
     cdef uint64_t deadline = ctx.now - min_idle
-    cdef Py_ssize_t limit = count if count else g.pending_count()
+    # No more can be claimed than is pending: the arrays below are sized by the limit.
+    cdef Py_ssize_t pending = g.pending_count()
+    cdef Py_ssize_t limit = count if 0 < count < pending else pending
     if limit == 0:
         return
     cdef bint chunked = deadline < <uint64_t>ctx.now

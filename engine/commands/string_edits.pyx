@@ -8,7 +8,7 @@ with Redis digit for digit. Effects: SETRANGE logs itself (it is deterministic),
 INCRBYFLOAT logs `SET key <result> KEEPTTL` (a replay must not redo the float
 arithmetic).
 """
-from libc.stdint cimport int64_t, uint32_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t, UINT32_MAX
 from libc.stdio cimport snprintf
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memchr, memset
@@ -76,7 +76,7 @@ def setrange(CommandContext ctx, list argv):
     cdef Py_ssize_t n = PyBytes_GET_SIZE(patch)
     if n == 0:   # nothing to write: the length as it is
         return 0 if value is None else PyBytes_GET_SIZE(value)
-    check_string_length(offset, n)
+    check_string_length(ctx, offset, n)
     cdef bytes old = b"" if value is None else <bytes>value
     cdef Py_ssize_t size = PyBytes_GET_SIZE(old)
     cdef Py_ssize_t total = max(size, <Py_ssize_t>offset + n)
@@ -156,6 +156,14 @@ def lcs(CommandContext ctx, list argv):
         j += 1
     if want_idx and want_len:
         raise ResponseError("ERR If you want both the length and indexes, please just use IDX.")
+    # The table has a uint32 cell per pair of positions: refused when it would not
+    # fit proto-max-bulk-len (Redis's limit on a command's transient memory).
+    cdef size_t alen = PyBytes_GET_SIZE(a), blen = PyBytes_GET_SIZE(b)
+    if alen >= UINT32_MAX - 1 or blen >= UINT32_MAX - 1:
+        raise ResponseError("ERR String too long for LCS")
+    if (alen + 1) * (blen + 1) > <uint64_t>ctx.max_string // sizeof(uint32_t):
+        raise ResponseError(
+            "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
     return longest_common(a, b, want_len, want_idx, with_len, min_len, ctx.resp3)
 
 
@@ -170,7 +178,7 @@ cdef object longest_common(bytes a, bytes b, bint want_len, bint want_idx,
     cdef size_t cells = (<size_t>alen + 1) * (<size_t>blen + 1)
     cdef uint32_t* dp = <uint32_t*>malloc(cells * sizeof(uint32_t))
     if dp == NULL:
-        raise ResponseError("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+        raise MemoryError()
     cdef size_t w = blen + 1
     cdef uint32_t i, k, x, y, idx
     cdef uint32_t a_start, a_end, b_start, b_end, match_len

@@ -4,6 +4,7 @@ from engine.commands.context cimport CommandContext
 
 # The string at key, None if absent; WRONGTYPE for any other type.
 cdef object string_at(CommandContext ctx, bytes key)
-# A string of `offset` + `length` bytes would exceed proto-max-bulk-len (512 MB):
+# A string of `offset` + `length` bytes would exceed proto-max-bulk-len (the client's,
+# ctx.max_string):
 # Redis's error (checkStringLength), else nothing.
-cdef int check_string_length(int64_t offset, int64_t length) except -1
+cdef int check_string_length(CommandContext ctx, int64_t offset, int64_t length) except -1

@@ -21,7 +21,6 @@ from engine.core.errors import ResponseError, WRONGTYPE, SYNTAX, NOT_INTEGER
 from engine.resp.reply import OK
 
 # proto-max-bulk-len: the largest string APPEND may build.
-cdef int64_t MAX_STRING = 512 * 1024 * 1024
 
 # SET options, as Redis's OBJ_* flags.
 cdef enum:
@@ -58,8 +57,9 @@ cdef object string_at(CommandContext ctx, bytes key):
     return value
 
 
-cdef int check_string_length(int64_t offset, int64_t length) except -1:
-    if offset > MAX_STRING - length:
+cdef int check_string_length(CommandContext ctx, int64_t offset, int64_t length) except -1:
+    """A string of offset + length bytes (both >= 0) must fit proto-max-bulk-len."""
+    if offset > ctx.max_string - length:
         raise ResponseError("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
     return 0
 
@@ -298,15 +298,16 @@ def getdel(CommandContext ctx, list argv):
 def append(CommandContext ctx, list argv):
     cdef bytes key = argv[1], tail = argv[2]
     value = string_at(ctx, key)
+    cdef Py_ssize_t length = PyBytes_GET_SIZE(tail)
     if value is None:
-        value = tail
+        ctx.db.store(key, tail)
     else:
-        check_string_length(PyBytes_GET_SIZE(value), PyBytes_GET_SIZE(tail))
-        value = <bytes>value + tail
-    ctx.db.store(key, value)
+        check_string_length(ctx, PyBytes_GET_SIZE(value), length)
+        value = None        # the keyspace's reference alone lets it grow in place
+        length = ctx.db.append(key, tail)
     ctx.touch(key, "$", b"append")
     ctx.propagate([b"APPEND", key, tail])
-    return PyBytes_GET_SIZE(value)
+    return length
 
 
 @command("strlen")

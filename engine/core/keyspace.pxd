@@ -48,6 +48,7 @@ cdef class Database:
     cpdef void resized(self, bytes key)
     cdef int64_t forget(self, bytes key, object old) except? -1
     cdef void store(self, bytes key, object value)
+    cdef Py_ssize_t append(self, bytes key, bytes tail) except -1
     cdef bint remove(self, bytes key)
     cdef int64_t expire_at(self, bytes key) except? -2
     cdef void set_expire(self, bytes key, int64_t when)

@@ -1,5 +1,9 @@
 """Keys, types and expiry for one database (SELECT index)."""
 from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memcpy
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_DECREF
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
 import sys
@@ -8,6 +12,24 @@ from random import randrange
 from engine.core.errors import ResponseError, WRONGTYPE
 from engine.core.stream cimport Stream
 from engine.core.value_types import COLLECTION_CLASSES
+
+
+cdef extern from *:
+    """
+    /* A bytes object that nothing else references, regrown to n bytes by realloc.
+       NULL when there is no memory (v is then unchanged). A big block grows by
+       remapping its pages (glibc's realloc uses mremap), without copying them. */
+    static PyObject* sluice_bytes_regrow(PyObject* v, Py_ssize_t n) {
+        PyBytesObject* w = (PyBytesObject*)PyObject_Realloc(
+            v, offsetof(PyBytesObject, ob_sval) + (size_t)n + 1);
+        if (w == NULL) return NULL;
+        Py_SET_SIZE(w, n);
+        w->ob_sval[n] = '\\0';
+        w->ob_shash = -1;
+        return (PyObject*)w;
+    }
+    """
+    PyObject* sluice_bytes_regrow(PyObject* v, Py_ssize_t n)
 
 
 cdef class KeyOrder:
@@ -180,6 +202,38 @@ cdef class Database:
         if type(value) in COLLECTION_CLASSES:
             self.counted[key] = size
         self.object_bytes += size
+
+    cdef Py_ssize_t append(self, bytes key, bytes tail) except -1:
+        """Appends tail to the string at key (present, a bytes value); its new length.
+        When the keyspace holds the only reference to the string it grows in place,
+        so appends in a row cost what they add, not a copy of the whole string each
+        (Redis's strings keep spare room for this); otherwise, a new string."""
+        cdef object value = self.data[key]
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(value), n = PyBytes_GET_SIZE(tail)
+        cdef PyObject* grown
+        cdef PyObject* regrown
+        self.object_bytes -= footprint(key, value)
+        if (<PyObject*>value).ob_refcnt == 2:          # the dict's and `value`'s
+            grown = <PyObject*>value
+            Py_INCREF(value)                            # grown's own reference
+            self.data[key] = None
+            value = None                                # grown's is the only one now
+            regrown = sluice_bytes_regrow(grown, size + n)
+            if regrown == NULL:                         # unchanged: put it back
+                value = <object>grown
+                Py_DECREF(value)
+                self.data[key] = value
+                self.object_bytes += footprint(key, value)
+                raise MemoryError()
+            value = <object>regrown
+            Py_DECREF(value)                            # `value` holds it now
+            memcpy(PyBytes_AS_STRING(value) + size, PyBytes_AS_STRING(tail), n)
+        else:
+            value = value + tail
+        self.data[key] = value
+        self.set_access(key, value, self.last_now)
+        self.object_bytes += footprint(key, value)
+        return size + n
 
     cpdef void resized(self, bytes key):
         cdef object old = self.counted.get(key)

@@ -113,6 +113,7 @@ class ClientConnection(asyncio.Protocol):
                                     not self.session.auth_required())
         self.ctx.node_max_bytes = server.engine.stream_node_max_bytes
         self.ctx.node_max_entries = server.engine.stream_node_max_entries
+        self.ctx.max_string = cfg.proto_max_bulk_len
         self.registered = True
         server.client_connected(self)
         self._update_water_marks()

@@ -530,7 +530,7 @@ class Server:
         else:
             self.limits.query_buffer_limit = new
         for conn in self.clients.values():
-            conn.parser.proto_max_bulk_len = self.limits.proto_max_bulk_len
+            conn.parser.proto_max_bulk_len = conn.ctx.max_string = self.limits.proto_max_bulk_len
             conn.parser.query_buffer_limit = self.limits.query_buffer_limit
 
     def _on_output_limits(self, name, old, new) -> None:
