@@ -46,7 +46,8 @@ Loading (StateLoader) builds fresh Database objects, checking every record, and
 moves them into the engine only once the END record has been seen.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t, int64_t, INT64_MIN, INT32_MAX
+from libc.stdint cimport (uint8_t, uint32_t, int32_t, uint64_t, int64_t, INT64_MIN, INT64_MAX,
+                          INT32_MAX)
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
@@ -58,6 +59,8 @@ from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time,
                             ENTRIES_READ_UNKNOWN)
 from engine.core.keyspace cimport Database
 from engine.core.value_types import VALUE_TYPES, COLLECTION_CLASSES
+from engine.core.dump_payload import RDB_VERSION as REDIS7_RDB_VERSION
+from engine.core.rdb_value import dump_value
 from engine.core.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST
 from engine.core.idmp import (IdmpState, DURATION_MIN, DURATION_MAX, MAXSIZE_MIN,
                               MAXSIZE_MAX)
@@ -828,9 +831,8 @@ cdef class StateLoader:
         if name in self.stream.groups:
             raise RecordError(f"group {name!r} appears twice")
         last = as_id(rec[2], rec[3], "group last ID")
+        # any value: the counter wraps past INT64_MAX, as Redis's does
         entries_read = as_i64(rec[4], "entries read")
-        if entries_read < ENTRIES_READ_UNKNOWN:
-            raise RecordError("entries read is negative")
         if type(rec[5]) is not list:
             raise RecordError("consumers are not an array")
         g = ConsumerGroup(name, last.ms, last.seq, entries_read)
@@ -1039,17 +1041,26 @@ cdef class RespWriter:
         Unlike Redis, pending entries whose stream entry is gone are kept: XCLAIM
         ignores missing entries, so placeholders are added for them and removed
         afterwards (XTRIM for those below the first entry, which trimming removed,
-        XDEL for the rest), then XSETID restores the counters."""
-        cdef list dangling = dangling_ids(s)
+        XDEL for the rest), then XSETID restores the counters.
+        A stream whose counters wrapped past INT64_MAX (as Redis's do) cannot be
+        told by XSETID or XGROUP CREATE, which refuse such values: it goes as one
+        RESTORE of its payload instead (the RDB version redis-server 7.0 reads)."""
+        cdef list dangling
         cdef ConsumerGroup g
         cdef WBuf* b = &self.buf
+        if not counters_expressible(s):
+            self.command(b"RESTORE", key, b"0", dump_value(s, REDIS7_RDB_VERSION))
+            if s.idmp is not None:
+                self.idmp(key, s.idmp, s)
+            return
+        dangling = dangling_ids(s)
         if s.length == 0 and not dangling:
             self.command(b"XADD", key, b"MAXLEN", b"0", b"0-1", b"x", b"y")
         else:
             self.xadds(key, s, dangling)
         self.xsetid(key, s, max(s.entries_added, s.length + len(dangling)))
         if s.idmp is not None:
-            self.idmp(key, s.idmp)
+            self.idmp(key, s.idmp, None)
         for g in s.groups.values():
             put_hdr(b, b'*', 7 if g.entries_read != ENTRIES_READ_UNKNOWN else 5)
             put_bulk(b, b"XGROUP", 6)
@@ -1069,16 +1080,21 @@ cdef class RespWriter:
             self.drop_placeholders(key, s, dangling)
             self.xsetid(key, s, s.entries_added)
 
-    cdef int idmp(self, bytes key, state) except -1:
+    cdef int idmp(self, bytes key, state, Stream live_only) except -1:
         """The stream's IDMP settings (XCFGSET) and tracked iids (XIDMPRECORD each,
         every producer's oldest first), as XADD IDMP logs them. The counters are not
         carried: iids-added restarts at the number of iids recorded, iids-duplicates
-        at 0. redis-server 7.0 has neither command."""
+        at 0. redis-server 7.0 has neither command. With live_only, only iids whose
+        entry is in that stream (XIDMPRECORD refuses the others)."""
+        cdef StreamID id
         self.command(b"XCFGSET", key, b"IDMP-DURATION", state.duration,
                      b"IDMP-MAXSIZE", state.maxsize)
         for pid, iids in state.producers.items():
             for iid, (ms, seq) in iids.items():
-                self.command(b"XIDMPRECORD", key, pid, iid, b"%d-%d" % (ms, seq))
+                id.ms = ms
+                id.seq = seq
+                if live_only is None or live_only.contains(&id):
+                    self.command(b"XIDMPRECORD", key, pid, iid, b"%d-%d" % (ms, seq))
         return 0
 
     cdef int xsetid(self, bytes key, Stream s, uint64_t entries_added) except -1:
@@ -1187,6 +1203,17 @@ cdef class RespWriter:
         for i in range(0, len(deleted), 1000):
             self.command(b"XDEL", key, *deleted[i:i + 1000])
         return 0
+
+
+cdef bint counters_expressible(Stream s):
+    """Whether XSETID and XGROUP CREATE accept the stream's counters as they are."""
+    cdef ConsumerGroup g
+    if s.entries_added > <uint64_t>INT64_MAX:
+        return False
+    for g in s.groups.values():
+        if g.entries_read < ENTRIES_READ_UNKNOWN:
+            return False
+    return True
 
 
 cdef list dangling_ids(Stream s):

@@ -54,7 +54,7 @@ from engine.core.stream cimport (Stream, StreamNode, Entry, _data, _entry_head,
                                  _entry_skip, varint_get, _lp_as_int, _lp_backlen_size,
                                  FLAG_DELETED, FLAG_SAMEFIELDS)
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time,
-                                 pe_count, ENTRIES_READ_UNKNOWN, estimate_entries_read)
+                                 pe_count, estimate_entries_read)
 from engine.core.radix cimport RadixIter, RADIX_FIRST, radix_iter_init, radix_seek, radix_next
 from engine.core.streamid cimport StreamID, id_cmp, id_decode
 
@@ -753,7 +753,7 @@ cdef int64_t find_pending(Pending* pel, int64_t n, const StreamID* sid) noexcept
 
 cdef int read_group(Reader r, Stream s, int rdbtype) except -1:
     cdef StreamID last, sid
-    cdef int64_t entries_read, n, i, j, ncons, npel, found
+    cdef int64_t n, i, j, ncons, npel, found
     cdef Pending* pel = NULL
     cdef ConsumerGroup g
     cdef Consumer c
@@ -764,10 +764,8 @@ cdef int read_group(Reader r, Stream s, int rdbtype) except -1:
     r.stream_id(&last)
     g = ConsumerGroup(name, last.ms, last.seq, 0)
     if rdbtype >= RDB_TYPE_STREAM_LISTPACKS_2:
-        entries_read = <int64_t>r.length()
-        if entries_read < ENTRIES_READ_UNKNOWN:
-            raise PayloadError("bad entries read")
-        g.entries_read = entries_read
+        # any value: the counter wraps past INT64_MAX, as Redis's does
+        g.entries_read = <int64_t>r.length()
     else:
         g.entries_read = estimate_entries_read(s, &last)
     npel = <int64_t>r.length()

@@ -449,7 +449,6 @@ MALFORMED = {
     "consumer appears twice": replace_field(4, 5, [[b"c", T0, T0], [b"c", T0, T0]]),
     "consumer is not a triple": replace_field(4, 5, [[b"c", T0]]),
     "consumers are not an array": replace_field(4, 5, b"c"),
-    "entries read below -1": replace_field(4, 4, -2),
     "group appears twice": fix_end(lambda r: r.insert(6, r[4]), delta_groups=1),
     "fewer groups than announced": replace_field(2, 11, 2),
     "more groups than announced": replace_field(2, 11, 0),
