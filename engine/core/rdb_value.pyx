@@ -36,8 +36,10 @@ compact encodings Redis writes: ziplists (10, 12, 13, 14: Redis < 7.0), intsets 
 listpacks (16, 17, 20) and quicklists of listpacks (18), and ZSET (3, text scores).
 
 Reading checks every length against the payload (a bad payload is a PayloadError,
-never a crash or a huge allocation) and the stream's own invariants (IDs rising, the
-counts agreeing, every pending entry owned by one consumer).
+never a crash or a huge allocation) and the stream's own invariants (IDs rising and
+never 0-0, in entries and PELs, the counts agreeing, every pending entry owned by one
+consumer): whatever it accepts, the snapshot and the AOF rewrite save and load back.
+It always checks everything, whatever sanitize-dump-payload says (Redis's `yes`).
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
@@ -701,6 +703,8 @@ cdef class StreamBuilder:
                 sid.seq = master.seq + <uint64_t>seqd
                 if self.any and id_cmp(&sid, &self.last) <= 0:
                     raise PayloadError("stream entry IDs do not increase")
+                if sid.ms == 0 and sid.seq == 0:
+                    raise PayloadError("stream entry 0-0")          # no XADD makes one
                 if flags & FLAG_DELETED:
                     if seen_deleted == deleted:
                         raise PayloadError("more tombstones than the node counts")
@@ -779,6 +783,8 @@ cdef int read_group(Reader r, Stream s, int rdbtype) except -1:
             id_decode(r.take(16), &pel[i].id)
             if i and id_cmp(&pel[i].id, &pel[i - 1].id) <= 0:
                 raise PayloadError("PEL IDs do not increase")
+            if pel[i].id.ms == 0 and pel[i].id.seq == 0:
+                raise PayloadError("PEL entry 0-0")         # never an entry's ID
             pel[i].time = r.le(8)
             pel[i].count = <int64_t>r.length()
             pel[i].owner = -1
@@ -832,7 +838,7 @@ cdef Stream read_stream(Reader r, int rdbtype):
     if length != s.length:
         raise PayloadError("stream length does not match its entries")
     r.stream_id(&s.last_id)
-    if s.length and id_cmp(&s.last_id, &builder.last) < 0:
+    if builder.any and id_cmp(&s.last_id, &builder.last) < 0:
         raise PayloadError("stream last ID below its last entry")
     if rdbtype >= RDB_TYPE_STREAM_LISTPACKS_2:
         r.stream_id(&first)          # derived from the entries instead
