@@ -85,7 +85,6 @@ DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END, FUNCTIONS, IDMP, VALUE = (
 CHUNK_BYTES = 128 * 1024
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
-cdef uint64_t TIME_LIMIT = <uint64_t>1 << 48        # delivery times are 48-bit
 cdef int64_t COUNT_MAX = (<int64_t>1 << 47) - 1     # delivery counts are signed 48-bit
 
 
@@ -334,7 +333,7 @@ cdef int next_pending(ChunkCursor* c, PendingFields* out) except -1:
     if p == NULL:
         raise RecordError("bad pending entry")
     delta = unzigzag(tz)
-    if delta > <int64_t>TIME_LIMIT - 1 - c.time or c.time + delta < 0:
+    if delta > INT64_MAX - c.time or c.time + delta < 0:     # times are 0 .. INT64_MAX
         raise RecordError("delivery time out of range")
     c.time += delta
     out.count = unzigzag(cz)

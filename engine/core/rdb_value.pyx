@@ -42,7 +42,7 @@ consumer): whatever it accepts, the snapshot and the AOF rewrite save and load b
 It always checks everything, whatever sanitize-dump-payload says (Redis's `yes`).
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, INT64_MAX
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 
@@ -786,6 +786,8 @@ cdef int read_group(Reader r, Stream s, int rdbtype) except -1:
             if pel[i].id.ms == 0 and pel[i].id.seq == 0:
                 raise PayloadError("PEL entry 0-0")         # never an entry's ID
             pel[i].time = r.le(8)
+            if pel[i].time > <uint64_t>INT64_MAX:
+                raise PayloadError("negative delivery time")    # Redis's times are signed
             pel[i].count = <int64_t>r.length()
             pel[i].owner = -1
         ncons = <int64_t>r.length()

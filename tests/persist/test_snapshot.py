@@ -438,7 +438,7 @@ MALFORMED = {
     "database out of range": replace(0, [DB, 16]),
     "databases out of order": lambda r: r.insert(2, [DB, 0]),
     "key before any database": lambda r: r.pop(0),
-    "delivery time beyond 48 bits": replace(5, [PENDING, 1, pending_chunk([(1, 0, 1 << 48, 1, 0)])]),
+    "delivery time beyond INT64_MAX": replace(5, [PENDING, 1, pending_chunk([(1, 0, 1 << 63, 1, 0)])]),
     "negative delivery time": replace(5, [PENDING, 1, pending_chunk([(1, 0, -1, 1, 0)])]),
     "delivery count beyond 48 bits": replace(5, [PENDING, 1, pending_chunk([(1, 0, T0, 1 << 50, 0)])]),
     "more pending entries than announced": replace_field(5, 1, 2),

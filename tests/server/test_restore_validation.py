@@ -94,3 +94,43 @@ def test_sanitize_dump_payload_directive_is_redis_s(tmp_path):
                     replies.append(str(exc))
                 replies.append(raw(client, "CONFIG", "GET", "sanitize-dump-payload"))
             assert replies[:2] == replies[2:], value
+
+
+FUTURE = (1 << 48) + 5          # past the 48 bits a delivery time once had here
+
+
+def pending_reads(client: redis.Redis) -> list:
+    """What the restored pending entry looks like to XPENDING, XINFO and the claims."""
+    pending = raw(client, "XPENDING", "p", "g", "-", "+", 10)
+    full = raw(client, "XINFO", "STREAM", "p", "FULL")
+    group = full[full.index(b"groups") + 1][0]
+    claimed = raw(client, "XAUTOCLAIM", "p", "g", "other", 1, "0-0", "JUSTID")
+    return [pending, group[group.index(b"pending") + 1], claimed[1]]
+
+
+def test_future_delivery_time_restores_in_full(tmp_path):
+    """A pending entry delivered after 2^48 ms (a future time, which RESTORE takes as
+    it is) is not idle, so no claim takes it, and DUMP gives the time back."""
+    with RedisServer(ORACLE_FLAGS, workdir=tmp_path) as oracle:
+        client = oracle.client(protocol=2)
+        raw(client, "XADD", "src", "1-1", "f", "v")
+        raw(client, "XGROUP", "CREATE", "src", "g", "0")
+        raw(client, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "src", ">")
+        good = raw(client, "DUMP", "src")
+        one_one = (1).to_bytes(8, "big") * 2
+        assert good.count(one_one) == 3          # node key, group PEL, consumer PEL
+        at = good.index(one_one, good.index(one_one) + 1) + 16      # the group PEL's time
+        payload = recrc(good[:at] + FUTURE.to_bytes(8, "little") + good[at + 8:])
+        raw(client, "RESTORE", "p", 0, payload)
+        expected = pending_reads(client)
+    assert expected[0][0][2] == 0 and expected[1][0][2] == FUTURE and expected[2] == []
+    with SavingServer("rewrite-snapshot-base") as srv:
+        client = srv.client()
+        raw(client, "RESTORE", "p", 0, payload)
+        assert pending_reads(client) == expected
+        read = raw(client, "XREADGROUP", "GROUP", "g", "other", "CLAIM", 1, "STREAMS", "p", ">")
+        assert read is None
+        raw(client, "RESTORE", "copy", 0, raw(client, "DUMP", "p"))
+        assert raw(client, "DUMP", "copy") == raw(client, "DUMP", "p")
+        save_kill_restart(srv)
+        assert pending_reads(srv.client()) == expected
