@@ -1041,9 +1041,9 @@ cdef class RespWriter:
         ignores missing entries, so placeholders are added for them and removed
         afterwards (XTRIM for those below the first entry, which trimming removed,
         XDEL for the rest), then XSETID restores the counters.
-        A stream whose counters wrapped past INT64_MAX (as Redis's do) cannot be
-        told by XSETID or XGROUP CREATE, which refuse such values: it goes as one
-        RESTORE of its payload instead (the RDB version redis-server 7.0 reads)."""
+        A stream whose counters XSETID or XGROUP CREATE would refuse or change
+        (counters_expressible) goes as one RESTORE of its payload instead (the RDB
+        version redis-server 7.0 reads), then its IDMP state."""
         cdef list dangling
         cdef ConsumerGroup g
         cdef WBuf* b = &self.buf
@@ -1205,12 +1205,15 @@ cdef class RespWriter:
 
 
 cdef bint counters_expressible(Stream s):
-    """Whether XSETID and XGROUP CREATE accept the stream's counters as they are."""
+    """Whether XSETID and XGROUP CREATE take the stream's counters as they are: not
+    wrapped past INT64_MAX, and no group's entries-read above entries-added (which
+    XSETID can lower afterwards; XGROUP CREATE caps ENTRIESREAD there)."""
     cdef ConsumerGroup g
     if s.entries_added > <uint64_t>INT64_MAX:
         return False
     for g in s.groups.values():
-        if g.entries_read < ENTRIES_READ_UNKNOWN:
+        if (g.entries_read != ENTRIES_READ_UNKNOWN
+                and <uint64_t>g.entries_read > s.entries_added):
             return False
     return True
 
