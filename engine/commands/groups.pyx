@@ -114,9 +114,12 @@ NOGROUP_KEY_OR_GROUP = "NOGROUP No such key '{key}' or consumer group '{group}'"
 
 
 
-cdef int64_t parse_entries_read(bytes arg) except? -3:
+cdef int64_t parse_entries_read(CommandContext ctx, bytes arg) except? -3:
+    """ENTRIESREAD's value. A replayed log's is the group's state as logged, taken as
+    it is: the counter may have wrapped past INT64_MAX (as Redis's does), or exceed
+    entries-added since XSETID lowered that (see cap_entries_read)."""
     cdef int64_t n = parse_int(arg, NULL)
-    if n < 0 and n != ENTRIES_READ_UNKNOWN:
+    if n < 0 and n != ENTRIES_READ_UNKNOWN and not ctx.db.loading:
         raise ResponseError("ERR value for ENTRIESREAD must be positive or -1")
     return n
 
@@ -140,9 +143,11 @@ cdef ConsumerGroup xgroup_existing(CommandContext ctx, list argv):
     return g
 
 
-cdef int64_t cap_entries_read(Stream s, int64_t entries_read):
-    """Newer Redis caps a given ENTRIESREAD at the stream's entries-added."""
-    if entries_read != ENTRIES_READ_UNKNOWN and <uint64_t>entries_read > s.entries_added:
+cdef int64_t cap_entries_read(CommandContext ctx, Stream s, int64_t entries_read):
+    """Newer Redis caps a given ENTRIESREAD at the stream's entries-added (not a
+    replayed one: see parse_entries_read)."""
+    if (entries_read != ENTRIES_READ_UNKNOWN and <uint64_t>entries_read > s.entries_added
+            and not ctx.db.loading):
         return s.entries_added
     return entries_read
 
@@ -158,7 +163,7 @@ def xgroup_create(CommandContext ctx, list argv):
             mkstream = True
             i += 1
         elif opt == b"entriesread" and i + 1 < len(argv):
-            entries_read = parse_entries_read(argv[i + 1])
+            entries_read = parse_entries_read(ctx, argv[i + 1])
             i += 2
         else:
             raise subcommand_syntax(b"xgroup", argv[1])
@@ -180,7 +185,7 @@ def xgroup_create(CommandContext ctx, list argv):
         ctx.db.store(key, s)
     if name in s.groups:
         raise ResponseError("BUSYGROUP Consumer Group name already exists")
-    entries_read = cap_entries_read(s, entries_read)
+    entries_read = cap_entries_read(ctx, s, entries_read)
     s.groups[name] = ConsumerGroup(name, start.ms, start.seq, entries_read)
     ctx.propagate([b"XGROUP", b"CREATE", key, name, id_format(&start), b"MKSTREAM",
                    b"ENTRIESREAD", str(entries_read).encode()])
@@ -206,9 +211,9 @@ def xgroup_setid(CommandContext ctx, list argv):
     if len(argv) == 7:
         if (<bytes>argv[5]).lower() != b"entriesread":
             raise subcommand_syntax(b"xgroup", argv[1])
-        entries_read = parse_entries_read(argv[6])
+        entries_read = parse_entries_read(ctx, argv[6])
     g.last_id = start
-    g.entries_read = cap_entries_read(s, entries_read)
+    g.entries_read = cap_entries_read(ctx, s, entries_read)
     propagate_group_position(ctx, argv[2], g)
     ctx.wake(argv[2], "t", b"xgroup-setid")
     return OK
