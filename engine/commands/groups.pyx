@@ -457,7 +457,9 @@ def xclaim(CommandContext ctx, list argv):
     if id_cmp(&last_id, &g.last_id) > 0:
         g.last_id = last_id
         moved_last_id = True
-    if delivery_time < 0 or delivery_time > ctx.now:
+    # A replayed log's TIME is the delivery time as it was, even one in the future
+    # (RESTORE takes those): only a client's is capped at now, as Redis does.
+    if delivery_time < 0 or (delivery_time > ctx.now and not ctx.db.loading):
         delivery_time = ctx.now
     # Newer Redis creates (and marks seen) the consumer even if nothing is claimed.
     cdef Consumer c = consumer_for(ctx, key, g, argv[3])
