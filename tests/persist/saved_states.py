@@ -20,6 +20,7 @@ from typing import Any
 import redis
 
 from engine.server.info import parse_info
+from raw_io import raw_call as raw
 from servers import SluiceServer
 
 # name -> (server arguments, the command that saves). The snapshot paths run without an
@@ -55,16 +56,6 @@ class SavingServer(SluiceServer):
 
     def client(self) -> redis.Redis:
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=10, protocol=2)
-
-
-def raw(client: redis.Redis, *args: Any) -> Any:
-    """The reply as RESP2 gives it (no redis-py reshaping); an error reply raises."""
-    conn = client.connection_pool.get_connection()
-    try:
-        conn.send_command(*args)
-        return conn.read_response()
-    finally:
-        client.connection_pool.release(conn)
 
 
 def _strip(reply: Any, names: set) -> Any:
