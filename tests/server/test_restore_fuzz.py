@@ -1,6 +1,6 @@
 """RESTORE fuzzed with mutated payloads against a real sluice-server (appendonly yes,
 appendfsync always): valid DUMP payloads of every type, from Sluice and from
-redis-server 7.0 (in each encoding they write), mutated by bit flips, byte inserts and
+redis-server 7.0 (in each encoding they write) and in Redis 6's ziplists, mutated by bit flips, byte inserts and
 deletes, changed length fields and spliced runs, with the CRC-64 trailer recomputed so
 that each mutant reaches the decoder. Every mutant is either refused with an error or
 accepted, and an accepted value then DUMPs and RESTOREs to the same payload, and
@@ -59,8 +59,8 @@ def build_values(client: redis.Redis) -> None:
 
 
 def seed_payloads(tmp_path) -> list:
-    """Valid payloads: every value of build_values as redis-server 7.0 dumps it, and as
-    Sluice dumps it (with an IDMP stream too)."""
+    """Valid payloads: every value of build_values as redis-server 7.0 dumps it, as
+    Sluice dumps it (with an IDMP stream too), and in Redis 6's ziplist encodings."""
     payloads = []
     with RedisServer(ORACLE_FLAGS, workdir=tmp_path) as oracle:
         client = oracle.client(protocol=2)
@@ -71,7 +71,40 @@ def seed_payloads(tmp_path) -> list:
         build_values(client)
         raw(client, "XADD", "idmp", "IDMP", "p", "i1", "*", "f", "v")
         payloads += [raw(client, "DUMP", key) for key in sorted(raw(client, "KEYS", "*"))]
-    return payloads
+    return payloads + legacy_payloads()
+
+
+def ziplist(items: list) -> bytes:
+    """Redis < 7.0's compact list: strings under 64 bytes, integers 0..12 and 16-bit."""
+    entries, prev = b"", 0
+    for item in items:
+        if isinstance(item, int) and 0 <= item <= 12:
+            body = bytes([0xF1 + item])
+        elif isinstance(item, int):
+            body = b"\xC0" + item.to_bytes(2, "little", signed=True)
+        else:
+            body = bytes([len(item)]) + item
+        entry = bytes([prev]) + body
+        entries, prev = entries + entry, len(entry)
+    tail = 10 + len(entries) - prev if items else 10
+    return ((11 + len(entries)).to_bytes(4, "little") + tail.to_bytes(4, "little")
+            + len(items).to_bytes(2, "little") + entries + b"\xFF")
+
+
+def legacy_payloads() -> list:
+    """Payloads in the ziplist encodings of Redis < 7.0 (RDB version 9), which no
+    redis-server here writes: a list (10), a quicklist of ziplists (14), a hash (13)
+    and a sorted set (12)."""
+    def rdb_string(data: bytes) -> bytes:
+        return bytes([len(data)]) + data if len(data) < 64 else \
+            bytes([0x40 | len(data) >> 8, len(data) & 0xFF]) + data
+    version = (9).to_bytes(2, "little")
+    list_zl = ziplist([b"a", 7, -300, b"", b"xyz"])
+    return [with_crc(b"\x0a" + rdb_string(list_zl) + version),
+            with_crc(b"\x0e\x02" + rdb_string(list_zl) + rdb_string(ziplist([b"b", 1]))
+                     + version),
+            with_crc(b"\x0d" + rdb_string(ziplist([b"f", b"v", b"n", 5])) + version),
+            with_crc(b"\x0c" + rdb_string(ziplist([b"m", b"1.5", b"n", 2])) + version)]
 
 
 def with_crc(body: bytes) -> bytes:
