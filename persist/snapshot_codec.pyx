@@ -12,7 +12,10 @@ Records (msgpack arrays; snapshot.py frames them into checksummed lz4 blocks):
                                           type is its TYPE name, items its to_record()
                                           (engine/core/value_types.py)
     [STREAM, key, expire, length, last_ms, last_seq, first_ms, first_seq,
-     max_deleted_ms, max_deleted_seq, entries_added, groups]
+     max_deleted_ms, max_deleted_seq, entries_added, groups, node_sizes]
+                                          node_sizes: each node's live entries, as
+                                          varints, so that nodes load as they were
+                                          (files without it fill nodes to the limits)
     [ENTRIES, count, chunk]               the stream's next `count` entries
     [IDMP, duration, maxsize, iids_added, iids_duplicates, producers]
                                           the stream's idempotent-production state
@@ -54,7 +57,7 @@ from libc.string cimport memcpy, memset
 from engine.resp.writer cimport WBuf, wb_reserve, ll_text, put_lit, put_hdr, put_bulk
 from engine.core.streamid cimport StreamID, id_cmp, id_decode, id_write
 from engine.core.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
-                            stream_iter_stop, stream_iter_raw, stored_string)
+                            stream_iter_stop, stream_iter_raw, stored_string, StreamNode)
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN)
 from engine.core.keyspace cimport Database
@@ -513,7 +516,28 @@ def state_records(engine, size_t chunk_bytes=CHUNK_BYTES):
 cdef list stream_header(bytes key, Stream s, object expire):
     return [REC_STREAM, key, expire, s.length, s.last_id.ms, s.last_id.seq,
             s.first_id.ms, s.first_id.seq, s.max_deleted_id.ms, s.max_deleted_id.seq,
-            s.entries_added, len(s.groups)]
+            s.entries_added, len(s.groups), node_sizes(s)]
+
+
+cdef bytes node_sizes(Stream s):
+    """The live entries of each node, in order, as varints: where the nodes begin. The
+    snapshot keeps no tombstones, so a node left with none live (an exact MINID trim
+    can leave one, as in Redis) does not come back."""
+    cdef RadixIter it
+    cdef WBuf b
+    cdef int more
+    b.data = NULL
+    b.len = b.cap = 0
+    try:
+        radix_iter_init(&it, s.nodes)
+        more = radix_seek(&it, RADIX_FIRST, NULL)
+        while more:
+            if (<StreamNode**>it.value)[0].live:
+                buf_varint(&b, (<StreamNode**>it.value)[0].live)
+            more = radix_next(&it)
+        return buf_take(&b)
+    finally:
+        free(b.data)
 
 
 cdef list idmp_record(state):
@@ -583,6 +607,9 @@ cdef class StateLoader:
     cdef StreamID last_pending
     cdef list fields                # reused field/value list for Stream.append
     cdef uint64_t node_max_bytes, node_max_entries
+    cdef list node_sizes            # the current stream's, or None: fill to the limits
+    cdef Py_ssize_t node_at         # the next node's index in node_sizes
+    cdef uint64_t node_left         # entries still to go into the current node
     cdef readonly uint64_t keys, streams, entries, groups, pending
     cdef readonly bint ended
     cdef readonly list functions    # the FUNCTIONS record's codes
@@ -724,7 +751,8 @@ cdef class StateLoader:
 
     cdef int load_stream(self, list rec) except -1:
         cdef Stream s = Stream()
-        expect(rec, 12, "stream")
+        if len(rec) != 13:
+            expect(rec, 12, "stream")       # a file of before node sizes were kept
         self.new_key(rec[1], rec[2])
         self.entries_left = as_u64(rec[3], "stream length")
         s.last_id = as_id(rec[4], rec[5], "last ID")
@@ -737,6 +765,9 @@ cdef class StateLoader:
         if id_cmp(&s.max_deleted_id, &s.last_id) > 0:
             raise RecordError("max deleted ID is above the last ID")
         self.last_entry.ms = self.last_entry.seq = 0
+        self.node_sizes = self.read_node_sizes(rec[12]) if len(rec) == 13 else None
+        self.node_at = 0
+        self.node_left = 0
         self.stream = s
         self.streams += 1
         self.store(s, rec[2])
@@ -761,6 +792,35 @@ cdef class StateLoader:
             raise RecordError(f"stream {self.key!r} has entries above its last ID")
         return 0
 
+    cdef list read_node_sizes(self, object sizes):
+        """The stream's node sizes (live entries each, summing to its length)."""
+        cdef const uint8_t* p
+        cdef const uint8_t* end
+        cdef uint64_t v, total = 0
+        cdef list out = []
+        if type(sizes) is not bytes:
+            raise RecordError("stream node sizes are not a byte string")
+        p = <const uint8_t*>PyBytes_AS_STRING(sizes)
+        end = p + PyBytes_GET_SIZE(sizes)
+        while p < end:
+            p = get_varint(p, end, &v)
+            if p == NULL or v == 0 or v > self.entries_left - total:
+                raise RecordError("bad stream node sizes")
+            total += v
+            out.append(v)
+        if total != self.entries_left:
+            raise RecordError("stream node sizes do not add up to its length")
+        return out
+
+    cdef bint opens_node(self) except -1:
+        """Whether the next entry opens a node (when the file keeps node sizes)."""
+        if self.node_left:
+            self.node_left -= 1
+            return 0
+        self.node_left = <uint64_t>self.node_sizes[self.node_at] - 1
+        self.node_at += 1
+        return 1
+
     cdef int append_chunk(self, bytes chunk, uint64_t count) except -1:
         cdef Stream s = self.stream
         cdef ChunkCursor c
@@ -772,8 +832,12 @@ cdef class StateLoader:
                 raise RecordError("entry IDs do not increase")
             if s.length == 0 and id_cmp(&c.id, &s.first_id) != 0:
                 raise RecordError("the first ID is not the first entry's")
-            s.append(&c.id, self.fields, 0, <Py_ssize_t>npairs, self.node_max_bytes,
-                     self.node_max_entries)
+            if self.node_sizes is None:         # nodes filled to the node limits
+                s.append(&c.id, self.fields, 0, <Py_ssize_t>npairs, self.node_max_bytes,
+                         self.node_max_entries)
+            else:                               # limits 0 = none; 1 entry: a new node
+                s.append(&c.id, self.fields, 0, <Py_ssize_t>npairs, 0,
+                         1 if self.opens_node() else 0)
             self.last_entry = c.id
         chunk_end(&c, "entries")
         return 0

@@ -33,16 +33,14 @@ SAVE_PATHS = {
     "rewrite-resp-base": (AOF + ["--aof-use-rdb-preamble", "no"], "BGREWRITEAOF"),
     "aof-replay": (AOF, None),           # no save: the restart replays the AOF's effects
 }
-# What a save does not carry. Node boundaries: the snapshot holds live entries and
-# refills nodes to the node limits on loading, as a RESP base's XADDs do (Redis keeps
-# them in its RDB, not in a RESP rewrite). A RESP base also leaves out, as Redis's own
-# rewrite does, consumers' seen and active times (the replay's clock sets them), and
-# IDMP's lifetime counters (resp_base.py). Replaying an AOF's commands sets consumers'
-# times to the replay's clock, as in Redis.
+# What a save does not carry. A RESP base leaves out, as Redis's own rewrite does,
+# node boundaries (its XADDs fill nodes to the node limits), consumers' seen and active
+# times (the replay's clock sets them), and IDMP's lifetime counters (resp_base.py).
+# Replaying an AOF's commands sets consumers' times to the replay's clock, as in Redis.
 NODES = {b"radix-tree-keys", b"radix-tree-nodes"}
 CONSUMER_TIMES = {b"seen-time", b"active-time"}
-NOT_KEPT = {"save": NODES, "bgsave": NODES, "rewrite-snapshot-base": NODES,
-            "aof-replay": NODES | CONSUMER_TIMES,
+NOT_KEPT = {"save": set(), "bgsave": set(), "rewrite-snapshot-base": set(),
+            "aof-replay": CONSUMER_TIMES,
             "rewrite-resp-base": NODES | CONSUMER_TIMES | {b"iids-added", b"iids-duplicates"}}
 SETTLE_TIMEOUT_S = 30.0
 

@@ -65,6 +65,38 @@ def test_wrapped_counters_survive_saving(path):
         assert counters(client)[:2] == (INT64_MIN, INT64_MIN)
 
 
+def radix_tree_keys(client, key: str) -> int:
+    info = raw(client, "XINFO", "STREAM", key)
+    return info[info.index(b"radix-tree-keys") + 1]
+
+
+@pytest.mark.parametrize("path", SAVE_PATHS)
+def test_node_boundaries_survive_saving(path, tmp_path):
+    """A stream from redis-server whose nodes were cut under another
+    stream-node-max-entries and then thinned by XDEL keeps its nodes through DUMP +
+    RESTORE and every save but a RESP base, whose XADDs fill nodes to the node limits
+    (redis-server's own RESP rewrite does the same)."""
+    with RedisServer(ORACLE_FLAGS + ("--stream-node-max-entries", "7"),
+                     workdir=tmp_path) as oracle:
+        client = oracle.client(protocol=2)
+        for i in range(1, 60):
+            raw(client, "XADD", "s", f"{i}-1", "f", i)
+        raw(client, "CONFIG", "SET", "stream-node-max-entries", 100)
+        for i in range(60, 80):
+            raw(client, "XADD", "s", f"{i}-1", "f", i)
+        raw(client, "XDEL", "s", *[f"{i}-1" for i in range(1, 30, 2)])
+        payload, nodes = raw(client, "DUMP", "s"), radix_tree_keys(client, "s")
+    assert nodes == 9
+    with SavingServer(path) as srv:
+        client = srv.client()
+        raw(client, "RESTORE", "s", 0, payload)
+        raw(client, "RESTORE", "copy", 0, raw(client, "DUMP", "s"))
+        assert radix_tree_keys(client, "s") == radix_tree_keys(client, "copy") == nodes
+        save_kill_restart(srv)
+        client = srv.client()
+        assert radix_tree_keys(client, "s") == (1 if path == "rewrite-resp-base" else nodes)
+
+
 # --- the property: random commands at the limits, then save, kill -9, restart -----------
 
 U64_MAX = 2**64 - 1
