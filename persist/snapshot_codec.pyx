@@ -525,19 +525,18 @@ cdef bytes node_sizes(Stream s):
     can leave one, as in Redis) does not come back."""
     cdef RadixIter it
     cdef WBuf b
-    cdef int more
-    b.data = NULL
-    b.len = b.cap = 0
-    try:
-        radix_iter_init(&it, s.nodes)
-        more = radix_seek(&it, RADIX_FIRST, NULL)
-        while more:
-            if (<StreamNode**>it.value)[0].live:
-                buf_varint(&b, (<StreamNode**>it.value)[0].live)
-            more = radix_next(&it)
-        return buf_take(&b)
-    finally:
-        free(b.data)
+    cdef StreamNode* node
+    memset(&b, 0, sizeof(WBuf))
+    radix_iter_init(&it, s.nodes)
+    cdef int more = radix_seek(&it, RADIX_FIRST, NULL)
+    while more:
+        node = (<StreamNode**>it.value)[0]
+        if node.live:
+            buf_varint(&b, node.live)
+        more = radix_next(&it)
+    cdef bytes sizes = buf_take(&b)
+    free(b.data)
+    return sizes
 
 
 cdef list idmp_record(state):
