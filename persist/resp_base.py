@@ -8,6 +8,9 @@ of RespWriter.stream (snapshot_codec.pyx), for collections (lists, hashes, sets.
 their rewrite_commands (engine/core/value_types.py), then `PEXPIREAT` when the key
 has a TTL. Expiry times are absolute, so a replay does not depend on when it runs.
 Consumers' seen/active times are not carried (Redis's rewrite does not either).
+A stream whose counters XSETID / XGROUP CREATE would refuse or change (wrapped past
+INT64_MAX as Redis's do, or entries-read above entries-added) goes as one
+`RESTORE key 0 payload` instead, in the RDB version redis-server 7.0 reads.
 A stream that used idempotent production (XADD IDMP, Redis 8.6) also gets XCFGSET and
 XIDMPRECORD commands (Redis 8.6 / 8.8): redis-server 7.0 does not know them and cannot
 load such a base.

@@ -12,7 +12,10 @@ Records (msgpack arrays; snapshot.py frames them into checksummed lz4 blocks):
                                           type is its TYPE name, items its to_record()
                                           (engine/core/value_types.py)
     [STREAM, key, expire, length, last_ms, last_seq, first_ms, first_seq,
-     max_deleted_ms, max_deleted_seq, entries_added, groups]
+     max_deleted_ms, max_deleted_seq, entries_added, groups, node_sizes]
+                                          node_sizes: each node's live entries, as
+                                          varints, so that nodes load as they were
+                                          (files without it fill nodes to the limits)
     [ENTRIES, count, chunk]               the stream's next `count` entries
     [IDMP, duration, maxsize, iids_added, iids_duplicates, producers]
                                           the stream's idempotent-production state
@@ -46,18 +49,21 @@ Loading (StateLoader) builds fresh Database objects, checking every record, and
 moves them into the engine only once the END record has been seen.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t, int64_t, INT64_MIN, INT32_MAX
+from libc.stdint cimport (uint8_t, uint32_t, int32_t, uint64_t, int64_t, INT64_MIN, INT64_MAX,
+                          INT32_MAX)
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
 from engine.resp.writer cimport WBuf, wb_reserve, ll_text, put_lit, put_hdr, put_bulk
 from engine.core.streamid cimport StreamID, id_cmp, id_decode, id_write
 from engine.core.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
-                            stream_iter_stop, stream_iter_raw, stored_string)
+                            stream_iter_stop, stream_iter_raw, stored_string, StreamNode)
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN)
 from engine.core.keyspace cimport Database
 from engine.core.value_types import VALUE_TYPES, COLLECTION_CLASSES
+from engine.core.dump_payload import RDB_VERSION as REDIS7_RDB_VERSION
+from engine.core.rdb_value import dump_value
 from engine.core.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST
 from engine.core.idmp import (IdmpState, DURATION_MIN, DURATION_MAX, MAXSIZE_MIN,
                               MAXSIZE_MAX)
@@ -82,7 +88,6 @@ DB, STRING, STREAM, ENTRIES, GROUP, PENDING, END, FUNCTIONS, IDMP, VALUE = (
 CHUNK_BYTES = 128 * 1024
 
 cdef uint64_t U64_MAX = 0xffffffffffffffff
-cdef uint64_t TIME_LIMIT = <uint64_t>1 << 48        # delivery times are 48-bit
 cdef int64_t COUNT_MAX = (<int64_t>1 << 47) - 1     # delivery counts are signed 48-bit
 
 
@@ -331,7 +336,7 @@ cdef int next_pending(ChunkCursor* c, PendingFields* out) except -1:
     if p == NULL:
         raise RecordError("bad pending entry")
     delta = unzigzag(tz)
-    if delta > <int64_t>TIME_LIMIT - 1 - c.time or c.time + delta < 0:
+    if delta > INT64_MAX - c.time or c.time + delta < 0:     # times are 0 .. INT64_MAX
         raise RecordError("delivery time out of range")
     c.time += delta
     out.count = unzigzag(cz)
@@ -511,7 +516,27 @@ def state_records(engine, size_t chunk_bytes=CHUNK_BYTES):
 cdef list stream_header(bytes key, Stream s, object expire):
     return [REC_STREAM, key, expire, s.length, s.last_id.ms, s.last_id.seq,
             s.first_id.ms, s.first_id.seq, s.max_deleted_id.ms, s.max_deleted_id.seq,
-            s.entries_added, len(s.groups)]
+            s.entries_added, len(s.groups), node_sizes(s)]
+
+
+cdef bytes node_sizes(Stream s):
+    """The live entries of each node, in order, as varints: where the nodes begin. The
+    snapshot keeps no tombstones, so a node left with none live (an exact MINID trim
+    can leave one, as in Redis) does not come back."""
+    cdef RadixIter it
+    cdef WBuf b
+    cdef StreamNode* node
+    memset(&b, 0, sizeof(WBuf))
+    radix_iter_init(&it, s.nodes)
+    cdef int more = radix_seek(&it, RADIX_FIRST, NULL)
+    while more:
+        node = (<StreamNode**>it.value)[0]
+        if node.live:
+            buf_varint(&b, node.live)
+        more = radix_next(&it)
+    cdef bytes sizes = buf_take(&b)
+    free(b.data)
+    return sizes
 
 
 cdef list idmp_record(state):
@@ -581,6 +606,9 @@ cdef class StateLoader:
     cdef StreamID last_pending
     cdef list fields                # reused field/value list for Stream.append
     cdef uint64_t node_max_bytes, node_max_entries
+    cdef list node_sizes            # the current stream's, or None: fill to the limits
+    cdef Py_ssize_t node_at         # the next node's index in node_sizes
+    cdef uint64_t node_left         # entries still to go into the current node
     cdef readonly uint64_t keys, streams, entries, groups, pending
     cdef readonly bint ended
     cdef readonly list functions    # the FUNCTIONS record's codes
@@ -722,7 +750,8 @@ cdef class StateLoader:
 
     cdef int load_stream(self, list rec) except -1:
         cdef Stream s = Stream()
-        expect(rec, 12, "stream")
+        if len(rec) != 13:
+            expect(rec, 12, "stream")       # a file of before node sizes were kept
         self.new_key(rec[1], rec[2])
         self.entries_left = as_u64(rec[3], "stream length")
         s.last_id = as_id(rec[4], rec[5], "last ID")
@@ -735,6 +764,9 @@ cdef class StateLoader:
         if id_cmp(&s.max_deleted_id, &s.last_id) > 0:
             raise RecordError("max deleted ID is above the last ID")
         self.last_entry.ms = self.last_entry.seq = 0
+        self.node_sizes = self.read_node_sizes(rec[12]) if len(rec) == 13 else None
+        self.node_at = 0
+        self.node_left = 0
         self.stream = s
         self.streams += 1
         self.store(s, rec[2])
@@ -759,6 +791,35 @@ cdef class StateLoader:
             raise RecordError(f"stream {self.key!r} has entries above its last ID")
         return 0
 
+    cdef list read_node_sizes(self, object sizes):
+        """The stream's node sizes (live entries each, summing to its length)."""
+        cdef const uint8_t* p
+        cdef const uint8_t* end
+        cdef uint64_t v, total = 0
+        cdef list out = []
+        if type(sizes) is not bytes:
+            raise RecordError("stream node sizes are not a byte string")
+        p = <const uint8_t*>PyBytes_AS_STRING(sizes)
+        end = p + PyBytes_GET_SIZE(sizes)
+        while p < end:
+            p = get_varint(p, end, &v)
+            if p == NULL or v == 0 or v > self.entries_left - total:
+                raise RecordError("bad stream node sizes")
+            total += v
+            out.append(v)
+        if total != self.entries_left:
+            raise RecordError("stream node sizes do not add up to its length")
+        return out
+
+    cdef bint opens_node(self) except -1:
+        """Whether the next entry opens a node (when the file keeps node sizes)."""
+        if self.node_left:
+            self.node_left -= 1
+            return 0
+        self.node_left = <uint64_t>self.node_sizes[self.node_at] - 1
+        self.node_at += 1
+        return 1
+
     cdef int append_chunk(self, bytes chunk, uint64_t count) except -1:
         cdef Stream s = self.stream
         cdef ChunkCursor c
@@ -770,8 +831,12 @@ cdef class StateLoader:
                 raise RecordError("entry IDs do not increase")
             if s.length == 0 and id_cmp(&c.id, &s.first_id) != 0:
                 raise RecordError("the first ID is not the first entry's")
-            s.append(&c.id, self.fields, 0, <Py_ssize_t>npairs, self.node_max_bytes,
-                     self.node_max_entries)
+            if self.node_sizes is None:         # nodes filled to the node limits
+                s.append(&c.id, self.fields, 0, <Py_ssize_t>npairs, self.node_max_bytes,
+                         self.node_max_entries)
+            else:                               # limits 0 = none; 1 entry: a new node
+                s.append(&c.id, self.fields, 0, <Py_ssize_t>npairs, 0,
+                         1 if self.opens_node() else 0)
             self.last_entry = c.id
         chunk_end(&c, "entries")
         return 0
@@ -828,9 +893,8 @@ cdef class StateLoader:
         if name in self.stream.groups:
             raise RecordError(f"group {name!r} appears twice")
         last = as_id(rec[2], rec[3], "group last ID")
+        # any value: the counter wraps past INT64_MAX, as Redis's does
         entries_read = as_i64(rec[4], "entries read")
-        if entries_read < ENTRIES_READ_UNKNOWN:
-            raise RecordError("entries read is negative")
         if type(rec[5]) is not list:
             raise RecordError("consumers are not an array")
         g = ConsumerGroup(name, last.ms, last.seq, entries_read)
@@ -1039,17 +1103,26 @@ cdef class RespWriter:
         Unlike Redis, pending entries whose stream entry is gone are kept: XCLAIM
         ignores missing entries, so placeholders are added for them and removed
         afterwards (XTRIM for those below the first entry, which trimming removed,
-        XDEL for the rest), then XSETID restores the counters."""
-        cdef list dangling = dangling_ids(s)
+        XDEL for the rest), then XSETID restores the counters.
+        A stream whose counters XSETID or XGROUP CREATE would refuse or change
+        (counters_expressible) goes as one RESTORE of its payload instead (the RDB
+        version redis-server 7.0 reads), then its IDMP state."""
+        cdef list dangling
         cdef ConsumerGroup g
         cdef WBuf* b = &self.buf
+        if not counters_expressible(s):
+            self.command(b"RESTORE", key, b"0", dump_value(s, REDIS7_RDB_VERSION))
+            if s.idmp is not None:
+                self.idmp(key, s.idmp, s)
+            return
+        dangling = dangling_ids(s)
         if s.length == 0 and not dangling:
             self.command(b"XADD", key, b"MAXLEN", b"0", b"0-1", b"x", b"y")
         else:
             self.xadds(key, s, dangling)
         self.xsetid(key, s, max(s.entries_added, s.length + len(dangling)))
         if s.idmp is not None:
-            self.idmp(key, s.idmp)
+            self.idmp(key, s.idmp, None)
         for g in s.groups.values():
             put_hdr(b, b'*', 7 if g.entries_read != ENTRIES_READ_UNKNOWN else 5)
             put_bulk(b, b"XGROUP", 6)
@@ -1069,16 +1142,21 @@ cdef class RespWriter:
             self.drop_placeholders(key, s, dangling)
             self.xsetid(key, s, s.entries_added)
 
-    cdef int idmp(self, bytes key, state) except -1:
+    cdef int idmp(self, bytes key, state, Stream live_only) except -1:
         """The stream's IDMP settings (XCFGSET) and tracked iids (XIDMPRECORD each,
         every producer's oldest first), as XADD IDMP logs them. The counters are not
         carried: iids-added restarts at the number of iids recorded, iids-duplicates
-        at 0. redis-server 7.0 has neither command."""
+        at 0. redis-server 7.0 has neither command. With live_only, only iids whose
+        entry is in that stream (XIDMPRECORD refuses the others)."""
+        cdef StreamID id
         self.command(b"XCFGSET", key, b"IDMP-DURATION", state.duration,
                      b"IDMP-MAXSIZE", state.maxsize)
         for pid, iids in state.producers.items():
             for iid, (ms, seq) in iids.items():
-                self.command(b"XIDMPRECORD", key, pid, iid, b"%d-%d" % (ms, seq))
+                id.ms = ms
+                id.seq = seq
+                if live_only is None or live_only.contains(&id):
+                    self.command(b"XIDMPRECORD", key, pid, iid, b"%d-%d" % (ms, seq))
         return 0
 
     cdef int xsetid(self, bytes key, Stream s, uint64_t entries_added) except -1:
@@ -1187,6 +1265,20 @@ cdef class RespWriter:
         for i in range(0, len(deleted), 1000):
             self.command(b"XDEL", key, *deleted[i:i + 1000])
         return 0
+
+
+cdef bint counters_expressible(Stream s):
+    """Whether XSETID and XGROUP CREATE take the stream's counters as they are: not
+    wrapped past INT64_MAX, and no group's entries-read above entries-added (which
+    XSETID can lower afterwards; XGROUP CREATE caps ENTRIESREAD there)."""
+    cdef ConsumerGroup g
+    if s.entries_added > <uint64_t>INT64_MAX:
+        return False
+    for g in s.groups.values():
+        if (g.entries_read != ENTRIES_READ_UNKNOWN
+                and <uint64_t>g.entries_read > s.entries_added):
+            return False
+    return True
 
 
 cdef list dangling_ids(Stream s):

@@ -114,9 +114,12 @@ NOGROUP_KEY_OR_GROUP = "NOGROUP No such key '{key}' or consumer group '{group}'"
 
 
 
-cdef int64_t parse_entries_read(bytes arg) except? -3:
+cdef int64_t parse_entries_read(CommandContext ctx, bytes arg) except? -3:
+    """ENTRIESREAD's value. A replayed log's is the group's state as logged, taken as
+    it is: the counter may have wrapped past INT64_MAX (as Redis's does), or exceed
+    entries-added since XSETID lowered that (see cap_entries_read)."""
     cdef int64_t n = parse_int(arg, NULL)
-    if n < 0 and n != ENTRIES_READ_UNKNOWN:
+    if n < 0 and n != ENTRIES_READ_UNKNOWN and not ctx.db.loading:
         raise ResponseError("ERR value for ENTRIESREAD must be positive or -1")
     return n
 
@@ -140,14 +143,16 @@ cdef ConsumerGroup xgroup_existing(CommandContext ctx, list argv):
     return g
 
 
-cdef int64_t cap_entries_read(Stream s, int64_t entries_read):
-    """Newer Redis caps a given ENTRIESREAD at the stream's entries-added."""
-    if entries_read != ENTRIES_READ_UNKNOWN and <uint64_t>entries_read > s.entries_added:
+cdef int64_t cap_entries_read(CommandContext ctx, Stream s, int64_t entries_read):
+    """Newer Redis caps a given ENTRIESREAD at the stream's entries-added (not a
+    replayed one: see parse_entries_read)."""
+    if (entries_read != ENTRIES_READ_UNKNOWN and <uint64_t>entries_read > s.entries_added
+            and not ctx.db.loading):
         return s.entries_added
     return entries_read
 
 
-cdef int64_t group_options(list argv, bint create, bint* mkstream) except? -2:
+cdef int64_t group_options(CommandContext ctx, list argv, bint create, bint* mkstream) except? -2:
     """CREATE's MKSTREAM and CREATE's or SETID's ENTRIESREAD (its value), read first:
     Redis reports a bad option before anything about the key, the group or the ID."""
     cdef int64_t entries_read = ENTRIES_READ_UNKNOWN
@@ -158,7 +163,7 @@ cdef int64_t group_options(list argv, bint create, bint* mkstream) except? -2:
             mkstream[0] = True
             i += 1
         elif opt == b"entriesread" and i + 1 < len(argv):
-            entries_read = parse_entries_read(argv[i + 1])
+            entries_read = parse_entries_read(ctx, argv[i + 1])
             i += 2
         else:
             raise subcommand_syntax(b"xgroup", argv[1])
@@ -168,7 +173,7 @@ cdef int64_t group_options(list argv, bint create, bint* mkstream) except? -2:
 @command("xgroup|create")
 def xgroup_create(CommandContext ctx, list argv):
     cdef bint mkstream = False
-    cdef int64_t entries_read = group_options(argv, True, &mkstream)
+    cdef int64_t entries_read = group_options(ctx, argv, True, &mkstream)
     cdef bytes key = argv[2], name = argv[3]
     cdef Stream s = xgroup_stream(ctx, argv, mkstream)
     cdef bint created = s is None
@@ -187,7 +192,7 @@ def xgroup_create(CommandContext ctx, list argv):
         ctx.db.store(key, s)
     if name in s.groups:
         raise ResponseError("BUSYGROUP Consumer Group name already exists")
-    entries_read = cap_entries_read(s, entries_read)
+    entries_read = cap_entries_read(ctx, s, entries_read)
     s.groups[name] = ConsumerGroup(name, start.ms, start.seq, entries_read)
     ctx.propagate([b"XGROUP", b"CREATE", key, name, id_format(&start), b"MKSTREAM",
                    b"ENTRIESREAD", str(entries_read).encode()])
@@ -201,7 +206,7 @@ def xgroup_create(CommandContext ctx, list argv):
 @command("xgroup|setid")
 def xgroup_setid(CommandContext ctx, list argv):
     cdef bint mkstream = False
-    cdef int64_t entries_read = group_options(argv, False, &mkstream)
+    cdef int64_t entries_read = group_options(ctx, argv, False, &mkstream)
     cdef ConsumerGroup g = xgroup_existing(ctx, argv)
     cdef Stream s = ctx.db.lookup_stream(argv[2], ctx.now)
     if len(argv) != 5 and len(argv) != 7:
@@ -212,7 +217,7 @@ def xgroup_setid(CommandContext ctx, list argv):
     else:
         parse_id(argv[4], &start, 0, False)
     g.last_id = start
-    g.entries_read = cap_entries_read(s, entries_read)
+    g.entries_read = cap_entries_read(ctx, s, entries_read)
     propagate_group_position(ctx, argv[2], g)
     ctx.wake(argv[2], "t", b"xgroup-setid")
     return OK
@@ -456,7 +461,9 @@ def xclaim(CommandContext ctx, list argv):
     if id_cmp(&last_id, &g.last_id) > 0:
         g.last_id = last_id
         moved_last_id = True
-    if delivery_time < 0 or delivery_time > ctx.now:
+    # A replayed log's TIME is the delivery time as it was, even one in the future
+    # (RESTORE takes those): only a client's is capped at now, as Redis does.
+    if delivery_time < 0 or (delivery_time > ctx.now and not ctx.db.loading):
         delivery_time = ctx.now
     # Newer Redis creates (and marks seen) the consumer even if nothing is claimed.
     cdef Consumer c = consumer_for(ctx, key, g, argv[3])

@@ -94,7 +94,8 @@ def xinfo_stream(CommandContext ctx, list argv):
              b"radix-tree-nodes", radix_node_count(s.nodes),
              b"last-generated-id", id_format(&s.last_id),
              b"max-deleted-entry-id", id_format(&s.max_deleted_id),
-             b"entries-added", s.entries_added,
+             # a signed 64-bit counter in Redis, which wraps past its maximum
+             b"entries-added", <int64_t>s.entries_added,
              b"recorded-first-entry-id", id_format(&s.first_id)] + idmp_info(ctx, s)
     if not full:
         first = entries(ctx, s, &lo, &hi, 1, False)

@@ -9,16 +9,17 @@ from libc.string cimport memcpy
 from engine.core.streamid cimport StreamID, id_decode, u64_from_be
 from engine.core.radix cimport RadixTree
 
-# Inline value of the group PEL: 16 bytes. Times are ms since the epoch (48 bits
-# last until the year 10889); the delivery count is a signed 48-bit integer.
+# Inline value of the group PEL: 18 bytes. Times are ms since the epoch, in full (a
+# RESTOREd payload may carry any time up to 2^63 - 1, Redis's signed limit); the
+# delivery count is a signed 48-bit integer, saturating.
 cdef packed struct PendingEntry:
-    uint8_t delivery_time[6]
+    uint8_t delivery_time[8]
     uint8_t delivery_count[6]
     uint32_t consumer_id
 
 cdef inline uint64_t pe_time(const PendingEntry* pe) noexcept nogil:
     cdef uint64_t v = 0
-    memcpy(&v, pe.delivery_time, 6)
+    memcpy(&v, pe.delivery_time, 8)
     return v
 
 cdef inline int64_t pe_count(const PendingEntry* pe) noexcept nogil:
@@ -29,7 +30,7 @@ cdef inline int64_t pe_count(const PendingEntry* pe) noexcept nogil:
     return <int64_t>v
 
 cdef inline void pe_set_time(PendingEntry* pe, uint64_t t) noexcept nogil:
-    memcpy(pe.delivery_time, &t, 6)
+    memcpy(pe.delivery_time, &t, 8)
 
 cdef inline void pe_set_count(PendingEntry* pe, int64_t c) noexcept nogil:
     if c > <int64_t>0x7fffffffffffLL:

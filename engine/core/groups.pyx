@@ -412,7 +412,8 @@ cdef void advance_last_delivered(Stream s, ConsumerGroup g, const StreamID* id) 
     if id_cmp(id, &g.last_id) <= 0:
         return
     if counter_usable(s, g):
-        g.entries_read += 1
+        # wraps past INT64_MAX as Redis's counter does (and saves as it is)
+        g.entries_read = <int64_t>(<uint64_t>g.entries_read + 1)
     elif s.entries_added:
         g.entries_read = estimate_entries_read(s, id)
     g.last_id = id[0]

@@ -36,11 +36,13 @@ compact encodings Redis writes: ziplists (10, 12, 13, 14: Redis < 7.0), intsets 
 listpacks (16, 17, 20) and quicklists of listpacks (18), and ZSET (3, text scores).
 
 Reading checks every length against the payload (a bad payload is a PayloadError,
-never a crash or a huge allocation) and the stream's own invariants (IDs rising, the
-counts agreeing, every pending entry owned by one consumer).
+never a crash or a huge allocation) and the stream's own invariants (IDs rising and
+never 0-0, in entries and PELs, the counts agreeing, every pending entry owned by one
+consumer): whatever it accepts, the snapshot and the AOF rewrite save and load back.
+It always checks everything, whatever sanitize-dump-payload says (Redis's `yes`).
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, INT64_MAX
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 
@@ -54,7 +56,7 @@ from engine.core.stream cimport (Stream, StreamNode, Entry, _data, _entry_head,
                                  _entry_skip, varint_get, _lp_as_int, _lp_backlen_size,
                                  FLAG_DELETED, FLAG_SAMEFIELDS)
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time,
-                                 pe_count, ENTRIES_READ_UNKNOWN, estimate_entries_read)
+                                 pe_count, estimate_entries_read)
 from engine.core.radix cimport RadixIter, RADIX_FIRST, radix_iter_init, radix_seek, radix_next
 from engine.core.streamid cimport StreamID, id_cmp, id_decode
 
@@ -701,6 +703,8 @@ cdef class StreamBuilder:
                 sid.seq = master.seq + <uint64_t>seqd
                 if self.any and id_cmp(&sid, &self.last) <= 0:
                     raise PayloadError("stream entry IDs do not increase")
+                if sid.ms == 0 and sid.seq == 0:
+                    raise PayloadError("stream entry 0-0")          # no XADD makes one
                 if flags & FLAG_DELETED:
                     if seen_deleted == deleted:
                         raise PayloadError("more tombstones than the node counts")
@@ -753,7 +757,7 @@ cdef int64_t find_pending(Pending* pel, int64_t n, const StreamID* sid) noexcept
 
 cdef int read_group(Reader r, Stream s, int rdbtype) except -1:
     cdef StreamID last, sid
-    cdef int64_t entries_read, n, i, j, ncons, npel, found
+    cdef int64_t n, i, j, ncons, npel, found
     cdef Pending* pel = NULL
     cdef ConsumerGroup g
     cdef Consumer c
@@ -764,10 +768,8 @@ cdef int read_group(Reader r, Stream s, int rdbtype) except -1:
     r.stream_id(&last)
     g = ConsumerGroup(name, last.ms, last.seq, 0)
     if rdbtype >= RDB_TYPE_STREAM_LISTPACKS_2:
-        entries_read = <int64_t>r.length()
-        if entries_read < ENTRIES_READ_UNKNOWN:
-            raise PayloadError("bad entries read")
-        g.entries_read = entries_read
+        # any value: the counter wraps past INT64_MAX, as Redis's does
+        g.entries_read = <int64_t>r.length()
     else:
         g.entries_read = estimate_entries_read(s, &last)
     npel = <int64_t>r.length()
@@ -781,7 +783,11 @@ cdef int read_group(Reader r, Stream s, int rdbtype) except -1:
             id_decode(r.take(16), &pel[i].id)
             if i and id_cmp(&pel[i].id, &pel[i - 1].id) <= 0:
                 raise PayloadError("PEL IDs do not increase")
+            if pel[i].id.ms == 0 and pel[i].id.seq == 0:
+                raise PayloadError("PEL entry 0-0")         # never an entry's ID
             pel[i].time = r.le(8)
+            if pel[i].time > <uint64_t>INT64_MAX:
+                raise PayloadError("negative delivery time")    # Redis's times are signed
             pel[i].count = <int64_t>r.length()
             pel[i].owner = -1
         ncons = <int64_t>r.length()
@@ -834,7 +840,7 @@ cdef Stream read_stream(Reader r, int rdbtype):
     if length != s.length:
         raise PayloadError("stream length does not match its entries")
     r.stream_id(&s.last_id)
-    if s.length and id_cmp(&s.last_id, &builder.last) < 0:
+    if builder.any and id_cmp(&s.last_id, &builder.last) < 0:
         raise PayloadError("stream last ID below its last entry")
     if rdbtype >= RDB_TYPE_STREAM_LISTPACKS_2:
         r.stream_id(&first)          # derived from the entries instead

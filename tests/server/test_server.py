@@ -28,7 +28,7 @@ from engine.api.session import SERVER_VERSION
 from engine.commands.table import COMMANDS
 from engine.server.info import parse_info
 from differential import newest_unblocked_error
-from raw_io import raw_socket, read_until_closed
+from raw_io import raw_call, raw_socket, read_until_closed
 from servers import RedisServer, SluiceServer
 
 # The redis-py scenarios of the embedded client, run against the server here (they use
@@ -104,16 +104,6 @@ def r(sluice, protocol):
     client.flushall()
     yield client
     client.close()
-
-
-def raw_call(client, *args):
-    """A command's reply without redis-py's response callbacks."""
-    conn = client.connection_pool.get_connection()
-    try:
-        conn.send_command(*args)
-        return conn.read_response()
-    finally:
-        client.connection_pool.release(conn)
 
 
 def info(client, section=None) -> dict:

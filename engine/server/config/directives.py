@@ -145,6 +145,10 @@ DIRECTIVES: tuple[Directive, ...] = (
               "Start a rewritten AOF with a snapshot of the data set."),
     Directive("aof-load-truncated", Bool(), True,
               "Load an AOF whose last command is truncated (else refuse to start)."),
+    Directive("sanitize-dump-payload", Enum("no", "yes", "clients"), "no",
+              "How deeply RESTORE checks a payload (no, yes, clients). Sluice checks every "
+              "payload in full whatever the value, as Redis does under yes: nothing that "
+              "could not be saved and loaded back is ever accepted."),
     # --- process ---
     Directive("loglevel", Enum("debug", "verbose", "notice", "warning", "nothing"), "notice",
               "Log verbosity: debug, verbose, notice, warning or nothing."),
