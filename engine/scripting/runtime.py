@@ -14,7 +14,7 @@ from lupa.lua51 import LuaRuntime
 
 from engine.core.errors import ResponseError
 from engine.scripting import bitop, cjson, cmsgpack, lstruct
-from engine.scripting.convert import ReplyToLua, format_number_arg, lua_tointeger
+from engine.scripting.convert import LuaToReply, ReplyToLua, format_number_arg, lua_tointeger
 from engine.scripting.errors import LuaRaise, ScriptFailure
 from engine.scripting.random48 import Random48
 from engine.scripting.redis_call import NO_ARGUMENTS, RedisCall
@@ -64,6 +64,7 @@ class ScriptRuntime:
         table = lua.table_from
         self._table = table
         self._to_lua = ReplyToLua(lua)
+        self.lua_to_reply = LuaToReply(lua).convert
         api = self._reply_errors
         redis = {
             b"call": RedisCall(self, call, call_resp3, False),

@@ -4,7 +4,6 @@ handed to the sandbox's runner, the script's result checked and converted to a r
 from libc.stdint cimport INT64_MIN, INT64_MAX
 
 from engine.core.errors import ResponseError
-from engine.scripting.convert import lua_to_reply
 from engine.scripting.errors import ScriptFailure, script_error_text
 
 cdef object _ResponseError = ResponseError
@@ -36,7 +35,7 @@ cpdef object run_script(object runtime, object fn, list keys, list args, str nam
     t = type(value)
     if t is bytes or (t is int and INT64_MIN <= value <= INT64_MAX):
         return value
-    reply = lua_to_reply(value, runtime.resp3)
+    reply = runtime.lua_to_reply(value, runtime.resp3)
     if isinstance(reply, _ResponseError):
         raise reply
     return reply
