@@ -47,8 +47,9 @@ class ScriptRuntime:
                  tick: Callable[[], bool] | None = None) -> None:
         """for_functions: the runtime of FUNCTION's libraries, whose `redis` lacks what
         only EVAL's has (replicate_commands, breakpoint, debug), as in Redis.
-        tick: called every HOOK_COUNT Lua instructions; True kills the running script
-        (its caller gets Redis's "Script killed by user" error)."""
+        tick: called every HOOK_COUNT Lua instructions (in coroutines too); a text
+        (bytes) stops the running script with that error (KILLED: Redis's "Script
+        killed by user")."""
         call_resp3 = call_resp3 or call
         # what every `redis` has, also that of a library's load (load_library)
         self._constants = {
@@ -87,7 +88,7 @@ class ScriptRuntime:
             b"random": self._located(self._random.lua_random()),
             b"randomseed": self._located(self._random.lua_randomseed()),
             b"redis": table(redis), b"libraries": table(libraries),
-            b"tick": tick, b"killed": KILLED, b"hook_count": HOOK_COUNT,
+            b"tick": tick, b"hook_count": HOOK_COUNT,
         })
         # the chunk's name marks its frames as ours (the error handler skips them)
         setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
@@ -146,7 +147,7 @@ class ScriptRuntime:
         redis = {b"register_function": self._reply_errors(register),
                  b"log": self._reply_errors(self._log), **self._constants}
         result = self._load_library(body, b"@user_function", self._table(redis))
-        if type(result) is not tuple:
+        if result[0] is True:
             return
         if result[0] is None:
             raise ResponseError("ERR Error compiling function: "
