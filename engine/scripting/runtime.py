@@ -28,6 +28,9 @@ LOG_LEVELS = (logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)   # r
 REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
 BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
 WRONG_ARGUMENTS = b"ERR wrong number or type of arguments"
+LUA_MAX_MEMORY = 1 << 30
+"""Bytes the Lua heap of one interpreter may hold (Redis's has no limit): a script that
+needs more fails with Lua's "not enough memory", and what it held is collected."""
 KILLED = b"Script killed by user with SCRIPT KILL..."   # FUNCTION KILL's too, as in Redis 7
 
 log = logging.getLogger("sluice.scripting")
@@ -44,12 +47,14 @@ class ScriptRuntime:
     def __init__(self, call: Call, *, redis_version: str, call_resp3: Call | None = None,
                  is_command: Callable[[bytes], bool] | None = None,
                  for_functions: bool = False,
-                 tick: Callable[[], bool] | None = None) -> None:
+                 tick: Callable[[], bytes | None] | None = None,
+                 max_memory: int = LUA_MAX_MEMORY) -> None:
         """for_functions: the runtime of FUNCTION's libraries, whose `redis` lacks what
         only EVAL's has (replicate_commands, breakpoint, debug), as in Redis.
         tick: called every HOOK_COUNT Lua instructions (in coroutines too); a text
         (bytes) stops the running script with that error (KILLED: Redis's "Script
-        killed by user")."""
+        killed by user").
+        max_memory: the Lua heap's limit in bytes."""
         call_resp3 = call_resp3 or call
         # what every `redis` has, also that of a library's load (load_library)
         self._constants = {
@@ -60,6 +65,7 @@ class ScriptRuntime:
         self.resp3 = False          # redis.setresp(3) in the running script
         self._random = Random48()
         lua = self.lua = LuaRuntime(encoding=None, unpack_returned_tuples=True,
+                                    max_memory=max_memory,
                                     register_eval=False, register_builtins=False,
                                     attribute_filter=_no_attributes)
         table = lua.table_from
@@ -152,8 +158,15 @@ class ScriptRuntime:
         if result[0] is None:
             raise ResponseError("ERR Error compiling function: "
                                 + result[1].decode("utf-8", "surrogateescape"))
-        failure = ScriptFailure.from_lua(result[1])
+        failure = self.failure(result[1])
         raise ResponseError(f"ERR Error registering functions: {failure.message}")
+
+    def failure(self, err: Any) -> ScriptFailure:
+        """What the error handler made of a failed run; a message it never saw (Lua runs
+        no handler when memory runs out) comes with the heap collected."""
+        if type(err) is bytes:
+            self.lua.gccollect()
+        return ScriptFailure.from_lua(err)
 
     def function_entry(self, callback: Any) -> Any:
         """A registered function as `run` runs it (keys and args as its parameters)."""

@@ -80,3 +80,26 @@ def test_cmsgpack_unpacks_deep_data_without_recursion():
         "return #cmsgpack.unpack(string.rep('\\145', 1030) .. '\\1')"])
     assert deep == b":1\r\n"
     assert deeper.startswith(b"-ERR user_script:1: Bad data format in input.")
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_a_script_out_of_lua_memory_fails_cleanly_and_gives_the_memory_back():
+    """The Lua heap has a limit (LUA_MAX_MEMORY): past it the script fails with Lua's
+    "not enough memory" (redis-server 7.0, whose heap has none, takes all the machine
+    has), the heap is collected and the server goes on."""
+    with SluiceServer(["--save", ""]) as server:
+        assert ask_once(server.port, "SET", "k", "v") == b"+OK\r\n"
+        before = rss_bytes(server.proc.pid)
+        reply = ask_once(server.port, "EVAL", "local s = string.rep('x', 2^29) "
+                                              "return #(s .. s .. s)", 0, timeout=120)
+        assert reply.startswith(b"-ERR not enough memory script: ")
+        assert rss_bytes(server.proc.pid) < before + (200 << 20)
+        assert ask_once(server.port, "EVAL", "return redis.call('get', 'k')", 0) == b"$1\r\nv\r\n"
+        assert "Traceback" not in server.log_text()
