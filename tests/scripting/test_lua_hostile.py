@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from engine.api.functions import FUNCTION_OPCODE
+from engine.core.dump_payload import frame
 from lua_wire import ask_once
 from servers import RedisServer, SluiceServer
 
@@ -103,3 +105,21 @@ def test_a_script_out_of_lua_memory_fails_cleanly_and_gives_the_memory_back():
         assert rss_bytes(server.proc.pid) < before + (200 << 20)
         assert ask_once(server.port, "EVAL", "return redis.call('get', 'k')", 0) == b"$1\r\nv\r\n"
         assert "Traceback" not in server.log_text()
+
+
+def lzf_library_payload(claimed_length: int) -> bytes:
+    """FUNCTION DUMP's framing around one library whose LZF string claims a length."""
+    data = b"\x01abc"
+    return frame(bytes([FUNCTION_OPCODE, 0xC3, len(data), 0x81])
+                 + claimed_length.to_bytes(8, "big") + data)
+
+
+def test_function_restore_checks_an_lzf_length_before_allocating_it():
+    payloads = [lzf_library_payload(n) for n in (2**62, 2**40, 10**6)]
+    seen = {}
+    for server_class in (RedisServer, SluiceServer):
+        with server_class(["--save", ""]) as server:
+            seen[server_class] = [ask_once(server.port, "FUNCTION", "RESTORE", p) for p in payloads]
+            assert ask_once(server.port, "PING") == b"+PONG\r\n"
+    assert seen[SluiceServer] == seen[RedisServer]
+    assert seen[SluiceServer] == [b"-ERR Failed loading library payload\r\n"] * 3
