@@ -11,7 +11,7 @@ from typing import Any
 
 from lupa.lua51 import lua_type
 
-from engine.scripting.convert import lua_type_name
+from engine.scripting.convert import lua_tointeger, lua_type_name
 from engine.scripting.errors import LuaRaise
 
 ESCAPES = {i: b"\\u%04x" % i for i in range(32)}
@@ -325,7 +325,12 @@ def library(lua: Any) -> tuple[dict, dict]:
         def run(*args: Any) -> Any:
             if args and args[0] is not None:
                 value = args[0]
-                if type(value) not in (int, float) or not lo <= value <= hi:
+                if type(value) not in (int, float):
+                    value = lua_tointeger(value)
+                    if value is None:
+                        raise LuaRaise(f"bad argument #1 to '{name}' (number expected, got "
+                                       f"{lua_type_name(args[0])})".encode())
+                if not lo <= value <= hi:
                     raise LuaRaise(f"bad argument #1 to '{name}' (expected integer between "
                                    f"{lo} and {hi})".encode())
                 setattr(cfg, ATTRS[name], int(value))

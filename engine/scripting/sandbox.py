@@ -93,8 +93,14 @@ G.load = function(reader, name)
   end
   return G.loadstring(table_concat(parts), name or '=(load)')
 end
+-- A script stopped by the count hook runs no handler of its own: Lua runs the handler
+-- with hooks off when the error came from a hook, so a handler that loops would never end.
+local stopped = false
 G.xpcall = function(f, handler)
-  return xpcall(f, function(err) return handler(plain(err)) end)
+  return xpcall(f, function(err)
+    if stopped then return err end
+    return handler(plain(err))
+  end)
 end
 
 G.next = function(t, k)
@@ -134,11 +140,15 @@ local sethook, tick, HOOK_COUNT = debug.sethook, hooks.tick, hooks.hook_count
 local function on_hook()
   local stop = tick()
   if stop then
+    stopped = true
     sethook(on_hook, 'l')
     error({err = 'ERR ' .. stop}, 0)
   end
 end
-local function arm() sethook(on_hook, '', HOOK_COUNT) end
+local function arm()
+  stopped = false
+  sethook(on_hook, '', HOOK_COUNT)
+end
 if tick then arm() end
 
 local coroutine_lib = {}

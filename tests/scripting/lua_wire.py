@@ -1,12 +1,14 @@
 """Raw RESP round trips for the hostile-script tests: the exact bytes of a reply, however
-deeply nested (redis-py refuses deep replies), with a marker command ending each."""
+deeply nested (redis-py refuses deep replies), with a marker command ending each: an
+unknown command, whose error is the same whether a script is busy or not."""
 from __future__ import annotations
 
 import socket
 
 from raw_io import raw_socket
 
-END = b"$9\r\nEND-OF-IT\r\n"
+MARK = "END-OF-REPLY"
+END = b"-ERR unknown command 'END-OF-REPLY', with args beginning with: \r\n"
 
 
 def encode(*argv) -> bytes:
@@ -18,8 +20,8 @@ def encode(*argv) -> bytes:
 
 
 def ask(sock: socket.socket, *argv, timeout: float = 30.0) -> bytes:
-    """The bytes answering argv (an ECHO after it marks the end)."""
-    sock.sendall(encode(*argv) + encode("ECHO", "END-OF-IT"))
+    """The bytes answering argv."""
+    sock.sendall(encode(*argv) + encode(MARK))
     sock.settimeout(timeout)
     data = b""
     while not data.endswith(END):

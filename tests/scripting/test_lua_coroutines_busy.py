@@ -9,6 +9,7 @@ import time
 import pytest
 
 from raw_io import raw_socket
+from servers import SluiceServer
 from test_busy import (AOF_ALWAYS, BUSY, THRESHOLD, WAIT, ask, encode, on_both, read_reply,
                        start_script)
 
@@ -109,3 +110,15 @@ def test_function_load_of_code_that_never_ends_times_out():
     redis_seen, sluice_seen = on_both(load_scene, "--save", "")
     assert sluice_seen == redis_seen
     assert sluice_seen[0] == b"-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n"
+
+
+def test_a_looping_xpcall_handler_does_not_outlive_script_kill():
+    """Lua runs an error handler with hooks off when the error came from a hook, so the
+    handler of a killed script would loop for ever: Sluice runs none for a stopped script
+    (redis-server 7.0 hangs on this one)."""
+    script = "xpcall(function() while true do end end, function(e) while true do end end)"
+    with SluiceServer(["--save", "", *THRESHOLD]) as server:
+        killed, reply, pong = killed_scene(script)(server)
+    assert killed == b"+OK\r\n"
+    assert reply.startswith(b"-ERR Script killed by user with SCRIPT KILL...")
+    assert pong == b"+PONG\r\n"
