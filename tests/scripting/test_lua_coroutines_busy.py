@@ -4,6 +4,7 @@ it wrote, then SHUTDOWN NOSAVE), the load stopped after 500 ms. The
 scenes run on redis-server 7.0 and sluice-server and their bytes are compared."""
 from __future__ import annotations
 
+import signal
 import time
 
 import pytest
@@ -122,3 +123,17 @@ def test_a_looping_xpcall_handler_does_not_outlive_script_kill():
     assert killed == b"+OK\r\n"
     assert reply.startswith(b"-ERR Script killed by user with SCRIPT KILL...")
     assert pong == b"+PONG\r\n"
+
+
+@pytest.mark.parametrize("script", [COROUTINE_LOOPS[0], "while true do end"])
+def test_sigterm_ends_a_server_busy_in_a_script(script):
+    """(redis-server 7.0 leaves SIGTERM until the script ends: Sluice obeys it, keeping
+    nothing of the script, as SHUTDOWN NOSAVE does.)"""
+    with SluiceServer(["--save", "", *THRESHOLD]) as server:
+        caller, other = start_script(server.port, script)
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(WAIT) == 0
+        caller.close()
+        other.close()
+        assert "Received SIGTERM" in server.log_text()
+        assert "Traceback" not in server.log_text()
