@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import signal
 import time
+from functools import partial
 
 import pytest
 
 from raw_io import raw_socket
 from servers import SluiceServer
 from test_busy import (AOF_ALWAYS, BUSY, THRESHOLD, WAIT, ask, encode, on_both, read_reply,
-                       start_script)
+                       start_script, unkillable_scene)
 
 COROUTINE_LOOPS = [
     "coroutine.wrap(function() while true do end end)()",
@@ -25,13 +26,18 @@ COROUTINE_LOOPS = [
 def killed_scene(script: str):
     def scene(server) -> list:
         caller, other = start_script(server.port, script)
-        with raw_socket(server.port, WAIT) as killer:
-            seen = [ask(killer, "SCRIPT", "KILL")]
-        seen += [read_reply(caller), ask(other, "PING")]
-        caller.close()
-        other.close()
-        return seen
+        return stopped(server, caller, other, "SCRIPT")
     return scene
+
+
+def stopped(server, caller, other, kind: str) -> list:
+    """KILL's reply, then the script's client's, then the other client's PING."""
+    with raw_socket(server.port, WAIT) as killer:
+        seen = [ask(killer, kind, "KILL")]
+    seen += [read_reply(caller), ask(other, "PING")]
+    caller.close()
+    other.close()
+    return seen
 
 
 @pytest.mark.parametrize("script", COROUTINE_LOOPS)
@@ -42,22 +48,10 @@ def test_a_loop_in_a_coroutine_is_busy_and_script_kill_stops_it(script):
     assert sluice_seen[2] == b"+PONG\r\n"
 
 
-def unkillable_scene(server) -> list:
-    script = "redis.call('set', KEYS[1], '1')\ncoroutine.wrap(function() while true do end end)()"
-    caller, other = start_script(server.port, script, "x")
-    with raw_socket(server.port, WAIT) as killer:
-        seen = [ask(killer, "SCRIPT", "KILL")]
-        killer.sendall(encode("SHUTDOWN", "NOSAVE"))
-        seen.append(killer.recv(100))
-    server.proc.wait(WAIT)
-    seen.append(server.proc.returncode)
-    caller.close()
-    other.close()
-    return seen
-
-
 def test_a_coroutine_loop_after_a_write_is_unkillable_and_shutdown_nosave_ends_it():
-    redis_seen, sluice_seen = on_both(unkillable_scene, *AOF_ALWAYS, *THRESHOLD)
+    script = "redis.call('set', KEYS[1], '1')\ncoroutine.wrap(function() while true do end end)()"
+    redis_seen, sluice_seen = on_both(partial(unkillable_scene, script=script),
+                                      *AOF_ALWAYS, *THRESHOLD)
     assert sluice_seen == redis_seen
     assert sluice_seen[0].startswith(b"-UNKILLABLE")
 
@@ -74,13 +68,7 @@ def function_scene(server) -> list:
     caller.sendall(encode("FCALL", "spin", 0))
     while (reply := ask(other, "PING")) == b"+PONG\r\n":
         time.sleep(0.02)
-    seen = [reply]
-    with raw_socket(server.port, WAIT) as killer:
-        seen.append(ask(killer, "FUNCTION", "KILL"))
-    seen += [read_reply(caller), ask(other, "PING")]
-    caller.close()
-    other.close()
-    return seen
+    return [reply] + stopped(server, caller, other, "FUNCTION")
 
 
 def test_a_coroutine_loop_in_a_function_is_busy_and_function_kill_stops_it():
