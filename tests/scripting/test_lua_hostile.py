@@ -123,3 +123,4 @@ def test_function_restore_checks_an_lzf_length_before_allocating_it():
             assert ask_once(server.port, "PING") == b"+PONG\r\n"
     assert seen[SluiceServer] == seen[RedisServer]
     assert seen[SluiceServer] == [b"-ERR Failed loading library payload\r\n"] * 3
+
