@@ -155,7 +155,7 @@ class Functions:
                 raise LuaRaise(DUPLICATE_IN_LIBRARY)
             library.functions[fn_name] = Function(fn_name, name, runtime.function_entry(callback),
                                               flags, description)
-        runtime.load_library(code[start:], register)
+        self.runner.load_library(code[start:], register)
         if not library.functions:
             raise ResponseError("ERR No functions registered")
         return library

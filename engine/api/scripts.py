@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from time import monotonic, perf_counter_ns
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -36,6 +37,7 @@ from engine.commands.table import COMMANDS, classify
 from engine.core.errors import ResponseError
 from engine.resp.reply import OK, Status
 from engine.scripting import ScriptRuntime
+from engine.scripting.runtime import KILLED
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.api.session import Session
@@ -51,6 +53,9 @@ BUSY_EVAL = ("BUSY Redis is busy running a script. You can only call SCRIPT KILL
              "SHUTDOWN NOSAVE.")
 BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
                  "SHUTDOWN NOSAVE.")
+LOAD_TIMEOUT = b"FUNCTION LOAD timeout"
+LOAD_TIME_LIMIT = 0.5
+"""Seconds a library's code may run at FUNCTION LOAD (Redis's figure)."""
 BLOCK_REFUSED = "ERR %s command is not allowed with BLOCK option from scripts"
 BAD_SHEBANG = "ERR Invalid script shebang"
 SHEBANG_ENGINE = "ERR Unexpected engine in script shebang: %s"
@@ -122,6 +127,7 @@ class Scripting(ScriptRunner):
         self._name = ""
         self._command = None
         self._busy = None
+        self._load_deadline: Optional[float] = None
         self.runtime = self._new_runtime()
 
     @classmethod
@@ -160,18 +166,21 @@ class Scripting(ScriptRunner):
 
     # long scripts -----------------------------------------------------------------------
 
-    def _tick(self) -> bool:
+    def _tick(self) -> Optional[bytes]:
         """The count hook (every HOOK_COUNT Lua instructions): past busy-reply-threshold
         the script is busy, and the clients' hub serves the others (they get BUSY)
-        until it ends. True: it was killed."""
+        until it ends. The error that stops it: KILLED once killed, LOAD_TIMEOUT when a
+        library's code runs past LOAD_TIME_LIMIT."""
+        if self._load_deadline is not None:
+            return LOAD_TIMEOUT if monotonic() > self._load_deadline else None
         busy = self._busy
         if busy is None:
             session = self._calls.session
             if session is None:
-                return False
+                return None
             hub = session.hub
             if monotonic() - self._started < hub.busy_threshold:
-                return False
+                return None
             busy = self._busy = _Busy(session, self._calls, self._name, self._command,
                                       self._started)
             log.warning("Slow script detected: still in execution after %d milliseconds. "
@@ -181,9 +190,19 @@ class Scripting(ScriptRunner):
             hub.busy_caller = session
             hub.busy = BUSY_EVAL if busy.is_eval else BUSY_FUNCTION
         elif busy.killed:
-            return True
+            return KILLED
         busy.session.hub.while_busy()
-        return busy.killed
+        return KILLED if busy.killed else None
+
+    def load_library(self, body: bytes, register: Callable) -> None:
+        """Runs a library's code (FUNCTION LOAD) under LOAD_TIME_LIMIT: past it, the
+        count hook stops it with Redis's timeout error."""
+        self._load_deadline = monotonic() + LOAD_TIME_LIMIT
+        try:
+            self.runtime.load_library(body, register)
+        finally:
+            self._load_deadline = None
+            self.runtime.rearm()
 
     def _busy_over(self) -> None:
         busy, self._busy = self._busy, None

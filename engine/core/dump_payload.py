@@ -17,6 +17,9 @@ from engine.core.lzf import lzf_decompress
 
 RDB_VERSION = 10            # what redis-server 7.0 writes (and the newest it reads)
 TRAILER = struct.Struct("<HQ")
+LZF_MAX_EXPANSION = 264
+"""Bytes one byte of LZF data can stand for at most (a 3-byte back reference gives 264),
+so that a payload's claimed length is checked before it is allocated."""
 
 
 class PayloadError(ValueError):
@@ -110,6 +113,8 @@ class BodyReader:
         if n == 3:
             compressed, _ = self._length()
             length, _ = self._length()
+            if length > compressed * LZF_MAX_EXPANSION:
+                raise PayloadError("LZF length beyond what the data can expand to")
             try:
                 return lzf_decompress(self._take(compressed), length)
             except ValueError as exc:

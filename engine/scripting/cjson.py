@@ -6,12 +6,12 @@ are 1..n (holes allowed up to lua-cjson's sparseness rule) as an array; decoding
 from __future__ import annotations
 
 import math
-import sys
+from collections.abc import Iterator
 from typing import Any
 
 from lupa.lua51 import lua_type
 
-from engine.scripting.convert import lua_type_name
+from engine.scripting.convert import lua_tointeger, lua_type_name
 from engine.scripting.errors import LuaRaise
 
 ESCAPES = {i: b"\\u%04x" % i for i in range(32)}
@@ -23,6 +23,10 @@ TOKEN_NAMES = {"{": "T_OBJ_BEGIN", "}": "T_OBJ_END", "[": "T_ARR_BEGIN", "]": "T
                ":": "T_COLON", ",": "T_COMMA", "": "T_END"}
 WHITESPACE = b" \t\n\r"
 NUMBER_START = b"-0123456789"
+# How deep lua-cjson gets before its Lua stack (LUAI_MAXCSTACK slots, a few per level) is
+# full: the depth its encode and decode report as excessive whatever the configured maximum.
+ENCODE_STACK_DEPTH = 7997
+DECODE_STACK_DEPTH = 7998
 
 
 class JsonError(Exception):
@@ -73,7 +77,7 @@ def _array_length(table: Any, cfg: Config) -> int:
     return largest
 
 
-def encode(value: Any, cfg: Config, depth: int = 0) -> str:
+def _scalar(value: Any, cfg: Config) -> str:
     t = type(value)
     if t is bytes:
         return _string(value)
@@ -86,31 +90,64 @@ def encode(value: Any, cfg: Config, depth: int = 0) -> str:
     kind = lua_type(value)
     if kind == "userdata" and cfg.same(value, cfg.null):
         return "null"
-    if kind != "table":
-        raise JsonError(f"Cannot serialise {kind or 'userdata'}: type not supported")
-    depth += 1
-    if depth > cfg.encode_depth:
-        raise JsonError(f"Cannot serialise, excessive nesting ({depth})")
-    length = _array_length(value, cfg)
-    if length > 0:
-        return "[" + ",".join(encode(value[i], cfg, depth) for i in range(1, length + 1)) + "]"
-    parts = []
-    for key, item in value.items():
+    raise JsonError(f"Cannot serialise {kind or 'userdata'}: type not supported")
+
+
+def _array_items(table: Any, length: int) -> Iterator[tuple[str, Any]]:
+    yield "", table[1]
+    for i in range(2, length + 1):
+        yield ",", table[i]
+
+
+def _object_items(table: Any, cfg: Config) -> Iterator[tuple[str, Any]]:
+    comma = ""
+    for key, item in table.items():
         if type(key) is bytes:
             name = _string(key)
         elif type(key) in (int, float):
             name = '"' + _number(key, cfg) + '"'
         else:
             raise JsonError(f"Cannot serialise {lua_type_name(key)}: table key must be a number or string")
-        parts.append(name + ":" + encode(item, cfg, depth))
-    return "{" + ",".join(parts) + "}"
+        yield comma + name + ":", item
+        comma = ","
+
+
+def encode(value: Any, cfg: Config) -> str:
+    """JSON text of a Lua value, nested tables walked with a stack of their own (no Python
+    recursion): nesting past encode_max_depth, or past what lua-cjson's Lua stack holds
+    (ENCODE_STACK_DEPTH), is refused with lua-cjson's error."""
+    out: list = []
+    stack: list = []           # (the items still to write, the closing bracket)
+    limit = min(cfg.encode_depth, ENCODE_STACK_DEPTH)
+    while True:
+        if type(value) is not bytes and lua_type(value) == "table":
+            if len(stack) >= limit:
+                raise JsonError(f"Cannot serialise, excessive nesting ({len(stack) + 1})")
+            length = _array_length(value, cfg)
+            if length > 0:
+                out.append("[")
+                stack.append((_array_items(value, length), "]"))
+            else:
+                out.append("{")
+                stack.append((_object_items(value, cfg), "}"))
+        else:
+            out.append(_scalar(value, cfg))
+        while stack:
+            step = next(stack[-1][0], None)
+            if step is not None:
+                out.append(step[0])
+                value = step[1]
+                break
+            out.append(stack.pop()[1])
+        else:
+            return "".join(out)
 
 
 class Decoder:
-    """A recursive-descent reader with lua-cjson's tokens and error messages."""
+    """A reader with lua-cjson's tokens and error messages."""
 
     def __init__(self, text: bytes, cfg: Config) -> None:
-        self.text, self.cfg, self.table, self.pos, self.depth = text, cfg, cfg.table, 0, 0
+        self.text, self.cfg, self.table, self.pos = text, cfg, cfg.table, 0
 
     def fail(self, expected: str, found: str, at: int) -> JsonError:
         return JsonError(f"Expected {expected} but found {found} at character {at + 1}")
@@ -198,66 +235,63 @@ class Decoder:
             pos += 6
         return code, pos
 
-    def value(self, token: tuple[str, Any, int]) -> Any:
-        kind, value, at = token
-        if kind in ("T_STRING", "T_NUMBER", "T_BOOLEAN", "T_NULL"):
-            return value
-        if kind == "T_OBJ_BEGIN":
-            return self.container(at, self.object)
-        if kind == "T_ARR_BEGIN":
-            return self.container(at, self.array)
-        raise self.fail("value", value if kind == "T_ERROR" else kind, at)
-
-    def container(self, at: int, read) -> Any:
-        self.depth += 1
-        if self.depth > self.cfg.decode_depth:
-            raise JsonError(f"Found too many nested data structures ({self.depth}) at character {at + 1}")
-        result = read()
-        self.depth -= 1
-        return result
-
-    def object(self) -> Any:
-        result = self.table()
-        token = self.token()
-        if token[0] == "T_OBJ_END":
-            return result
-        while True:
-            kind, key, at = token
-            if kind != "T_STRING":
-                raise self.fail("object key string", key if kind == "T_ERROR" else kind, at)
-            kind, found, at = self.token()
-            if kind != "T_COLON":
-                raise self.fail("colon", found if kind == "T_ERROR" else kind, at)
-            result[key] = self.value(self.token())
-            kind, found, at = self.token()
-            if kind == "T_OBJ_END":
-                return result
-            if kind != "T_COMMA":
-                raise self.fail("comma or object end", found if kind == "T_ERROR" else kind, at)
-            token = self.token()
-
-    def array(self) -> Any:
-        result = self.table()
-        token = self.token()
-        if token[0] == "T_ARR_END":
-            return result
-        index = 1
-        while True:
-            result[index] = self.value(token)
-            index += 1
-            kind, found, at = self.token()
-            if kind == "T_ARR_END":
-                return result
-            if kind != "T_COMMA":
-                raise self.fail("comma or array end", found if kind == "T_ERROR" else kind, at)
-            token = self.token()
+    def key(self, token: tuple[str, Any, int]) -> bytes:
+        """An object's key and its colon."""
+        kind, key, at = token
+        if kind != "T_STRING":
+            raise self.fail("object key string", key if kind == "T_ERROR" else kind, at)
+        kind, found, at = self.token()
+        if kind != "T_COLON":
+            raise self.fail("colon", found if kind == "T_ERROR" else kind, at)
+        return key
 
     def document(self) -> Any:
-        result = self.value(self.token())
+        """The one value of the text. Open arrays and objects wait on a stack of their own
+        (no Python recursion), each with the slot its next value goes to: an index, or a
+        key; nesting past decode_max_depth, or past what lua-cjson's Lua stack holds
+        (DECODE_STACK_DEPTH), is refused with lua-cjson's error."""
+        limit = min(self.cfg.decode_depth, DECODE_STACK_DEPTH)
+        stack: list = []
+        token = self.token()
+        while True:
+            kind, value, at = token
+            if kind == "T_OBJ_BEGIN" or kind == "T_ARR_BEGIN":
+                if len(stack) >= limit:
+                    raise JsonError(f"Found too many nested data structures ({len(stack) + 1}) "
+                                    f"at character {at + 1}")
+                value = self.table()
+                token = self.token()
+                closed = token[0] == ("T_OBJ_END" if kind == "T_OBJ_BEGIN" else "T_ARR_END")
+                if not closed:
+                    if kind == "T_OBJ_BEGIN":
+                        stack.append([value, self.key(token)])
+                        token = self.token()
+                    else:
+                        stack.append([value, 1])
+                    continue
+            elif kind not in ("T_STRING", "T_NUMBER", "T_BOOLEAN", "T_NULL"):
+                raise self.fail("value", value if kind == "T_ERROR" else kind, at)
+            while stack:         # the value is complete: into its container
+                frame = stack[-1]
+                container, slot = frame
+                container[slot] = value
+                kind, found, at = self.token()
+                in_array = type(slot) is int
+                if kind == ("T_ARR_END" if in_array else "T_OBJ_END"):
+                    value = stack.pop()[0]
+                    continue
+                if kind != "T_COMMA":
+                    raise self.fail("comma or array end" if in_array else "comma or object end",
+                                    found if kind == "T_ERROR" else kind, at)
+                frame[1] = slot + 1 if in_array else self.key(self.token())
+                token = self.token()
+                break
+            else:
+                break
         kind, found, at = self.token()
         if kind != "T_END":
             raise self.fail("the end", found if kind == "T_ERROR" else kind, at)
-        return result
+        return value
 
 
 def library(lua: Any) -> tuple[dict, dict]:
@@ -265,15 +299,10 @@ def library(lua: Any) -> tuple[dict, dict]:
 
     def guarded(f):
         def run(*args: Any) -> Any:
-            # each nesting level is a few Python frames: leave room for the configured depths
-            limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(limit, 4 * max(cfg.encode_depth, cfg.decode_depth) + 200))
             try:
                 return f(*args)
             except JsonError as err:
                 raise LuaRaise(str(err).encode()) from None
-            finally:
-                sys.setrecursionlimit(limit)
         return run
 
     def do_encode(*args: Any) -> Any:
@@ -296,7 +325,12 @@ def library(lua: Any) -> tuple[dict, dict]:
         def run(*args: Any) -> Any:
             if args and args[0] is not None:
                 value = args[0]
-                if type(value) not in (int, float) or not lo <= value <= hi:
+                if type(value) not in (int, float):
+                    value = lua_tointeger(value)
+                    if value is None:
+                        raise LuaRaise(f"bad argument #1 to '{name}' (number expected, got "
+                                       f"{lua_type_name(args[0])})".encode())
+                if not lo <= value <= hi:
                     raise LuaRaise(f"bad argument #1 to '{name}' (expected integer between "
                                    f"{lo} and {hi})".encode())
                 setattr(cfg, ATTRS[name], int(value))

@@ -115,17 +115,26 @@ def library(lua: Any) -> tuple[dict, dict]:
     table = lua.table
 
     def to_lua(value: Any) -> Any:
-        if type(value) is list:
+        """A decoded value as Lua's; the tables in it are made first and filled from a
+        list of work (no Python recursion, however deep the data nests)."""
+        work: list = []
+        root = one(value, work)
+        while work:
+            target, source = work.pop()
+            if type(source) is list:
+                for i, item in enumerate(source, 1):
+                    target[i] = one(item, work)
+            else:
+                for key, item in source:
+                    key = one(key, work)
+                    if key is not None:
+                        target[key] = one(item, work)
+        return root
+
+    def one(value: Any, work: list) -> Any:
+        if type(value) is list or type(value) is _Pairs:
             result = table()
-            for i, item in enumerate(value, 1):
-                result[i] = to_lua(item)
-            return result
-        if type(value) is _Pairs:
-            result = table()
-            for key, item in value:
-                key = to_lua(key)
-                if key is not None:
-                    result[key] = to_lua(item)
+            work.append((result, value))
             return result
         if type(value) is int and not -2**53 <= value <= 2**53:
             return float(value)

@@ -112,45 +112,98 @@ class ReplyToLua:
         raise TypeError(f"no Lua form for a {t.__name__} reply")
 
 
-def lua_to_reply(value: Any, resp3: bool) -> Any:
-    """A script's return value as the reply the client gets (`resp3`: the script's
-    protocol, redis.setresp)."""
-    t = type(value)
-    if t is bytes:
-        return value
-    if t is int or t is float:
-        return lua_number_to_integer(value)
-    if value is None:
-        return None
-    if t is bool:
-        if resp3:
+REPLY_DEPTH = 990
+"""Tables nested this deep in a script's return value are replaced by Redis's stack-limit
+error (Redis nests until its Lua stack is full, about 8,000 deep; the reply codec takes
+1,000 levels, and the reply may be nested in EXEC's)."""
+STACK_LIMIT = "ERR reached lua stack limit"
+_OPENED = object()
+_END = object()
+
+
+class LuaToReply:
+    """A script's return value as the reply the client gets. Tables are read raw, as Redis
+    reads them (lua_rawget: no metatable runs), and walked with a stack of their own (no
+    Python recursion); a table that contains itself ends in the stack-limit error."""
+
+    def __init__(self, lua: LuaRuntime) -> None:
+        self._rawget = lua.eval("rawget")
+        self._getmetatable = lua.eval("getmetatable")
+
+    def convert(self, value: Any, resp3: bool) -> Any:
+        """`resp3`: the script's protocol (redis.setresp)."""
+        stack: list = []        # [finish, the converted items, the items still to convert]
+        while True:
+            if len(stack) >= REPLY_DEPTH:
+                reply = ResponseError(STACK_LIMIT)
+            else:
+                reply = self._one(value, resp3, stack)
+            if reply is not _OPENED:
+                if not stack:
+                    return reply
+                stack[-1][1].append(reply)
+            while True:
+                frame = stack[-1]
+                value = next(frame[2], _END)
+                if value is not _END:
+                    break
+                stack.pop()
+                reply = frame[0](frame[1])
+                if not stack:
+                    return reply
+                stack[-1][1].append(reply)
+
+    def _one(self, value: Any, resp3: bool, stack: list) -> Any:
+        """A value's reply, or _OPENED once a table's frame is on the stack."""
+        t = type(value)
+        if t is bytes:
             return value
-        return 1 if value else None
-    if lua_type(value) != "table":
-        return None
-    err = value[b"err"]
-    if type(err) is bytes:
-        return ResponseError(err.decode("utf-8", "surrogateescape"))
-    ok = value[b"ok"]
-    if type(ok) is bytes:
-        return Status(ok)
-    double = value[b"double"]
-    if type(double) is int or type(double) is float:
-        return float(double)
-    big = value[b"big_number"]
-    if type(big) is bytes:
-        return BigNumber(big)
-    mapping = value[b"map"]
-    if lua_type(mapping) == "table":
-        return {lua_to_reply(k, resp3): lua_to_reply(v, resp3) for k, v in mapping.items()}
-    members = value[b"set"]
-    if lua_type(members) == "table":
-        return SetReply([lua_to_reply(k, resp3) for k in members.keys()])
-    items = []
+        if t is int or t is float:
+            return lua_number_to_integer(value)
+        if value is None:
+            return None
+        if t is bool:
+            if resp3:
+                return value
+            return 1 if value else None
+        if lua_type(value) != "table":
+            return None
+        if self._getmetatable(value) is None:
+            get = value.__getitem__
+        else:
+            rawget = self._rawget
+            get = lambda key: rawget(value, key)   # noqa: E731
+        err = get(b"err")
+        if type(err) is bytes:
+            return ResponseError(err.decode("utf-8", "surrogateescape"))
+        ok = get(b"ok")
+        if type(ok) is bytes:
+            return Status(ok)
+        double = get(b"double")
+        if type(double) is int or type(double) is float:
+            return float(double)
+        big = get(b"big_number")
+        if type(big) is bytes:
+            return BigNumber(big)
+        mapping = get(b"map")
+        if lua_type(mapping) == "table":
+            stack.append([_map_reply, [], (x for pair in mapping.items() for x in pair)])
+        else:
+            members = get(b"set")
+            if lua_type(members) == "table":
+                stack.append([SetReply, [], iter(members.keys())])
+            else:
+                stack.append([list, [], _array_items(get)])
+        return _OPENED
+
+
+def _array_items(get: Any) -> Any:
     i = 1
-    while True:
-        item = value[i]
-        if item is None:
-            return items
-        items.append(lua_to_reply(item, resp3))
+    while (item := get(i)) is not None:
+        yield item
         i += 1
+
+
+def _map_reply(flat: list) -> dict:
+    """A map from its keys and values in turn (a key that is an array becomes a tuple)."""
+    return {(tuple(k) if type(k) is list else k): v for k, v in zip(flat[::2], flat[1::2])}

@@ -29,6 +29,8 @@ class ScriptFailure:
     def from_lua(cls, err: Any) -> "ScriptFailure":
         def text(value: Any) -> str | None:
             return value.decode("utf-8", "surrogateescape") if type(value) is bytes else None
+        if type(err) is bytes:         # a handler never run ("not enough memory")
+            return cls("ERR " + text(err))
         line = err[b"line"]
         return cls(text(err[b"err"]) or "ERR unknown error", text(err[b"source"]),
                    int(line) if line is not None else None)

@@ -14,7 +14,7 @@ from lupa.lua51 import LuaRuntime
 
 from engine.core.errors import ResponseError
 from engine.scripting import bitop, cjson, cmsgpack, lstruct
-from engine.scripting.convert import ReplyToLua, format_number_arg, lua_tointeger
+from engine.scripting.convert import LuaToReply, ReplyToLua, format_number_arg, lua_tointeger
 from engine.scripting.errors import LuaRaise, ScriptFailure
 from engine.scripting.random48 import Random48
 from engine.scripting.redis_call import NO_ARGUMENTS, RedisCall
@@ -28,6 +28,9 @@ LOG_LEVELS = (logging.DEBUG, logging.DEBUG, logging.INFO, logging.WARNING)   # r
 REPL_FLAGS = {"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}
 BAD_ARGUMENT = b"ERR Lua redis lib command arguments must be strings or integers"
 WRONG_ARGUMENTS = b"ERR wrong number or type of arguments"
+LUA_MAX_MEMORY = 1 << 30
+"""Bytes the Lua heap of one interpreter may hold (Redis's has no limit): a script that
+needs more fails with Lua's "not enough memory", and what it held is collected."""
 KILLED = b"Script killed by user with SCRIPT KILL..."   # FUNCTION KILL's too, as in Redis 7
 
 log = logging.getLogger("sluice.scripting")
@@ -44,11 +47,14 @@ class ScriptRuntime:
     def __init__(self, call: Call, *, redis_version: str, call_resp3: Call | None = None,
                  is_command: Callable[[bytes], bool] | None = None,
                  for_functions: bool = False,
-                 tick: Callable[[], bool] | None = None) -> None:
+                 tick: Callable[[], bytes | None] | None = None,
+                 max_memory: int = LUA_MAX_MEMORY) -> None:
         """for_functions: the runtime of FUNCTION's libraries, whose `redis` lacks what
         only EVAL's has (replicate_commands, breakpoint, debug), as in Redis.
-        tick: called every HOOK_COUNT Lua instructions; True kills the running script
-        (its caller gets Redis's "Script killed by user" error)."""
+        tick: called every HOOK_COUNT Lua instructions (in coroutines too); a text
+        (bytes) stops the running script with that error (KILLED: Redis's "Script
+        killed by user").
+        max_memory: the Lua heap's limit in bytes."""
         call_resp3 = call_resp3 or call
         # what every `redis` has, also that of a library's load (load_library)
         self._constants = {
@@ -59,11 +65,13 @@ class ScriptRuntime:
         self.resp3 = False          # redis.setresp(3) in the running script
         self._random = Random48()
         lua = self.lua = LuaRuntime(encoding=None, unpack_returned_tuples=True,
+                                    max_memory=max_memory,
                                     register_eval=False, register_builtins=False,
                                     attribute_filter=_no_attributes)
         table = lua.table_from
         self._table = table
         self._to_lua = ReplyToLua(lua)
+        self.lua_to_reply = LuaToReply(lua).convert
         api = self._reply_errors
         redis = {
             b"call": RedisCall(self, call, call_resp3, False),
@@ -86,7 +94,7 @@ class ScriptRuntime:
             b"random": self._located(self._random.lua_random()),
             b"randomseed": self._located(self._random.lua_randomseed()),
             b"redis": table(redis), b"libraries": table(libraries),
-            b"tick": tick, b"killed": KILLED, b"hook_count": HOOK_COUNT,
+            b"tick": tick, b"hook_count": HOOK_COUNT,
         })
         # the chunk's name marks its frames as ours (the error handler skips them)
         setup = lua.eval("function(src) return loadstring(src, '=sluice') end")(
@@ -145,13 +153,20 @@ class ScriptRuntime:
         redis = {b"register_function": self._reply_errors(register),
                  b"log": self._reply_errors(self._log), **self._constants}
         result = self._load_library(body, b"@user_function", self._table(redis))
-        if type(result) is not tuple:
+        if result[0] is True:
             return
         if result[0] is None:
             raise ResponseError("ERR Error compiling function: "
                                 + result[1].decode("utf-8", "surrogateescape"))
-        failure = ScriptFailure.from_lua(result[1])
+        failure = self.failure(result[1])
         raise ResponseError(f"ERR Error registering functions: {failure.message}")
+
+    def failure(self, err: Any) -> ScriptFailure:
+        """What the error handler made of a failed run; a message it never saw (Lua runs
+        no handler when memory runs out) comes with the heap collected."""
+        if type(err) is bytes:
+            self.lua.gccollect()
+        return ScriptFailure.from_lua(err)
 
     def function_entry(self, callback: Any) -> Any:
         """A registered function as `run` runs it (keys and args as its parameters)."""

@@ -93,8 +93,14 @@ G.load = function(reader, name)
   end
   return G.loadstring(table_concat(parts), name or '=(load)')
 end
+-- A script stopped by the count hook runs no handler of its own: Lua runs the handler
+-- with hooks off when the error came from a hook, so a handler that loops would never end.
+local stopped = false
 G.xpcall = function(f, handler)
-  return xpcall(f, function(err) return handler(plain(err)) end)
+  return xpcall(f, function(err)
+    if stopped then return err end
+    return handler(plain(err))
+  end)
 end
 
 G.next = function(t, k)
@@ -124,6 +130,46 @@ G.setmetatable = function(t, mt)
   return result
 end
 
+-- Long scripts: every hooks.hook_count instructions the count hook asks Python whether the
+-- script must stop (killed, or a library's load past its time; Python also serves the
+-- server's other clients there once the script runs past busy-reply-threshold). A stopped
+-- script fails at once, then at every line it reaches, so that a pcall cannot catch the
+-- stop for good; `arm` restores the count hook. A hook set from Lua belongs to one thread:
+-- every coroutine gets its own when it is made.
+local sethook, tick, HOOK_COUNT = debug.sethook, hooks.tick, hooks.hook_count
+local function on_hook()
+  local stop = tick()
+  if stop then
+    stopped = true
+    sethook(on_hook, 'l')
+    error({err = 'ERR ' .. stop}, 0)
+  end
+end
+local function arm()
+  stopped = false
+  sethook(on_hook, '', HOOK_COUNT)
+end
+if tick then arm() end
+
+local coroutine_lib = {}
+for k, v in next, coroutine do coroutine_lib[k] = v end
+local co_create = coroutine.create
+coroutine_lib.create = function(f)
+  local co = as_caller('create', pcall(co_create, f))
+  if tick then sethook(co, on_hook, '', HOOK_COUNT) end
+  return co
+end
+-- wrap's coroutine hooks itself when it first runs (Lua's own wrap stays the function
+-- the script calls: its failures keep Lua's positions)
+local co_wrap = coroutine.wrap
+coroutine_lib.wrap = function(f)
+  if type(f) ~= 'function' then return as_caller('wrap', pcall(co_wrap, f)) end
+  return co_wrap(function(...)
+    if tick then sethook(on_hook, '', HOOK_COUNT) end
+    return f(...)
+  end)
+end
+
 local math_lib = {}
 for k, v in next, math do math_lib[k] = v end
 math_lib.random, math_lib.randomseed = hooks.random, hooks.randomseed
@@ -133,7 +179,7 @@ G.string = string_proxy
 getmetatable('').__index = string_proxy
 G.table = protect(table)
 G.math = protect(math_lib)
-G.coroutine = protect(coroutine)
+G.coroutine = protect(coroutine_lib)
 G.os = protect({clock = os.clock})    -- Redis 7.4+ (7.0 has no os at all)
 for name, lib in next, hooks.libraries do G[name] = protect(lib) end
 G.redis = protect(hooks.redis)
@@ -217,10 +263,8 @@ local function load_library(body, name, api)
   setfenv(fn, library_env)
   local load_globals = {redis = protect(setmetatable(api, {__index = missing_global}))}
   library_meta.__index = protect(setmetatable(load_globals, {__index = missing_global}))
-  local ok, err = xpcall(fn, on_error)
-  library_meta.__index = globals
-  if ok then return true end
-  return false, err
+  -- on one line: a load stopped by the hook leaves a line hook that must not fire here
+  local ok, err = xpcall(fn, on_error) library_meta.__index = globals return ok or false, err
 end
 
 -- A function as `run` calls it: its keys and arguments are its parameters, not globals.
@@ -232,20 +276,6 @@ local function entry(callback)
     return callback(keys, argv)
   end
 end
-
--- Long scripts: every hooks.hook_count instructions the count hook asks Python whether the
--- script was killed (Python also serves the server's other clients there once the script
--- runs past busy-reply-threshold). A killed script fails at once, then at every line it
--- reaches, so that a pcall cannot catch the kill for good; `arm` restores the count hook.
-local sethook, tick, KILLED, HOOK_COUNT = debug.sethook, hooks.tick, hooks.killed, hooks.hook_count
-local function on_hook()
-  if tick() then
-    sethook(on_hook, 'l')
-    error(KILLED, 0)
-  end
-end
-local function arm() sethook(on_hook, '', HOOK_COUNT) end
-if tick then arm() end
 
 return compile, run, run_tables, load_library, entry, arm
 """

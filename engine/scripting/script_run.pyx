@@ -4,11 +4,9 @@ handed to the sandbox's runner, the script's result checked and converted to a r
 from libc.stdint cimport INT64_MIN, INT64_MAX
 
 from engine.core.errors import ResponseError
-from engine.scripting.convert import lua_to_reply
-from engine.scripting.errors import ScriptFailure, script_error_text
+from engine.scripting.errors import script_error_text
 
 cdef object _ResponseError = ResponseError
-cdef object _from_lua = ScriptFailure.from_lua
 # KEYS and ARGV of up to this many values go to Lua as arguments of one call (cheaper
 # than two tables made from Python); longer ones as tables (Lua's C stack is limited)
 cdef Py_ssize_t MAX_VARARGS = 200
@@ -32,11 +30,11 @@ cpdef object run_script(object runtime, object fn, list keys, list args, str nam
     else:
         ok, value = result, None
     if not ok:
-        raise _ResponseError(script_error_text(_from_lua(value), name))
+        raise _ResponseError(script_error_text(runtime.failure(value), name))
     t = type(value)
     if t is bytes or (t is int and INT64_MIN <= value <= INT64_MAX):
         return value
-    reply = lua_to_reply(value, runtime.resp3)
+    reply = runtime.lua_to_reply(value, runtime.resp3)
     if isinstance(reply, _ResponseError):
         raise reply
     return reply

@@ -16,11 +16,16 @@ earlier replies wait for this round's AOF write (they must not go out before it)
 
 A client that connects meanwhile is accepted here, on a plain non-blocking socket
 (`GuestTransport`), and handed to the event loop when the script ends.
+
+SIGTERM and SIGINT are the event loop's, which does not run: while the script is busy a
+Python handler of our own notes them, and the next pass exits as SHUTDOWN NOSAVE does
+(nothing of the script is kept). redis-server 7.0 leaves them until the script ends.
 """
 from __future__ import annotations
 
 import os
 import select
+import signal
 import socket
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -30,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
 
 READ_SIZE = 65536
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class GuestTransport:
@@ -109,10 +115,19 @@ class BusyScript:
         self.listeners = [(socket.socket(fileno=os.dup(sock.fileno())), kind == "unix")
                           for srv, kind in server._listeners for sock in srv.sockets]
         self.guests: list = []
+        self.signalled: Optional[str] = None
+        self.handlers = {sig: signal.signal(sig, self._note_signal) for sig in STOP_SIGNALS}
+
+    def _note_signal(self, signum: int, frame: Any) -> None:
+        self.signalled = signal.Signals(signum).name
 
     def serve(self) -> None:
-        """One pass: reads and runs what clients sent, accepts new clients."""
+        """One pass: reads and runs what clients sent, accepts new clients; exits on
+        a stop signal."""
         server = self.server
+        if self.signalled is not None:
+            server.log.warning("Received %s scheduling shutdown...", self.signalled)
+            server.exit_inside_script()
         caller = server.hub.busy_caller
         targets: dict = {}
         poll = select.poll()
@@ -152,6 +167,8 @@ class BusyScript:
         the event loop."""
         server = self.server
         server.defer_replies = self.defer_replies
+        for sig, handler in self.handlers.items():
+            signal.signal(sig, handler)
         for sock, _ in self.listeners:
             sock.close()
         loop = server.loop

@@ -23,6 +23,7 @@ from engine.api.client import _state_for
 from engine.api.scripts import BUSY_EVAL, kill_script
 from engine.core.errors import ResponseError
 from preloaded import kill_and_wait
+from lua_wire import encode
 from raw_io import raw_socket
 from servers import RedisServer, SluiceServer
 
@@ -34,14 +35,6 @@ WRITE_THEN_LOOP = "redis.call('set', KEYS[1], 'by-script')\nwhile true do end"
 MARK = "END-OF-REPLY"
 MARK_REPLY = b"-ERR unknown command 'END-OF-REPLY', with args beginning with: \r\n"
 WAIT = 30.0          # generous: the machine is shared
-
-
-def encode(*argv) -> bytes:
-    out = [b"*%d\r\n" % len(argv)]
-    for arg in argv:
-        arg = arg if isinstance(arg, bytes) else str(arg).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
-    return b"".join(out)
 
 
 def read_reply(sock, timeout: float = WAIT) -> bytes:
@@ -222,11 +215,11 @@ def test_what_makes_a_script_unkillable(script: str, killable: bool):
 
 # -- a script that wrote: UNKILLABLE, then SHUTDOWN NOSAVE -------------------------------
 
-def unkillable_scene(server) -> list:
+def unkillable_scene(server, script: str = WRITE_THEN_LOOP) -> list:
     port = server.port
     with raw_socket(port) as before:
         assert ask(before, "SET", "acknowledged", "1") == b"+OK\r\n"
-    caller, other = start_script(port, WRITE_THEN_LOOP, "k")
+    caller, other = start_script(port, script, "k")
     with raw_socket(port, WAIT) as killer:
         seen = [ask(killer, "SCRIPT", "KILL"), ask(killer, "SHUTDOWN")]
         killer.sendall(encode("SHUTDOWN", "NOSAVE"))
