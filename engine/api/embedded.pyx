@@ -8,6 +8,7 @@ import weakref
 from libc.stdint cimport uint64_t
 
 from engine.core.clock cimport Clock, SystemClock
+from engine.core.encoding_limits cimport EncodingLimits
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.dispatch cimport dispatch, drain_expired, to_argv
@@ -42,6 +43,7 @@ cdef class Engine:
     cdef readonly list databases
     cdef public uint64_t stream_node_max_bytes
     cdef public uint64_t stream_node_max_entries
+    cdef readonly EncodingLimits encoding_limits   # set-/hash-max-* (CONFIG SET changes it)
     cdef public int stream_idmp_duration    # a stream's IDMP settings until XCFGSET
     cdef public int stream_idmp_maxsize
     cdef readonly list effect_listeners
@@ -77,6 +79,7 @@ cdef class Engine:
         engine dropped unclosed, or open at interpreter exit, is closed then."""
         self.clock = clock if clock is not None else SystemClock()
         self.databases = [Database(i) for i in range(databases)]
+        self.encoding_limits = EncodingLimits()
         self.stream_node_max_bytes = stream_node_max_bytes
         self.stream_node_max_entries = stream_node_max_entries
         self.stream_idmp_duration = stream_idmp_duration

@@ -6,6 +6,7 @@
 from libc.stdint cimport int64_t, uint64_t
 from engine.core.keyspace cimport Database
 from engine.core.clock cimport Clock
+from engine.core.encoding_limits cimport EncodingLimits
 
 cdef class CommandContext:
     cdef public object engine
@@ -31,6 +32,7 @@ cdef class CommandContext:
     cdef public object block          # set by a blocking read that must wait
     cdef public uint64_t node_max_bytes
     cdef public uint64_t node_max_entries
+    cdef public EncodingLimits limits   # the engine's collection encoding thresholds
 
     cdef inline void propagate(self, list argv, long long changes=1):
         """`changes` changes (Redis's count for the command: one per element added,
