@@ -8,7 +8,7 @@ cdef class EncodingLimits:
         self.set_max_intset_entries = 512
         self.set_max_listpack_entries = 128
         self.set_max_listpack_value = 64
-        self.hash_max_listpack_entries = 128
+        self.hash_max_listpack_entries = 512
         self.hash_max_listpack_value = 64
 
 

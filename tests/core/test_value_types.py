@@ -108,7 +108,7 @@ def test_snapshot_carries_collections(tmp_path):
     snapshot.load_snapshot(target, path)
     db = target.databases[0]
     assert list(db.data[b"l"]) == [b"a", b"b"]
-    assert db.data[b"h"].fields == {b"f": b"v"} and db.expires[b"h"] == 1_800_000_000_000
+    assert db.data[b"h"].to_record() == [b"f", b"v"] and db.expires[b"h"] == 1_800_000_000_000
     assert set(db.data[b"s"].members()) == {b"1", b"2"}
     assert target.execute("TYPE", "l") == b"list" and target.execute("TYPE", "s") == b"set"
     assert target.execute("SCAN", 0, "TYPE", "hash") == [b"0", [b"h"]]
