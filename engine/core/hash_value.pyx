@@ -15,7 +15,7 @@ from engine.core.listpack cimport (
     lp_get_bytes, lp_new, lp_next, lp_replace, lp_seek)
 
 REWRITE_BATCH = 64
-OBJECT_OVERHEAD = 64          # the value object itself
+OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
 
 
 cdef class HashValue:
@@ -46,7 +46,9 @@ cdef class HashValue:
         return b"hashtable" if self.hashtable else b"listpack"
 
     def footprint(self) -> int:
-        return OBJECT_OVERHEAD + (ht_bytes(self.table) if self.hashtable else lp_bytes(self.lp))
+        """The object itself: its members live in counted C memory (used_memory has
+        them already)."""
+        return OBJECT_OVERHEAD
 
     def copy(self) -> HashValue:
         cdef HashValue out = HashValue.__new__(HashValue)

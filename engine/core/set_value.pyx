@@ -17,7 +17,7 @@ from engine.core.listpack cimport (
     lp_get, lp_get_bytes, lp_new, lp_next, lp_seek, lp_string, parse_int64)
 
 REWRITE_BATCH = 64
-OBJECT_OVERHEAD = 64          # the value object itself
+OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
 ENCODING_NAMES = (b"intset", b"listpack", b"hashtable")
 
 
@@ -76,11 +76,9 @@ cdef class SetValue:
         return ENCODING_NAMES[self.kind]
 
     def footprint(self) -> int:
-        if self.kind == SET_INTSET:
-            return OBJECT_OVERHEAD + is_bytes(self.ints)
-        if self.kind == SET_LISTPACK:
-            return OBJECT_OVERHEAD + lp_bytes(self.lp)
-        return OBJECT_OVERHEAD + ht_bytes(self.table)
+        """The object itself: its members live in counted C memory (used_memory has
+        them already)."""
+        return OBJECT_OVERHEAD
 
     def copy(self) -> SetValue:
         cdef SetValue out = SetValue.__new__(SetValue)
