@@ -4,9 +4,9 @@ when it gets more fields than hash-max-listpack-entries or a string longer than
 hash-max-listpack-value, as Redis converts it (never back)."""
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint64_t
-from random import sample
 
 from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
+from engine.core.random_picks cimport pick_distinct
 from engine.core.hashtable cimport (
     HEntry, HIter, ht_bytes, ht_copy, ht_count, ht_delete, ht_find, ht_free, ht_iter_init,
     ht_iter_next, ht_key, ht_new, ht_random, ht_random_u64, ht_set, ht_value)
@@ -206,16 +206,8 @@ cdef class HashValue:
     def random_fields(self, int64_t count) -> list:
         """`count` distinct fields chosen at random (all of them, in order, when count
         >= size)."""
-        cdef Py_ssize_t size = len(self)
-        cdef set chosen
-        if count >= size:
-            return self.keys()
-        if not self.hashtable or count * 3 > size:
-            return sample(self.keys(), count)
-        chosen = set()
-        while len(chosen) < count:
-            chosen.add(self.random_one())
-        return list(chosen)
+        return pick_distinct(self.keys, self.random_field, len(self), count,
+                             self.hashtable)
 
     def random_picks(self, int64_t count) -> list:
         """`count` fields chosen at random, each independently (they may repeat)."""

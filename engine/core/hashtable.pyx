@@ -40,42 +40,43 @@ cdef inline uint64_t _rotl(uint64_t x, int b) noexcept:
     return (x << b) | (x >> (64 - b))
 
 
+cdef inline void _sipround(uint64_t* v) noexcept:
+    v[0] += v[1]; v[1] = _rotl(v[1], 13); v[1] ^= v[0]; v[0] = _rotl(v[0], 32)
+    v[2] += v[3]; v[3] = _rotl(v[3], 16); v[3] ^= v[2]
+    v[0] += v[3]; v[3] = _rotl(v[3], 21); v[3] ^= v[0]
+    v[2] += v[1]; v[1] = _rotl(v[1], 17); v[1] ^= v[2]; v[2] = _rotl(v[2], 32)
+
+
+cdef inline void _absorb(uint64_t* v, uint64_t m) noexcept:
+    """One compression round (SipHash-1-3) over the 8-byte word m."""
+    v[3] ^= m
+    _sipround(v)
+    v[0] ^= m
+
+
 cdef uint64_t ht_hash(const unsigned char* s, size_t n) noexcept:
     """SipHash-1-3 of s under the process's random key."""
-    cdef uint64_t v0 = _k0 ^ 0x736f6d6570736575ULL
-    cdef uint64_t v1 = _k1 ^ 0x646f72616e646f6dULL
-    cdef uint64_t v2 = _k0 ^ 0x6c7967656e657261ULL
-    cdef uint64_t v3 = _k1 ^ 0x7465646279746573ULL
+    cdef uint64_t v[4]
     cdef uint64_t b = (<uint64_t>n) << 56, m
-    cdef size_t i, full = n & ~(<size_t>7)
+    cdef size_t i = 0, full = n & ~(<size_t>7)
     cdef int r
-    i = 0
+    v[0] = _k0 ^ 0x736f6d6570736575ULL
+    v[1] = _k1 ^ 0x646f72616e646f6dULL
+    v[2] = _k0 ^ 0x6c7967656e657261ULL
+    v[3] = _k1 ^ 0x7465646279746573ULL
     while i < full:
         m = 0
         for r in range(8):
             m |= (<uint64_t>s[i + r]) << (8 * r)
-        v3 ^= m
-        v0 += v1; v1 = _rotl(v1, 13); v1 ^= v0; v0 = _rotl(v0, 32)
-        v2 += v3; v3 = _rotl(v3, 16); v3 ^= v2
-        v0 += v3; v3 = _rotl(v3, 21); v3 ^= v0
-        v2 += v1; v1 = _rotl(v1, 17); v1 ^= v2; v2 = _rotl(v2, 32)
-        v0 ^= m
+        _absorb(v, m)
         i += 8
     for r in range(<int>(n - full)):
         b |= (<uint64_t>s[full + r]) << (8 * r)
-    v3 ^= b
-    v0 += v1; v1 = _rotl(v1, 13); v1 ^= v0; v0 = _rotl(v0, 32)
-    v2 += v3; v3 = _rotl(v3, 16); v3 ^= v2
-    v0 += v3; v3 = _rotl(v3, 21); v3 ^= v0
-    v2 += v1; v1 = _rotl(v1, 17); v1 ^= v2; v2 = _rotl(v2, 32)
-    v0 ^= b
-    v2 ^= 0xff
+    _absorb(v, b)
+    v[2] ^= 0xff
     for r in range(3):
-        v0 += v1; v1 = _rotl(v1, 13); v1 ^= v0; v0 = _rotl(v0, 32)
-        v2 += v3; v3 = _rotl(v3, 16); v3 ^= v2
-        v0 += v3; v3 = _rotl(v3, 21); v3 ^= v0
-        v2 += v1; v1 = _rotl(v1, 17); v1 ^= v2; v2 = _rotl(v2, 32)
-    return v0 ^ v1 ^ v2 ^ v3
+        _sipround(v)
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
 
 
 cdef uint64_t ht_random_u64() noexcept:

@@ -380,15 +380,22 @@ cdef int _resize(unsigned char** lpp, size_t at, size_t old_len, size_t new_len)
     return 0
 
 
-cdef int lp_insert(unsigned char** lpp, size_t off, const unsigned char* s, size_t n) except -1:
+cdef int _put_entry(unsigned char** lpp, size_t off, size_t old_len, const unsigned char* s,
+                    size_t n) except -1:
+    """Writes s as the entry at off in place of old_len bytes (0: an insertion)."""
     cdef int64_t v = 0
     cdef bint is_int
     cdef uint32_t l
     if n > LP_MAX_BYTES:
         raise MemoryError("listpack entry too large")
     l = _encoded_size(s, n, &v, &is_int)
-    _resize(lpp, off, 0, l + _backlen_size(l))
+    _resize(lpp, off, old_len, l + _backlen_size(l))
     _write_entry(lpp[0] + off, s, n, is_int, v, l)
+    return 0
+
+
+cdef int lp_insert(unsigned char** lpp, size_t off, const unsigned char* s, size_t n) except -1:
+    _put_entry(lpp, off, 0, s, n)
     _set_u32(lpp[0] + 4, lp_count(lpp[0]) + 1)
     return 0
 
@@ -398,15 +405,7 @@ cdef int lp_append(unsigned char** lpp, const unsigned char* s, size_t n) except
 
 
 cdef int lp_replace(unsigned char** lpp, size_t off, const unsigned char* s, size_t n) except -1:
-    cdef int64_t v = 0
-    cdef bint is_int
-    cdef uint32_t l
-    if n > LP_MAX_BYTES:
-        raise MemoryError("listpack entry too large")
-    l = _encoded_size(s, n, &v, &is_int)
-    _resize(lpp, off, _entry_size(lpp[0] + off), l + _backlen_size(l))
-    _write_entry(lpp[0] + off, s, n, is_int, v, l)
-    return 0
+    return _put_entry(lpp, off, _entry_size(lpp[0] + off), s, n)
 
 
 cdef int lp_delete(unsigned char** lpp, size_t off, uint32_t count) except -1:

@@ -4,9 +4,9 @@ non-integer comes while the set is small, intset or listpack -> hashtable when i
 grows past the limits or a long member comes; never back)."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint64_t
-from random import sample
 
 from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
+from engine.core.random_picks cimport pick_distinct
 from engine.core.hashtable cimport (
     HEntry, HIter, ht_bytes, ht_copy, ht_count, ht_delete, ht_find, ht_free, ht_iter_init,
     ht_iter_next, ht_key, ht_new, ht_random, ht_random_u64, ht_set)
@@ -246,16 +246,8 @@ cdef class SetValue:
 
     def random_members(self, int64_t count) -> list:
         """`count` distinct members chosen at random (all of them when count >= size)."""
-        cdef Py_ssize_t size = len(self)
-        cdef set chosen
-        if count >= size:
-            return self.members()
-        if self.kind != SET_HASHTABLE or count * 3 > size:
-            return sample(self.members(), count)
-        chosen = set()
-        while len(chosen) < count:
-            chosen.add(self.random_one())
-        return list(chosen)
+        return pick_distinct(self.members, self.random_member, len(self), count,
+                             self.kind == SET_HASHTABLE)
 
     def random_picks(self, int64_t count) -> list:
         """`count` members chosen at random, each independently (they may repeat)."""
