@@ -102,11 +102,17 @@ cdef int _widen(IntSet** sp, int64_t value) except -1:
     return 0
 
 
+cdef inline void _move_tail(IntSet* s, uint32_t src, uint32_t dst) noexcept:
+    """Moves the elements from index src to the end so that they start at dst."""
+    cdef char* a = <char*>(s + 1)
+    memmove(a + <size_t>dst * s.width, a + <size_t>src * s.width,
+            <size_t>(s.length - src) * s.width)
+
+
 cdef int is_add(IntSet** sp, int64_t value) except -1:
     """Adds value; 1 when it is new, 0 when it was there."""
     cdef IntSet* s = sp[0]
     cdef uint32_t pos
-    cdef char* a
     if s.length >= 0xFFFFFFFE:
         raise MemoryError("intset too large")
     if _width_of(value) > s.width:
@@ -115,9 +121,7 @@ cdef int is_add(IntSet** sp, int64_t value) except -1:
     if _search(s, value, &pos):
         return 0
     s = <IntSet*>mem_realloc(s, sizeof(IntSet) + <size_t>s.width * (s.length + 1))
-    a = <char*>(s + 1)
-    memmove(a + <size_t>(pos + 1) * s.width, a + <size_t>pos * s.width,
-            <size_t>(s.length - pos) * s.width)
+    _move_tail(s, pos, pos + 1)
     _put(s, pos, value, s.width)
     s.length += 1
     sp[0] = s
@@ -127,12 +131,9 @@ cdef int is_add(IntSet** sp, int64_t value) except -1:
 cdef bint is_remove(IntSet** sp, int64_t value) except -1:
     cdef IntSet* s = sp[0]
     cdef uint32_t pos
-    cdef char* a
     if _width_of(value) > s.width or not _search(s, value, &pos):
         return False
-    a = <char*>(s + 1)
-    memmove(a + <size_t>pos * s.width, a + <size_t>(pos + 1) * s.width,
-            <size_t>(s.length - pos - 1) * s.width)
+    _move_tail(s, pos + 1, pos)
     s.length -= 1
     sp[0] = <IntSet*>mem_realloc(s, is_bytes(s))
     return True

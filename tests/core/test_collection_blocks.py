@@ -1,6 +1,7 @@
 """The C building blocks of compact collections (engine/core/listpack, intset,
 hashtable) against Python models: random operations through the probes of
 tests/native/collection_blocks_probe.pyx, with the memory they hold counted."""
+import gc
 import random
 
 from hypothesis import given, settings
@@ -196,6 +197,7 @@ def test_hash_table_random_key_is_fair_enough():
 
 
 def test_memory_is_counted_and_given_back():
+    gc.collect()                    # earlier tests' garbage is not freed during this one
     before = used_bytes()
     t, lp, s = HashTableProbe(True), ListpackProbe(), IntSetProbe()
     for i in range(5000):
