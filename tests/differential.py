@@ -646,6 +646,16 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         source="[RANDCOUNT]",
     ),
     DeliberateDifference(
+        name="OBJECT ENCODING of a small set that is not all integers",
+        redis_version="7.2",
+        redis_7_0="hashtable (7.0 has intset and hashtable sets only)",
+        newest="listpack while it has at most set-max-listpack-entries members of at most "
+               "set-max-listpack-value bytes",
+        treatment="exclude: tests/commands/test_sets.py::test_encodings_follow_redis_7_2 "
+                  "checks the newest encodings engine-only; sequences compare replies only",
+        source="https://redis.io/docs/latest/commands/object-encoding/",
+    ),
+    DeliberateDifference(
         name="HSCAN/SSCAN/ZSCAN cursor on large (hashtable, skiplist) collections",
         redis_version="all",
         redis_7_0="a hashtable-encoded hash/set or skiplist-encoded sorted set is scanned in "

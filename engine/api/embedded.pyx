@@ -8,6 +8,7 @@ import weakref
 from libc.stdint cimport uint64_t
 
 from engine.core.clock cimport Clock, SystemClock
+from engine.core.encoding_limits cimport EncodingLimits
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.dispatch cimport dispatch, drain_expired, to_argv
@@ -42,6 +43,7 @@ cdef class Engine:
     cdef readonly list databases
     cdef public uint64_t stream_node_max_bytes
     cdef public uint64_t stream_node_max_entries
+    cdef readonly EncodingLimits encoding_limits   # set-/hash-max-* (CONFIG SET changes it)
     cdef public int stream_idmp_duration    # a stream's IDMP settings until XCFGSET
     cdef public int stream_idmp_maxsize
     cdef readonly list effect_listeners
@@ -65,18 +67,22 @@ cdef class Engine:
     def __init__(self, Clock clock=None, *, int databases=16,
                  uint64_t stream_node_max_bytes=4096,
                  uint64_t stream_node_max_entries=100, int stream_idmp_duration=100,
-                 int stream_idmp_maxsize=100, dir=None,
+                 int stream_idmp_maxsize=100, EncodingLimits encoding_limits=None, dir=None,
                  bint appendonly=False, str appendfsync="everysec", **persistence):
         """With `dir`, the engine is persistent: it loads that directory now and logs
         every write to its AOF (`appendonly`, fsync policy `appendfsync`: always,
         everysec or no), and snapshots at its `save` points (Redis's by default) and
         on close. More options (dbfilename, aof_use_rdb_preamble, aof_load_truncated,
         auto_aof_rewrite_percentage, ...) are those of persist.Durability.
+        `encoding_limits` (engine.core.encoding_limits.EncodingLimits, Redis's defaults
+        without it) holds this engine's set-max-*/hash-max-* thresholds; changing its
+        attributes takes effect at the next change of each collection.
         What each call changed is handed to the OS when it returns (README.md,
         "What each mode survives"). Call close() (or use `with`) when done; an
         engine dropped unclosed, or open at interpreter exit, is closed then."""
         self.clock = clock if clock is not None else SystemClock()
         self.databases = [Database(i) for i in range(databases)]
+        self.encoding_limits = encoding_limits if encoding_limits is not None else EncodingLimits()
         self.stream_node_max_bytes = stream_node_max_bytes
         self.stream_node_max_entries = stream_node_max_entries
         self.stream_idmp_duration = stream_idmp_duration

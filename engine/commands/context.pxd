@@ -6,6 +6,7 @@
 from libc.stdint cimport int64_t, uint64_t
 from engine.core.keyspace cimport Database
 from engine.core.clock cimport Clock
+from engine.core.encoding_limits cimport EncodingLimits
 
 cdef class CommandContext:
     cdef public object engine
@@ -32,6 +33,7 @@ cdef class CommandContext:
     cdef public uint64_t node_max_bytes
     cdef public uint64_t node_max_entries
     cdef public int64_t max_string    # proto-max-bulk-len: how long a string may grow
+    cdef public EncodingLimits limits   # the engine's collection encoding thresholds
 
     cdef inline void propagate(self, list argv, long long changes=1):
         """`changes` changes (Redis's count for the command: one per element added,

@@ -6,6 +6,7 @@ cdef class CommandContext:
         self.engine = engine
         self.db = db
         self.clock = engine.clock
+        self.limits = engine.encoding_limits
         self.resp3 = False
         self.logging = False
         self.dirty = 0

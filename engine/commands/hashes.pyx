@@ -1,6 +1,7 @@
 """Hash commands: HSET, HSETNX, HMSET, HGET, HMGET, HGETALL, HDEL, HINCRBY,
 HINCRBYFLOAT, HEXISTS, HLEN, HKEYS, HVALS, HSTRLEN, HRANDFIELD, HSCAN. A hash is an
-engine/core/hash_value.py HashValue; one emptied by HDEL is removed (`del` event).
+engine/core/hash_value.pyx HashValue, changed with the engine's encoding limits
+(ctx.limits); one emptied by HDEL is removed (`del` event).
 
 Effects: writes replay as themselves (HMSET as HSET), HINCRBYFLOAT as HSET with the
 value it produced (as Redis propagates it: no float formatting differs on replay).
@@ -11,7 +12,6 @@ from libc.stdio cimport snprintf
 cdef extern from "float.h":
     long double LDBL_MAX
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from random import randrange
 
 from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport remove_each, scan_items, random_count, check_repeats
@@ -20,7 +20,7 @@ from engine.resp.numbers cimport string2ll
 from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, wrong_arity
-from engine.core.hash_value import HashValue
+from engine.core.hash_value cimport HashValue
 from engine.resp.reply import OK
 
 cdef enum:
@@ -54,9 +54,7 @@ cdef object set_fields(CommandContext ctx, list argv, str name):
         raise wrong_arity(name)
     cdef bytes key = argv[1]
     value = hash_for_write(ctx, key)
-    cdef Py_ssize_t i, added = 0
-    for i in range(2, len(argv), 2):
-        added += value.set(argv[i], argv[i + 1])
+    cdef Py_ssize_t added = value.set_pairs(argv, 2, ctx.limits)
     ctx.db.resized(key)
     ctx.touch(key, "h", b"hset")
     ctx.propagate([b"HSET"] + argv[1:], (len(argv) - 2) // 2)
@@ -78,10 +76,10 @@ def hmset(CommandContext ctx, list argv):
 def hsetnx(CommandContext ctx, list argv):
     cdef bytes key = argv[1]
     value = hash_at(ctx, key)
-    if value is not None and argv[2] in value.fields:
+    if value is not None and argv[2] in value:
         return 0
     value = hash_for_write(ctx, key)
-    value.set(argv[2], argv[3])
+    value.set(argv[2], argv[3], ctx.limits)
     ctx.db.resized(key)
     ctx.touch(key, "h", b"hset")
     ctx.propagate([b"HSET", key, argv[2], argv[3]])
@@ -91,7 +89,7 @@ def hsetnx(CommandContext ctx, list argv):
 @command("hget")
 def hget(CommandContext ctx, list argv):
     value = hash_at(ctx, argv[1])
-    return None if value is None else value.fields.get(argv[2])
+    return None if value is None else value.get(argv[2])
 
 
 @command("hmget")
@@ -99,8 +97,7 @@ def hmget(CommandContext ctx, list argv):
     value = hash_at(ctx, argv[1])
     if value is None:
         return [None] * (len(argv) - 2)
-    fields = value.fields
-    return [fields.get(f) for f in argv[2:]]
+    return [value.get(f) for f in argv[2:]]
 
 
 @command("hgetall")
@@ -112,13 +109,13 @@ def hgetall(CommandContext ctx, list argv):
 @command("hkeys")
 def hkeys(CommandContext ctx, list argv):
     value = hash_at(ctx, argv[1])
-    return [] if value is None else list(value.fields)
+    return [] if value is None else value.keys()
 
 
 @command("hvals")
 def hvals(CommandContext ctx, list argv):
     value = hash_at(ctx, argv[1])
-    return [] if value is None else list(value.fields.values())
+    return [] if value is None else value.values()
 
 
 command("hlen")(length_handler(HashValue))
@@ -127,13 +124,13 @@ command("hlen")(length_handler(HashValue))
 @command("hexists")
 def hexists(CommandContext ctx, list argv):
     value = hash_at(ctx, argv[1])
-    return int(value is not None and argv[2] in value.fields)
+    return int(value is not None and argv[2] in value)
 
 
 @command("hstrlen")
 def hstrlen(CommandContext ctx, list argv):
     value = hash_at(ctx, argv[1])
-    found = None if value is None else value.fields.get(argv[2])
+    found = None if value is None else value.get(argv[2])
     return 0 if found is None else len(found)
 
 
@@ -147,7 +144,7 @@ def hincrby(CommandContext ctx, list argv):
     cdef int64_t incr = parse_int(argv[3], NULL), old = 0
     cdef bytes key = argv[1], field = argv[2]
     value = hash_at(ctx, key)
-    current = None if value is None else value.fields.get(field)
+    current = None if value is None else value.get(field)
     if current is not None and not string2ll(PyBytes_AS_STRING(current),
                                              PyBytes_GET_SIZE(current), &old):
         raise ResponseError("ERR hash value is not an integer")
@@ -156,7 +153,7 @@ def hincrby(CommandContext ctx, list argv):
         raise ResponseError("ERR increment or decrement would overflow")
     old += incr
     value = hash_for_write(ctx, key)
-    value.set(field, str(old).encode())
+    value.set(field, str(old).encode(), ctx.limits)
     ctx.db.resized(key)
     ctx.touch(key, "h", b"hincrby")
     ctx.propagate([b"HINCRBY", key, field, argv[3]])
@@ -187,7 +184,7 @@ def hincrbyfloat(CommandContext ctx, list argv):
         raise ResponseError("ERR value is NaN or Infinity")
     cdef bytes key = argv[1], field = argv[2]
     value = hash_at(ctx, key)
-    current = None if value is None else value.fields.get(field)
+    current = None if value is None else value.get(field)
     if current is not None:
         try:
             old = parse_long_double(current, NULL)
@@ -198,7 +195,7 @@ def hincrbyfloat(CommandContext ctx, list argv):
         raise ResponseError("ERR increment would produce NaN or Infinity")
     cdef bytes text = human_long_double(old)
     value = hash_for_write(ctx, key)
-    value.set(field, text)
+    value.set(field, text, ctx.limits)
     ctx.db.resized(key)
     ctx.touch(key, "h", b"hincrbyfloat")
     ctx.propagate([b"HSET", key, field, text])
@@ -221,21 +218,19 @@ def hrandfield(CommandContext ctx, list argv):
     value = hash_at(ctx, argv[1])
     if value is None or count == 0:
         return []
-    fields = value.fields
     if count > 0:
         picked = value.random_fields(count)
     else:
         check_repeats(-count, value, 0)
-        slots = value.slots
-        picked = [slots[randrange(len(slots))] for _ in range(-count)]
+        picked = value.random_picks(-count)
     if not withvalues:
         return picked
     if ctx.resp3:
-        return [[f, fields[f]] for f in picked]
+        return [[f, value.get(f)] for f in picked]
     out = []
     for f in picked:
         out.append(f)
-        out.append(fields[f])
+        out.append(value.get(f))
     return out
 
 

@@ -1,13 +1,13 @@
 """Set commands: SADD, SREM, SMEMBERS, SISMEMBER, SMISMEMBER, SCARD, SPOP,
 SRANDMEMBER, SMOVE, SINTER, SUNION, SDIFF, SINTERSTORE, SUNIONSTORE, SDIFFSTORE,
-SINTERCARD, SSCAN. A set is an engine/core/set_value.py SetValue; one emptied by a
-command is removed (`del` event).
+SINTERCARD, SSCAN. A set is an engine/core/set_value.pyx SetValue, changed with the
+engine's encoding limits (ctx.limits); one emptied by a command is removed (`del`
+event).
 
 Effects: SPOP replays as SREM of the members it took (as Redis propagates it; DEL
 when it took them all), the rest as themselves.
 """
 from libc.stdint cimport int64_t, INT64_MAX
-from random import randrange
 
 from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport (settle, remove_each, scan_items, random_count,
@@ -16,7 +16,7 @@ from engine.commands.parsing cimport parse_int_range, parse_cursor, is_option
 from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX
-from engine.core.set_value import SetValue
+from engine.core.set_value cimport SetValue, new_set
 from engine.resp.reply import SetReply
 
 cdef enum:
@@ -37,11 +37,11 @@ def sadd(CommandContext ctx, list argv):
     cdef bytes key = argv[1]
     value = set_at(ctx, key)
     if value is None:
-        value = SetValue()
-        added = value.add_all(argv[2:])
+        value = new_set(argv[2], len(argv) - 2, ctx.limits)
+        added = value.add_all(argv[2:], ctx.limits)
         ctx.db.store(key, value)
     else:
-        added = value.add_all(argv[2:])
+        added = value.add_all(argv[2:], ctx.limits)
         ctx.db.resized(key)
     if added:
         ctx.touch(key, "s", b"sadd")
@@ -57,20 +57,21 @@ def srem(CommandContext ctx, list argv):
 @command("smembers")
 def smembers(CommandContext ctx, list argv):
     value = set_at(ctx, argv[1])
-    return members_reply(ctx, [] if value is None else list(value.slots))
+    return members_reply(ctx, [] if value is None else value.members())
 
 
 @command("sismember")
 def sismember(CommandContext ctx, list argv):
     value = set_at(ctx, argv[1])
-    return int(value is not None and argv[2] in value.members)
+    return int(value is not None and argv[2] in value)
 
 
 @command("smismember")
 def smismember(CommandContext ctx, list argv):
     value = set_at(ctx, argv[1])
-    members = {} if value is None else value.members
-    return [int(m in members) for m in argv[2:]]
+    if value is None:
+        return [0] * (len(argv) - 2)
+    return [int(m in value) for m in argv[2:]]
 
 
 command("scard")(length_handler(SetValue))
@@ -122,8 +123,7 @@ def srandmember(CommandContext ctx, list argv):
     if count > 0:
         return value.random_members(count)
     check_repeats(-count, value, 0)
-    slots = value.slots
-    return [slots[randrange(len(slots))] for _ in range(-count)]
+    return value.random_picks(-count)
 
 
 @command("smove")
@@ -135,16 +135,17 @@ def smove(CommandContext ctx, list argv):
     if source is None:
         return 0
     if src == dst:
-        return int(member in source.members)
+        return int(member in source)
     if not source.remove(member):
         return 0
     ctx.touch(src, "s", b"srem")
     settle(ctx, src, source)
     if target is None:
-        target = SetValue([member])
+        target = new_set(member, 1, ctx.limits)
+        target.add(member, ctx.limits)
         ctx.db.store(dst, target)
         ctx.touch(dst, "s", b"sadd")
-    elif target.add(member):
+    elif target.add(member, ctx.limits):
         ctx.db.resized(dst)
         ctx.touch(dst, "s", b"sadd")
     else:
@@ -156,31 +157,32 @@ def smove(CommandContext ctx, list argv):
 # -- algebra ---------------------------------------------------------------------------
 
 cdef list operands(CommandContext ctx, list keys):
-    """The member sets of keys, in order (empty for a missing key); WRONGTYPE first."""
-    cdef list out = []
-    for key in keys:
-        value = set_at(ctx, key)
-        out.append({} if value is None else value.members)
-    return out
+    """The sets at keys, in order (None for a missing key); WRONGTYPE first."""
+    return [set_at(ctx, key) for key in keys]
 
 
-cdef set intersection(list sets):
-    if not sets or any(not s for s in sets):
-        return set()
+cdef list intersection(list sets):
+    """The members of the smallest set that every other one holds."""
+    if not sets or any(s is None for s in sets):
+        return []
     ordered = sorted(sets, key=len)
-    return set(ordered[0]).intersection(*ordered[1:])
+    rest = ordered[1:]
+    return [m for m in (<SetValue>ordered[0]).members() if all(m in other for other in rest)]
 
 
-cdef set combine(list sets, str op):
+cdef list combine(list sets, str op):
     if op == "inter":
         return intersection(sets)
     if op == "union":
-        return set().union(*sets)
-    return set(sets[0]).difference(*sets[1:])
+        return list(set().union(*[(<SetValue>s).members() for s in sets if s is not None]))
+    if sets[0] is None:
+        return []
+    rest = [s for s in sets[1:] if s is not None]
+    return [m for m in (<SetValue>sets[0]).members() if not any(m in other for other in rest)]
 
 
 cdef list algebra(CommandContext ctx, list keys, str op):
-    return list(combine(operands(ctx, keys), op))
+    return combine(operands(ctx, keys), op)
 
 
 def algebra_handler(str op):
@@ -197,12 +199,16 @@ command("sdiff")(algebra_handler("diff"))
 
 cdef int64_t store(CommandContext ctx, list argv, str op, bytes event):
     cdef bytes dst = argv[1]
-    cdef set result = combine(operands(ctx, argv[2:]), op)
+    cdef list result = combine(operands(ctx, argv[2:]), op)
     cdef bint existed = ctx.db.lookup(dst, ctx.now) is not None
+    cdef SetValue stored
     if result:
         if existed:
             ctx.db.remove(dst)
-        ctx.db.store(dst, SetValue(result))
+        stored = SetValue()         # as Redis builds it: an intset, then each member added
+        for member in result:
+            stored.insert(member, len(<bytes>member), ctx.limits)
+        ctx.db.store(dst, stored)
         ctx.touch(dst, "s", event)
         ctx.propagate(list(argv))
     elif existed:
@@ -247,4 +253,4 @@ def sintercard(CommandContext ctx, list argv):
 def sscan(CommandContext ctx, list argv):
     parse_cursor(argv[2])
     value = set_at(ctx, argv[1])
-    return scan_items(argv, None if value is None else list(value.slots), False, False)
+    return scan_items(argv, None if value is None else value.members(), False, False)

@@ -50,7 +50,7 @@ cdef object by_pattern(CommandContext ctx, bytes pattern, bytes element):
     value = ctx.db.lookup(pattern[:star] + element + pattern[star + 1:], ctx.now)
     if field is None:
         return value if type(value) is bytes else None
-    return value.fields.get(field) if type(value) is HashValue else None
+    return value.get(field) if type(value) is HashValue else None
 
 
 cdef double score_of(bytes text) except? -1.0:

@@ -5,7 +5,9 @@ any class registered here through its interface only:
     TYPE_NAME: bytes                     what TYPE replies
     encoding() -> bytes                  what OBJECT ENCODING says (Redis's defaults)
     __len__()                            elements (an empty collection is no key)
-    footprint() -> int                   approximate bytes, for memory accounting
+    footprint() -> int                   approximate bytes outside the counted C
+                                         allocator (engine.core.memory), for memory
+                                         accounting
     copy()                               an independent copy (COPY)
     to_record() -> list                  flat list of bytes (floats for scores)
     from_record(items) (classmethod)     the value back; ValueError on bad input

@@ -40,6 +40,7 @@ from typing import Callable, Optional
 from engine import Engine
 from engine.commands.dispatch import resolve
 from engine.commands.table import ENGINE_COMMANDS
+from engine.core.encoding_limits import EncodingLimits
 from engine.server.blocking import ServerHub
 from engine.server.busy import BusyScript
 from engine.server.config.errors import ConfigApplyError
@@ -108,7 +109,8 @@ class Server:
             databases=cfg.databases, stream_node_max_entries=cfg.stream_node_max_entries,
             stream_node_max_bytes=cfg.stream_node_max_bytes,
             stream_idmp_duration=cfg.stream_idmp_duration,
-            stream_idmp_maxsize=cfg.stream_idmp_maxsize, **persistence_options(cfg))
+            stream_idmp_maxsize=cfg.stream_idmp_maxsize, encoding_limits=encoding_limits(cfg),
+            **persistence_options(cfg))
         self.durability = self.engine.durability
         self.shutdown_save: Optional[bool] = None   # SHUTDOWN SAVE / NOSAVE
         self.defer_replies = False                  # replies wait for the AOF write
@@ -505,6 +507,8 @@ class Server:
         cfg.add_listener(["proto-max-bulk-len", "client-query-buffer-limit"], self._on_parser_limits)
         cfg.add_listener("client-output-buffer-limit", self._on_output_limits)
         cfg.add_listener("loglevel", lambda name, old, new: set_log_level(new))
+        cfg.add_listener(list(ENCODING_DIRECTIVES), lambda name, old, new: setattr(
+            self.engine.encoding_limits, name.replace("-", "_"), new))
         cfg.add_listener("dir", self._on_dir)
         cfg.add_listener(["port", "bind"], self._on_listen_change)
         cfg.add_listener(list(PERSISTENCE_DIRECTIVES), self._on_persistence_config)
@@ -658,6 +662,20 @@ PERSISTENCE_DIRECTIVES = {
     "auto-aof-rewrite-min-size": "auto_aof_rewrite_min_size",
     "stop-writes-on-bgsave-error": "stop_writes_on_bgsave_error",
 }
+
+
+ENCODING_DIRECTIVES = ("hash-max-listpack-entries", "hash-max-listpack-value",
+                       "set-max-intset-entries", "set-max-listpack-entries",
+                       "set-max-listpack-value")
+"""The directives of the engine's EncodingLimits (each the attribute of its name)."""
+
+
+def encoding_limits(cfg: ServerConfig) -> EncodingLimits:
+    """The engine's collection encoding thresholds, as configured."""
+    limits = EncodingLimits()
+    for name in ENCODING_DIRECTIVES:
+        setattr(limits, name.replace("-", "_"), cfg.get(name))
+    return limits
 
 
 def persistence_options(cfg: ServerConfig) -> dict:

@@ -121,6 +121,47 @@ SEQUENCES = {
 }
 
 
+
+def every_command_on(key: str, pairs: list[tuple[str, str]]) -> list[tuple]:
+    """Each hash command on `key` holding `pairs` (an encoding's shape). HGETALL,
+    HKEYS and HVALS keep the insertion order of a listpack, so the oracle's replies
+    match ours as they are for small hashes; HRANDFIELD's reply is compared by count."""
+    flat = [x for pair in pairs for x in pair]
+    f0, f1, f2 = pairs[0][0], pairs[1][0], pairs[2][0]
+    return [
+        ("DEL", key, "c"), ("HSET", key, *flat), ("HLEN", key), ("HGETALL", key),
+        ("HKEYS", key), ("HVALS", key), ("HGET", key, f0), ("HGET", key, "absent"),
+        ("HMGET", key, f0, "absent", f1), ("HEXISTS", key, f1), ("HEXISTS", key, "absent"),
+        ("HSTRLEN", key, f2), ("HSTRLEN", key, "absent"), ("HSETNX", key, f0, "no"),
+        ("HSETNX", key, "new", "yes"), ("HSET", key, f1, "changed", "n2", "12"),
+        ("HMSET", key, f2, "-7", "n3", "1.5"), ("HINCRBY", key, f2, 10),
+        ("HINCRBY", key, "n4", -3), ("HINCRBY", key, f1, 1),
+        ("HINCRBYFLOAT", key, "n3", "2.25"), ("HINCRBYFLOAT", key, "n5", "1e3"),
+        ("HINCRBYFLOAT", key, f1, 1), ("HRANDFIELD", key, 3), ("HRANDFIELD", key, -4),
+        ("HRANDFIELD", key, 2, "WITHVALUES"), ("HRANDFIELD", key, 100000),
+        ("SORT", "idx", "BY", f"{key}->*"),
+        ("COPY", key, "c"), ("HGETALL", "c"), ("HDEL", key, f0, "absent", "new"),
+        ("HLEN", key), ("HGETALL", key), ("HDEL", "c", *[p[0] for p in pairs],
+                                            "new", "n2", "n3", "n4", "n5"),
+        ("EXISTS", "c"),
+    ]
+
+
+SMALL = [(f"f{i}", f"v{i}") for i in range(20)]
+NUMERIC = [(str(i), str(i * 3)) for i in range(20)]
+BIG = [(f"field:{i}", f"value:{i}") for i in range(300)]
+LONG = SMALL[:5] + [("long", "x" * 70)]
+SEQUENCES.update({
+    "every command on a listpack": [("RPUSH", "idx", "f1", "f2", "f3")]
+                                   + every_command_on("h", SMALL),
+    "every command on a numeric listpack": [("RPUSH", "idx", "1", "2")]
+                                           + every_command_on("h", NUMERIC),
+    "every command on a hashtable": [("RPUSH", "idx", "field:1", "x")]
+                                    + every_command_on("h", BIG),
+    "every command on a hash with a long value": [("RPUSH", "idx", "f1")]
+                                                 + every_command_on("h", LONG),
+})
+
 test_handwritten_sequence, test_random_sequence = oracle_tests(SEQUENCES, "hash", "hashes")
 
 
@@ -164,3 +205,30 @@ def test_hincrbyfloat_replays_as_hset():
                       [b"HSET", b"h", b"g", b"1"]]
     with pytest.raises(ResponseError, match="WRONGTYPE"):
         e.execute("LPUSH", "h", "x")
+
+
+def test_encodings_follow_redis():
+    """OBJECT ENCODING as Redis answers for the same history (the same in 7.0, whose
+    compiled-in hash-max-listpack-entries is 512, as the newest's)."""
+    e = Engine()
+
+    def enc(key):
+        return e.execute("OBJECT", "ENCODING", key)
+
+    e.execute("HSET", "h", *[x for i in range(512) for x in (f"f{i}", i)])
+    assert enc("h") == b"listpack"
+    e.execute("HSET", "h", "one", "more")
+    assert enc("h") == b"hashtable"
+    e.execute("HDEL", "h", "one", *[f"f{i}" for i in range(100)])
+    assert enc("h") == b"hashtable"                     # never back
+    e.execute("HSET", "v", "f", "x" * 64)
+    assert enc("v") == b"listpack"
+    e.execute("HSETNX", "v", "g", "x" * 65)
+    assert enc("v") == b"hashtable"
+    e.execute("HSET", "k", "x" * 65, "v")
+    assert enc("k") == b"hashtable"
+    e.execute("HINCRBYFLOAT", "n", "f", "1.5")
+    assert enc("n") == b"listpack"
+    e.execute("COPY", "h", "c")
+    assert enc("c") == b"hashtable"
+    assert e.execute("HGETALL", "n") == [b"f", b"1.5"]

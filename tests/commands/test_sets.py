@@ -149,6 +149,43 @@ SEQUENCES = {
 }
 
 
+
+def every_command_on(key: str, members: list[str]) -> list[tuple]:
+    """Each set command on `key` holding `members` (an encoding's shape), beside a
+    small intset `o` and string set `w`; SPOP only with a count beyond the size (a
+    known outcome), SRANDMEMBER's reply compared by count."""
+    some = members[::7]
+    return [
+        ("DEL", key, "o", "w", "d"), ("SADD", key, *members), ("SADD", "o", 1, 2, 3, members[0]),
+        ("SADD", "w", "a", members[1], "zz"), ("SCARD", key), ("SMEMBERS", key),
+        ("SISMEMBER", key, members[0]), ("SISMEMBER", key, "absent"), ("SISMEMBER", key, "-0"),
+        ("SMISMEMBER", key, *some, "absent", "007"), ("SRANDMEMBER", key, 5),
+        ("SRANDMEMBER", key, -5), ("SINTER", key, "o"), ("SINTER", key, "w", "nokey"),
+        ("SUNION", key, "o", "w"), ("SDIFF", key, "o", "w"), ("SDIFF", "o", key),
+        ("SINTERCARD", 2, key, "w"), ("SINTERCARD", 1, key, "LIMIT", 3),
+        ("SINTERSTORE", "d", key, "o"), ("SMEMBERS", "d"), ("SUNIONSTORE", "d", key, "w"),
+        ("SCARD", "d"), ("SDIFFSTORE", "d", key, "o"), ("SCARD", "d"),
+        ("SMOVE", key, "o", members[2]), ("SMOVE", key, "nokey2", members[3]),
+        ("SMEMBERS", "nokey2"), ("SMOVE", key, key, members[4]), ("SMOVE", key, "o", "absent"),
+        ("SORT", key, "ALPHA"), ("SORT", key, "ALPHA", "DESC", "LIMIT", 1, 3),
+        ("COPY", key, "c"), ("SMEMBERS", "c"), ("SREM", key, *some, "absent"),
+        ("SCARD", key), ("SMEMBERS", key), ("SPOP", "c", 100000), ("EXISTS", "c"),
+        ("DEL", "c", "nokey2"),
+    ]
+
+
+INTS = [str(i * 37 - 500) for i in range(40)]
+STRINGS = [f"m{i}" for i in range(40)]
+BIG = [f"member:{i}" for i in range(300)]
+LONG = STRINGS[:10] + ["x" * 70]
+SEQUENCES.update({
+    "every command on an intset": every_command_on("s", INTS),
+    "every command on a big intset": every_command_on("s", [str(i) for i in range(600)]),
+    "every command on a listpack": every_command_on("s", STRINGS),
+    "every command on a hashtable": every_command_on("s", BIG),
+    "every command on a set with a long member": every_command_on("s", LONG),
+})
+
 test_handwritten_sequence, test_random_sequence = oracle_tests(SEQUENCES, "set", "sets")
 
 
@@ -188,3 +225,50 @@ def test_random_members_come_from_the_set():
     two = e.execute("SRANDMEMBER", "s", 2)
     assert len(set(two)) == 2 and set(two) <= {b"a", b"b", b"c"}
     assert len(e.execute("SRANDMEMBER", "s", -7)) == 7
+
+
+def test_encodings_follow_redis_7_2():
+    """OBJECT ENCODING as Redis 7.2+ answers for the same history (7.0 has no listpack
+    sets: DELIBERATE_DIFFERENCES in tests/differential.py)."""
+    e = Engine()
+
+    def enc(key):
+        return e.execute("OBJECT", "ENCODING", key)
+
+    e.execute("SADD", "i", 1, 2, 3)
+    assert enc("i") == b"intset"
+    e.execute("SADD", "i", "a")
+    assert enc("i") == b"listpack"
+    e.execute("SREM", "i", "a")
+    assert enc("i") == b"listpack"                      # never back
+    e.execute("SADD", "n", *range(512))
+    assert enc("n") == b"intset"
+    e.execute("SADD", "n", 512)
+    assert enc("n") == b"hashtable"                     # an intset past its limit
+    e.execute("SADD", "h", *range(513))                 # more members than an intset takes
+    assert enc("h") == b"hashtable"
+    e.execute("SADD", "l", *(f"m{i}" for i in range(128)))
+    assert enc("l") == b"listpack"
+    e.execute("SADD", "l", "one-more")
+    assert enc("l") == b"hashtable"
+    e.execute("SADD", "m", *(f"m{i}" for i in range(129)))
+    assert enc("m") == b"hashtable"
+    e.execute("SADD", "v", "x" * 64)
+    assert enc("v") == b"listpack"
+    e.execute("SADD", "w", "x" * 65)
+    assert enc("w") == b"hashtable"
+    e.execute("SADD", "big-intset", *range(200))
+    e.execute("SADD", "big-intset", "a")                # too many for a listpack
+    assert enc("big-intset") == b"hashtable"
+    e.execute("SMOVE", "w", "moved", "x" * 65)
+    assert enc("moved") == b"hashtable"
+    e.execute("SMOVE", "i", "moved-int", 1)
+    assert enc("moved-int") == b"intset"
+    e.execute("SINTERSTORE", "st", "l", "m")
+    assert enc("st") == b"listpack"
+    e.execute("SUNIONSTORE", "st", "n")
+    assert enc("st") == b"hashtable"
+    e.execute("COPY", "i", "ci")
+    assert enc("ci") == b"listpack"
+    e.execute("RESTORE", "ri", 0, e.execute("DUMP", "n"))
+    assert enc("ri") == b"hashtable"

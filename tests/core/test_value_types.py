@@ -108,8 +108,8 @@ def test_snapshot_carries_collections(tmp_path):
     snapshot.load_snapshot(target, path)
     db = target.databases[0]
     assert list(db.data[b"l"]) == [b"a", b"b"]
-    assert db.data[b"h"].fields == {b"f": b"v"} and db.expires[b"h"] == 1_800_000_000_000
-    assert set(db.data[b"s"].members) == {b"1", b"2"}
+    assert db.data[b"h"].to_record() == [b"f", b"v"] and db.expires[b"h"] == 1_800_000_000_000
+    assert set(db.data[b"s"].members()) == {b"1", b"2"}
     assert target.execute("TYPE", "l") == b"list" and target.execute("TYPE", "s") == b"set"
     assert target.execute("SCAN", 0, "TYPE", "hash") == [b"0", [b"h"]]
     before = target.used_memory()
@@ -147,20 +147,35 @@ def test_split_readers_skip_collections(tmp_path):
     assert [s.stream for s in streams] == [b"stream"] and streams[0].count == 1
 
 
-def test_set_slots_follow_removals():
-    """SetValue keeps member -> slot and the slot list in step (O(1) random picks)."""
+@pytest.mark.parametrize("members", [
+    [b"%d" % i for i in range(3000)],                          # intset, then a hash table
+    [b"%d" % i for i in range(100)] + [b"m%d" % i for i in range(20)],   # up to listpack
+    [b"%d" % i for i in range(50)] + [b"m%d" % i for i in range(300)],   # all three
+])
+def test_set_matches_a_python_set_through_its_encodings(members):
+    """Random adds and removes keep SetValue equal to a Python set in every encoding it
+    passes through; random picks come from it."""
     import random
     rng = random.Random(5)
     value, model = SetValue(), set()
-    for _ in range(2000):
-        m = b"%d" % rng.randrange(300)
-        if rng.random() < 0.5:
+    seen = set()
+    for _ in range(3000):
+        m = rng.choice(members)
+        if rng.random() < 0.6:
             assert value.add(m) == (m not in model)
             model.add(m)
         else:
             assert value.remove(m) == (m in model)
             model.discard(m)
         assert len(value) == len(model)
-    assert set(value.slots) == model and all(value.slots[i] == m for m, i in value.members.items())
+        seen.add(value.encoding())
+    assert set(value.members()) == model and len(value.members()) == len(model)
+    assert all(m in value for m in model) and b"absent" not in value
     assert value.nbytes == sum(map(len, model))
-    assert value.random_member() in model and set(value.random_members(10)) <= model
+    assert sorted(value.copy().members()) == sorted(model)
+    if model:
+        assert value.random_member() in model
+        picks = value.random_members(10)
+        assert set(picks) <= model and len(set(picks)) == min(10, len(model))
+        assert set(value.random_picks(50)) <= model
+    assert len(seen) >= 2

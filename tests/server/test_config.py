@@ -63,8 +63,10 @@ DELIBERATE = {
 }
 
 # Directives the newest Redis has and 7.0 does not: stream-idmp-* (Redis 8.6, XADD IDMP;
-# https://redis.io/docs/latest/commands/xcfgset/). tests/commands/test_xadd_idmp.py tests them.
-NEWER_THAN_ORACLE = frozenset({"stream-idmp-duration", "stream-idmp-maxsize"})
+# https://redis.io/docs/latest/commands/xcfgset/; tests/commands/test_xadd_idmp.py tests them)
+# and set-max-listpack-* (Redis 7.2's listpack sets; tests/server/test_collection_encodings.py).
+NEWER_THAN_ORACLE = frozenset({"stream-idmp-duration", "stream-idmp-maxsize",
+                               "set-max-listpack-entries", "set-max-listpack-value"})
 
 # --------------------------------------------------------------------------------------------
 # The oracle

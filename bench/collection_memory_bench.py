@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Bytes per element of sets and hashes: sluice-server beside redis-server.
+
+For each row a fresh pair of servers (no persistence) is filled over the network with
+pipelined SADD / HSET in one of two shapes, 10 keys of 100,000 elements and 100,000
+keys of 10 elements (`--quick`: a tenth of each), and measured before and after:
+
+  RSS B/elem   = growth of the server process's resident set (/proc/PID/status) / elements
+  used B/elem  = growth of INFO's used_memory / elements
+
+Set members are `member:<i>` strings, or integers (the `set (integers)` rows: intsets
+while small); hash fields and values are `field:<i>` / `value:<i>`. A ratio is
+sluice / redis; the target is <= 1.0 on every row.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Callable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common as C  # noqa: E402  (also makes the checkout's `engine` importable)
+
+BATCH = 1000            # elements per command, and commands per pipelined round trip
+
+ELEMENTS: dict[str, Callable[[int], list]] = {
+    "set (strings)": lambda i: [b"member:%d" % i],
+    "set (integers)": lambda i: [b"%d" % (i * 7)],
+    "hash": lambda i: [b"field:%d" % i, b"value:%d" % i],
+}
+COMMAND = {"set (strings)": b"SADD", "set (integers)": b"SADD", "hash": b"HSET"}
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def used_memory(client) -> int:
+    return int(client.info("memory")["used_memory"])
+
+
+def fill(client, kind: str, keys: int, per_key: int) -> None:
+    """keys x per_key elements, BATCH elements per command, BATCH commands per trip."""
+    make, command = ELEMENTS[kind], COMMAND[kind]
+    pipe = client.pipeline(transaction=False)
+    queued = 0
+    for k in range(keys):
+        key = b"key:%d" % k
+        for start in range(0, per_key, BATCH):
+            args = []
+            for i in range(start, min(per_key, start + BATCH)):
+                args.extend(make(i))
+            pipe.execute_command(command, key, *args)
+            queued += 1
+            if queued == BATCH:
+                pipe.execute()
+                queued = 0
+    pipe.execute()
+
+
+def measure(pid: int, client, kind: str, keys: int, per_key: int) -> tuple[float, float]:
+    client.ping()
+    rss0, used0 = rss_bytes(pid), used_memory(client)
+    fill(client, kind, keys, per_key)
+    n = keys * per_key
+    return (rss_bytes(pid) - rss0) / n, (used_memory(client) - used0) / n
+
+
+def one_row(kind: str, keys: int, per_key: int) -> dict:
+    """{server: (rss B/elem, used B/elem)} on a fresh pair of servers."""
+    import redis
+    from pipeline.examples.processes import ServerProcess
+    out = {}
+    with C.redis_server() as redis_srv, \
+            ServerProcess(["--save", "", "--appendonly", "no"], loglevel="warning") as sluice:
+        ours = redis.Redis(host="127.0.0.1", port=sluice.port, protocol=2)
+        theirs = redis_srv.client(protocol=2)
+        try:
+            out["sluice"] = measure(sluice.proc.pid, ours, kind, keys, per_key)
+            out["redis"] = measure(redis_srv.proc.pid, theirs, kind, keys, per_key)
+        finally:
+            ours.close()
+            theirs.close()
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a tenth of each shape")
+    args = ap.parse_args(argv)
+    C.header("collection_memory_bench", args)
+    scale = 10 if args.quick else 1
+    shapes = [(f"{10} keys x {100_000 // scale:,}", 10, 100_000 // scale),
+              (f"{100_000 // scale:,} keys x 10", 100_000 // scale, 10)]
+    rows = []
+    for kind in ELEMENTS:
+        for label, keys, per_key in shapes:
+            got = one_row(kind, keys, per_key)
+            (s_rss, s_used), (r_rss, r_used) = got["sluice"], got["redis"]
+            rows.append([kind, label, "%.1f" % s_rss, "%.1f" % r_rss, C.fmt_ratio(s_rss / r_rss),
+                         "%.1f" % s_used, "%.1f" % r_used, C.fmt_ratio(s_used / r_used)])
+    C.print_table("bytes per element (sluice / redis; target <= 1.0x)",
+                  ["type", "shape", "sluice RSS", "redis RSS", "ratio", "sluice used",
+                   "redis used", "ratio"], rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

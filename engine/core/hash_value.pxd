@@ -1,0 +1,18 @@
+# A hash value in C memory, in the encoding Redis would have for the same history: a
+# listpack of field, value pairs in insertion order while the hash is small and its
+# strings short, then a hash table of field -> value; never back.
+from libc.stdint cimport int64_t
+
+from engine.core.encoding_limits cimport EncodingLimits
+from engine.core.hashtable cimport HTable
+
+cdef class HashValue:
+    cdef bint hashtable              # else a listpack
+    cdef unsigned char* lp
+    cdef HTable* table
+    cdef readonly int64_t nbytes     # the fields' and values' bytes
+
+    cdef object lookup(self, const unsigned char* f, size_t n)
+    cdef int store(self, bytes field, bytes value, EncodingLimits limits) except -1
+    cdef int convert(self) except -1
+    cdef object random_one(self)

@@ -1,0 +1,29 @@
+# A set value in C memory, in the encoding Redis would have for the same history:
+# an intset while every member is an integer and there are few, then a listpack while
+# there are few and they are short, then a hash table; never back.
+from libc.stdint cimport int64_t
+
+from engine.core.encoding_limits cimport EncodingLimits
+from engine.core.hashtable cimport HTable
+from engine.core.intset cimport IntSet
+
+cdef enum SetEncoding:
+    SET_INTSET
+    SET_LISTPACK
+    SET_HASHTABLE
+
+cdef class SetValue:
+    cdef SetEncoding kind
+    cdef IntSet* ints                # SET_INTSET
+    cdef unsigned char* lp           # SET_LISTPACK
+    cdef HTable* table               # SET_HASHTABLE
+    cdef readonly int64_t nbytes     # the members' bytes (as text)
+
+    cdef bint has(self, const unsigned char* s, size_t n) noexcept
+    cdef int insert(self, const unsigned char* s, size_t n, EncodingLimits limits) except -1
+    cdef bint discard(self, const unsigned char* s, size_t n) except -1
+    cdef int convert(self, SetEncoding kind) except -1
+    cdef object random_one(self)
+
+# A new set for SADD of `hint` members starting with `first` (Redis's setTypeCreate).
+cdef SetValue new_set(bytes first, Py_ssize_t hint, EncodingLimits limits)
