@@ -239,6 +239,7 @@ def pick_id(ids, frac, off):
     return (ms, seq + 1) if off and seq < MAX else (ms, seq)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=st.sampled_from([(4096, 100), (0, 0), (1, 100), (200, 0), (0, 4), (700, 6)]),
        first=st.sampled_from([(0, 1), (1_700_000_000_000, 0), (2**63 - 5, MAX - 2)]),
@@ -446,6 +447,7 @@ def test_closed_node_shrinks_and_reopens():
     assert used_bytes() - base == view.memory_bytes
 
 
+@pytest.mark.slow
 def test_copy_has_the_same_nodes_and_is_independent():
     """copy_stream (COPY): node by node the same entries, checkpoints and sizes (each
     node's capacity its own allocation's); growing, deleting from and trimming the copy
