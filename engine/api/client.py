@@ -93,7 +93,12 @@ class ThreadWaiting:
         self._seq += 1
         timer = _Timer(monotonic() + delay, self._seq, callback, args)
         heapq.heappush(self._timers, timer)
-        self.cond.notify_all()          # waiting threads wait until it is due
+        try:
+            self.cond.notify_all()      # waiting threads wait until it is due
+        except RuntimeError:
+            # a CLAIM reader's due time moved by an Engine.execute made without the
+            # lock (see engine_lock): the threads see the timer when they next wake
+            pass
         return timer
 
     def call_soon_threadsafe(self, callback) -> None:

@@ -178,7 +178,7 @@ class Hub:
 
     def key_ready(self, db: int, key: bytes) -> None:
         """A key some client is blocked on changed: it is served after the command."""
-        self.blocked_clients.ready[(db, key)] = None
+        self.blocked_clients.key_ready(db, key)
 
     def serve_ready(self) -> None:
         """Runs the clients parked on the keys that changed, oldest first."""
