@@ -669,6 +669,7 @@ def test_100k_operations_against_model(bucket_max):
     assert_same(tree, model)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value_len,bucket_max", [(0, 0), (8, 16)])
 def test_all_2_byte_keys(tree_paths, value_len, bucket_max):
     rng = random.Random(65536 + bucket_max)

@@ -351,6 +351,7 @@ def test_minid_trim_can_leave_a_node_without_live_entries(server):
     assert view.range(LO, HI) == [[b"6-0", [b"f", b"w"]]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", [(4096, 100), (0, 0), (0, K), (0, K + 1), (0, 2 * K - 1),
                                     (0, 2 * K + 1), (300, 0), (0, 1)])
 def test_lookups_across_appends_deletes_trims(config):
