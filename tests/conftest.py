@@ -30,6 +30,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
             report.sections.append((f"log of {name}", tail))
 
 
+# Markers (registered in pyproject.toml): each test gets its layer's, by its folder,
+# and `slow` in the layers whose tests start servers and processes; the long tests of
+# the other layers carry @pytest.mark.slow themselves. `pytest -m "not slow"` is the
+# quick run.
+LAYERS = ("core", "resp", "commands", "api", "persist", "scripting", "server", "pipeline")
+SLOW_LAYERS = ("persist", "scripting", "server", "pipeline")
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    for item in items:
+        parts = item.path.relative_to(TESTS).parts
+        layer = parts[0] if len(parts) > 1 and parts[0] in LAYERS else None
+        if layer is not None:
+            item.add_marker(layer)
+        if layer in SLOW_LAYERS:
+            item.add_marker("slow")
+
+
 @pytest.fixture
 def redis_server_binary() -> str:
     """redis-server's path, for tests that need the oracle (a failure in CI when it is

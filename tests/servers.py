@@ -66,6 +66,12 @@ def redis_server_binary() -> str:
     pytest.skip(reason="redis-server (the differential oracle) is not installed; `make test` installs it")
 
 
+needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None and os.environ.get("CI") != "true",
+                                 reason="redis-server is not installed (`make oracle`)")
+"""Marks a test (or, as `pytestmark`, a module) that starts redis-server: skipped where
+it is not installed, except in CI, where the oracle is mandatory (the start fails)."""
+
+
 def wait_for_ping(client: redis.Redis, proc: subprocess.Popen, log: Callable[[], str] = lambda: "") -> None:
     """Returns once the server answers PING through `client` (so its TLS settings are
     checked too; a server that wants a password counts as up); kills it and fails, with

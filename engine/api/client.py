@@ -21,13 +21,14 @@ from engine/api/session.py, which the network server (engine/server/) shares: HE
 in-process), CLIENT SETINFO/SETNAME/GETNAME/ID/INFO, RESET, QUIT, MULTI/EXEC/DISCARD
 (queued with Redis's queue-time error rules, then run atomically), WATCH/UNWATCH
 (from the keys the engine reports as touched), and the blocking commands
-(XREAD/XREADGROUP ... BLOCK, BLPOP & co.: the caller's thread waits until a client
-of the same engine changes one of the keys, a pending entry becomes claimable for
-CLAIM, or the timeout; readers parked on a key are served oldest first, by the
-thread whose command made the key ready, as a server serves them; WAITAOF waits,
-the engine's lock released, until the AOF has fsynced the connection's writes: the
-persistence's fsync listener wakes it, and it looks again every FSYNC_POLL seconds
-when the lock was busy then). All clients
+(XREAD/XREADGROUP ... BLOCK, BLPOP & co.: parked in the registry of blocked clients
+the server uses too, engine/api/blocked_clients.py, the caller's thread waits until
+a client of the same engine changes one of the keys, a pending entry becomes
+claimable for CLAIM, or the timeout; clients parked on a key are served oldest
+first, by the thread whose command made the key ready; WAITAOF waits, the engine's
+lock released, until the AOF has fsynced the connection's writes: the persistence's
+fsync listener wakes it, and it looks again every FSYNC_POLL seconds when the lock
+was busy then). All clients
 of one Engine share one lock, so the client can be used from several threads.
 Writes made by calling Engine.execute directly bypass that lock (hold
 `engine_lock(engine)` around them when threads are involved) and neither wake
@@ -45,6 +46,7 @@ notifications), client-side caching, MONITOR, cluster mode.
 """
 from __future__ import annotations
 
+import heapq
 import threading
 import weakref
 from collections import deque
@@ -73,85 +75,117 @@ FSYNC_POLL = 0.1    # seconds between two looks of a waiting WAITAOF (Redis's 10
 
 # -- per-engine state shared by every connection ----------------------------------
 
-class _EngineState(Hub):
-    """The lock, WATCH registry and blocked readers of one Engine (a session Hub
-    whose readers wait on a condition variable)."""
+class ThreadWaiting:
+    """How the embedded client's blocked clients wait: each blocked thread waits on
+    the engine's condition variable (its lock released) and, woken or at the next
+    timer, runs what is due (engine/api/blocked_clients.py's timers, news from the
+    fsync thread) under the lock. A timer exists only while some client is parked,
+    so some thread is always waiting to run it."""
 
-    def __init__(self, engine: Engine) -> None:
-        # A proxy: the state lives in a WeakKeyDictionary keyed by the engine.
-        super().__init__(weakref.proxy(engine))
-        self.lock = threading.RLock()
-        self.cond = threading.Condition(self.lock)
-        # blocked: (db index, key) -> number of readers blocked on it
-        self.sessions = weakref.WeakValueDictionary()
-        self.accept_any_auth = True     # no access control in-process
+    def __init__(self, lock: threading.RLock) -> None:
+        self.lock = lock
+        self.cond = threading.Condition(lock)
+        self._timers: list = []         # a heap of _Timer
+        self._seq = 0
+        self._soon: deque = deque()     # callbacks from other threads
 
-        self.parked: dict = {}          # (db index, key) -> [_Waiter] oldest first
-        self.ready: dict = {}           # (db index, key) changed since the last serve
-        self.fsync_waiting = 0          # threads waiting in WAITAOF
-        if engine.durability is not None:
-            engine.durability.fsync_listeners.append(self.fsynced)
+    def call_later(self, delay: float, callback, *args) -> "_Timer":
+        self._seq += 1
+        timer = _Timer(monotonic() + delay, self._seq, callback, args)
+        heapq.heappush(self._timers, timer)
+        try:
+            self.cond.notify_all()      # waiting threads wait until it is due
+        except RuntimeError:
+            # a CLAIM reader's due time moved by an Engine.execute made without the
+            # lock (see engine_lock): the threads see the timer when they next wake
+            pass
+        return timer
 
-    def fsynced(self) -> None:
-        """The persistence's fsync listener (any thread): wakes the threads waiting
-        in WAITAOF, unless another thread holds the lock (they look again within
-        FSYNC_POLL: an fsync thread must not wait for a long script)."""
-        if self.fsync_waiting and self.lock.acquire(blocking=False):
+    def call_soon_threadsafe(self, callback) -> None:
+        """Called by the AOF's fsync thread: wakes the waiting threads, unless another
+        thread holds the lock (they look within FSYNC_POLL: an fsync thread must not
+        wait for a long script)."""
+        self._soon.append(callback)
+        if self.lock.acquire(blocking=False):
             try:
                 self.cond.notify_all()
             finally:
                 self.lock.release()
 
+    def run_due(self) -> Optional[float]:
+        """Runs the callbacks due now (lock held); seconds until the next timer, or
+        None (FSYNC_POLL while news from another thread may be pending)."""
+        soon = self._soon
+        while soon:
+            soon.popleft()()
+        timers = self._timers
+        while timers:
+            timer = timers[0]
+            if timer.cancelled:
+                heapq.heappop(timers)
+                continue
+            wait = timer.when - monotonic()
+            if wait > 0:
+                return wait
+            heapq.heappop(timers)
+            timer.callback(*timer.args)
+        return None
+
+
+class _Timer:
+    """A ThreadWaiting timer (cancel() as asyncio's TimerHandle)."""
+
+    __slots__ = ("when", "seq", "callback", "args", "cancelled")
+
+    def __init__(self, when: float, seq: int, callback, args: tuple) -> None:
+        self.when = when
+        self.seq = seq
+        self.callback = callback
+        self.args = args
+        self.cancelled = False
+
+    def __lt__(self, other: "_Timer") -> bool:
+        return (self.when, self.seq) < (other.when, other.seq)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class _EngineState(Hub):
+    """The lock, WATCH registry and blocked clients of one Engine (a session Hub
+    whose blocked clients wait on a condition variable: ThreadWaiting)."""
+
+    def __init__(self, engine: Engine) -> None:
+        # A proxy: the state lives in a WeakKeyDictionary keyed by the engine.
+        super().__init__(weakref.proxy(engine))
+        self.lock = threading.RLock()
+        self.waiting = ThreadWaiting(self.lock)
+        self.cond = self.waiting.cond
+        self.blocked_clients.waiting = self.waiting
+        self.blocked_clients.after_serving = self.cond.notify_all
+        self.sessions = weakref.WeakValueDictionary()
+        self.accept_any_auth = True     # no access control in-process
+        if engine.durability is not None:
+            engine.durability.fsync_listeners.append(self.blocked_clients.fsynced)
+
     def key_ready(self, db: int, key: bytes) -> None:
-        self.ready[(db, key)] = None
+        super().key_ready(db, key)
         self.cond.notify_all()
 
-    def park(self, waiter: "_Waiter") -> None:
-        for w in waiter.blocked.where:
-            self.parked.setdefault(w, []).append(waiter)
-            self.blocked[w] = self.blocked.get(w, 0) + 1
 
-    def unpark(self, waiter: "_Waiter") -> None:
-        for w in waiter.blocked.where:
-            waiters = self.parked.get(w)
-            if waiters is not None and waiter in waiters:
-                waiters.remove(waiter)
-                if not waiters:
-                    del self.parked[w]
-            left = self.blocked.get(w, 1) - 1
-            if left:
-                self.blocked[w] = left
-            else:
-                self.blocked.pop(w, None)
+class _Answer:
+    """Where a blocked thread's reply is left (the registry's answer callback)."""
 
-    def serve_ready(self) -> None:
-        """Runs the readers parked on keys that changed, oldest first; an answered
-        reader's thread finds its reply when it wakes (lock held)."""
-        served = False
-        while self.ready:
-            ready, self.ready = self.ready, {}
-            for where in ready:
-                for waiter in list(self.parked.get(where, ())):
-                    if waiter.done:
-                        continue
-                    done, reply = waiter.blocked.retry()
-                    if done:
-                        waiter.done, waiter.reply = True, reply
-                        self.unpark(waiter)
-                        served = True
-        if served:
-            self.cond.notify_all()
+    __slots__ = ("cond", "done", "reply")
 
-
-class _Waiter:
-    """A thread's blocked command, parked in _EngineState until answered."""
-
-    __slots__ = ("blocked", "done", "reply")
-
-    def __init__(self, blocked) -> None:
-        self.blocked = blocked
+    def __init__(self, cond: threading.Condition) -> None:
+        self.cond = cond
         self.done = False
         self.reply = None
+
+    def __call__(self, blocked, reply, null_array: bool) -> None:
+        self.done, self.reply = True, reply
+        self.cond.notify_all()
 
 
 _states: "weakref.WeakKeyDictionary[Engine, _EngineState]" = weakref.WeakKeyDictionary()
@@ -473,68 +507,42 @@ class EmbeddedConnection(AbstractConnection):
     # blocking reads ---------------------------------------------------------------
 
     def _block(self, session: Session):
-        """A blocking command found nothing (lock held): park it until a client's
-        command serves it (serve_ready, oldest reader first) or, with CLAIM, a
-        pending entry becomes claimable; a WAITAOF until the AOF's fsyncs reach its
-        writes. The timeout's reply (nil; WAITAOF's counts) at the timeout."""
+        """A blocking command found nothing (lock held): park it in the registry of
+        blocked clients (engine/api/blocked_clients.py), which answers it; this
+        thread waits until then, running the registry's timers when they are due."""
         blocked, session.blocked = session.blocked, None
         state = self._state
-        clock = self.engine.clock
-        timeout = blocked.timeout_ms
-        deadline = monotonic() + timeout / 1000.0 if timeout else None
-        waiter = _Waiter(blocked)
-        state.park(waiter)
-        skip_due = None         # a claim time that woke us for nothing
-        if blocked.on_fsync:
-            state.fsync_waiting += 1
-            if self._in_batch:
-                # the pipeline's writes so far go to the log now: they are what it waits for
-                self.engine.end_batch()
-                self.engine.begin_batch()
+        clients = state.blocked_clients
+        waiting = state.waiting
+        answer = _Answer(state.cond)
+        clients.park(blocked, answer)
+        if blocked.on_fsync and self._in_batch:
+            # the pipeline's writes so far go to the log now: they are what it waits for
+            self.engine.end_batch()
+            self.engine.begin_batch()
         try:
             while True:
                 if state.ready:
-                    state.serve_ready()     # changes made outside a client's _send
-                if blocked.on_fsync and not waiter.done:
-                    waiter.done, waiter.reply = blocked.retry()
-                if waiter.done:
-                    return self._blocked_reply(waiter.reply)
-                wait = None if deadline is None else deadline - monotonic()
-                if wait is not None and wait <= 0:
-                    return self._blocked_reply(blocked.timeout_reply())
-                due = blocked.claim_due()
-                if due is not None and due != skip_due:
-                    until = max(0.0, (due - clock.now_ms()) / 1000.0)
-                    wait = until if wait is None else min(wait, until)
-                else:
-                    due = None
-                if blocked.on_fsync:
+                    clients.serve_ready()   # changes made outside a client's _send
+                if clients.fsync_waiters:
+                    clients.serve_fsync_waiters()
+                wait = None if answer.done else waiting.run_due()
+                if answer.done:
+                    return self._blocked_reply(answer.reply)
+                if clients.fsync_waiters:
                     wait = FSYNC_POLL if wait is None else min(wait, FSYNC_POLL)
                 if self._in_batch:
                     # Others run while this pipeline waits: the batch so far ends
                     # here, or their calls would return with their writes unwritten.
                     self.engine.end_batch()
                 try:
-                    notified = state.cond.wait(wait)
+                    state.cond.wait(wait)
                 finally:
                     if self._in_batch:
                         self.engine.begin_batch()
-                if notified or waiter.done or due is None:
-                    continue
-                if deadline is not None and monotonic() >= deadline:
-                    continue
-                # a pending entry became claimable: run it again here
-                done, reply = blocked.retry()
-                if done:
-                    waiter.done, waiter.reply = True, reply
-                    state.unpark(waiter)
-                else:
-                    skip_due = due
         finally:
-            if not waiter.done:
-                state.unpark(waiter)
-            if blocked.on_fsync:
-                state.fsync_waiting -= 1
+            if not answer.done:
+                clients.unpark(blocked)
 
     def _blocked_reply(self, reply):
         if isinstance(reply, EngineError):

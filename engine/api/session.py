@@ -11,11 +11,12 @@ context, then BUSY (a script runs long), then MULTI queueing, then the command i
 command table: engine/commands/table/). It returns the reply
 (plain values, as Engine.execute does), raises engine.ResponseError with Redis's
 text, or returns BLOCKED when a blocking command (XREAD ... BLOCK, BLPOP...) has to wait: the caller
-then waits its own way (a condition variable in the embedded client, the event loop
-in the server) and calls `session.blocked.retry()` when a key it waits on changed.
+parks `session.blocked` in the hub's registry of blocked clients
+(engine/api/blocked_clients.py), which serves it; the caller only waits its own way (a
+condition variable in the embedded client, the event loop in the server).
 
 A `Hub` is what the sessions of one engine share: CLIENT IDs, the WATCH registry,
-the keys blocked readers wait on, and the password.
+the blocked clients, and the password.
 
 The commands of the `session` layer are methods here: PING, HELLO, AUTH, CLIENT ID |
 SETNAME | GETNAME | SETINFO | INFO | HELP, MULTI, EXEC, DISCARD, WATCH, UNWATCH,
@@ -30,6 +31,7 @@ from itertools import count as _count
 from typing import Any, Optional
 
 from engine.api.after_command import report
+from engine.api.blocked_clients import BlockedClients
 from engine.api.functions import FunctionCommands
 from engine.api.scripts import ScriptCommands
 from engine.commands.dispatch import check, resolve
@@ -87,19 +89,23 @@ class Verbatim(bytes):
 # -- what the sessions of one engine share -----------------------------------------
 
 class Hub:
-    """CLIENT IDs, the WATCH registry, blocked readers' keys and the password of the
+    """CLIENT IDs, the WATCH registry, blocked clients and the password of the
     sessions of one engine.
 
     `touched(db, keys)` is called after every command that changed keys: it dirties
-    the WATCHes on them and calls `key_ready(db, key)` for keys someone is blocked on
-    (subclasses decide what waking means)."""
+    the WATCHes on them and calls `key_ready(db, key)` for keys someone is blocked on;
+    `serve_ready()`, after the command, serves those clients."""
 
     def __init__(self, engine, *, track: bool = False) -> None:
         self.engine = engine
         self.ids = _count(1)
         self.sessions: dict = {}        # id -> Session (a WeakValueDictionary if wanted)
         self.watchers: dict = {}        # (db, key) -> set of sessions WATCHing it
-        self.blocked: dict = {}         # (db, key) -> readers blocked on it (side-specific)
+        # the parked clients (the side that owns the hub sets how they wait), and
+        # the two dicts of it read after every command, by the compiled roads too
+        self.blocked_clients = BlockedClients(self)
+        self.blocked: dict = self.blocked_clients.by_key    # (db, key) -> parked clients
+        self.ready: dict = self.blocked_clients.ready       # keys changed since served
         self.password: Optional[bytes] = None   # requirepass; None: no password
         self.accept_any_auth = False    # AUTH always succeeds (the embedded client)
         # The error write commands get instead of running while persistence fails
@@ -171,7 +177,12 @@ class Hub:
                     self.key_ready(*where)
 
     def key_ready(self, db: int, key: bytes) -> None:
-        """A key some reader is blocked on changed (override)."""
+        """A key some client is blocked on changed: it is served after the command."""
+        self.blocked_clients.key_ready(db, key)
+
+    def serve_ready(self) -> None:
+        """Runs the clients parked on the keys that changed, oldest first."""
+        self.blocked_clients.serve_ready()
 
     def events(self, db: int, events: list) -> None:
         """Keyspace events of a command (override: notifications), when notify_events
@@ -198,8 +209,11 @@ class BlockedRead:
     WAITAOF (no keys), run again when the AOF's fsyncs advance or it is turned off."""
 
     __slots__ = ("session", "argv", "keys", "db", "where", "timeout_ms", "is_group",
-                 "group", "claim_min_idle", "key_type", "on_fsync", "state",
-                 "__weakref__")
+                 "group", "claim_min_idle", "key_type", "on_fsync",
+                 # the registry's bookkeeping (engine/api/blocked_clients.py): how it is
+                 # answered (None: not parked), its timeout timer, its FIFO number and
+                 # its CLAIM due time
+                 "answer", "timer", "seq", "due", "skip_due", "__weakref__")
 
     def __init__(self, session: "Session", argv: list, request) -> None:
         self.session = session
@@ -214,7 +228,8 @@ class BlockedRead:
         self.group = _group_name(argv) if self.is_group else None
         # XREAD's `$` there is already the last ID when the command blocked (BlockRequest).
         self.argv = request.argv
-        self.state = None           # the waiting side's bookkeeping (server: timers)
+        self.answer = None
+        self.timer = None
 
     def retry(self) -> tuple:
         """Runs the read again: (True, reply) when it is answered (entries, or an error

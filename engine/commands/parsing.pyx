@@ -93,6 +93,10 @@ cdef int64_t parse_timeout(object arg, int64_t now, bint seconds) except? -1:
             tval = INT64_MIN
         else:
             tval = <int64_t>ftval
+            if tval == 0 and ftval > 0:
+                # under a millisecond (0.001 itself is 0.99999... ms here) waits one,
+                # as Redis rounds up: 0 would mean forever
+                tval = 1
     else:
         tval = parse_int(arg, b"ERR timeout is not an integer or out of range")
     if tval < 0:

@@ -1,11 +1,12 @@
 """The network side of Sluice: a RESP server any Redis client can use.
 
-Modules: resp (the RESP codec, Cython), config (redis.conf / command line / CONFIG),
-server (listeners, admission, cron, shutdown), connection (one client: the asyncio
-Protocol and its command loop), commands (the server's session: INFO, CONFIG,
-COMMAND, CLIENT, Pub/Sub), blocking (blocked XREAD/XREADGROUP, CLAIM timer), pubsub
-(channels, patterns, keyspace notifications), info (stats, INFO), command_info
-(COMMAND), main (the `sluice-server` entry point).
+Modules: main (the `sluice-server` entry point), config/ (redis.conf, the command
+line, CONFIG GET/SET), server (listeners, admission, cron, shutdown), connection (one
+client: the asyncio Protocol and its command loop), fastpath (that loop's common case,
+compiled), session (the server's session: CLIENT, Pub/Sub, CONFIG, INFO, COMMAND...),
+blocking (its hub: blocked clients wait on the event loop), busy (serving the other
+clients while a script runs long), pubsub (channels, patterns, keyspace
+notifications), info (stats, INFO), command_info (COMMAND).
 """
 
 

@@ -62,7 +62,7 @@ class ClientConnection(asyncio.Protocol):
         self.pending: Optional[list] = None      # received commands not yet run
         self.resume_after_flush = False           # they wait for the round's replies to go out
         self.input_ended = False                  # the client half-closed
-        self.blocked_read = None                  # the parked XREAD/XREADGROUP
+        self.blocked_read = None                  # its parked command (blocked_clients.py)
         self.write_paused = False
         self.closing = False                      # no more commands are run
         self.close_when_sent = False              # close once the due replies are out
@@ -137,7 +137,7 @@ class ClientConnection(asyncio.Protocol):
         self.registered = False
         server = self.server
         if self.blocked_read is not None:
-            self.hub.unpark(self.blocked_read)
+            self.hub.blocked_clients.unpark(self.blocked_read)
             self.blocked_read = None
         self.pending = None
         server.pubsub.drop(self)
@@ -310,7 +310,7 @@ class ClientConnection(asyncio.Protocol):
 
     def park(self, br) -> None:
         self.blocked_read = br
-        self.hub.park(br, self)
+        self.hub.blocked_clients.park(br, self.answer_blocked)
 
     def answer_blocked(self, br, reply, null_array: bool) -> None:
         """The parked read is answered (entries, an error, or nil at the timeout)."""

@@ -198,10 +198,10 @@ def _clients(s: "Server") -> list:
         ("maxclients", s.cfg.maxclients),
         ("client_recent_max_input_buffer", s.stats.recent_max_input_buffer()),
         ("client_recent_max_output_buffer", s.max_output_buffer()),
-        ("blocked_clients", s.hub.blocked_count),
+        ("blocked_clients", s.hub.blocked_clients.count),
         ("tracking_clients", 0),
         ("pubsub_clients", pubsub_clients),
-        ("clients_in_timeout_table", s.hub.blocked_with_timeout),
+        ("clients_in_timeout_table", s.hub.blocked_clients.with_timeout),
         # Redis 7.2+: keys with blocked clients, and those of them a client waits on
         # to be deleted too (a blocked XREADGROUP is woken when its key goes away)
         ("total_blocking_keys", len(s.hub.blocked)),

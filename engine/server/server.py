@@ -119,7 +119,7 @@ class Server:
         self.log = log
         self.hub = ServerHub(self)
         if self.durability is not None:
-            self.durability.fsync_listeners.append(self.hub.fsynced)
+            self.durability.fsync_listeners.append(self.hub.blocked_clients.fsynced)
         self.hub.password = _password(cfg.requirepass)
         self.hub.busy_threshold = cfg.busy_reply_threshold / 1000
         self.pubsub = PubSub()
@@ -396,7 +396,7 @@ class Server:
         """Opens the listeners and starts the cron. Raises ListenError. `bound` runs
         once every socket is bound, before any client is served (the pid file)."""
         self.loop = asyncio.get_running_loop()
-        self.hub.loop = self.loop
+        self.hub.start(self.loop)
         module = type(self.loop).__module__
         self.loop_name = "epoll (uvloop)" if module.startswith("uvloop") else \
             f"{getattr(getattr(self.loop, '_selector', None), '__class__', type(None)).__name__} (asyncio)"

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from engine.core.errors import ResponseError, arg_text, subcommand_syntax
 from engine.resp.reply import NULL_ARRAY, OK
-from engine.server.blocking import ServerBlockedRead
 from engine.commands.table import layer_commands
 from engine.server.command_info import command_command
 from engine.server.config.config_command import config_command
@@ -49,9 +48,6 @@ class ServerSession(Session):
         self.conn = conn
         self.server = conn.server
         self.stats = conn.server.stats
-
-    def new_blocked_read(self, argv, request):
-        return ServerBlockedRead(self, argv, request)
 
     def on_authenticated(self) -> None:
         self.conn.parser.authenticated = True
@@ -213,7 +209,7 @@ class ServerSession(Session):
         conn = self.server.clients.get(cid)
         if conn is None or conn.blocked_read is None:
             return 0
-        self.hub.unblock_client(conn.blocked_read, error)
+        self.hub.blocked_clients.unblock(conn.blocked_read, error)
         return 1
 
     def client_help(self, argv):

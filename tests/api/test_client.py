@@ -697,3 +697,37 @@ def test_xreadgroup_claim_in_pipeline_and_with_block(claim):
     start = time.monotonic()
     assert not r.xreadgroup("g", "c3", {"s": ">"}, block=100, claim_min_idle_time=60000)
     assert time.monotonic() - start >= 0.09
+
+
+def test_block_claim_is_served_by_the_registry_timer():
+    """Embedded CLAIM readers wait on the registry of blocked clients' one timer (run
+    by the blocked threads): the oldest takes the entry when it becomes claimable, the
+    next goes back to waiting and takes it once it is idle again; nothing pending at
+    all, only the timeout answers."""
+    r = EmbeddedRedis()
+    r.xadd("q", {"f": 1}, id="1-0")
+    r.xgroup_create("q", "g", id="0")
+    r.xreadgroup("g", "c0", {"q": ">"})                          # pending for c0 from now
+    t0 = time.monotonic()
+    got: dict = {}
+
+    def claimer(name: str) -> None:
+        reply = EmbeddedRedis(r.engine).xreadgroup("g", name, {"q": ">"},
+                                                   claim_min_idle_time=400, block=3000)
+        got[name] = (time.monotonic() - t0, reply)
+
+    first = threading.Thread(target=claimer, args=("c1",))
+    first.start()
+    time.sleep(0.05)
+    second = threading.Thread(target=claimer, args=("c2",))
+    second.start()
+    first.join(5)
+    second.join(5)
+    (t1, one), (t2, two) = got["c1"], got["c2"]
+    assert one[0][1][0][0] == b"1-0" and one[0][1][0][3] == 1
+    assert two[0][1][0][0] == b"1-0" and two[0][1][0][3] == 2
+    assert 0.35 < t1 < 0.9 and 0.75 < t2 < 1.6, (t1, t2)
+    r.xack("q", "g", "1-0")
+    start = time.monotonic()
+    assert not r.xreadgroup("g", "c3", {"q": ">"}, claim_min_idle_time=100, block=300)
+    assert 0.28 <= time.monotonic() - start < 2

@@ -26,6 +26,8 @@ from engine.api.client import EmbeddedRedis
 from persist.durability import DEFAULT_SAVE_POINTS
 from preloaded import PowerSupply
 
+pytestmark = pytest.mark.slow    # writers killed and restarted, power cuts
+
 MODES = {
     "always": {"appendonly": True, "appendfsync": "always"},
     "everysec": {"appendonly": True, "appendfsync": "everysec"},

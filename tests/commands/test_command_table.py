@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import tomllib
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -14,8 +16,8 @@ import redis
 
 from engine import Engine
 from engine.api.session import Hub, QUEUED, Session
-from engine.commands.table import (COMMANDS, ENGINE_COMMANDS, FLAG_ORDER, cmd, command,
-                                   family, ks)
+from engine.commands.table import (COMMANDS, ENGINE_COMMANDS, FLAG_ORDER, command, from_facts,
+                                   redis_facts)
 from engine.core.errors import ResponseError
 from engine.server.config.directives import DIRECTIVES
 from engine.server.config.server_config import ServerConfig
@@ -171,9 +173,10 @@ def test_config_get_lists_every_directive():
 @pytest.fixture
 def probe_command() -> Iterator[None]:
     """PROBE key [arg]: a write command of the engine added for the test (and removed)."""
-    record = family("generic", cmd("probe", -2, "write fast", acl_categories="keyspace",
-                                   key_specs=(ks("RW UPDATE", index=1, range=(0, 1, 0)),),
-                                   docs=("1.0.0", "A command a test adds to the table.")))[0]
+    facts = {"group": "generic", "since": "1.0.0", "summary": "A command a test adds to the table.",
+             "arity": -2, "flags": ["write", "fast"], "acl_categories": ["keyspace"],
+             "key_specs": [{"flags": ["RW", "UPDATE"], "index": 1, "range": [0, 1, 0]}]}
+    record = from_facts("probe", facts, {}, {})
     COMMANDS[b"probe"] = record
 
     @command("probe")
@@ -254,3 +257,13 @@ def test_a_record_added_is_seen_by_the_server(probe_command):
         assert read_all(s, 0.2)[0] == \
             b"-ERR wrong number of arguments for 'probe' command\r\n"
         s.close()
+
+
+def test_the_facts_file_ships_with_the_package():
+    """The table is built from redis_commands.json at import: pyproject.toml lists it as
+    package data, so that an installed wheel has it, and every record comes from it."""
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    data = project["tool"]["setuptools"]["package-data"]["engine.commands.table"]
+    assert "redis_commands.json" in data
+    facts = redis_facts()
+    assert {name.encode() for name, entry in facts.items() if "arity" in entry} == set(COMMANDS)

@@ -6,6 +6,7 @@ and RESP3.
 
 Two engines run the same random operations in lockstep, each on its own manual
 clock; one answers with Python values, the other with EncodedReply."""
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from engine import Engine, ManualClock, ResponseError
@@ -100,6 +101,7 @@ def command(op, seq: int):
     raise AssertionError(kind)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.booleans(), st.lists(ops, min_size=20, max_size=80))
 def test_encoded_replies_are_the_python_replies_encoded(resp3, sequence):

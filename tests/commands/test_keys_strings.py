@@ -1046,6 +1046,7 @@ def _command(draw):
     ]))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_effects_replay_to_the_same_state(data):

@@ -220,6 +220,7 @@ SEQUENCES = {
 
 
 test_handwritten_sequence, test_random_sequence = oracle_tests(SEQUENCES, "list", "lists")
+test_random_sequence = pytest.mark.slow(test_random_sequence)      # ~15 s
 
 
 def test_blocking_commands_inside_multi_answer_nil(redis_server):

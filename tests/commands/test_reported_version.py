@@ -4,7 +4,8 @@ that version, in the groups Sluice implements, exists here - except the delibera
 exclusions below, each with its reason. Clients and test suites switch features on by
 this version, so claiming more than we have makes them use commands we lack.
 
-The facts (name, group, since, history) are Redis's, in tests/redis_command_versions.py;
+The facts (name, group, since, history) are Redis's, in the command table's data file
+(engine/commands/table/redis_commands.json, read by tests/redis_command_versions.py);
 the first test proves their 7.0 part against redis-server 7.0's COMMAND DOCS.
 """
 from __future__ import annotations

@@ -16,6 +16,8 @@ from keyspace_events import keyevents
 from servers import SluiceServer
 from test_differential import script
 
+pytestmark = pytest.mark.slow    # servers, and clients blocked until timeouts
+
 SETTLE_S = 0.3      # long enough for a command sent by another thread to be blocked
 
 

@@ -436,6 +436,7 @@ def test_incrbyfloat_keeps_ttl_and_setrange_limit(clocked):
     assert eng.execute("GET", "a") == b"3.25"
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_effects_replay_to_the_same_state(data):

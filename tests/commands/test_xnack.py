@@ -4,8 +4,6 @@ and claimable at once. Redis 7.0 has no XNACK, so these tests follow the newest 
 of an XNACK is 7.0's own XCLAIM, and redis-server 7.0 loads an AOF holding it."""
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 import time
 from contextlib import contextmanager
@@ -16,16 +14,12 @@ import redis
 
 from engine import EmbeddedRedis, Engine, ManualClock, ResponseError
 from native.groups_probe import verify_group
-from servers import RedisServer, SluiceServer
+from servers import RedisServer, SluiceServer, needs_redis
 from differential import RedisOracle
 from engine_states import grouped_streams
 
 T0 = 1_700_000_000_000
 LLONG_MAX_STORED = 2 ** 47 - 1      # FATAL's LLONG_MAX, as a PendingEntry holds it
-
-needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None and
-                                 os.environ.get("CI") != "true",
-                                 reason="redis-server is not installed (`make oracle`)")
 
 
 @pytest.fixture

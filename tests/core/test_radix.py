@@ -290,12 +290,14 @@ def check_scenario_then_empty(scenario):
     assert tree.count == 0 and emptied(tree)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(scenarios())
 def test_random_operations_match_model(tree_paths, scenario):
     check_scenario_then_empty(scenario)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(scenarios())
 def test_clone_is_an_equal_independent_tree(tree_paths, scenario):
@@ -407,6 +409,7 @@ def queue_scenarios(draw):
     return key_len, value_len, bucket_max, pool, ops
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
 @given(queue_scenarios())
 def test_queue_operations_match_model(tree_paths, scenario):
@@ -666,6 +669,7 @@ def test_100k_operations_against_model(bucket_max):
     assert_same(tree, model)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value_len,bucket_max", [(0, 0), (8, 16)])
 def test_all_2_byte_keys(tree_paths, value_len, bucket_max):
     rng = random.Random(65536 + bucket_max)

@@ -239,6 +239,7 @@ def pick_id(ids, frac, off):
     return (ms, seq + 1) if off and seq < MAX else (ms, seq)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=st.sampled_from([(4096, 100), (0, 0), (1, 100), (200, 0), (0, 4), (700, 6)]),
        first=st.sampled_from([(0, 1), (1_700_000_000_000, 0), (2**63 - 5, MAX - 2)]),
@@ -350,6 +351,7 @@ def test_minid_trim_can_leave_a_node_without_live_entries(server):
     assert view.range(LO, HI) == [[b"6-0", [b"f", b"w"]]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", [(4096, 100), (0, 0), (0, K), (0, K + 1), (0, 2 * K - 1),
                                     (0, 2 * K + 1), (300, 0), (0, 1)])
 def test_lookups_across_appends_deletes_trims(config):
@@ -446,6 +448,7 @@ def test_closed_node_shrinks_and_reopens():
     assert used_bytes() - base == view.memory_bytes
 
 
+@pytest.mark.slow
 def test_copy_has_the_same_nodes_and_is_independent():
     """copy_stream (COPY): node by node the same entries, checkpoints and sizes (each
     node's capacity its own allocation's); growing, deleting from and trimming the copy

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -18,11 +17,9 @@ import pytest
 
 from engine import Engine
 from differential import RedisOracle
-from servers import RedisServer
+from servers import RedisServer, needs_redis
 
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None and
-                                os.environ.get("CI") != "true",
-                                reason="redis-server is not installed (`make oracle`)")
+pytestmark = needs_redis
 
 
 @contextmanager

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import subprocess
 import threading
 import time
@@ -18,11 +17,7 @@ import redis
 from collection_generator import generate
 from engine import Engine, ResponseError
 from engine_states import observe
-from servers import RedisServer, SluiceServer
-
-needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None
-                                 and os.environ.get("CI") != "true",
-                                 reason="redis-server is not installed (`make oracle`)")
+from servers import RedisServer, SluiceServer, needs_redis
 
 
 def workload(call, seed: int, steps: int) -> None:

@@ -4,9 +4,7 @@ AOF interoperates with redis-server 7.0 both ways (Sluice's loads there and pass
 redis-check-aof; 7.0's, blocking pops and ZINCRBY included, loads here)."""
 from __future__ import annotations
 
-import os
 import random
-import shutil
 import subprocess
 import threading
 import time
@@ -17,16 +15,12 @@ import redis
 
 from engine import Engine, ManualClock
 from differential import RedisOracle
-from servers import RedisServer
+from servers import RedisServer, needs_redis
 from test_sorted_sets import random_command
 
 T0 = 1_700_000_000_000
 FAR_FUTURE_MS = 4_000_000_000_000      # a TTL that no clock of the run reaches
 KEYS = ["z1", "z2", "z3", "lex", "dst", "big", "str"]
-
-needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None and
-                                 os.environ.get("CI") != "true",
-                                 reason="redis-server is not installed (`make oracle`)")
 
 
 def view(call) -> dict:

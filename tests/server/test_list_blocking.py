@@ -46,7 +46,7 @@ def embedded_target() -> Target:
     engine = Engine()
     state = _state_for(engine)
     return Target(lambda: EmbeddedRedis(engine),
-                  lambda: len({id(w) for ws in state.parked.values() for w in ws}))
+                  lambda: state.blocked_clients.count)
 
 
 @pytest.fixture(scope="module")
@@ -199,3 +199,30 @@ def test_blmove_to_another_type_is_answered_wrongtype(target):
     other.rpush("src", "v")
     assert finish(w) == ["error: WRONGTYPE Operation against a key holding the wrong kind of value"]
     assert other.lrange("src", 0, -1) == [b"v"]
+
+
+SUB_MILLISECOND = [
+    ("BLPOP", "q", "0.001"), ("BLPOP", "q", "0.0001"), ("BLPOP", "q", "0.0009"),
+    ("BRPOP", "q", "0.001"), ("BLMPOP", "0.001", 1, "q", "LEFT"),
+    ("BLMOVE", "q", "d", "LEFT", "LEFT", "0.0009"), ("BRPOPLPUSH", "q", "d", "0.001"),
+    ("BZPOPMIN", "z", "0.001"), ("BZPOPMAX", "z", "0.0001"),
+    ("BZMPOP", "0.0009", 1, "z", "MIN"), ("XREAD", "BLOCK", 1, "STREAMS", "s", "$"),
+]
+
+
+def test_timeouts_under_a_millisecond_answer_nil_at_once(target):
+    """A positive timeout under a millisecond (0.001 itself is 0.99999... ms as a long
+    double) waits one millisecond, as Redis rounds it: it does not mean forever, and
+    the command does not linger to take a later push."""
+    other = target.client()
+    waiters = [Waiter(target, *command) for command in SUB_MILLISECOND]
+    for w in waiters:
+        w.start()
+    start = time.monotonic()
+    replies = finish(*waiters)
+    assert time.monotonic() - start < 3
+    assert replies == [None] * (len(SUB_MILLISECOND) - 1) + [[]]     # redis-py: XREAD nil
+    assert target.blocked() == 0
+    other.rpush("q", "v")
+    other.zadd("z", {"m": 1})
+    assert other.lrange("q", 0, -1) == [b"v"] and other.zcard("z") == 1

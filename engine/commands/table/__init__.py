@@ -1,11 +1,16 @@
-"""The command table: every command and subcommand Sluice knows, one record each, as
-Redis's src/commands/*.json are - in this one package, so that a reader (and COMMAND,
-the session, the server's fast path, WATCH, tools/aof_cli.py) finds all of them in
-one place: the record's shape and builders in `record`, the records of each of
-Redis's docs groups in a module of their own (`streams`, `strings`, `lists`, `hashes`,
-`sets`, `sorted_sets`, `keys` for the generic group, `connection`, `transactions`,
-`pubsub`, `scripting`, `server`), and here COMMANDS, in the groups' order (COMMAND
-lists them so), and the lookups the engine and the sessions make.
+"""The command table: every command and subcommand Sluice knows, one record each, so
+that a reader (and COMMAND, the session, the server's fast path, WATCH,
+tools/aof_cli.py) finds all of them in one place. Built from one data source:
+- `redis_commands.json`: Redis's facts (src/commands/*.json), in the groups' order
+  (COMMAND lists them so): per command its group, since, summary, complexity, arity,
+  flags, ACL categories, tips, key specifications, history, doc flags, arguments and
+  subcommands. A command (or subcommand) Sluice does not have keeps only its group,
+  since and history there (tests/commands/test_reported_version.py reads them all);
+  one with an arity is in the table.
+- `rules.py`: Sluice's own rules beside them (the fields below), and the history
+  entries its COMMAND DOCS leaves out.
+- `record.py`: the record's shape and how one is built from the two.
+Here: COMMANDS, and the lookups the engine and the sessions make.
 
 A record says what Redis's json says - name, arity, command flags, ACL categories,
 tips, key specifications, docs (group, since, summary, complexity, history, doc flags,
@@ -40,47 +45,32 @@ fails: every write, and PING so that health checks notice). `no_auth`, `no_multi
 """
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from importlib import resources
 from typing import Callable, Optional
 
 from engine.commands.table.record import (CATEGORY_ORDER, FLAG_ORDER, KEY_SPEC_FLAGS, LAYERS, Arg,
-                                          Command, KeySpec, arg, cmd, family, ks,
+                                          Command, KeySpec, arg, cmd, from_facts, ks,
                                           legacy_key_range)
-from engine.commands.table.streams import STREAM_COMMANDS
-from engine.commands.table.strings import STRING_COMMANDS
-from engine.commands.table.lists import LIST_COMMANDS
-from engine.commands.table.hashes import HASH_COMMANDS
-from engine.commands.table.sets import SET_COMMANDS
-from engine.commands.table.sorted_sets import SORTED_SET_COMMANDS
-from engine.commands.table.keys import KEY_COMMANDS, sort_keys
-from engine.commands.table.connection import CONNECTION_COMMANDS
-from engine.commands.table.transactions import TRANSACTION_COMMANDS
-from engine.commands.table.pubsub import PUBSUB_COMMANDS
-from engine.commands.table.scripting import SCRIPTING_COMMANDS
-from engine.commands.table.server import SERVER_COMMANDS
+from engine.commands.table.rules import DOCS_OMIT_HISTORY, RULES, sort_keys
 
 __all__ = ["COMMANDS", "ENGINE_COMMANDS", "command", "classify", "layer_commands",
-           "Command", "KeySpec", "Arg", "cmd", "ks", "arg", "family", "legacy_key_range",
-           "sort_keys", "FLAG_ORDER", "CATEGORY_ORDER", "KEY_SPEC_FLAGS", "LAYERS"]
+           "redis_facts", "from_facts", "Command", "KeySpec", "Arg", "cmd", "ks", "arg",
+           "legacy_key_range", "sort_keys", "FLAG_ORDER", "CATEGORY_ORDER", "KEY_SPEC_FLAGS",
+           "LAYERS"]
 
 
-def _index(*families: list) -> dict:
-    return {record.name.encode(): record for records in families for record in records}
+def redis_facts() -> dict:
+    """Redis's facts of every command (redis_commands.json, package data): name ->
+    its entry, subcommands nested under "subcommands"."""
+    text = resources.files(__name__).joinpath("redis_commands.json").read_text("utf-8")
+    return json.loads(text)["commands"]
 
 
-COMMANDS: dict[bytes, Command] = _index(
-    STREAM_COMMANDS,
-    STRING_COMMANDS,
-    LIST_COMMANDS,
-    HASH_COMMANDS,
-    SET_COMMANDS,
-    SORTED_SET_COMMANDS,
-    KEY_COMMANDS,
-    CONNECTION_COMMANDS,
-    TRANSACTION_COMMANDS,
-    PUBSUB_COMMANDS,
-    SCRIPTING_COMMANDS,
-    SERVER_COMMANDS)
+COMMANDS: dict[bytes, Command] = {
+    name.encode(): from_facts(name, facts, RULES, DOCS_OMIT_HISTORY)
+    for name, facts in redis_facts().items() if "arity" in facts}
 """Every top-level record by lower-case name."""
 
 ENGINE_COMMANDS: dict[bytes, Command] = {}

@@ -1,8 +1,9 @@
 """The shape of a command's record (Command, its key specifications, its documented
-arguments) and the builders the group modules declare their records with (cmd, ks,
-arg, family); Redis's orders of flags, ACL categories and key specification flags;
-the legacy key range COMMAND INFO derives from the key specifications. What a record
-says: the package's docstring (engine/commands/table/__init__.py)."""
+arguments) and how one is built (cmd, ks, arg; from_facts: from Redis's facts in
+redis_commands.json and Sluice's rules in rules.py); Redis's orders of flags, ACL
+categories and key specification flags; the legacy key range COMMAND INFO derives
+from the key specifications. What a record says: the package's docstring
+(engine/commands/table/__init__.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -164,7 +165,7 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, key_specs: tuple
         base_ok: bool = False, pubsub_ok: bool = False, immediate: bool = False,
         aborts_exec: bool = False, denied_on_misconf: Optional[bool] = None,
         sub_methods: bool = False, find_keys: Optional[Callable] = None) -> Command:
-    """A record; `docs` = (since, summary). Its group and full name come from family().
+    """A record; `docs` = (since, summary). Its group and full name come from from_facts().
     acl_categories, tips, doc_flags: space-separated, as Redis's json lists them.
     sub_methods: each subcommand has its own method, `<container>_<subcommand>`
     (CLIENT); otherwise they share the container's."""
@@ -222,11 +223,51 @@ def _acl_categories(flags: tuple, named: list) -> tuple:
     return tuple(sorted(cats, key=CATEGORY_ORDER.index))
 
 
-def family(group: str, *records: Command) -> list:
-    """Records of one docs group (stream, string, generic, connection, ...)."""
-    for record in records:
-        _complete(record, group, None)
-    return list(records)
+def from_facts(name: str, facts: dict, rules: dict, omit_history: dict) -> Command:
+    """The record of command `name` from Redis's facts of it (an entry of
+    redis_commands.json) and Sluice's rules (rules.py: RULES, DOCS_OMIT_HISTORY), with
+    the subcommands Sluice has (those whose facts give an arity)."""
+    record = _from_facts(name, name, facts, rules, omit_history)
+    _complete(record, facts["group"], None)
+    return record
+
+
+def _from_facts(name: str, full: str, facts: dict, rules: dict, omit_history: dict) -> Command:
+    subcommands = facts.get("subcommands")
+    if subcommands is not None:
+        subcommands = [_from_facts(sub, f"{full}|{sub}", sub_facts, rules, omit_history)
+                       for sub, sub_facts in subcommands.items() if "arity" in sub_facts]
+    omitted = omit_history.get(full, ())
+    return cmd(name, facts["arity"], " ".join(facts["flags"]),
+               docs=(facts["since"], facts["summary"]),
+               key_specs=tuple(_key_spec(spec) for spec in facts.get("key_specs", ())),
+               acl_categories=" ".join(facts.get("acl_categories", ())),
+               tips=" ".join(facts.get("tips", ())), complexity=facts.get("complexity"),
+               history=tuple((version, what) for version, what in facts.get("history", ())
+                             if version not in omitted),
+               doc_flags=" ".join(facts.get("doc_flags", ())),
+               deprecated_since=facts.get("deprecated_since"),
+               replaced_by=facts.get("replaced_by"),
+               arguments=_arguments(facts.get("arguments", ())),
+               subcommands=subcommands, **rules.get(full, {}))
+
+
+def _key_spec(spec: dict) -> KeySpec:
+    return ks(" ".join(spec["flags"]), index=spec.get("index", 0), keyword=spec.get("keyword"),
+              startfrom=spec.get("startfrom", 0),
+              range=tuple(spec["range"]) if "range" in spec else None,
+              keynum=tuple(spec["keynum"]) if "keynum" in spec else None,
+              notes=spec.get("notes"))
+
+
+def _arguments(arguments) -> tuple:
+    return tuple(arg(a["name"], a["type"], key_spec_index=a.get("key_spec_index", -1),
+                     token=a.get("token"), since=a.get("since"),
+                     optional=a.get("optional", False), multiple=a.get("multiple", False),
+                     multiple_token=a.get("multiple_token", False),
+                     deprecated_since=a.get("deprecated_since"),
+                     arguments=_arguments(a.get("arguments", ())))
+                 for a in arguments)
 
 
 def _complete(record: Command, group: str, container: Optional[Command]) -> None:
