@@ -66,6 +66,7 @@ cdef class Engine:
     cdef readonly Evictor evictor       # maxmemory-policy and maxmemory-samples
     cdef public int eviction_tenacity   # maxmemory-eviction-tenacity (0-100)
     cdef readonly long long evicted_keys
+    cdef readonly long long peak_memory # the highest used_memory seen (INFO, MEMORY STATS)
     cdef public object scripting        # Lua and the script cache (engine/api/scripts.py)
     cdef public object functions        # FUNCTION's libraries (engine/api/functions.py)
     cdef int _tx_depth                  # inside EXEC: effects are bracketed by MULTI/EXEC
@@ -390,4 +391,8 @@ cdef class Engine:
     def used_memory(self) -> int:
         """Bytes held for stored data (INFO's used_memory): the exact C allocations
         of streams and their indexes, plus the Python objects of keys and strings."""
-        return <int64_t>self.memory.bytes + sum([(<Database>db).object_bytes for db in self.databases])
+        cdef int64_t used = <int64_t>self.memory.bytes + sum(
+            [(<Database>db).object_bytes for db in self.databases])
+        if used > self.peak_memory:
+            self.peak_memory = used
+        return used

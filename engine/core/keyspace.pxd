@@ -57,6 +57,9 @@ cdef class Database:
     cdef bint persist(self, bytes key)
     # When key (holding value) was last looked up or stored, in ms; set_access sets it.
     cpdef int64_t access_of(self, bytes key, object value) except? -1
+    # What key (holding value) costs: its containers' slots, its bytes, its value's
+    # (a stream's C memory too) and its TTL's (MEMORY USAGE).
+    cpdef int64_t usage(self, bytes key, object value)
     # The LFU counter of key (holding value), decayed to `now` (OBJECT FREQ).
     cpdef int64_t frequency(self, bytes key, object value, int64_t now) except? -1
     cpdef void set_access(self, bytes key, object value, int64_t when)

@@ -273,6 +273,14 @@ cdef class Database:
             self.deadlines = [(w, k) for k, w in self.expires.items()]
             heapify(self.deadlines)
 
+    cpdef int64_t usage(self, bytes key, object value):
+        cdef int64_t size = footprint(key, value)
+        if type(value) is Stream:
+            size += <int64_t>(<Stream>value).memory_bytes()
+        if key in self.expires:
+            size += TTL_COST
+        return size
+
     cpdef int64_t frequency(self, bytes key, object value, int64_t now) except? -1:
         return lfu_decayed(self.access_of(key, value), now, self.lfu_decay_time)
 

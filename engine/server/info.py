@@ -214,7 +214,7 @@ def _memory(s: "Server") -> list:
     """Redis 7.0's INFO memory fields, in its order, for those Sluice has: used_memory is
     the stored data's cost (keys, values, their containers), so it is also the dataset."""
     used = s.engine.used_memory()
-    s.peak_memory = max(s.peak_memory, used)
+    peak = s.engine.peak_memory
     rss = _rss()
     maxmemory = s.cfg.maxmemory
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -223,9 +223,9 @@ def _memory(s: "Server") -> list:
         ("used_memory_human", human_bytes(used)),
         ("used_memory_rss", rss),
         ("used_memory_rss_human", human_bytes(rss)),
-        ("used_memory_peak", s.peak_memory),
-        ("used_memory_peak_human", human_bytes(s.peak_memory)),
-        ("used_memory_peak_perc", "%.2f%%" % (100 * used / s.peak_memory if s.peak_memory else 0)),
+        ("used_memory_peak", peak),
+        ("used_memory_peak_human", human_bytes(peak)),
+        ("used_memory_peak_perc", "%.2f%%" % (100 * used / peak if peak else 0)),
         ("used_memory_overhead", 0),
         ("used_memory_startup", 0),
         ("used_memory_dataset", used),

@@ -129,7 +129,6 @@ class Server:
         self.limits = Limits(cfg)
         self.obuf_limits = cfg.client_output_buffer_limit
         self.timeout = cfg.timeout
-        self.peak_memory = 0
         self.run_id = os.urandom(20).hex()
         self.start_time = time.time()
         self.now = time.monotonic()         # cached clock for idle times

@@ -1,8 +1,8 @@
 """The records of Redis's server group: COMMAND, CONFIG, INFO, persistence (SAVE,
-BGSAVE, BGREWRITEAOF, LASTSAVE), FLUSHDB/FLUSHALL, DBSIZE, SHUTDOWN, TIME."""
+BGSAVE, BGREWRITEAOF, LASTSAVE), FLUSHDB/FLUSHALL, DBSIZE, MEMORY, SHUTDOWN, TIME."""
 from __future__ import annotations
 
-from engine.commands.table.record import Command, arg, cmd, family
+from engine.commands.table.record import Command, arg, cmd, family, ks
 
 SERVER_COMMANDS: list[Command] = family("server",
     cmd("bgrewriteaof", 1, "admin noscript no_async_loading",
@@ -161,6 +161,35 @@ SERVER_COMMANDS: list[Command] = family("server",
     cmd("save", 1, "admin noscript no_async_loading no_multi",
         docs=("1.0.0", "Synchronously saves the database(s) to disk."),
         complexity="O(N) where N is the total number of keys in all databases"),
+    cmd("memory", -2,
+        docs=("4.0.0", "A container for memory diagnostics commands"),
+        complexity="Depends on subcommand.",
+        subcommands=[
+            cmd("doctor", 2, tips="nondeterministic_output request_policy:all_shards "
+                                  "response_policy:special",
+                docs=("4.0.0", "Outputs memory problems report"), complexity="O(1)"),
+            cmd("help", 2, "loading stale",
+                docs=("4.0.0", "Show helpful text about the different subcommands"),
+                complexity="O(1)"),
+            cmd("malloc-stats", 2, tips="nondeterministic_output request_policy:all_shards "
+                                        "response_policy:special",
+                docs=("4.0.0", "Show allocator internal stats"),
+                complexity="Depends on how much memory is allocated, could be slow"),
+            cmd("purge", 2, tips="request_policy:all_shards response_policy:all_succeeded",
+                docs=("4.0.0", "Ask the allocator to release memory"),
+                complexity="Depends on how much memory is allocated, could be slow"),
+            cmd("stats", 2, tips="nondeterministic_output request_policy:all_shards "
+                                 "response_policy:special",
+                docs=("4.0.0", "Show memory usage details"), complexity="O(1)"),
+            cmd("usage", -3, "readonly",
+                acl_categories="read",
+                key_specs=(ks("RO", index=2, range=(0, 1, 0)),),
+                docs=("4.0.0", "Estimate the memory usage of a key"),
+                complexity="O(N) where N is the number of samples.",
+                arguments=(
+                    arg("key", "key", key_spec_index=0),
+                    arg("count", "integer", token="SAMPLES", optional=True),
+                ))]),
     cmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", layer="server",
         docs=("1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
         complexity="O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
