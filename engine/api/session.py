@@ -35,7 +35,7 @@ from engine.api.scripts import ScriptCommands
 from engine.commands.dispatch import check, resolve
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, layer_commands
-from engine.core.errors import ResponseError, arg_text, wrong_arity
+from engine.core.errors import OOM, ResponseError, arg_text, wrong_arity
 from engine.core.keyspace import set_untouched
 from engine.resp.reply import OK, Status
 
@@ -56,7 +56,6 @@ QUEUED = Status(b"QUEUED")
 RESET_REPLY = Status(b"RESET")
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 NOAUTH = "NOAUTH Authentication required."
-OOM = "OOM command not allowed when used memory > 'maxmemory'."
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
 AUTH_WITHOUT_PASSWORD = ("ERR AUTH <password> called without any password configured for "
                          "the default user. Are you sure your configuration is correct?")
@@ -124,7 +123,9 @@ class Hub:
         """With a maxmemory, before any command (Redis's performEvictions): keys are
         evicted by the policy, their WATCHes dirtied and their `evicted` events fired;
         then OOM for a command that may grow memory (denyoom, or EXEC of a queue
-        holding one, or one queued in MULTI) when nothing is left to evict. Inside a
+        holding one, or any command to queue in MULTI) when nothing is left to evict;
+        a script with a shebang that may write is refused at its start (scripts'
+        Script.refused_for_memory). Inside a
         script nothing is evicted (the script is atomic): its denyoom calls are
         refused while over the limit."""
         engine = self.engine
@@ -142,9 +143,16 @@ class Hub:
                         self.events(db, [("e", b"evicted", key) for key in keys])
         if within:
             return None
-        if "denyoom" in record.flags or (record.aborts_exec and any(
-                "denyoom" in queued.flags for _, queued in session.multi or ())):
+        if "denyoom" in record.flags:
             return OOM
+        if session.multi is not None:
+            # queueing takes memory too: only EXEC of a queue without denyoom commands,
+            # DISCARD, QUIT and RESET go through (as Redis)
+            if record.aborts_exec:
+                if any("denyoom" in queued.flags for _, queued in session.multi):
+                    return OOM
+            elif record.name not in ("discard", "quit", "reset"):
+                return OOM
         return None
 
     # a script running long

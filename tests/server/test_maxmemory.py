@@ -170,3 +170,46 @@ def test_memory_directives_and_object_freq_idletime(tmp_path):
             r.get("b")
         assert r.object("freq", "b") > 5
         assert r.object("freq", "nokey") is None
+
+
+OOM_CASES = [
+    ("SET", "x", "1"), ("GET", "a"), ("EXPIRE", "a", "100"), ("APPEND", "a", "x"),
+    ("MULTI",), ("SET", "y", "1"), ("GET", "a"), ("EXEC",),
+    ("MULTI",), ("GET", "a"), ("DISCARD",),
+    ("EVAL", "return redis.call('set','q','b')", "0"),
+    ("EVAL", "return redis.pcall('set','q','b')", "0"),
+    ("EVAL", "return redis.call('get','a')", "0"),
+    ("EVAL_RO", "return redis.call('get','a')", "0"),
+    ("EVAL", "#!lua\nreturn 1", "0"),
+    ("EVAL", "#!lua flags=no-writes\nreturn 1", "0"),
+    ("FCALL", "w", "0"), ("FCALL", "r", "0"), ("FCALL_RO", "r", "0"),
+    ("FUNCTION", "LOAD", "#!lua name=other\nredis.register_function('x', function() end)"),
+]
+LIBRARY = ("#!lua name=lib\nredis.register_function('w', function() return 1 end)\n"
+           "redis.register_function{function_name='r', callback=function() return 2 end, "
+           "flags={'no-writes'}}")
+
+
+def _oom_replies(port: int) -> list:
+    r = redis.Redis(port=port)
+    r.set("a", "1")
+    r.function_load(LIBRARY)
+    r.config_set("maxmemory", 1)
+    out = []
+    for args in OOM_CASES:
+        try:
+            out.append(repr(r.execute_command(*args)))
+        except redis.ResponseError as error:
+            out.append(f"{type(error).__name__}: {error}")
+    r.config_set("maxmemory", 0)
+    return out
+
+
+def test_oom_refusals_of_commands_transactions_scripts_and_functions_match_redis(tmp_path):
+    """Over maxmemory under noeviction: denyoom commands, anything queued in MULTI (the
+    EXEC then aborts), script writes (a script without a shebang at its first write,
+    one with a shebang that may write at its start), FCALL of a function that may write."""
+    from servers import RedisServer
+    with RedisServer(["--save", ""]).start() as theirs, \
+            SluiceServer(["--save", ""], workdir=tmp_path) as ours:
+        assert _oom_replies(ours.port) == _oom_replies(theirs.port)
