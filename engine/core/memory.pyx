@@ -6,6 +6,7 @@ a `MemoryAccount`; the engine makes its account the current one while it runs a
 command or loads (MemoryAccount.enter/leave), so two engines in one process never
 share a figure. Allocations outside any engine go to the process's default account.
 """
+from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, realloc, free
 
 cdef extern from "<malloc.h>":
@@ -31,7 +32,8 @@ cdef class MemoryAccount:
 
     @property
     def used(self) -> int:
-        return self.bytes
+        """Signed: an account that freed what another allocated reads negative."""
+        return <int64_t>self.bytes
 
 
 cdef void* mem_alloc(size_t size) except NULL:
@@ -62,5 +64,6 @@ cdef size_t mem_used() noexcept:
 
 
 def used_bytes() -> int:
-    """Bytes currently counted to the current account (streams, indexes, strings)."""
-    return _current.bytes
+    """Bytes currently counted to the current account (streams, indexes, strings);
+    signed, so differences of two readings are exact."""
+    return <int64_t>_current.bytes
