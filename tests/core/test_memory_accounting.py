@@ -77,3 +77,20 @@ def test_object_freq_counts_accesses_under_lfu():
     assert e.execute("OBJECT", "FREQ", "a") == 15      # log factor 0: every access counts
     with pytest.raises(ResponseError, match="idle time not tracked"):
         e.execute("OBJECT", "IDLETIME", "a")
+
+
+def test_embedded_clients_get_the_oom_refusal_and_evictions():
+    import redis
+
+    from engine import EmbeddedRedis
+    r = EmbeddedRedis(engine=Engine(maxmemory=50_000))
+    with pytest.raises(redis.exceptions.OutOfMemoryError):
+        for i in range(1000):
+            r.set(f"k{i}", "x" * 50)
+    assert r.get("k1") == b"x" * 50 and r.delete("k1") == 1
+    engine = Engine(maxmemory=50_000, maxmemory_policy="allkeys-lru")
+    r = EmbeddedRedis(engine=engine)
+    for i in range(1000):
+        r.set(f"k{i}", "x" * 50)
+    assert engine.evicted_keys == 1000 - r.dbsize() > 0
+    assert engine.used_memory() <= 50_000
