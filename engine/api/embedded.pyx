@@ -297,8 +297,14 @@ cdef class Engine:
         cdef CommandContext ctx
         cdef list fired = []
         now = self.clock.now_ms()
+        cdef MemoryAccount previous
         for db in self.databases:
-            if (<Database>db).expires and (<Database>db).sweep_expired(now, limit):
+            previous = self.memory.enter()      # what the expired values free is ours
+            try:
+                swept = (<Database>db).expires and (<Database>db).sweep_expired(now, limit)
+            finally:
+                self.memory.leave(previous)
+            if swept:
                 ctx = self.new_context((<Database>db).index)
                 ctx.tracking = True
                 drain_expired(ctx)

@@ -95,3 +95,17 @@ def test_embedded_clients_get_the_oom_refusal_and_evictions():
     size = r.dbsize()           # (DBSIZE itself may evict first: every command does)
     assert engine.evicted_keys == 1000 - size > 0
     assert engine.used_memory() <= 50_000
+
+
+def test_active_expiry_frees_into_the_engine_that_held_the_stream():
+    from engine import ManualClock
+    clock = ManualClock(1_000_000)
+    a, b = Engine(clock), Engine()
+    for i in range(500):
+        a.execute("XADD", "s", "*", "f", "v" * 20)
+    a.execute("PEXPIRE", "s", 10)
+    clock.advance(100)
+    b.execute("XADD", "t", "*", "f", "v")       # b's account was current last
+    before_b = b.used_memory()
+    assert a.active_expire() == [(0, b"s")]
+    assert a.used_memory() == 0 and b.used_memory() == before_b
