@@ -210,6 +210,6 @@ def test_oom_refusals_of_commands_transactions_scripts_and_functions_match_redis
     EXEC then aborts), script writes (a script without a shebang at its first write,
     one with a shebang that may write at its start), FCALL of a function that may write."""
     from servers import RedisServer
-    with RedisServer(["--save", ""]).start() as theirs, \
+    with RedisServer(["--save", ""]) as theirs, \
             SluiceServer(["--save", ""], workdir=tmp_path) as ours:
         assert _oom_replies(ours.port) == _oom_replies(theirs.port)

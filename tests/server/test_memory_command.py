@@ -11,7 +11,7 @@ from servers import RedisServer, SluiceServer
 
 @pytest.fixture(scope="module")
 def both():
-    with RedisServer(["--save", ""]).start() as theirs, SluiceServer(["--save", ""]) as ours:
+    with RedisServer(["--save", ""]) as theirs, SluiceServer(["--save", ""]) as ours:
         yield redis.Redis(port=theirs.port), redis.Redis(port=ours.port)
 
 
