@@ -300,16 +300,6 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
                "sanitization",
     ),
     DeliberateDifference(
-        name="OBJECT FREQ / IDLETIME under an LFU maxmemory-policy",
-        redis_version="4.0",
-        redis_7_0="with an LFU policy FREQ answers the counter and IDLETIME errors",
-        newest="same as 7.0",
-        treatment="exclude: Sluice never evicts (maxmemory 0), tracks no LFU counter: FREQ "
-                  "always answers the 'An LFU maxmemory policy is not selected' error, IDLETIME "
-                  "always answers; RESTORE's FREQ is checked and otherwise ignored",
-        source="https://redis.io/docs/latest/commands/object-freq/",
-    ),
-    DeliberateDifference(
         name="RESTORE of a payload stamped RDB 11 or 12",
         redis_version="7.2 / 7.4",
         redis_7_0="'ERR DUMP payload version or checksum are wrong'",

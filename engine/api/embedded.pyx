@@ -5,14 +5,16 @@ import logging
 import os
 import weakref
 
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
+import time
 
 from engine.core.clock cimport Clock, SystemClock
 from engine.core.encoding_limits cimport EncodingLimits
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
 from engine.commands.dispatch cimport dispatch, drain_expired, to_argv
-from engine.core.memory cimport mem_used
+from engine.core.memory cimport MemoryAccount
+from engine.core.eviction cimport Evictor
 
 # Persistent engines still open, closed at interpreter exit (see Engine.close).
 _open_engines = weakref.WeakSet()
@@ -28,6 +30,16 @@ def _close_open_engines() -> None:
 
 
 atexit.register(_close_open_engines)
+
+
+cdef double _tenacity_seconds(int tenacity):
+    """How long one round of eviction may run: Redis's curve (500 us at 10, growing
+    15% a step beyond), none at 100."""
+    if tenacity >= 100:
+        return 1e9
+    if tenacity <= 10:
+        return 500e-6 * tenacity / 10 if tenacity > 0 else 0.0
+    return 500e-6 * (1.15 ** (tenacity - 10))
 
 
 cdef class Engine:
@@ -51,6 +63,12 @@ cdef class Engine:
     cdef readonly long long effects_seq # batches of effects handed to the listeners so far:
                                         # a position in the log (see flush)
     cdef readonly object durability     # persist.Durability, or None
+    cdef readonly MemoryAccount memory  # the C allocations of its stored data
+    cdef public uint64_t maxmemory      # bytes of used_memory writes may reach; 0: no limit
+    cdef readonly Evictor evictor       # maxmemory-policy and maxmemory-samples
+    cdef public int eviction_tenacity   # maxmemory-eviction-tenacity (0-100)
+    cdef readonly long long evicted_keys
+    cdef readonly long long peak_memory # the highest used_memory seen (INFO, MEMORY STATS)
     cdef public object scripting        # Lua and the script cache (engine/api/scripts.py)
     cdef public object functions        # FUNCTION's libraries (engine/api/functions.py)
     cdef int _tx_depth                  # inside EXEC: effects are bracketed by MULTI/EXEC
@@ -68,7 +86,10 @@ cdef class Engine:
                  uint64_t stream_node_max_bytes=4096,
                  uint64_t stream_node_max_entries=100, int stream_idmp_duration=100,
                  int stream_idmp_maxsize=100, EncodingLimits encoding_limits=None, dir=None,
-                 bint appendonly=False, str appendfsync="everysec", **persistence):
+                 bint appendonly=False, str appendfsync="everysec",
+                 uint64_t maxmemory=0, str maxmemory_policy="noeviction",
+                 int maxmemory_samples=5, int maxmemory_eviction_tenacity=10,
+                 int lfu_log_factor=10, int lfu_decay_time=1, **persistence):
         """With `dir`, the engine is persistent: it loads that directory now and logs
         every write to its AOF (`appendonly`, fsync policy `appendfsync`: always,
         everysec or no), and snapshots at its `save` points (Redis's by default) and
@@ -79,10 +100,17 @@ cdef class Engine:
         attributes takes effect at the next change of each collection.
         What each call changed is handed to the OS when it returns (README.md,
         "What each mode survives"). Call close() (or use `with`) when done; an
-        engine dropped unclosed, or open at interpreter exit, is closed then."""
+        engine dropped unclosed, or open at interpreter exit, is closed then.
+        `maxmemory` (bytes; 0: no limit) and the eviction settings are Redis's
+        directives of the same names (see make_room)."""
         self.clock = clock if clock is not None else SystemClock()
+        self.memory = MemoryAccount()
         self.databases = [Database(i) for i in range(databases)]
         self.encoding_limits = encoding_limits if encoding_limits is not None else EncodingLimits()
+        self.maxmemory = maxmemory
+        self.eviction_tenacity = maxmemory_eviction_tenacity
+        self.set_eviction_policy(maxmemory_policy, maxmemory_samples)
+        self.set_lfu_params(lfu_log_factor, lfu_decay_time)
         self.stream_node_max_bytes = stream_node_max_bytes
         self.stream_node_max_entries = stream_node_max_entries
         self.stream_idmp_duration = stream_idmp_duration
@@ -96,7 +124,11 @@ cdef class Engine:
             from persist import Durability
             self.durability = Durability(self, dir, appendonly=appendonly,
                                          appendfsync=appendfsync, **persistence)
-            self.durability.start()
+            previous = self.memory.enter()     # what the load allocates is ours
+            try:
+                self.durability.start()
+            finally:
+                self.memory.leave(previous)
             if self.durability.embedded:
                 self._end_of_call = self.durability.end_of_call
                 self._owner_pid = os.getpid()
@@ -173,10 +205,12 @@ cdef class Engine:
     cdef object run(self, CommandContext ctx, list argv):
         if self._closed:
             raise RuntimeError("the engine is closed")
+        cdef MemoryAccount previous = self.memory.enter()
         try:
             return dispatch(ctx, argv)
         finally:
             self.flush(ctx)
+            self.memory.leave(previous)
             self.end_call()
 
     cdef inline void end_call(self) except *:
@@ -269,14 +303,83 @@ cdef class Engine:
         cdef CommandContext ctx
         cdef list fired = []
         now = self.clock.now_ms()
+        cdef MemoryAccount previous
         for db in self.databases:
-            if (<Database>db).expires and (<Database>db).sweep_expired(now, limit):
+            previous = self.memory.enter()      # what the expired values free is ours
+            try:
+                swept = (<Database>db).expires and (<Database>db).sweep_expired(now, limit)
+            finally:
+                self.memory.leave(previous)
+            if swept:
                 ctx = self.new_context((<Database>db).index)
                 ctx.tracking = True
                 drain_expired(ctx)
                 fired.extend(((<Database>db).index, key) for key in ctx.touched)
                 self.flush(ctx)
         return fired
+
+    def set_eviction_policy(self, str policy, int samples) -> None:
+        """maxmemory-policy and maxmemory-samples; under an LFU policy keys' access
+        metadata is an LFU counter (OBJECT FREQ), else an access time (IDLETIME)."""
+        self.evictor = Evictor(policy, samples)
+        cdef bint lfu = policy.endswith("-lfu")
+        for db in self.databases:
+            (<Database>db).lfu = lfu
+
+    def set_lfu_params(self, int log_factor, int decay_time) -> None:
+        """lfu-log-factor and lfu-decay-time."""
+        for db in self.databases:
+            (<Database>db).lfu_log_factor = log_factor
+            (<Database>db).lfu_decay_time = decay_time
+
+    def over_maxmemory(self) -> bool:
+        return self.maxmemory != 0 and self.used_memory() > <int64_t>self.maxmemory
+
+    def make_room(self) -> tuple:
+        """Before a command, with a maxmemory: evicts keys by the policy until
+        used_memory is within the limit, or no key qualifies, or the time of
+        maxmemory-eviction-tenacity is spent (as Redis's performEvictions). Returns
+        (False when over the limit with nothing left to evict, the evicted keys as
+        (db index, key) pairs); each is logged as
+        DEL, counted in evicted_keys and fires the `evicted` event (class "e")."""
+        if not self.over_maxmemory():
+            return True, []
+        cdef dict by_db = {}
+        cdef CommandContext ctx
+        cdef int64_t now = self.clock.now_ms()
+        cdef double budget = _tenacity_seconds(self.eviction_tenacity)
+        cdef double start = time.monotonic()
+        cdef MemoryAccount previous = self.memory.enter()
+        cdef bint within = True
+        cdef int n = 0
+        try:
+            while self.used_memory() > <int64_t>self.maxmemory:
+                chosen = self.evictor.victim(self.databases, now)
+                if chosen is None:
+                    within = False      # nothing left to evict: writes are refused
+                    break
+                db, key = chosen
+                (<Database>db).remove(key)
+                by_db.setdefault((<Database>db).index, []).append(key)
+                self.evicted_keys += 1
+                n += 1
+                if n % 16 == 0 and time.monotonic() - start > budget:
+                    break               # the next command goes on evicting
+        finally:
+            self.memory.leave(previous)
+        cdef list fired = []
+        for index, keys in by_db.items():
+            ctx = self.new_context(index)
+            ctx.tracking = True
+            if ctx.logging:
+                ctx.effects = [[b"DEL", key] for key in keys]
+            for key in keys:
+                ctx.touch(key, "e", b"evicted")
+            fired.extend((index, key) for key in keys)
+            self.flush(ctx)
+        if fired:
+            self.end_call()
+        return within, fired
 
     def select(self, int index) -> None:
         """Makes `execute` use database `index` (SELECT for the embedded API)."""
@@ -300,4 +403,8 @@ cdef class Engine:
     def used_memory(self) -> int:
         """Bytes held for stored data (INFO's used_memory): the exact C allocations
         of streams and their indexes, plus the Python objects of keys and strings."""
-        return mem_used() + sum([(<Database>db).object_bytes for db in self.databases])
+        cdef int64_t used = <int64_t>self.memory.bytes + sum(
+            [(<Database>db).object_bytes for db in self.databases])
+        if used > self.peak_memory:
+            self.peak_memory = used
+        return used

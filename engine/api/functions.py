@@ -25,7 +25,7 @@ from engine.api.script_runner import Script, keys_and_args
 from engine.api.scripts import BUSY_EVAL, SHEBANG_FLAGS, Scripting, kill_script, running_script
 from engine.commands.table import command
 from engine.core.dump_payload import BodyReader, PayloadError, check, encode_string, frame
-from engine.core.errors import ResponseError
+from engine.core.errors import OOM, ResponseError
 from engine.core.glob import match
 from engine.resp.reply import OK, Status
 from engine.scripting.errors import LuaRaise
@@ -255,6 +255,8 @@ class Functions:
         if fn is None:
             raise ResponseError(FUNCTION_NOT_FOUND)
         keys, args = keys_and_args(argv, BAD_NUMKEYS)
+        if fn.script.refused_for_memory(self.runner.engine):
+            raise ResponseError(OOM)
         return self.runner.run(session, fn.entry, fn.name.decode("utf-8", "replace"), keys,
                                 args, fn.script.readonly(readonly), argv)
 

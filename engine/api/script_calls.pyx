@@ -60,7 +60,7 @@ cdef class ScriptCalls:
         record = entry[0]
         hub = self.hub
         if record is None or (self.refuse_writes and entry[2]) \
-                or hub.write_refusal is not None:
+                or hub.write_refusal is not None or hub.engine.maxmemory:
             return self.checked(argv)
         stat = entry[1]
         cdef CommandContext ctx = self.ctx

@@ -10,7 +10,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from engine.api.script_calls cimport ScriptCalls
 from engine.commands.context cimport CommandContext
-from engine.core.errors import NOT_INTEGER, ResponseError
+from engine.core.errors import NOT_INTEGER, OOM, ResponseError
 from engine.resp.numbers import strict_int
 from engine.scripting.script_run cimport run_script
 
@@ -50,6 +50,14 @@ cdef class Script:
         if by_ro_command and not no_writes:
             raise _ResponseError(WRITE_FLAG_IN_RO)
         return no_writes
+
+
+    def refused_for_memory(self, engine) -> bool:
+        """Whether it may not start: over maxmemory, a shebang script that may write and
+        has no allow-oom flag (a script without a shebang is checked at its writes)."""
+        return (self.flags is not None and b"no-writes" not in self.flags
+                and b"allow-oom" not in self.flags and engine.maxmemory != 0
+                and engine.over_maxmemory())
 
 
 cpdef tuple keys_and_args(list argv, str not_a_count):
@@ -97,6 +105,8 @@ cdef class ScriptRunner:
         else:
             sha = self.load(argv[1])
             script = self.scripts[sha]
+        if script.refused_for_memory(self.engine):
+            raise _ResponseError(OOM)
         return self.run(session, script.fn, sha.decode(), split[0], split[1],
                         readonly if script.flags is None else script.readonly(readonly))
 

@@ -37,7 +37,7 @@ from engine.api.scripts import ScriptCommands
 from engine.commands.dispatch import check, resolve
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, layer_commands
-from engine.core.errors import ResponseError, arg_text, wrong_arity
+from engine.core.errors import OOM, ResponseError, arg_text, wrong_arity
 from engine.core.keyspace import set_untouched
 from engine.resp.reply import OK, Status
 
@@ -122,6 +122,44 @@ class Hub:
         self.busy: Optional[str] = None
         self.busy_caller: Optional[Session] = None     # whose script it is (its calls run)
         self.busy_threshold = 5.0
+
+    # maxmemory
+
+    def memory_refusal(self, record: Command, session: "Session") -> Optional[str]:
+        """With a maxmemory, before any command (Redis's performEvictions): keys are
+        evicted by the policy, their WATCHes dirtied and their `evicted` events fired;
+        then OOM for a command that may grow memory (denyoom, or EXEC of a queue
+        holding one, or any command to queue in MULTI) when nothing is left to evict;
+        a script with a shebang that may write is refused at its start (scripts'
+        Script.refused_for_memory). Inside a
+        script nothing is evicted (the script is atomic): its denyoom calls are
+        refused while over the limit."""
+        engine = self.engine
+        if session.deny_blocking:
+            within = not engine.over_maxmemory()
+        else:
+            within, fired = engine.make_room()
+            if fired:
+                by_db: dict = {}
+                for db, key in fired:
+                    by_db.setdefault(db, []).append(key)
+                for db, keys in by_db.items():
+                    self.touched(db, keys)
+                    if self.notify_events:
+                        self.events(db, [("e", b"evicted", key) for key in keys])
+        if within:
+            return None
+        if "denyoom" in record.flags:
+            return OOM
+        if session.multi is not None:
+            # queueing takes memory too: only EXEC of a queue without denyoom commands,
+            # DISCARD, QUIT and RESET go through (as Redis)
+            if record.aborts_exec:
+                if any("denyoom" in queued.flags for _, queued in session.multi):
+                    return OOM
+            elif record.name not in ("discard", "quit", "reset"):
+                return OOM
+        return None
 
     # a script running long
 
@@ -306,7 +344,8 @@ def _group_name(argv: list) -> Optional[bytes]:
 
 def process_command(session: "Session", argv: list) -> Any:
     """Runs argv for `session` the way Redis's processCommand does, each check once:
-    lookup and arity, NOAUTH, the write refusal while persistence fails (MISCONF),
+    lookup and arity, NOAUTH, maxmemory (evictions, then OOM: Hub.memory_refusal),
+    the write refusal while persistence fails (MISCONF),
     the RESP2 pub/sub context, BUSY while a script runs long, MULTI queueing, then
     the call by the command's layer (engine/commands/table/). The reply; or raises ResponseError; or BLOCKED.
 
@@ -324,7 +363,7 @@ def process_command(session: "Session", argv: list) -> Any:
     record = session.lookup(argv[0])
     if record is None and session.multi is None and session.authenticated \
             and not session.channels and not session.patterns and refusal is None \
-            and busy is None:
+            and busy is None and not hub.engine.maxmemory:
         return session.run_command(argv)     # the engine checks it itself
     try:
         record = resolve(argv) if record is None else check(record, argv)
@@ -334,6 +373,8 @@ def process_command(session: "Session", argv: list) -> Any:
     session.cmd_name = record.name
     if not session.authenticated and not record.no_auth and session.auth_required():
         error = ResponseError(NOAUTH)
+    elif hub.engine.maxmemory and (oom := hub.memory_refusal(record, session)) is not None:
+        error = ResponseError(oom)
     elif refusal is not None and (record.denied_on_misconf
                                   or (record.aborts_exec and session._queued_write())):
         error = ResponseError(refusal)

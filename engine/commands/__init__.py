@@ -8,3 +8,4 @@ from engine.commands import references  # noqa: F401
 from engine.commands import lists, hashes, sets  # noqa: F401
 from engine.commands import sorted_sets  # noqa: F401
 from engine.commands import sort  # noqa: F401
+from engine.commands import memory_report  # noqa: F401

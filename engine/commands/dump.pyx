@@ -35,6 +35,9 @@ BAD_DATA = "ERR Bad data format"
 LFU_NOT_SELECTED = ("ERR An LFU maxmemory policy is not selected, access frequency not "
                     "tracked. Please note that when switching between policies at "
                     "runtime LRU and LFU data will take some time to adjust.")
+LFU_SELECTED = ("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note "
+                "that when switching between policies at runtime LRU and LFU data will take "
+                "some time to adjust.")
 # Redis shares the integer objects 0..9999 (OBJ_SHARED_INTEGERS) with this refcount.
 cdef int64_t SHARED_INTEGERS = 10000
 cdef int64_t SHARED_REFCOUNT = 2147483647
@@ -105,9 +108,11 @@ def restore(CommandContext ctx, list argv):
     db.store(key, value)
     if ttl:
         db.set_expire(key, ttl)
-    if idle >= 0:
+    if idle >= 0 and not db.lfu:
         # Redis keeps access times on a 24-bit clock of seconds: idle times wrap
         db.set_access(key, value, ctx.now - (idle % LRU_CLOCK_MAX) * 1000)
+    elif freq >= 0 and db.lfu:      # the LFU metadata: minute of access, counter
+        db.set_access(key, value, (((ctx.now // 60000) & 0xFFFF) << 8) | freq)
     ctx.touch(key, "g", b"restore")
     if ctx.logs():
         effect = list(argv)
@@ -169,6 +174,8 @@ def object_idletime(CommandContext ctx, list argv):
     value = peek(ctx, key)
     if value is None:
         return None
+    if ctx.db.lfu:
+        raise ResponseError(LFU_SELECTED)
     cdef int64_t when = ctx.db.access_of(key, value)
     if when <= 0:           # not looked up since it was loaded
         return 0
@@ -177,9 +184,13 @@ def object_idletime(CommandContext ctx, list argv):
 
 @command("object|freq")
 def object_freq(CommandContext ctx, list argv):
-    if peek(ctx, argv[2]) is None:
+    cdef bytes key = argv[2]
+    value = peek(ctx, key)
+    if value is None:
         return None
-    raise ResponseError(LFU_NOT_SELECTED)
+    if not ctx.db.lfu:
+        raise ResponseError(LFU_NOT_SELECTED)
+    return ctx.db.frequency(key, value, ctx.now)
 
 
 OBJECT_HELP = [

@@ -6,6 +6,7 @@ class ResponseError(Exception):
 
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+OOM = "OOM command not allowed when used memory > 'maxmemory'."
 SYNTAX = "ERR syntax error"
 NOT_INTEGER = "ERR value is not an integer or out of range"
 NO_SUCH_KEY = "ERR no such key"

@@ -36,6 +36,9 @@ cdef class Database:
     cdef public dict access        # key -> ms of its last lookup or store (OBJECT
                                    # IDLETIME; RESTORE IDLETIME sets it); a stream
                                    # keeps its own (Stream.access_time)
+    cdef public bint lfu           # `access` holds LFU metadata (an LFU maxmemory-policy)
+    cdef public int lfu_log_factor # lfu-log-factor, lfu-decay-time
+    cdef public int lfu_decay_time
     cdef public int64_t last_now   # the `now` of the latest lookup (stores use it)
     cdef public bint loading       # replaying a log: nothing expires (as Redis while
                                    # loading; due keys go once the load is over)
@@ -55,6 +58,11 @@ cdef class Database:
     cdef bint persist(self, bytes key)
     # When key (holding value) was last looked up or stored, in ms; set_access sets it.
     cpdef int64_t access_of(self, bytes key, object value) except? -1
+    # What key (holding value) costs: its containers' slots, its bytes, its value's
+    # (a stream's C memory too) and its TTL's (MEMORY USAGE).
+    cpdef int64_t usage(self, bytes key, object value)
+    # The LFU counter of key (holding value), decayed to `now` (OBJECT FREQ).
+    cpdef int64_t frequency(self, bytes key, object value, int64_t now) except? -1
     cpdef void set_access(self, bytes key, object value, int64_t when)
     # Up to `count` keys from `cursor` on (0 = start) in insertion order, and the
     # cursor to continue with (0 = done); keys may be logically expired (the caller
@@ -62,3 +70,5 @@ cdef class Database:
     cpdef tuple scan(self, uint64_t cursor, Py_ssize_t count)
     # A key chosen uniformly at random (possibly logically expired), or None.
     cpdef object random_key(self)
+    # A key with a TTL chosen at random (through the deadline heap), or None.
+    cpdef object random_volatile_key(self)

@@ -7,7 +7,7 @@ from cpython.ref cimport Py_INCREF, Py_DECREF
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
 import sys
-from random import randrange
+from random import randrange, random
 
 from engine.core.errors import ResponseError, WRONGTYPE
 from engine.core.stream cimport Stream
@@ -107,14 +107,24 @@ cdef class KeyOrder:
                 return key
 
 
-# Python-side cost of a key: CPython bytes objects take 33 bytes plus their length,
-# a dict slot about 48 with the table's slack; a stream's entries live in counted C
-# memory, so only its object and its (usually empty) groups dict count here; a
-# collection says what it takes (footprint()), remembered in Database.counted since
-# it changes in place.
+# Python-side cost of a key, counted where it is paid: its bytes object (CPython's
+# header plus its length, rounded to pymalloc's 16-byte blocks), and one slot in each
+# container that keeps a key: `data`, `access` and KeyOrder's `seq_of` (a dict slot
+# is about 48 bytes with the table's slack), KeyOrder's two lists (8 bytes each plus
+# over-allocation) and the int objects of its sequence number and its access time.
+# A stream's entries live in counted C memory, so only its object and its (usually
+# empty) groups dict count here; a collection says what it takes (footprint()),
+# remembered in Database.counted since it changes in place. Measured against RSS
+# growth for 1M string keys by tests/core/test_memory_accounting.py.
 cdef enum:
     BYTES_HEADER = 33
     DICT_SLOT = 48
+    LIST_SLOT = 9
+    INT_OBJECT = 32
+    KEY_CONTAINERS = 3 * DICT_SLOT + 2 * LIST_SLOT + 2 * INT_OBJECT
+    # A TTL: its slot in `expires` and its int, its (expiry, key) tuple in `deadlines`
+    # with that list's slot and the tuple's own int.
+    TTL_COST = DICT_SLOT + 2 * INT_OBJECT + 64 + LIST_SLOT
 cdef int64_t STREAM_OBJECT = sys.getsizeof(Stream()) + sys.getsizeof({})
 
 # While set, lookups leave keys' access times alone: the command running is one of a
@@ -130,13 +140,54 @@ def set_untouched(bint on) -> bool:
     return previous
 
 
+cdef inline int64_t bytes_object(Py_ssize_t length):
+    return (BYTES_HEADER + length + 15) & ~15
+
+
 cdef inline int64_t footprint(bytes key, object value):
-    cdef int64_t size = BYTES_HEADER + len(key) + DICT_SLOT
+    cdef int64_t size = bytes_object(len(key)) + KEY_CONTAINERS
     if type(value) is bytes:
-        return size + BYTES_HEADER + len(<bytes>value)
+        return size + bytes_object(len(<bytes>value))
     if type(value) is Stream:
         return size + STREAM_OBJECT
     return size + <int64_t>value.footprint()
+
+
+# LFU access metadata, Redis's: a key's one integer holds the minute of its last
+# access (16 bits) and a logarithmic access counter (8 bits). LRU metadata is the
+# access time in ms (far above 2**24), so each reading can tell a value left by the
+# other policy (after CONFIG SET maxmemory-policy): an LRU time reads as counter 0.
+cdef enum:
+    LFU_INIT_VAL = 5
+    LFU_LIMIT = 1 << 24
+
+
+cdef inline int64_t lfu_minutes(int64_t now_ms) noexcept:
+    return (now_ms // 60000) & 0xFFFF
+
+
+cdef int64_t lfu_decayed(int64_t meta, int64_t now_ms, int decay_time) noexcept:
+    """The counter of `meta` less one per `decay_time` minutes since its last access."""
+    if meta < 0 or meta >= LFU_LIMIT:
+        return 0            # an access time of LRU: Redis's reading of it decays to 0 too
+    cdef int64_t counter = meta & 0xFF, last = meta >> 8, now = lfu_minutes(now_ms)
+    cdef int64_t elapsed = now - last if now >= last else 0xFFFF - last + now
+    cdef int64_t periods = elapsed // decay_time if decay_time > 0 else 0
+    return 0 if periods > counter else counter - periods
+
+
+cdef int64_t lfu_touched(int64_t meta, int64_t now_ms, int log_factor,
+                         int decay_time) noexcept:
+    """`meta` after one more access: decayed, then incremented with probability
+    1 / ((counter - LFU_INIT_VAL) * log_factor + 1), as Redis's LFULogIncr."""
+    cdef int64_t counter = lfu_decayed(meta, now_ms, decay_time)
+    cdef int64_t base = counter - LFU_INIT_VAL
+    if counter < 255:
+        if base < 0:
+            base = 0
+        if random() < 1.0 / (base * log_factor + 1):
+            counter += 1
+    return (lfu_minutes(now_ms) << 8) | counter
 
 
 cdef class Database:
@@ -149,6 +200,8 @@ cdef class Database:
         self.order = KeyOrder()
         self.access = {}
         self.counted = {}
+        self.lfu_log_factor = 10
+        self.lfu_decay_time = 1
 
     cdef object lookup(self, bytes key, int64_t now):
         """The live value of key, or None; an expired key is removed here."""
@@ -163,7 +216,10 @@ cdef class Database:
             return None
         if untouched:
             return value
-        if type(value) is Stream:
+        if self.lfu:
+            self.set_access(key, value, lfu_touched(self.access_of(key, value), now,
+                                                    self.lfu_log_factor, self.lfu_decay_time))
+        elif type(value) is Stream:
             (<Stream>value).access_time = now
         else:
             self.access[key] = now
@@ -193,7 +249,12 @@ cdef class Database:
         cdef object old = self.data.get(key)
         cdef int64_t size
         self.data[key] = value
-        self.set_access(key, value, self.last_now)
+        if not self.lfu:
+            self.set_access(key, value, self.last_now)
+        elif old is None:       # a new key starts at LFU_INIT_VAL; a replaced one keeps its count
+            self.set_access(key, value, (lfu_minutes(self.last_now) << 8) | LFU_INIT_VAL)
+        else:
+            self.set_access(key, value, self.access_of(key, old))
         if old is None:
             self.order.add(key)
         else:
@@ -247,8 +308,8 @@ cdef class Database:
             return False
         self.object_bytes -= self.forget(key, old)
         self.access.pop(key, None)
-        if self.expires:
-            self.expires.pop(key, None)
+        if self.expires and self.expires.pop(key, None) is not None:
+            self.object_bytes -= TTL_COST
         self.order.discard(key)
         return True
 
@@ -257,12 +318,25 @@ cdef class Database:
         return self.expires.get(key, -1)
 
     cdef void set_expire(self, bytes key, int64_t when):
+        if key not in self.expires:
+            self.object_bytes += TTL_COST
         self.expires[key] = when
         heappush(self.deadlines, (when, key))
         if len(self.deadlines) > 2 * len(self.expires) + 1024:
             # Too many stale deadlines (TTLs renewed or removed): rebuild.
             self.deadlines = [(w, k) for k, w in self.expires.items()]
             heapify(self.deadlines)
+
+    cpdef int64_t usage(self, bytes key, object value):
+        cdef int64_t size = footprint(key, value)
+        if type(value) is Stream:
+            size += <int64_t>(<Stream>value).memory_bytes()
+        if key in self.expires:
+            size += TTL_COST
+        return size
+
+    cpdef int64_t frequency(self, bytes key, object value, int64_t now) except? -1:
+        return lfu_decayed(self.access_of(key, value), now, self.lfu_decay_time)
 
     cpdef int64_t access_of(self, bytes key, object value) except? -1:
         if type(value) is Stream:
@@ -276,7 +350,10 @@ cdef class Database:
             self.access[key] = when
 
     cdef bint persist(self, bytes key):
-        return self.expires.pop(key, None) is not None
+        if self.expires.pop(key, None) is None:
+            return False
+        self.object_bytes -= TTL_COST
+        return True
 
     def sweep_expired(self, int64_t now, int limit=200) -> list:
         """Active expiry: removes up to `limit` expired keys, oldest deadline first,
@@ -310,6 +387,17 @@ cdef class Database:
     cpdef tuple scan(self, uint64_t cursor, Py_ssize_t count):
         self.order.sync(self.data)
         return self.order.scan(cursor, count)
+
+    cpdef object random_volatile_key(self):
+        cdef list heap = self.deadlines
+        cdef Py_ssize_t tries
+        for tries in range(8):      # a stale deadline (TTL renewed or gone): another
+            if not heap:
+                return None
+            when, key = heap[randrange(len(heap))]
+            if self.expires.get(key) == when:
+                return key
+        return None
 
     cpdef object random_key(self):
         self.order.sync(self.data)

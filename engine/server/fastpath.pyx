@@ -134,10 +134,11 @@ cdef inline bint plain_session(object session, object hub):
     (persistence failing: the session's checks decide then) and no script running
     long (BUSY): engine commands run directly. The refusal changes only between
     rounds or through a slow-path command (CONFIG SET), after which this is asked
-    again; a batch read while a script is busy starts busy."""
+    again; a batch read while a script is busy starts busy. With a maxmemory every
+    command takes the slow path, where process_command evicts before it runs."""
     return (session.multi is None and session.authenticated and not session.channels
             and not session.patterns and hub.write_refusal is None and hub.busy is None
-            and not session.no_touch)
+            and not session.no_touch and not hub.engine.maxmemory)
 
 
 cdef inline bint engine_command(bytes name, dict commands):

@@ -211,21 +211,36 @@ def _clients(s: "Server") -> list:
 
 
 def _memory(s: "Server") -> list:
+    """Redis 7.0's INFO memory fields, in its order, for those Sluice has: used_memory is
+    the stored data's cost (keys, values, their containers), so it is also the dataset."""
     used = s.engine.used_memory()
-    s.peak_memory = max(s.peak_memory, used)
+    peak = s.engine.peak_memory
     rss = _rss()
     maxmemory = s.cfg.maxmemory
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return [
         ("used_memory", used),
         ("used_memory_human", human_bytes(used)),
         ("used_memory_rss", rss),
         ("used_memory_rss_human", human_bytes(rss)),
-        ("used_memory_peak", s.peak_memory),
-        ("used_memory_peak_human", human_bytes(s.peak_memory)),
+        ("used_memory_peak", peak),
+        ("used_memory_peak_human", human_bytes(peak)),
+        ("used_memory_peak_perc", "%.2f%%" % (100 * used / peak if peak else 0)),
+        ("used_memory_overhead", 0),
+        ("used_memory_startup", 0),
+        ("used_memory_dataset", used),
+        ("used_memory_dataset_perc", "100.00%" if used else "0.00%"),
+        ("total_system_memory", total),
+        ("total_system_memory_human", human_bytes(total)),
         ("maxmemory", maxmemory),
         ("maxmemory_human", human_bytes(maxmemory)),
         ("maxmemory_policy", s.cfg.maxmemory_policy),
+        ("mem_fragmentation_ratio", "%.2f" % (rss / used if used else 0)),
+        ("mem_fragmentation_bytes", rss - used),
+        ("mem_not_counted_for_evict", 0),
         ("mem_allocator", "libc"),
+        ("lazyfree_pending_objects", 0),
+        ("lazyfreed_objects", 0),
     ]
 
 
@@ -248,7 +263,7 @@ def _stats(s: "Server") -> list:
         ("total_net_output_bytes", st.net_output),
         ("rejected_connections", st.rejected_connections),
         ("expired_keys", st.expired_keys),
-        ("evicted_keys", 0),
+        ("evicted_keys", s.engine.evicted_keys),
         ("pubsub_channels", s.pubsub.channel_count()),
         ("pubsub_patterns", s.pubsub.pattern_count()),
         ("total_forks", 0),

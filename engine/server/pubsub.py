@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.core.glob import match
-from engine.server.config.keyspace_events import (NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_HASH,
-                                                  NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_LIST,
+from engine.server.config.keyspace_events import (NOTIFY_EVICTED, NOTIFY_EXPIRED,
+                                                  NOTIFY_GENERIC, NOTIFY_HASH, NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_LIST,
                                                   NOTIFY_NEW, NOTIFY_SET, NOTIFY_STREAM,
                                                   NOTIFY_STRING, NOTIFY_ZSET)
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # the class letters of the engine's events -> notify-keyspace-events bits
 CLASS_BITS = {"g": NOTIFY_GENERIC, "$": NOTIFY_STRING, "t": NOTIFY_STREAM,
               "l": NOTIFY_LIST, "h": NOTIFY_HASH, "s": NOTIFY_SET, "z": NOTIFY_ZSET,
-              "x": NOTIFY_EXPIRED, "n": NOTIFY_NEW}
+              "x": NOTIFY_EXPIRED, "e": NOTIFY_EVICTED, "n": NOTIFY_NEW}
 
 MESSAGE = b"message"
 PMESSAGE = b"pmessage"

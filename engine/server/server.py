@@ -110,6 +110,7 @@ class Server:
             stream_node_max_bytes=cfg.stream_node_max_bytes,
             stream_idmp_duration=cfg.stream_idmp_duration,
             stream_idmp_maxsize=cfg.stream_idmp_maxsize, encoding_limits=encoding_limits(cfg),
+            **memory_options(cfg),
             **persistence_options(cfg))
         self.durability = self.engine.durability
         self.shutdown_save: Optional[bool] = None   # SHUTDOWN SAVE / NOSAVE
@@ -130,7 +131,6 @@ class Server:
         self.limits = Limits(cfg)
         self.obuf_limits = cfg.client_output_buffer_limit
         self.timeout = cfg.timeout
-        self.peak_memory = 0
         self.run_id = os.urandom(20).hex()
         self.start_time = time.time()
         self.now = time.monotonic()         # cached clock for idle times
@@ -499,6 +499,7 @@ class Server:
         cfg.add_listener(["stream-idmp-duration", "stream-idmp-maxsize"],
                          lambda name, old, new: setattr(self.engine, name.replace("-", "_"), new))
         cfg.add_listener("requirepass", self._on_requirepass)
+        cfg.add_listener(list(MEMORY_DIRECTIVES), self._on_memory_config)
         cfg.add_listener("notify-keyspace-events",
                          lambda name, old, new: self._set_notify_flags(new))
         cfg.add_listener("timeout", lambda name, old, new: setattr(self, "timeout", new))
@@ -522,6 +523,15 @@ class Server:
         for conn in self.clients.values():
             conn.ctx.node_max_entries = engine.stream_node_max_entries
             conn.ctx.node_max_bytes = engine.stream_node_max_bytes
+
+    def _on_memory_config(self, name, old, new) -> None:
+        options = memory_options(self.cfg)
+        engine = self.engine
+        engine.maxmemory = options["maxmemory"]
+        engine.eviction_tenacity = options["maxmemory_eviction_tenacity"]
+        if name in ("maxmemory-policy", "maxmemory-samples"):
+            engine.set_eviction_policy(options["maxmemory_policy"], options["maxmemory_samples"])
+        engine.set_lfu_params(options["lfu_log_factor"], options["lfu_decay_time"])
 
     def _on_requirepass(self, name, old, new) -> None:
         self.hub.password = _password(new)
@@ -688,6 +698,17 @@ def persistence_options(cfg: ServerConfig) -> dict:
                 auto_aof_rewrite_percentage=cfg.auto_aof_rewrite_percentage,
                 auto_aof_rewrite_min_size=cfg.auto_aof_rewrite_min_size,
                 stop_writes_on_bgsave_error=cfg.stop_writes_on_bgsave_error, embedded=False)
+
+
+# The directives of maxmemory and eviction: the Engine's keyword arguments of the same names.
+MEMORY_DIRECTIVES = ("maxmemory", "maxmemory-policy", "maxmemory-samples",
+                     "maxmemory-eviction-tenacity", "lfu-log-factor", "lfu-decay-time")
+
+
+def memory_options(cfg: ServerConfig) -> dict:
+    """Engine keyword arguments for maxmemory and eviction."""
+    return {name.replace("-", "_"): getattr(cfg, name.replace("-", "_"))
+            for name in MEMORY_DIRECTIVES}
 
 
 LEVELS = {"debug": logging.DEBUG, "verbose": 15, "notice": logging.INFO,

@@ -62,9 +62,8 @@ Deliberate differences from redis-server 7.0 (all tested)
 * Only the directives in ``DIRECTIVES`` exist; anything else is "Bad directive" at start-up and
   "Unknown option" for CONFIG SET, and CONFIG GET * lists only these.
 * ``loglevel nothing`` is accepted (Redis 7.2+), so the enum error lists it too.
-* ``maxmemory`` is not enforced yet: only 0 (no limit) is accepted, anything else is refused with
-  "maxmemory is not supported by Sluice yet ...".  ``maxmemory-policy`` is accepted and reported
-  (with maxmemory 0 it never takes effect, as in Redis).
+* ``maxmemory`` compares with Sluice's own ``used_memory`` (the stored data's cost, not the
+  allocator's total as Redis's ``zmalloc_used_memory``).
 * ``daemonize yes`` is refused: sluice-server always runs in the foreground.
 * Default ``bind`` is ``127.0.0.1 -::1`` (what the redis.conf shipped with Redis sets) instead of
   the compiled-in ``* -::*``.

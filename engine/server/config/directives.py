@@ -50,13 +50,6 @@ def _only_no_daemonize(value: bool) -> Optional[str]:
     return None
 
 
-def _maxmemory_unsupported(value: int) -> Optional[str]:
-    if value:
-        return ("maxmemory is not supported by Sluice yet: memory is not limited and nothing is "
-                "evicted, so only 0 (no limit) is accepted")
-    return None
-
-
 MB = 1024 * 1024
 
 DIRECTIVES: tuple[Directive, ...] = (
@@ -92,13 +85,22 @@ DIRECTIVES: tuple[Directive, ...] = (
               "errors until it ends (SCRIPT KILL and SHUTDOWN NOSAVE work then).",
               aliases=("lua-time-limit",)),
     Directive("maxmemory", Int(0, ULLONG_MAX, unsigned=True, memory=True), 0,
-              "Memory limit.  Not enforced by Sluice yet: only 0 (no limit) is accepted.",
-              check=_maxmemory_unsupported),
+              "Limit of used_memory: above it keys are evicted by maxmemory-policy, and "
+              "commands that may grow memory are refused (OOM) when none can be; 0: no limit."),
     Directive("maxmemory-policy",
               Enum("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                    "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
               "noeviction",
-              "Eviction policy; reported only (with maxmemory 0 nothing is ever evicted)."),
+              "Which keys maxmemory evicts (noeviction: none, writes are refused)."),
+    Directive("maxmemory-samples", Int(1, INT_MAX), 5,
+              "Keys sampled per database and round of eviction (more: closer to true LRU/LFU)."),
+    Directive("maxmemory-eviction-tenacity", Int(0, 100), 10,
+              "How long one round of eviction may run before the command goes on (100: "
+              "until within the limit)."),
+    Directive("lfu-log-factor", Int(0, INT_MAX), 10,
+              "How many accesses it takes to raise a key's LFU counter (logarithmic)."),
+    Directive("lfu-decay-time", Int(0, INT_MAX), 1,
+              "Minutes after which an idle key's LFU counter drops by one; 0: never."),
     # --- collection encodings (the engine's EncodingLimits) ---
     Directive("hash-max-listpack-entries", Int(0, LLONG_MAX), 512,
               "Fields a hash keeps in a listpack before it becomes a hash table.",
