@@ -50,6 +50,10 @@ cdef class HashValue:
         them already)."""
         return OBJECT_OVERHEAD
 
+    def memory_bytes(self) -> int:
+        """Its C memory (MEMORY USAGE adds it to the footprint)."""
+        return ht_bytes(self.table) if self.hashtable else lp_bytes(self.lp)
+
     def copy(self) -> HashValue:
         cdef HashValue out = HashValue.__new__(HashValue)
         out.nbytes = self.nbytes

@@ -329,8 +329,8 @@ cdef class Database:
 
     cpdef int64_t usage(self, bytes key, object value):
         cdef int64_t size = footprint(key, value)
-        if type(value) is Stream:
-            size += <int64_t>(<Stream>value).memory_bytes()
+        if type(value) is not bytes and hasattr(value, "memory_bytes"):
+            size += <int64_t>value.memory_bytes()     # what it holds in C memory
         if key in self.expires:
             size += TTL_COST
         return size

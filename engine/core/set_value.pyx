@@ -80,6 +80,14 @@ cdef class SetValue:
         them already)."""
         return OBJECT_OVERHEAD
 
+    def memory_bytes(self) -> int:
+        """Its C memory (MEMORY USAGE adds it to the footprint)."""
+        if self.kind == SET_INTSET:
+            return is_bytes(self.ints)
+        if self.kind == SET_LISTPACK:
+            return lp_bytes(self.lp)
+        return ht_bytes(self.table)
+
     def copy(self) -> SetValue:
         cdef SetValue out = SetValue.__new__(SetValue)
         is_free(out.ints)
