@@ -21,6 +21,7 @@ cdef enum:
     MIN_BUCKETS = 4
     REHASH_EMPTY_VISITS = 10
     SHRINK_RATIO = 8
+    FAIR_CHAIN = 4             # chains up to this long give each entry an equal chance
 
 cdef uint64_t _k0, _k1, _rng
 
@@ -316,8 +317,10 @@ cdef bint ht_delete(HTable* t, const unsigned char* k, size_t klen) except -1:
 
 
 cdef HEntry* ht_random(const HTable* t) noexcept:
-    """A random entry (NULL when empty): a random non-empty bucket, then a random entry
-    of its chain."""
+    """A random entry (NULL when empty): a random bucket and a random place among
+    FAIR_CHAIN in it, again until that place holds an entry, so that every entry of a
+    chain no longer than FAIR_CHAIN is equally likely (a plain pick in the chain would
+    favour entries alone in their bucket)."""
     cdef uint64_t span, h, n, pick
     cdef long start
     cdef HEntry* head
@@ -329,14 +332,16 @@ cdef HEntry* ht_random(const HTable* t) noexcept:
     while True:
         h = <uint64_t>start + ht_random_u64() % span
         head = t.buckets[0][h] if h < t.size[0] else t.buckets[1][h - t.size[0]]
-        if head != NULL:
+        if head == NULL:
+            continue
+        n = 0
+        e = head
+        while e != NULL:
+            n += 1
+            e = e.next
+        pick = ht_random_u64() % (n if n > FAIR_CHAIN else FAIR_CHAIN)
+        if pick < n:
             break
-    n = 0
-    e = head
-    while e != NULL:
-        n += 1
-        e = e.next
-    pick = ht_random_u64() % n
     e = head
     while pick > 0:
         e = e.next

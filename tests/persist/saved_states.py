@@ -90,6 +90,22 @@ def key_state(client: redis.Redis, key: bytes, leave_out: set = frozenset()) -> 
     return (kind, when, value)
 
 
+def restored_alike(client: redis.Redis, key: bytes, payload: bytes) -> bool:
+    """Whether payload, RESTOREd under another name, DUMPs as key does. A set or hash
+    in a hash table lists its members in the table's order, which a new table may
+    change, and a small one loads as a listpack (in Redis too): for those, the same
+    members."""
+    copy = b"restored:" + key
+    raw(client, "RESTORE", copy, 0, payload, "REPLACE")
+    try:
+        if b"hashtable" in (raw(client, "OBJECT", "ENCODING", key),
+                            raw(client, "OBJECT", "ENCODING", copy)):
+            return key_state(client, copy)[::2] == key_state(client, key)[::2]   # not TTLs
+        return raw(client, "DUMP", copy) == raw(client, "DUMP", key)
+    finally:
+        raw(client, "DEL", copy)
+
+
 def read_out(client: redis.Redis, leave_out: set = frozenset()) -> dict:
     """Every key of database 0 with its key_state."""
     keys = sorted(raw(client, "KEYS", "*"))

@@ -94,7 +94,8 @@ TEMPLATES = (
     "LCS str str MINMATCHLEN {n}", "ZCOUNT z {n} +inf", "APPEND ap {n}",
 )
 RANDOM_REPLY = ("ZRANDMEMBER", "SRANDMEMBER", "HRANDFIELD", "SPOP")
-CLOCK_REPLY = ("XPENDING s g IDLE",)     # 1 ms idle: whether it passed depends on the clock
+CLOCK_REPLY = ("XPENDING s g IDLE", "XCLAIM s g c4 {n}")   # 1 ms idle: whether it passed
+# depends on the clock
 
 
 def instantiate(template: str, n: str) -> tuple:

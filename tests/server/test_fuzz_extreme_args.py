@@ -156,9 +156,10 @@ def commands(rng: random.Random):
 
 def read_out(client: redis.Redis) -> dict:
     """(db, key) -> (the value, its expiry time) for every key that will not expire in
-    the next two minutes. The value is its DUMP, but a stream's is what XINFO STREAM
-    FULL says of it (every entry, group, consumer and pending entry, with absolute
-    times) without radix-tree-keys/-nodes: where its nodes split is not its content
+    the next two minutes. The value is its DUMP, but a set's or hash's is its sorted
+    members, and a stream's is what XINFO STREAM FULL says of it (every
+    entry, group, consumer and pending entry, with absolute times) without
+    radix-tree-keys/-nodes: where its nodes split is not its content
     (and a reload may place them anew)."""
     horizon = int(time.time() * 1000) + 120_000
     out = {}
@@ -168,9 +169,15 @@ def read_out(client: redis.Redis) -> dict:
             at = client.execute_command("PEXPIRETIME", key)
             if 0 <= at < horizon:
                 continue
-            if client.type(key) == b"stream":
+            kind = client.type(key)
+            if kind == b"stream":
                 shown = client.execute_command("XINFO", "STREAM", key, "FULL", "COUNT", 0)
                 value = {k: v for k, v in shown.items() if not k.startswith(b"radix-tree")}
+            elif kind in (b"set", b"hash"):
+                # A hash table's DUMP lists members in its order, which a reload may
+                # change, and a small one reloads as a listpack (as in Redis).
+                members = client.smembers(key) if kind == b"set" else client.hgetall(key).items()
+                value = sorted(members)
             else:
                 value = client.dump(key)
             out[db, key] = (value, at)
