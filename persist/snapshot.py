@@ -229,8 +229,12 @@ def load_snapshot(engine, path: str | os.PathLike, *, progress: Progress = None)
     started = time.perf_counter()
     loader = codec.StateLoader(len(engine.databases), engine.stream_node_max_bytes,
                                engine.stream_node_max_entries)
-    size = _feed_all(path, loader, progress)
-    loader.install(engine)
+    previous = engine.memory.enter()        # what loading allocates is the engine's
+    try:
+        size = _feed_all(path, loader, progress)
+        loader.install(engine)
+    finally:
+        engine.memory.leave(previous)
     return {**_totals(loader), "bytes": size, "seconds": time.perf_counter() - started}
 
 

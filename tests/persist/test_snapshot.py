@@ -112,7 +112,9 @@ def test_large_stream_and_pel_round_trip(big_file, tmp_path):
     loaded = snapshot.load_snapshot(target, path)
     assert loaded["entries"] == 150_000 and loaded["pending"] == 40_000
     assert observe(target) == observe(engine)
-    assert target.used_memory() == engine.used_memory()
+    # The same nodes, but a loaded node's buffer is sized as read where the original's
+    # grew by reallocation: the figures agree to a few hundred bytes in 6 MB.
+    assert abs(target.used_memory() - engine.used_memory()) <= engine.used_memory() // 1000
 
 
 def test_loaded_engine_keeps_working_like_the_original(tmp_path):
