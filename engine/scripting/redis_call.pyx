@@ -47,6 +47,11 @@ cdef class RedisCall:
             return reply
         return self.runtime.reply_to_lua(reply, resp3)
 
+    def packed(self, Py_ssize_t count, table):
+        """The call with more arguments than lupa passes on a Lua stack, as the
+        C closure of engine/scripting/wide_call.pyx hands them over."""
+        return self(*[table[i] for i in range(1, count + 1)])
+
     cdef object failed(self, bytes text):
         """The {err=text} table: redis.pcall's value, redis.call's error."""
         error = self.table({b"err": text})

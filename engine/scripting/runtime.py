@@ -13,7 +13,7 @@ from typing import Any
 from lupa.lua51 import LuaRuntime
 
 from engine.core.errors import ResponseError
-from engine.scripting import bitop, cjson, cmsgpack, lstruct
+from engine.scripting import bitop, cjson, cmsgpack, lstruct, wide_call
 from engine.scripting.convert import LuaToReply, ReplyToLua, format_number_arg, lua_tointeger
 from engine.scripting.errors import LuaRaise, ScriptFailure
 from engine.scripting.random48 import Random48
@@ -73,9 +73,14 @@ class ScriptRuntime:
         self._to_lua = ReplyToLua(lua)
         self.lua_to_reply = LuaToReply(lua).convert
         api = self._reply_errors
+        wide = lua.eval("package.loadlib")(wide_call.__file__.encode(), wide_call.OPENER)
+        if not callable(wide):
+            raise ImportError(f"cannot load {wide_call.__file__}: {wide!r}")
+        redis_call = RedisCall(self, call, call_resp3, False)
+        redis_pcall = RedisCall(self, call, call_resp3, True)
         redis = {
-            b"call": RedisCall(self, call, call_resp3, False),
-            b"pcall": RedisCall(self, call, call_resp3, True),
+            b"call": wide(redis_call, redis_call.packed),
+            b"pcall": wide(redis_pcall, redis_pcall.packed),
             b"error_reply": self._error_reply, b"status_reply": self._status_reply,
             b"sha1hex": api(self._sha1hex), b"log": api(self._log),
             b"setresp": api(self._setresp), b"set_repl": api(self._set_repl),

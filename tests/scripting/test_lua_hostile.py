@@ -84,6 +84,23 @@ def test_cmsgpack_unpacks_deep_data_without_recursion():
     assert deeper.startswith(b"-ERR user_script:1: Bad data format in input.")
 
 
+MANY_ARGS = ("local t = {} for i=1,%d do t[i] = i end "
+             "redis.call('rpush', 'l', unpack(t)) return redis.call('llen', 'l')")
+
+
+def test_redis_call_with_thousands_of_unpacked_arguments():
+    """Redis's own test unit: redis.call takes as many arguments as a Lua 5.1 C function
+    can (lupa alone would stop a Python callable at 7,997); past 7,999 values `unpack`
+    refuses, with Redis's error; tail calls keep their error positions."""
+    scripts = [MANY_ARGS % n for n in (7999, 8000)] + [
+        "return redis.call('llen', 'l')", "return redis.call('incr', 'l')",
+        "local t = {} for i=1,7999 do t[i] = i end return redis.pcall('incr', unpack(t))",
+        "return redis.pcall('lpush', 'l', unpack({1, 2, nil, 3}))"]
+    sluice = replies(SluiceServer, scripts)
+    assert sluice == replies(RedisServer, scripts)
+    assert sluice[0] == b":7999\r\n"
+
+
 def rss_bytes(pid: int) -> int:
     with open(f"/proc/{pid}/status") as status:
         for line in status:
