@@ -15,7 +15,9 @@ Records (msgpack arrays; snapshot.py frames them into checksummed lz4 blocks):
      max_deleted_ms, max_deleted_seq, entries_added, groups, node_sizes]
                                           node_sizes: each node's live entries, as
                                           varints, so that nodes load as they were
-                                          (files without it fill nodes to the limits)
+                                          (files without it fill nodes to the limits);
+                                          a node with none (left so by a MINID trim)
+                                          is 0, then its last entry's ms and seq
     [ENTRIES, count, chunk]               the stream's next `count` entries
     [IDMP, duration, maxsize, iids_added, iids_duplicates, producers]
                                           the stream's idempotent-production state
@@ -57,7 +59,8 @@ from libc.string cimport memcpy, memset
 from engine.resp.writer cimport WBuf, wb_reserve, ll_text, put_lit, put_hdr, put_bulk
 from engine.core.streamid cimport StreamID, id_cmp, id_decode, id_write
 from engine.core.stream cimport (Stream, StreamIter, stream_iter_start, stream_iter_next,
-                            stream_iter_stop, stream_iter_raw, stored_string, StreamNode)
+                            stream_iter_stop, stream_iter_raw, stored_string, StreamNode,
+                            stream_node_last_id)
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time, pe_count,
                             ENTRIES_READ_UNKNOWN)
 from engine.core.keyspace cimport Database
@@ -521,18 +524,22 @@ cdef list stream_header(bytes key, Stream s, object expire):
 
 cdef bytes node_sizes(Stream s):
     """The live entries of each node, in order, as varints: where the nodes begin. The
-    snapshot keeps no tombstones, so a node left with none live (an exact MINID trim
-    can leave one, as in Redis) does not come back."""
+    snapshot keeps no tombstones: a node with none live (an exact MINID trim can leave
+    one, as in Redis) comes back holding one, its last entry's ID."""
     cdef RadixIter it
     cdef WBuf b
     cdef StreamNode* node
+    cdef StreamID last
     memset(&b, 0, sizeof(WBuf))
     radix_iter_init(&it, s.nodes)
     cdef int more = radix_seek(&it, RADIX_FIRST, NULL)
     while more:
         node = (<StreamNode**>it.value)[0]
-        if node.live:
-            buf_varint(&b, node.live)
+        buf_varint(&b, node.live)
+        if not node.live:
+            stream_node_last_id(node, &last)
+            buf_varint(&b, last.ms)
+            buf_varint(&b, last.seq)
         more = radix_next(&it)
     cdef bytes sizes = buf_take(&b)
     free(b.data)
@@ -770,6 +777,7 @@ cdef class StateLoader:
         self.stream = s
         self.streams += 1
         self.store(s, rec[2])
+        self.tombstone_nodes()
         return 0
 
     # -- entries -------------------------------------------------------------------
@@ -787,15 +795,18 @@ cdef class StateLoader:
             raise RecordError(f"stream {self.key!r}: {e}") from None
         self.entries_left -= count
         self.entries += count
+        if self.entries_left == 0:
+            self.tombstone_nodes()
         if self.entries_left == 0 and id_cmp(&self.last_entry, &self.stream.last_id) > 0:
             raise RecordError(f"stream {self.key!r} has entries above its last ID")
         return 0
 
     cdef list read_node_sizes(self, object sizes):
-        """The stream's node sizes (live entries each, summing to its length)."""
+        """The stream's node sizes (live entries each, summing to its length; a node
+        with none is its last entry's ID, a tuple)."""
         cdef const uint8_t* p
         cdef const uint8_t* end
-        cdef uint64_t v, total = 0
+        cdef uint64_t v, ms, seq, total = 0
         cdef list out = []
         if type(sizes) is not bytes:
             raise RecordError("stream node sizes are not a byte string")
@@ -803,7 +814,15 @@ cdef class StateLoader:
         end = p + PyBytes_GET_SIZE(sizes)
         while p < end:
             p = get_varint(p, end, &v)
-            if p == NULL or v == 0 or v > self.entries_left - total:
+            if p != NULL and v == 0:
+                p = get_varint(p, end, &ms)
+                if p != NULL:
+                    p = get_varint(p, end, &seq)
+                if p == NULL:
+                    raise RecordError("bad stream node sizes")
+                out.append((ms, seq))
+                continue
+            if p == NULL or v > self.entries_left - total:
                 raise RecordError("bad stream node sizes")
             total += v
             out.append(v)
@@ -816,9 +835,25 @@ cdef class StateLoader:
         if self.node_left:
             self.node_left -= 1
             return 0
+        self.tombstone_nodes()
         self.node_left = <uint64_t>self.node_sizes[self.node_at] - 1
         self.node_at += 1
         return 1
+
+    cdef int tombstone_nodes(self) except -1:
+        """The nodes without live entries due before the next node of live ones (or
+        at the end), each rebuilt as one tombstone."""
+        cdef StreamID id
+        while self.node_sizes is not None and self.node_at < len(self.node_sizes) \
+                and type(self.node_sizes[self.node_at]) is tuple:
+            ms, seq = self.node_sizes[self.node_at]
+            id.ms, id.seq = ms, seq
+            if id_cmp(&id, &self.last_entry) <= 0 or id_cmp(&id, &self.stream.last_id) > 0:
+                raise RecordError(f"stream {self.key!r}: an empty node's ID is out of order")
+            self.stream.append_tombstone(&id)
+            self.last_entry = id
+            self.node_at += 1
+        return 0
 
     cdef int append_chunk(self, bytes chunk, uint64_t count) except -1:
         cdef Stream s = self.stream

@@ -5,7 +5,7 @@ from libc.stdint cimport uint8_t, uint64_t, int64_t
 
 from engine.core.streamid cimport (StreamID, id_cmp, id_incr, id_decr, id_format, id_is_zero,
                                    id_encode, id_decode)
-from engine.core.stream cimport (Stream, StreamIter, TRIM_NONE, TRIM_MAXLEN,
+from engine.core.stream cimport (Stream, StreamIter, TRIM_NONE, TRIM_MAXLEN, TRIM_MINID,
                             stream_iter_start, stream_iter_next, stream_iter_stop)
 from engine.core.keyspace cimport Database
 from engine.commands.context cimport CommandContext
@@ -72,7 +72,9 @@ cdef void log_acks(CommandContext ctx, bytes key, dict acks) except *:
 
 
 cdef int64_t apply_trim(CommandContext ctx, bytes key, Stream s, TrimArgs* args) except -1:
-    """Trims per args; logs the result as an exact MAXLEN trim so replay matches.
+    """Trims per args; logs it so that replay leaves the same nodes: an exact MINID
+    trim as itself (it may keep a head node of tombstones, which no MAXLEN trim
+    does), any other as an exact MAXLEN trim to the length it left.
     Counts no change itself (XADD's trim is part of its one change; XTRIM counts its
     entries). With groups, DELREF also drops the trimmed entries from every PEL and
     ACKED trims only entries no group needs (see trim_acked)."""
@@ -85,7 +87,10 @@ cdef int64_t apply_trim(CommandContext ctx, bytes key, Stream s, TrimArgs* args)
                                   args.limit)
     if deleted:
         if ctx.logging:
-            ctx.effects.append([b"XTRIM", key, b"MAXLEN", b"=", str(s.length).encode()])
+            ctx.effects.append(
+                [b"XTRIM", key, b"MINID", b"=", id_format(&args.minid)]
+                if args.strategy == TRIM_MINID and not args.approx else
+                [b"XTRIM", key, b"MAXLEN", b"=", str(s.length).encode()])
         if pending:
             log_acks(ctx, key, drop_trimmed(s, pending))
         ctx.touch(key, "t", b"xtrim")

@@ -80,6 +80,9 @@ cdef class Stream:
     # Removes a live entry (tombstone; whole node dropped when it empties).
     # Returns 1 if it existed. Does not touch max_deleted_id or first_id (XDEL does).
     cdef bint delete(self, const StreamID* id) except -1
+    # A node of its own holding one tombstone, `id` (above every entry so far): what
+    # the snapshot keeps of a node a MINID trim left with no live entry.
+    cdef int append_tombstone(self, const StreamID* id) except -1
     # Redis's trimming algorithm (whole nodes from the head; with `approx` stop at the
     # first node that cannot go whole; `limit` caps entries removed, 0 = none).
     # Returns the number of entries removed; keeps first_id right.
@@ -100,6 +103,9 @@ cdef class Stream:
     # A deep copy of the entries and the stream's counters (not its groups: see
     # groups.pyx copy_stream): the node index cloned, each node copied whole.
     cdef Stream copy_entries(self)
+
+# ID of a node's last entry, tombstone or not.
+cdef void stream_node_last_id(StreamNode* n, StreamID* out) noexcept
 
 # Iteration for callers that need IDs as C values (XREADGROUP, XAUTOCLAIM...).
 cdef void stream_iter_start(StreamIter* it, Stream s, const StreamID* start,

@@ -928,6 +928,18 @@ cdef class Stream:
         self.length -= 1
         return 1
 
+    cdef int append_tombstone(self, const StreamID* id) except -1:
+        cdef StreamNode* n
+        cdef Entry e
+        self.append(id, [b"", b""], 0, 1, 0, 1)
+        if not _find(self, id, &n, &e):
+            raise ValueError("a tombstone that was appended is not found")
+        _data(n)[e.off] |= FLAG_DELETED
+        n.live -= 1
+        n.deleted += 1
+        self.length -= 1
+        return 0
+
     cdef int64_t trim(self, TrimStrategy strategy, uint64_t maxlen,
                       const StreamID* minid, bint approx, int64_t limit) except -1:
         """Redis's streamTrim, step for step (see stream.pxd)."""
@@ -1142,6 +1154,10 @@ cdef void stream_iter_stop(StreamIter* it) noexcept:
 
 # ---------------------------------------------------------------------------------
 # Raw access for serializers (the snapshot and the RESP AOF base)
+
+cdef void stream_node_last_id(StreamNode* n, StreamID* out) noexcept:
+    _node_last_id(n, out)
+
 
 cdef uint64_t stream_entry_raw(StreamNode* n, uint32_t off, const uint8_t** names,
                               const uint8_t** values, const uint8_t** values_end) noexcept:

@@ -97,6 +97,47 @@ def test_node_boundaries_survive_saving(path, tmp_path):
         assert radix_tree_keys(client, "s") == (1 if path == "rewrite-resp-base" else nodes)
 
 
+@pytest.mark.parametrize("path", SAVE_PATHS)
+def test_a_node_left_with_only_tombstones_survives_saving(path, tmp_path):
+    """An exact MINID trim can leave the head node with tombstones only (Redis keeps
+    it). Every save but a RESP base keeps that node, and the stream then goes on as
+    redis-server's does: the next trim and XADDs give the same XINFO."""
+    def build(client):
+        for ms in (1, 2):
+            for seq in range(1, 5):
+                raw(client, "XADD", "s", f"{ms}-{seq}", "f", "v")
+        raw(client, "XADD", "s", "3-1", "f", "v")
+        raw(client, "XDEL", "s", "1-4")
+        assert raw(client, "XTRIM", "s", "MINID", "=", "1-4") == 3
+
+    def go_on(client):
+        raw(client, "XTRIM", "s", "MINID", "=", "2-2")
+        raw(client, "XADD", "s", "4-1", "f", "v")
+        info = raw(client, "XINFO", "STREAM", "s")
+        return {name: info[info.index(name) + 1] for name in (
+            b"length", b"radix-tree-keys", b"last-generated-id", b"max-deleted-entry-id",
+            b"entries-added", b"recorded-first-entry-id", b"first-entry", b"last-entry")}
+
+    with RedisServer(ORACLE_FLAGS + ("--stream-node-max-entries", "4"),
+                     workdir=tmp_path) as oracle:
+        client = oracle.client(protocol=2)
+        build(client)
+        nodes = radix_tree_keys(client, "s")
+        expected = go_on(client)
+    assert nodes == 3
+    with SavingServer(path, ("--stream-node-max-entries", "4")) as srv:
+        client = srv.client()
+        build(client)
+        assert radix_tree_keys(client, "s") == nodes
+        save_kill_restart(srv)
+        client = srv.client()
+        if path == "rewrite-resp-base":
+            assert radix_tree_keys(client, "s") == 2
+        else:
+            assert radix_tree_keys(client, "s") == nodes
+            assert go_on(client) == expected
+
+
 # --- the property: random commands at the limits, then save, kill -9, restart -----------
 
 U64_MAX = 2**64 - 1
