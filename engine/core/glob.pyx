@@ -12,7 +12,8 @@ Quirks kept on purpose for byte-exact compatibility: bytes are compared as C
 `char` (signed), which matters for ranges with bytes >= 0x80; `nocase` folds only
 ASCII letters (C locale tolower), and never applies to escaped bytes inside
 brackets. Matching runs in C without allocations; the skip-longer-matches cut
-keeps patterns like "*a*a*a*...b" linear-ish, as in Redis.
+keeps patterns like "*a*a*a*...b" linear-ish, and, as in Redis, a match that would
+nest more than MAX_NESTING stars deep fails (the C stack stays bounded).
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
@@ -31,10 +32,15 @@ cdef inline int _at(const char* p, Py_ssize_t n) noexcept:
     return <signed char>p[0]
 
 
+DEF MAX_NESTING = 1000
+
+
 cdef bint _match(const char* pattern, Py_ssize_t plen, const char* string,
-                 Py_ssize_t slen, bint nocase, bint* skip_longer) noexcept:
+                 Py_ssize_t slen, bint nocase, bint* skip_longer, int nesting) noexcept:
     cdef bint negate, matched
     cdef int start, end, c, t
+    if nesting > MAX_NESTING:
+        return 0
     while plen > 0 and slen > 0:
         c = <signed char>pattern[0]
         if c == 42:  # '*'
@@ -44,7 +50,8 @@ cdef bint _match(const char* pattern, Py_ssize_t plen, const char* string,
             if plen == 1:
                 return 1
             while slen > 0:
-                if _match(pattern + 1, plen - 1, string, slen, nocase, skip_longer):
+                if _match(pattern + 1, plen - 1, string, slen, nocase, skip_longer,
+                          nesting + 1):
                     return 1
                 if skip_longer[0]:
                     return 0
@@ -130,7 +137,7 @@ cdef bint _match(const char* pattern, Py_ssize_t plen, const char* string,
 cdef bint stringmatchlen(const char* pattern, Py_ssize_t plen, const char* string,
                          Py_ssize_t slen, bint nocase) noexcept:
     cdef bint skip_longer = 0
-    return _match(pattern, plen, string, slen, nocase, &skip_longer)
+    return _match(pattern, plen, string, slen, nocase, &skip_longer, 0)
 
 
 cpdef bint match(bytes pattern, bytes string, bint nocase=False):

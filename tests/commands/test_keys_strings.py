@@ -584,6 +584,21 @@ def test_glob_unit_cases():
     assert match(b"[\x80-\xff]", b"\x90") and not match(b"[a-\xff]", b"b")   # C's signed char
 
 
+def test_deeply_nested_patterns_give_up_as_redis_does(oracle):
+    """Past 1,000 nested stars a match fails (Redis's limit), so a hostile pattern
+    (KEYS with `*a` or `*?` repeated 50,000 times) neither recurses without bound nor
+    runs on."""
+    eng = Engine()
+    for n in (1000, 1001, 50_000):
+        key = b"a" * n
+        for side in (eng, oracle):
+            side.execute("FLUSHALL")
+            side.execute("SET", key, "1")
+        for pattern in (b"*a" * n, b"*?" * n):
+            assert eng.execute("KEYS", pattern) == oracle.execute("KEYS", pattern), (n, pattern[:4])
+    assert match(b"*a" * 1000, b"a" * 1000) and not match(b"*a" * 1001, b"a" * 1001)
+
+
 def _scan_all(executor, *options) -> list:
     cursor, seen = b"0", []
     for _ in range(10_000):
