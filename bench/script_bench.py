@@ -18,6 +18,10 @@ per-round ratios, so load that comes and goes on a shared machine hits both side
               script through a Session of an Engine (us per run), and one script running
               `redis.call('INCR', KEYS[1])` 100,000 times (calls/s), beside redis-server
               running that same loop (its time from INFO commandstats).
+  FUNCTION LOAD  libraries loaded per second over a pipe of FUNCTION LOADs, on an empty
+              server and again once it holds --libraries of them: whether loading slows
+              as libraries accumulate (it must not: each load checks its names against
+              the others by lookup).
 
 Target (issue 15): sluice-server >= 0.5x redis-server's rate for EVALSHA and cached EVAL
 as `redis-benchmark -n 100000` sends them (50 clients, unpipelined). The -P 16 rows are
@@ -109,7 +113,36 @@ def bench_in_process(args, redis_client) -> dict:
             "redis_loop": max(theirs) if theirs else None}
 
 
-def report(rates: dict, cpu: dict, local: dict, args, version: str) -> None:
+def library(i: int) -> str:
+    return "#!lua name=lib%d\nredis.register_function('f%d', function() return %d end)" % (
+        i, i, i)
+
+
+def load_rate(client, first: int, count: int) -> float:
+    """Libraries first..first+count-1 loaded through one pipeline: loads per second."""
+    pipe = client.pipeline(transaction=False)
+    for i in range(first, first + count):
+        pipe.function_load(library(i))
+    t0 = time.perf_counter()
+    pipe.execute()
+    return count / (time.perf_counter() - t0)
+
+
+def bench_function_loads(servers: dict, args) -> dict:
+    """{(phase, server): loads/s}: the first libraries, then more once --libraries are in."""
+    out = {}
+    step = 2000
+    for name, (_port, client) in servers.items():
+        client.function_flush()
+        out[("first", name)] = load_rate(client, 1, step)
+        for first in range(step + 1, args.libraries + 1, 5000):
+            load_rate(client, first, min(5000, args.libraries + 1 - first))
+        out[("later", name)] = load_rate(client, args.libraries + 1, step)
+        client.function_flush()
+    return out
+
+
+def report(rates: dict, cpu: dict, local: dict, loads: dict, args, version: str) -> None:
     rows = []
     for kind in ("EVALSHA", "EVAL"):
         for pipeline in (1, PIPELINE):
@@ -133,6 +166,11 @@ def report(rates: dict, cpu: dict, local: dict, args, version: str) -> None:
                  "its usec_per_call)" % args.loop_calls, "%.0f" % local["loop"],
                  C.fmt_int(theirs), C.fmt_ratio(None if theirs is None else local["loop"] / theirs),
                  "", ""])
+    for phase, label in (("first", "on an empty server"),
+                         ("later", "once %d are loaded" % args.libraries)):
+        ours, theirs = loads[(phase, "sluice")], loads[(phase, "redis")]
+        rows.append(["(info) FUNCTION LOAD, 2000 libraries %s (loads/s)" % label,
+                     "%.0f" % ours, "%.0f" % theirs, C.fmt_ratio(ours / theirs), "", ""])
     C.print_table("scripts: sluice-server vs redis-server %s (medians of %d rounds; ratios: "
                   "median of the per-round ratios)" % (version, args.rounds),
                   ["benchmark", "sluice", "redis-server", "ratio", "target", ""], rows,
@@ -147,6 +185,8 @@ def main(argv=None) -> int:
                     help="redis-benchmark -n (default 100000, quick 50000)")
     ap.add_argument("--in-process-runs", type=int, default=100_000)
     ap.add_argument("--loop-calls", type=int, default=100_000)
+    ap.add_argument("--libraries", type=int, default=30_000,
+                    help="libraries loaded before the second FUNCTION LOAD rate")
     args = ap.parse_args(argv)
     C.quick_defaults(args, rounds=(1, 3), requests=(50_000, 100_000))
     C.header("script_bench", args)
@@ -156,7 +196,8 @@ def main(argv=None) -> int:
         servers, version = both
         rates, cpu = bench_servers(servers, args)
         local = bench_in_process(args, servers["redis"][1])
-        report(rates, cpu, local, args, version)
+        loads = bench_function_loads(servers, args)
+        report(rates, cpu, local, loads, args, version)
     return 0
 
 

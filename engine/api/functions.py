@@ -164,15 +164,20 @@ class Functions:
         """Refuses a function whose name (in any case) a function of another library
         has: one that stays, or one of the libraries coming in. (Within a library only
         the exact name must be new, as in Redis 7.0.)"""
-        taken = {key: fn for key, fn in self.functions.items() if fn.library not in replaced}
+        incoming: dict[bytes, Function] = {}
         for library in libraries:
             for fn in library.functions.values():
-                other = taken.get(fn.name.lower())
+                key = fn.name.lower()
+                other = incoming.get(key)
+                if other is None:
+                    other = self.functions.get(key)
+                    if other is not None and other.library in replaced:
+                        other = None
                 if other is not None and other.library != fn.library:
                     raise ResponseError(f"ERR Function {fn.name.decode('utf-8', 'replace')} "
                                         "already exists")
             for fn in library.functions.values():
-                taken.setdefault(fn.name.lower(), fn)
+                incoming.setdefault(fn.name.lower(), fn)
 
     def _install(self, library: Library) -> None:
         old = self.libraries.pop(library.name, None)
