@@ -64,6 +64,7 @@ class ScriptRuntime:
         self._is_command = is_command
         self.resp3 = False          # redis.setresp(3) in the running script
         self._random = Random48()
+        self.collect_above = max_memory // 4    # heap bytes a script may leave behind
         lua = self.lua = LuaRuntime(encoding=None, unpack_returned_tuples=True,
                                     max_memory=max_memory,
                                     register_eval=False, register_builtins=False,

@@ -16,7 +16,20 @@ cpdef object run_script(object runtime, object fn, list keys, list args, str nam
     """Runs fn (runtime.compile's) with KEYS and ARGV; returns its reply, or raises
     ResponseError with the text Redis prints (`name`: the sha or the function).
     Booleans follow the protocol the script chose (redis.setresp): 1 and nil in RESP2,
-    booleans in RESP3 (which a RESP2 client then reads as 1 and 0)."""
+    booleans in RESP3 (which a RESP2 client then reads as 1 and 0).
+
+    A script that leaves a big heap behind has it collected at once: Lua 5.1 collects
+    again only once the heap has doubled, and with no collection when an allocation
+    fails, the next script would otherwise meet the heap's limit in garbage."""
+    try:
+        return _run(runtime, fn, keys, args, name)
+    finally:
+        lua = runtime.lua
+        if lua.get_memory_used() > runtime.collect_above:
+            lua.gccollect()
+
+
+cdef object _run(object runtime, object fn, list keys, list args, str name):
     cdef Py_ssize_t nkeys = len(keys)
     runtime.resp3 = False
     if nkeys + len(args) <= MAX_VARARGS:

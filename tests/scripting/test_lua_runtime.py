@@ -601,3 +601,21 @@ def test_struct_matches_python_struct() -> None:
 
     assert lstruct.pack(b"<iHd", -5, 7, 0.25) == struct.pack("<iHd", -5, 7, 0.25)
     assert lstruct.unpack(b">hI", struct.pack(">hI", -2, 9)) == (-2, 9, 7)
+
+
+def test_a_big_heap_left_by_one_script_is_not_the_next_ones_garbage(engine) -> None:
+    """Lua 5.1 collects only when the heap has doubled since the last cycle, and never
+    when an allocation fails: the garbage of a script that held most of the heap would
+    make the next script run out of memory. It is collected when the first ends."""
+    from engine.scripting import ScriptRuntime
+
+    limit = 64 << 20
+    runtime = ScriptRuntime(lambda argv: engine.execute(*argv), redis_version=ORACLE_VERSION,
+                            max_memory=limit)
+    hold = runtime.compile(b"local t = {} for i = 1, 45000 do t[i] = string.rep('x', 1000) .. i "
+                           b"end return #t")
+    churn = runtime.compile(b"local n = 0 for i = 1, 36000 do n = n + #(string.rep('y', 1000) .. i) "
+                            b"end return n")
+    assert runtime.run(hold, [], [], "x") == 45000
+    assert runtime.lua.get_memory_used() < limit // 4
+    assert runtime.run(churn, [], [], "x") > 36_000_000
