@@ -129,6 +129,8 @@ class LuaToReply:
     def __init__(self, lua: LuaRuntime) -> None:
         self._rawget = lua.eval("rawget")
         self._getmetatable = lua.eval("getmetatable")
+        # lupa hands an integral Lua number over as an int, -0 as 0: Lua tells the sign
+        self._negative_zero = lua.eval("function(t) return 1 / rawget(t, 'double') < 0 end")
 
     def convert(self, value: Any, resp3: bool) -> Any:
         """`resp3`: the script's protocol (redis.setresp)."""
@@ -181,6 +183,8 @@ class LuaToReply:
             return Status(ok)
         double = get(b"double")
         if type(double) is int or type(double) is float:
+            if double == 0 and self._negative_zero(value):
+                return -0.0
             return float(double)
         big = get(b"big_number")
         if type(big) is bytes:
