@@ -2,23 +2,33 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+SERVER_STAMP := $(VENV)/.installed-server
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: build probes test oracle java clean bench serve pipeline-demo
+.PHONY: build probes test oracle java clean bench serve pipeline-demo conf
 
-$(STAMP): pyproject.toml setup.py
+# What the server needs: the core dependencies and the compiled engine.
+$(SERVER_STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip setuptools wheel "Cython>=3.0.10"
-	$(PY) -m pip install -q -e '.[test,spark]'
+	$(PY) -m pip install --upgrade pip setuptools wheel "Cython>=3.0.10"
+	@echo "== installing sluice: compiling the Cython core takes a few minutes"
+	$(PY) -m pip install -e .
+	touch $(SERVER_STAMP)
+
+# Everything else: the test tools and Spark (pyspark, pandas, pyarrow).
+$(STAMP): $(SERVER_STAMP)
+	@echo "== installing the test and Spark extras"
+	$(PY) -m pip install -e '.[test,spark]'
 	touch $(STAMP)
 
-build: $(STAMP)
+build: $(SERVER_STAMP)
+	@echo "== building the extension modules that changed"
 	$(PY) setup.py -q build_ext --inplace -j 2
 
 # The test probes (tests/native/*.pyx): the engine's C structures driven from tests,
 # built beside the engine by their own setup script so that no wheel ships them.
-probes: build
+probes: build $(STAMP)
 	$(PY) tests/native/setup.py -q build_ext --inplace
 
 # The differential oracle: Debian's redis-server.
@@ -39,14 +49,18 @@ test: probes oracle java
 # The RESP server on 127.0.0.1:6379 with persistence on (AOF + snapshots in ./data);
 # Ctrl-C stops it cleanly (final fsync).
 serve: build
-	mkdir -p data && $(VENV)/bin/sluice-server --dir ./data --port 6379 --bind 127.0.0.1 --appendonly yes
+	mkdir -p data && $(VENV)/bin/sluice-server sluice.conf --dir ./data --appendonly yes
+
+# sluice.conf, the example configuration, written again from the directive table.
+conf: build
+	$(PY) -m engine.server.config.example > sluice.conf
 
 # The example pipeline (pipeline/examples/): a temporary persistent sluice-server, a
 # page-view generator, a Spark Structured Streaming job totalling them per user per
 # window into another stream, a consumer group printing the totals, two sluice-worker
 # processes alerting on them; ~90 s, then the
 # counts of every stage, checked for agreement (non-zero exit if they disagree).
-pipeline-demo: build java
+pipeline-demo: build $(STAMP) java
 	$(PY) -m pipeline.examples.demo
 
 # The bench extra: the libraries worker_bench.py compares pipeline.worker with.
