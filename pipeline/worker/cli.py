@@ -50,7 +50,9 @@ _HELP = {
                      "(at least 2 x lock-ttl)",
     "batch_size": "most entries one scan requeues",
     "max_retries": "requeues before an entry goes to the dead-letter stream",
-    "dlq_stream": "dead-letter stream (default: {STREAM}:dlq; '' for none: dropped and logged)",
+    "dlq_stream": "dead-letter stream (default: the stream's name in braces then ':dlq', e.g. "
+                  "'{orders}:dlq' for stream orders: the braces keep it in the stream's Redis "
+                  "Cluster slot; '' for none: dropped and logged)",
     "field_prefix": "prefix of the library's fields (_retry_count, _original_id, _last_error)",
     "scan_jitter": "scan interval jitter, as a fraction of it",
     "keyspace_listener": "requeue at once on lock-key expired events (the fast path)",
@@ -182,8 +184,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         log.error("cannot reach %s: %s", shown_url(args.url), error)
         return EXIT_UNREACHABLE
     worker = Worker(client, config, handler)
-    log.info("consuming %s (group %s) as %s on %s, %d handler threads", config.stream, config.group,
-             config.consumer, shown_url(args.url), config.concurrency)
+    log.info("consuming %s (group %s) as %s on %s, %d handler threads; dead letters go to %s",
+             config.stream, config.group, config.consumer, shown_url(args.url), config.concurrency,
+             repr(config.dlq) if config.dlq else "nowhere (dropped and logged)")
     try:
         worker.run()
     except Exception:  # noqa: BLE001 - whatever stopped the worker, said once, with its exit status

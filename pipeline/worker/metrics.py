@@ -31,7 +31,8 @@ HISTOGRAMS = {
     "handler_duration_seconds": "Time a handler ran, whether it returned or raised",
     "recovery_scan_duration_seconds": "Time of one reconciliation scan",
 }
-GAUGES = {"pel_depth": "Entries pending in the group (delivered, not acknowledged) at the last scan"}
+GAUGES = {"pel_depth": "Entries pending in the group (delivered, not acknowledged) at the "
+                       "last read, acknowledgement or scan"}
 LABELS = ("stream", "group", "consumer")
 GROUP_LABELS = ("stream", "group")
 

@@ -56,6 +56,8 @@ class Reconciler:
             if len(page) < r.batch_size:
                 break
             start = "(" + text(page[-1]["message_id"])
+        if requeued:
+            log.info("recovery scan of %s: %d entries of dead workers taken back", c.stream, requeued)
         summary = await resolve(self._client.xpending(c.stream, c.group))
         self._stats.set("pel_depth", summary["pending"])
         self._stats.add("recovery_scans")

@@ -32,9 +32,9 @@ class Requeuer:
             error=error_key(c.stream, entry_id), group=c.group, entry_id=entry_id,
             prefix=c.recovery.field_prefix, max_retries=c.recovery.max_retries,
             reason=reason, token=token)
-        return then(reply, lambda result: self._record(entry_id, source, result))
+        return then(reply, lambda result: self._record(entry_id, source, reason, result))
 
-    def _record(self, entry_id: str, source: str, result: RequeueResult) -> RequeueResult:
+    def _record(self, entry_id: str, source: str, reason: str, result: RequeueResult) -> RequeueResult:
         """Counts and logs what the requeue script did."""
         c = self._config
         counter: Optional[str] = {
@@ -44,7 +44,9 @@ class Requeuer:
         }.get(result.outcome)
         if counter:
             self._stats.add(counter)
-        if result.outcome == "dead":
+        if result.outcome == "requeued":
+            log.info("%s %s: requeued as %s (%s)", c.stream, entry_id, result.new_id, reason)
+        elif result.outcome == "dead":
             log.warning("%s %s: past %d retries, moved to %s as %s", c.stream, entry_id,
                         c.recovery.max_retries, c.dlq, result.new_id)
         elif result.outcome == "dropped":

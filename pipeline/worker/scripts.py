@@ -10,17 +10,20 @@ from typing import Any, Sequence
 from pipeline.worker.flows import Maybe, then
 from pipeline.worker.task import text
 
-# KEYS: the locks of one read's entries; ARGV: token, ttl_ms. Per lock 1 when it is ours
-# (taken now, or already ours: a call retried after its reply was lost), else 0.
+# KEYS: the stream, then the locks of one read's entries; ARGV: token, ttl_ms, group.
+# Per lock 1 when it is ours (taken now, or already ours: a call retried after its reply
+# was lost), else 0; then the group's pending count.
 _ACQUIRE = """
 local got = {}
-for i, lock in ipairs(KEYS) do
+for i = 2, #KEYS do
+  local lock = KEYS[i]
   if redis.call('SET', lock, ARGV[1], 'NX', 'PX', ARGV[2]) or redis.call('GET', lock) == ARGV[1] then
-    got[i] = 1
+    got[i - 1] = 1
   else
-    got[i] = 0
+    got[i - 1] = 0
   end
 end
+got[#KEYS] = redis.call('XPENDING', KEYS[1], ARGV[3])[1]
 return got
 """
 
@@ -42,14 +45,15 @@ return 0
 
 # KEYS: stream, then the finished tasks' locks; ARGV: group, then per lock its entry's
 # id and our token. The tasks are done: XACK them all, and free each lock still ours.
-# Returns how many the XACK acknowledged.
+# Returns how many the XACK acknowledged and the group's pending count after it.
 _ACK = """
 local ids = {}
 for i = 2, #KEYS do
   ids[i - 1] = ARGV[2 * i - 2]
   if redis.call('GET', KEYS[i]) == ARGV[2 * i - 1] then redis.call('DEL', KEYS[i]) end
 end
-return redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
+local acked = redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
+return {acked, redis.call('XPENDING', KEYS[1], ARGV[1])[1]}
 """
 
 # KEYS: stream, dlq (the stream again when there is none), lock, error note
@@ -100,8 +104,12 @@ def _is_one(reply: Any) -> bool:
     return reply == 1
 
 
-def _each_one(reply: Any) -> list[bool]:
-    return [got == 1 for got in reply]
+def _locks_and_pending(reply: Any) -> tuple[list[bool], int]:
+    return [got == 1 for got in reply[:-1]], reply[-1]
+
+
+def _acked_and_pending(reply: Any) -> tuple[int, int]:
+    return reply[0], reply[1]
 
 
 def _requeue_result(reply: Any) -> RequeueResult:
@@ -120,10 +128,12 @@ class Scripts:
         self._ack = client.register_script(_ACK)
         self._requeue = client.register_script(_REQUEUE)
 
-    def acquire(self, locks: Sequence[str], token: str, ttl_ms: int) -> Maybe[list[bool]]:
+    def acquire(self, stream: str, group: str, locks: Sequence[str], token: str,
+                ttl_ms: int) -> Maybe[tuple[list[bool], int]]:
         """Takes the locks (one slot: they share the stream's hash tag) in one call;
-        per lock whether it is ours."""
-        return then(self._acquire(keys=list(locks), args=[token, ttl_ms]), _each_one)
+        per lock whether it is ours, and the group's pending count."""
+        return then(self._acquire(keys=[stream, *locks], args=[token, ttl_ms, group]),
+                    _locks_and_pending)
 
     def renew(self, lock: str, token: str, ttl_ms: int) -> Maybe[bool]:
         return then(self._renew(keys=[lock], args=[token, ttl_ms]), _is_one)
@@ -131,13 +141,16 @@ class Scripts:
     def release(self, lock: str, token: str) -> Maybe[bool]:
         return then(self._release(keys=[lock], args=[token]), _is_one)
 
-    def ack(self, stream: str, group: str, done: Sequence[tuple[str, str, str]]) -> Maybe[int]:
+    def ack(self, stream: str, group: str,
+            done: Sequence[tuple[str, str, str]]) -> Maybe[tuple[int, int]]:
         """XACKs the `done` tasks, (entry id, lock, token) each, and frees the locks still
-        ours, in one call; how many the XACK acknowledged."""
+        ours, in one call; how many the XACK acknowledged, and the group's pending count
+        after it."""
         args: list[str] = [group]
         for entry_id, _, token in done:
             args += (entry_id, token)
-        return self._ack(keys=[stream, *(lock for _, lock, _ in done)], args=args)
+        return then(self._ack(keys=[stream, *(lock for _, lock, _ in done)], args=args),
+                    _acked_and_pending)
 
     def requeue(self, *, stream: str, dlq: str, lock: str, error: str, group: str, entry_id: str,
                 prefix: str, max_retries: int, reason: str, token: str = "") -> Maybe[RequeueResult]:

@@ -30,7 +30,8 @@ class WorkerStats:
     recovery_dlq: int = 0
     recovery_dropped: int = 0                # past max retries with no DLQ
     recovery_scans: int = 0
-    pel_depth: int = 0                       # a gauge: the group's pending count at the last scan
+    pel_depth: int = 0                       # a gauge: the group's pending count at the last
+                                             # read, acknowledgement or scan
     # Not stats (compare=False keeps them out of the snapshot).
     sink: Optional[StatsSink] = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)

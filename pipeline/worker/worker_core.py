@@ -168,8 +168,12 @@ class WorkerCore:
             if deleted:                 # deleted between XADD and our read: nothing to run
                 await until_connected(lambda: self.client.xack(c.stream, c.group, *deleted),
                                       f"acknowledging deleted {', '.join(deleted)}", self._stopped_within)
-            ours = await until_connected(lambda: self.scripts.acquire(locks, token, self._ttl_ms),
-                                         f"locking {len(locks)} entries", self._stopped_within) if locks else []
+            ours = []
+            if locks:
+                ours, pending = await until_connected(
+                    lambda: self.scripts.acquire(c.stream, c.group, locks, token, self._ttl_ms),
+                    f"locking {len(locks)} entries", self._stopped_within)
+                self.stats.set("pel_depth", pending)
         except DISCONNECTED:            # stopped while the server was away: recovery takes them
             give_back(len(live))
             return
@@ -228,13 +232,15 @@ class WorkerCore:
             for _, lock, _ in group:
                 self.heartbeat.drop(lock)
             try:
-                await until_connected(lambda: self.scripts.ack(c.stream, c.group, group),  # noqa: B023
-                                      f"acknowledging {len(group)} tasks", self._closed_within)
+                _, pending = await until_connected(
+                    lambda: self.scripts.ack(c.stream, c.group, group),  # noqa: B023
+                    f"acknowledging {len(group)} tasks", self._closed_within)
             except BaseException:
                 for _, lock, _ in self._acks.give_up():   # their locks expire: recovery requeues them
                     self.heartbeat.drop(lock)
                 raise
             self.stats.add("tasks_done", len(group))
+            self.stats.set("pel_depth", pending)
 
     async def _requeue_unfinished(self) -> None:
         """Shutdown's last step: requeue the entries whose handlers did not finish in time."""

@@ -214,8 +214,9 @@ def test_a_flow_runs_to_its_end_on_values_and_refuses_awaitables() -> None:
 
 def test_lock_is_renewed_and_released_only_by_its_token(client: redis.Redis) -> None:
     scripts, lock = Scripts(client), lock_key(STREAM, "1-0")
-    assert scripts.acquire([lock], "mine", 60_000) == [True]
-    assert scripts.acquire([lock], "theirs", 60_000) == [False]
+    client.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+    assert scripts.acquire(STREAM, GROUP, [lock], "mine", 60_000) == ([True], 0)
+    assert scripts.acquire(STREAM, GROUP, [lock], "theirs", 60_000) == ([False], 0)
     assert not scripts.renew(lock, "theirs", 120_000)
     assert client.pttl(lock) <= 60_000
     assert scripts.renew(lock, "mine", 120_000) and client.pttl(lock) > 60_000
@@ -225,20 +226,21 @@ def test_lock_is_renewed_and_released_only_by_its_token(client: redis.Redis) -> 
 
 def test_locks_of_a_read_are_taken_and_freed_in_one_call_each(client: redis.Redis) -> None:
     """One call takes a read's locks (ours again counts: a retried call), one call
-    acknowledges a group of finished tasks and frees only the locks still ours."""
+    acknowledges a group of finished tasks and frees only the locks still ours; both
+    say how many entries the group has pending (the pel_depth gauge)."""
     scripts = Scripts(client)
     client.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
     ids = [client.xadd(STREAM, {"n": str(n)}) for n in range(3)]
     client.xreadgroup(GROUP, "c1", {STREAM: ">"})
     locks = [lock_key(STREAM, entry_id) for entry_id in ids]
     client.set(locks[1], "theirs")
-    assert scripts.acquire(locks, "mine", 60_000) == [True, False, True]
-    assert scripts.acquire(locks, "mine", 60_000) == [True, False, True]
+    assert scripts.acquire(STREAM, GROUP, locks, "mine", 60_000) == ([True, False, True], 3)
+    assert scripts.acquire(STREAM, GROUP, locks, "mine", 60_000) == ([True, False, True], 3)
     assert 0 < client.pttl(locks[0]) <= 60_000 and client.ttl(locks[1]) == -1
-    assert scripts.ack(STREAM, GROUP, [(ids[0], locks[0], "mine"), (ids[1], locks[1], "mine")]) == 2
+    assert scripts.ack(STREAM, GROUP, [(ids[0], locks[0], "mine"), (ids[1], locks[1], "mine")]) == (2, 1)
     assert not client.exists(locks[0]) and client.get(locks[1]) == "theirs" and client.exists(locks[2])
     assert [e["message_id"] for e in client.xpending_range(STREAM, GROUP, "-", "+", 10)] == [ids[2]]
-    assert scripts.ack(STREAM, GROUP, [(ids[0], locks[0], "mine"), (ids[2], locks[2], "mine")]) == 1
+    assert scripts.ack(STREAM, GROUP, [(ids[0], locks[0], "mine"), (ids[2], locks[2], "mine")]) == (1, 0)
     assert client.xpending(STREAM, GROUP)["pending"] == 0 and not client.exists(locks[2])
 
 
@@ -291,7 +293,7 @@ def test_requeue_skips_a_live_lock_but_frees_its_own(client: redis.Redis) -> Non
     client.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
     client.xadd(STREAM, {"task": "a"})
     entry_id = read_one(client)
-    scripts.acquire([lock_key(STREAM, entry_id)], "owner", 60_000)
+    scripts.acquire(STREAM, GROUP, [lock_key(STREAM, entry_id)], "owner", 60_000)
     assert requeue(scripts, entry_id).outcome == "alive"
     assert client.xpending(STREAM, GROUP)["pending"] == 1
     result = requeue(scripts, entry_id, token="owner", prefix="meta.")
@@ -383,7 +385,7 @@ def test_a_dead_consumers_entries_are_recovered(backend: Backend, client: redis.
     [[_, held]] = client.xreadgroup(GROUP, "dead", {STREAM: ">"}, count=6)
     for entry_id, _ in held:
         if locked:
-            Scripts(client).acquire([lock_key(STREAM, entry_id)], "dead-token", 500)
+            Scripts(client).acquire(STREAM, GROUP, [lock_key(STREAM, entry_id)], "dead-token", 500)
     worker = workers("w1")
     wait_for(lambda: len(done(client)) == 10, "every task to complete")
     stats = stop_and_collect([worker])

@@ -107,6 +107,28 @@ def test_metrics_endpoint_serves_what_the_stats_counted(sluice: servers.SluiceSe
     assert sample(samples, "pel_depth", stream=STREAM, group=GROUP) == 0
 
 
+def test_pel_depth_follows_reads_and_acknowledgements(sluice: servers.SluiceServer, client: redis.Redis,
+                                                      mode: str) -> None:
+    """The gauge is the group's pending count as of the last read, acknowledgement or
+    scan: with scans far apart it shows the tasks in flight, then none."""
+    release = threading.Event()
+
+    def held(task: Task) -> None:
+        release.wait(WAIT_S)
+
+    recovery = RecoveryConfig(reconciliation_interval=3600, min_idle_time=7200, max_retries=0)
+    worker = make_worker(mode, sluice.port, config("p1", recovery=recovery), held)
+    with WorkerThread(worker):
+        wait_for(lambda: worker.stats.recovery_scans == 1, "the start-up scan")
+        for n in range(3):
+            client.xadd(STREAM, {"n": n})
+        wait_for(lambda: worker.stats.pel_depth == 3, "pel_depth 3 while the tasks run")
+        release.set()
+        wait_for(lambda: worker.stats.tasks_done == 3, "3 tasks done")
+        wait_for(lambda: worker.stats.pel_depth == 0, "pel_depth 0 once they are acknowledged")
+        assert worker.stats.recovery_scans == 1
+
+
 def test_workers_in_one_process_keep_their_series_apart(sluice: servers.SluiceServer, client: redis.Redis,
                                                         mode: str) -> None:
     """Own registries (the default) do not clash; a shared one holds one series per consumer."""
