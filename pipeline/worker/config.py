@@ -28,6 +28,8 @@ class RecoveryConfig:
     field_prefix: str = "_"                 # of the library's fields: _retry_count, _original_id
     scan_jitter: float = 0.1                # +- this fraction of the interval, so pods spread out
     keyspace_listener: bool = True          # the fast path on lock-key `expired` events
+    idle_consumer_timeout: Optional[float] = 86400.0   # scans remove consumers with nothing
+                                            # pending idle this long (None: never)
 
     def __post_init__(self) -> None:
         _positive("reconciliation_interval", self.reconciliation_interval)
@@ -39,6 +41,8 @@ class RecoveryConfig:
         if not self.field_prefix:
             raise ConfigError("field_prefix must not be empty: the library's fields would "
                               "collide with the task's own (use the default '_')")
+        if self.idle_consumer_timeout is not None:
+            _positive("idle_consumer_timeout", self.idle_consumer_timeout)
         if not 0 <= self.scan_jitter < 1:
             raise ConfigError(f"scan_jitter must be in [0, 1), got {self.scan_jitter!r}")
 

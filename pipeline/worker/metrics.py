@@ -26,6 +26,7 @@ COUNTERS = {
     "recovery_dlq": "Entries moved to the dead-letter stream past max_retries",
     "recovery_dropped": "Entries dropped past max_retries, with no dead-letter stream",
     "recovery_scans": "Reconciliation scans run",
+    "consumers_removed": "Idle consumers with nothing pending that scans removed from the group",
 }
 HISTOGRAMS = {
     "handler_duration_seconds": "Time a handler ran, whether it returned or raised",

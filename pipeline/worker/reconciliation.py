@@ -13,6 +13,7 @@ import redis
 from pipeline.worker.config import WorkerConfig
 from pipeline.worker.flows import Maybe, for_client, resolve
 from pipeline.worker.requeue import Requeuer
+from pipeline.worker.scripts import Scripts
 from pipeline.worker.stats import WorkerStats
 from pipeline.worker.task import text
 
@@ -29,10 +30,12 @@ class Reconciler:
 
     name = "worker-reconcile"
 
-    def __init__(self, client: Any, config: WorkerConfig, requeuer: Requeuer, stats: WorkerStats) -> None:
+    def __init__(self, client: Any, config: WorkerConfig, requeuer: Requeuer, scripts: Scripts,
+                 stats: WorkerStats) -> None:
         self._client = client
         self._config = config
         self._requeuer = requeuer
+        self._scripts = scripts
         self._stats = stats
 
     def scan_once(self) -> Maybe[int]:
@@ -58,6 +61,13 @@ class Reconciler:
             start = "(" + text(page[-1]["message_id"])
         if requeued:
             log.info("recovery scan of %s: %d entries of dead workers taken back", c.stream, requeued)
+        if r.idle_consumer_timeout is not None:
+            gone = await resolve(self._scripts.prune(c.stream, c.group,
+                                                     int(r.idle_consumer_timeout * 1000), c.consumer))
+            if gone:
+                self._stats.add("consumers_removed", len(gone))
+                log.info("%s: removed %d idle consumers with nothing pending from group %s: %s",
+                         c.stream, len(gone), c.group, ", ".join(text(name) for name in gone))
         summary = await resolve(self._client.xpending(c.stream, c.group))
         self._stats.set("pel_depth", summary["pending"])
         self._stats.add("recovery_scans")

@@ -56,6 +56,23 @@ local acked = redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
 return {acked, redis.call('XPENDING', KEYS[1], ARGV[1])[1]}
 """
 
+# KEYS: stream; ARGV: group, idle_ms, our consumer name. Removes the group's consumers
+# with nothing pending that have not read for idle_ms (never ourselves): checked and
+# removed in one step, so no entry can be delivered to one between the two and lost
+# with it. Returns their names.
+_PRUNE = """
+local gone = {}
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local info = {}
+  for i = 1, #consumer, 2 do info[consumer[i]] = consumer[i + 1] end
+  if info['pending'] == 0 and info['idle'] >= tonumber(ARGV[2]) and info['name'] ~= ARGV[3] then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], info['name'])
+    gone[#gone + 1] = info['name']
+  end
+end
+return gone
+"""
+
 # KEYS: stream, dlq (the stream again when there is none), lock, error note
 # ARGV: group, id, field prefix, max retries, reason, token ('' = not ours), dlq enabled
 # Returns {outcome, new id}. Skips an entry whose lock someone else holds; XACKs and,
@@ -127,6 +144,7 @@ class Scripts:
         self._release = client.register_script(_RELEASE)
         self._ack = client.register_script(_ACK)
         self._requeue = client.register_script(_REQUEUE)
+        self._prune = client.register_script(_PRUNE)
 
     def acquire(self, stream: str, group: str, locks: Sequence[str], token: str,
                 ttl_ms: int) -> Maybe[tuple[list[bool], int]]:
@@ -151,6 +169,10 @@ class Scripts:
             args += (entry_id, token)
         return then(self._ack(keys=[stream, *(lock for _, lock, _ in done)], args=args),
                     _acked_and_pending)
+
+    def prune(self, stream: str, group: str, idle_ms: int, consumer: str) -> Maybe[list]:
+        """Removes the idle consumers with nothing pending (not `consumer`); their names."""
+        return self._prune(keys=[stream], args=[group, idle_ms, consumer])
 
     def requeue(self, *, stream: str, dlq: str, lock: str, error: str, group: str, entry_id: str,
                 prefix: str, max_retries: int, reason: str, token: str = "") -> Maybe[RequeueResult]:

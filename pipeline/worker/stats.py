@@ -30,6 +30,7 @@ class WorkerStats:
     recovery_dlq: int = 0
     recovery_dropped: int = 0                # past max retries with no DLQ
     recovery_scans: int = 0
+    consumers_removed: int = 0               # idle consumers with nothing pending, removed
     pel_depth: int = 0                       # a gauge: the group's pending count at the last
                                              # read, acknowledgement or scan
     # Not stats (compare=False keeps them out of the snapshot).

@@ -91,7 +91,7 @@ class WorkerCore:
         # A failed handler's error must outlive the wait for its requeue (lock expiry or scan).
         self._error_ttl_ms = int((config.lock_ttl + 2 * (r.min_idle_time + r.reconciliation_interval)) * 1000)
         self.heartbeat = Heartbeat(self.scripts, config.heartbeat, self._ttl_ms, self.stats)
-        self.reconciler = Reconciler(client, config, self.requeuer, self.stats)
+        self.reconciler = Reconciler(client, config, self.requeuer, self.scripts, self.stats)
         self.expiry_events = ExpiryEvents(client, config, self.requeuer)
         self._in_flight: dict[str, InFlight] = {}
         self._in_flight_guard = threading.Lock()

@@ -129,6 +129,26 @@ def test_pel_depth_follows_reads_and_acknowledgements(sluice: servers.SluiceServ
         assert worker.stats.recovery_scans == 1
 
 
+def test_scans_remove_idle_consumers_with_nothing_pending(sluice: servers.SluiceServer,
+                                                          client: redis.Redis, mode: str) -> None:
+    """A consumer that has nothing pending and read nothing for idle_consumer_timeout goes
+    (XGROUP DELCONSUMER); one with pending entries stays, whatever its idle time, and so
+    does the scanning worker itself."""
+    client.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+    client.xgroup_createconsumer(STREAM, GROUP, "ghost")
+    client.xadd(STREAM, {"n": 1})
+    client.xreadgroup(GROUP, "holder", {STREAM: ">"})
+    time.sleep(0.3)
+    recovery = RecoveryConfig(reconciliation_interval=0.3, min_idle_time=3600, max_retries=0,
+                              idle_consumer_timeout=0.2)
+    worker = make_worker(mode, sluice.port, config("w1", recovery=recovery), handle)
+    with WorkerThread(worker):
+        wait_for(lambda: worker.stats.consumers_removed == 1, "the ghost removed")
+        wait_for(lambda: worker.stats.recovery_scans >= 3, "more scans")
+    names = {c["name"] for c in client.xinfo_consumers(STREAM, GROUP)}
+    assert names == {"holder", "w1"} and worker.stats.consumers_removed == 1
+
+
 def test_workers_in_one_process_keep_their_series_apart(sluice: servers.SluiceServer, client: redis.Redis,
                                                         mode: str) -> None:
     """Own registries (the default) do not clash; a shared one holds one series per consumer."""
