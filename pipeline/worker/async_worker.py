@@ -84,10 +84,12 @@ class AsyncWorker(WorkerCore):
                     parts_stop.is_set, self._subscribed.set, partial(stopped_within, parts_stop))))
                 await self._wait_listening(0)
             await self._start_up_scan()
-            parts += [asyncio.create_task(every(part, parts_stop)) for part in (self.heartbeat, self.reconciler)]
+            parts += [asyncio.create_task(every(part, parts_stop))
+                      for part in (self.heartbeat, self.reconciler, self.retrier)]
             await self._read_loop(slots)
         finally:
             await self._shut_down()
+            await self.retrier.flush()
             parts_stop.set()
             await asyncio.gather(*parts, return_exceptions=True)
             self._restore_signal_handlers(previous)

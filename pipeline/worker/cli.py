@@ -56,6 +56,11 @@ _HELP = {
     "field_prefix": "prefix of the library's fields (_retry_count, _original_id, _last_error)",
     "scan_jitter": "scan interval jitter, as a fraction of it",
     "keyspace_listener": "requeue at once on lock-key expired events (the fast path)",
+    "retry_backoff": "when a failed task is requeued: immediate, fixed (--retry-delay), "
+                     "exponential (--retry-delay doubled per retry up to --retry-delay-max) or "
+                     "lock (once its lock expires)",
+    "retry_delay": "seconds before a failed task's retry (the first, with exponential)",
+    "retry_delay_max": "the longest exponential retry delay, in seconds",
     "idle_consumer_timeout": "scans remove the group's consumers that have nothing pending and "
                              "read nothing for this many seconds (XGROUP DELCONSUMER)",
     "metrics_port": "serve Prometheus /metrics on this port (0: any free one; default: not served)",

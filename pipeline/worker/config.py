@@ -10,6 +10,7 @@ from pipeline.worker.keys import dlq_key, same_slot
 # MinIdleTime must leave room for at least this many lock TTLs: an entry whose owner is
 # alive keeps its lock, but a scan that fires just as a heartbeat is late must not act.
 MIN_IDLE_TTL_RATIO = 2.0
+RETRY_BACKOFFS = ("immediate", "fixed", "exponential", "lock")
 
 
 class ConfigError(ValueError):
@@ -30,6 +31,12 @@ class RecoveryConfig:
     keyspace_listener: bool = True          # the fast path on lock-key `expired` events
     idle_consumer_timeout: Optional[float] = 86400.0   # scans remove consumers with nothing
                                             # pending idle this long (None: never)
+    retry_backoff: str = "exponential"      # when a failed task is requeued: "immediate",
+                                            # "fixed" (retry_delay), "exponential" (retry_delay
+                                            # doubled per retry, up to retry_delay_max), or
+                                            # "lock" (once its lock expires: lock_ttl)
+    retry_delay: float = 1.0
+    retry_delay_max: float = 60.0
 
     def __post_init__(self) -> None:
         _positive("reconciliation_interval", self.reconciliation_interval)
@@ -43,6 +50,14 @@ class RecoveryConfig:
                               "collide with the task's own (use the default '_')")
         if self.idle_consumer_timeout is not None:
             _positive("idle_consumer_timeout", self.idle_consumer_timeout)
+        if self.retry_backoff not in RETRY_BACKOFFS:
+            raise ConfigError(f"retry_backoff must be one of {', '.join(RETRY_BACKOFFS)}, "
+                              f"got {self.retry_backoff!r}")
+        _positive("retry_delay", self.retry_delay)
+        if self.retry_backoff == "exponential" and (
+                not isinstance(self.retry_delay_max, (int, float)) or self.retry_delay_max < self.retry_delay):
+            raise ConfigError(f"retry_delay_max must be at least retry_delay ({self.retry_delay} s), "
+                              f"got {self.retry_delay_max!r}")
         if not 0 <= self.scan_jitter < 1:
             raise ConfigError(f"scan_jitter must be in [0, 1), got {self.scan_jitter!r}")
 

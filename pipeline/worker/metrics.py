@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 COUNTERS = {
     "tasks_done": "Tasks whose handler returned, then acknowledged",
     "tasks_failed": "Tasks whose handler raised, left pending for a retry",
+    "tasks_retried": "Failed tasks requeued by their worker once their retry delay passed",
     "locks_lost": "Lock renewals that found the lock gone or taken (the task may run twice)",
     "recovery_keyspace_requeued": "Entries requeued by the lock-expiry (keyspace event) listener",
     "recovery_scan_requeued": "Entries requeued by the periodic reconciliation scan",

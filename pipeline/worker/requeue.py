@@ -14,7 +14,7 @@ log = logging.getLogger("pipeline.worker")
 
 # Which counter a requeue from each source raises.
 _REQUEUED_COUNTER = {"keyspace": "recovery_keyspace_requeued", "scan": "recovery_scan_requeued",
-                     "shutdown": "recovery_shutdown_requeued"}
+                     "shutdown": "recovery_shutdown_requeued", "retry": "tasks_retried"}
 
 
 class Requeuer:

@@ -21,6 +21,7 @@ class StatsSink(Protocol):
 class WorkerStats:
     tasks_done: int = 0
     tasks_failed: int = 0
+    tasks_retried: int = 0                   # failed tasks the worker requeued after their delay
     locks_lost: int = 0                      # a renewal found the lock gone or taken
     recovery_keyspace_requeued: int = 0
     recovery_scan_requeued: int = 0

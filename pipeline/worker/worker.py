@@ -66,7 +66,7 @@ class Worker(WorkerCore):
                 self._listener.start()
                 started.append(self._listener)
             run_sync(self._start_up_scan())
-            for part in (self.heartbeat, self.reconciler):
+            for part in (self.heartbeat, self.reconciler, self.retrier):
                 thread = EveryThread(part)
                 thread.start()
                 started.append(thread)
@@ -75,6 +75,7 @@ class Worker(WorkerCore):
             self._listener = None
             if not pool.wait_idle(c.shutdown_timeout):
                 run_sync(self._requeue_unfinished())
+            run_sync(self.retrier.flush())
             pool.close()
             for part in started:
                 part.stop()

@@ -27,6 +27,7 @@ from pipeline.worker.metrics import MetricsEndpoint, WorkerMetrics
 from pipeline.worker.reconciliation import Reconciler
 from pipeline.worker.reconnect import DISCONNECTED, until_connected
 from pipeline.worker.requeue import Requeuer
+from pipeline.worker.retry import Retrier, retry_delay
 from pipeline.worker.scripts import Scripts
 from pipeline.worker.stats import WorkerStats
 from pipeline.worker.task import Task, text
@@ -92,6 +93,7 @@ class WorkerCore:
         self._error_ttl_ms = int((config.lock_ttl + 2 * (r.min_idle_time + r.reconciliation_interval)) * 1000)
         self.heartbeat = Heartbeat(self.scripts, config.heartbeat, self._ttl_ms, self.stats)
         self.reconciler = Reconciler(client, config, self.requeuer, self.scripts, self.stats)
+        self.retrier = Retrier(self.heartbeat, self.requeuer)
         self.expiry_events = ExpiryEvents(client, config, self.requeuer)
         self._in_flight: dict[str, InFlight] = {}
         self._in_flight_guard = threading.Lock()
@@ -203,8 +205,9 @@ class WorkerCore:
 
     async def _finish(self, task: Task, job: InFlight, error: Optional[str]) -> None:
         """After the handler: XACK on success (in a group: `_acknowledge`); on failure
-        leave the entry pending with its lock left to expire, so its expiry (or the scan)
-        requeues it with the error. Both wait out a server restart (until `run` returned)."""
+        note the error and requeue the entry after its retry delay, its lock kept
+        meanwhile (with retry_backoff "lock": leave the lock to expire, so its expiry or
+        the scan requeues it). Both wait out a server restart (until `run` returned)."""
         c = self.config
         with self._in_flight_guard:
             self._in_flight.pop(task.id, None)
@@ -213,11 +216,15 @@ class WorkerCore:
         if error is None:
             await self._acknowledge((task.id, job.lock, job.token))
             return
-        self.heartbeat.drop(job.lock)
+        r = c.recovery
+        if r.retry_backoff == "lock":
+            self.heartbeat.drop(job.lock)
         log.warning("%s %s failed: %s", c.stream, task.id, error)
         await until_connected(lambda: self.client.set(error_key(c.stream, task.id), error, px=self._error_ttl_ms),
                               f"noting the error of {task.id}", self._closed_within)
         self.stats.add("tasks_failed")
+        if r.retry_backoff != "lock":
+            self.retrier.schedule(retry_delay(r, task.retry_count), task.id, job.lock, job.token, error)
 
     async def _acknowledge(self, done: tuple[str, str, str]) -> None:
         """Acknowledges a finished task (entry id, lock, token) and frees its lock,

@@ -56,10 +56,12 @@ COMMON = {"stream": STREAM, "group": GROUP, "concurrency": 4, "lock_ttl": LOCK_T
           "metrics_host": "127.0.0.1"}
 RECOVERING = {"reconciliation_interval": 1.0, "min_idle_time": MIN_IDLE_S, "max_retries": MAX_RETRIES,
               "batch_size": 200}
-# Victims recover nothing: their counters die with them.
+# Victims recover nothing, not even their own failed tasks (those wait for their locks
+# to expire): their counters die with them.
 NOT_RECOVERING = {"keyspace_listener": False, "reconciliation_interval": 3600.0,
-                  "min_idle_time": 7200.0, "max_retries": MAX_RETRIES}
-REQUEUE_COUNTERS = ("recovery_keyspace_requeued", "recovery_scan_requeued", "recovery_shutdown_requeued")
+                  "min_idle_time": 7200.0, "max_retries": MAX_RETRIES, "retry_backoff": "lock"}
+REQUEUE_COUNTERS = ("recovery_keyspace_requeued", "recovery_scan_requeued", "recovery_shutdown_requeued",
+                    "tasks_retried")
 
 
 @dataclass

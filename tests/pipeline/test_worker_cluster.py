@@ -188,13 +188,15 @@ def test_poison_task_ends_in_the_dlq_on_the_streams_master(cluster: RedisCluster
 class ListenerOnlyWorker:
     """A worker in a thread of this test (so the test can call its reset_topology), on
     its own cluster client, recovering by the listener alone (the scan would wait a
-    minute); its handler fails each task's first attempt, so a task runs a second time
-    only once the listener requeued it on its lock's expiry. The AsyncWorker runs on
+    minute); its handler fails each task's first attempt, and a failed task waits for
+    its lock to expire (retry_backoff "lock"), so a task runs a second time only once
+    the listener requeued it on that expiry. The AsyncWorker runs on
     its own event loop in that thread."""
 
     def __init__(self, port: int, stream: str, mode: str) -> None:
         config = WorkerConfig(stream, GROUP, "w1", lock_ttl=0.5, block=0.2,
-                              recovery=RecoveryConfig(reconciliation_interval=60.0, min_idle_time=60.0))
+                              recovery=RecoveryConfig(reconciliation_interval=60.0, min_idle_time=60.0,
+                                                      retry_backoff="lock"))
         self.attempts: list[Task] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         if mode == "sync":

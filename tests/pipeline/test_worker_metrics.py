@@ -149,6 +149,66 @@ def test_scans_remove_idle_consumers_with_nothing_pending(sluice: servers.Sluice
     assert names == {"holder", "w1"} and worker.stats.consumers_removed == 1
 
 
+def attempts_recorder(fail_times: int) -> tuple[list, Callable[[Task], None]]:
+    """A handler failing the first `fail_times` attempts at a task; the monotonic time
+    and retry count of each attempt."""
+    seen: list = []
+
+    def handler(task: Task) -> None:
+        seen.append((time.monotonic(), task.retry_count))
+        if task.retry_count < fail_times:
+            raise RuntimeError(f"attempt {task.retry_count}")
+    return seen, handler
+
+
+@pytest.mark.parametrize("backoff,delay,expected_gaps", [("exponential", 0.3, (0.3, 0.6)),
+                                                         ("fixed", 0.4, (0.4, 0.4)),
+                                                         ("immediate", 0.3, (0.0, 0.0))])
+def test_a_failed_task_is_retried_after_its_backoff(sluice: servers.SluiceServer, client: redis.Redis,
+                                                    mode: str, backoff: str, delay: float,
+                                                    expected_gaps: tuple) -> None:
+    """Retries come after the backoff's delay, not after the lock's expiry (lock_ttl 5 s
+    here): the worker keeps the lock and requeues the entry itself."""
+    seen, handler = attempts_recorder(fail_times=2)
+    recovery = RecoveryConfig(reconciliation_interval=3600, min_idle_time=3600, max_retries=5,
+                              retry_backoff=backoff, retry_delay=delay, retry_delay_max=10)
+    worker = make_worker(mode, sluice.port, config("r1", lock_ttl=5.0, recovery=recovery), handler)
+    client.xadd(STREAM, {"n": 1})
+    with WorkerThread(worker):
+        wait_for(lambda: worker.stats.tasks_done == 1, "the third attempt to succeed")
+    assert [count for _, count in seen] == [0, 1, 2]
+    gaps = [later[0] - earlier[0] for earlier, later in zip(seen, seen[1:])]
+    for gap, expected in zip(gaps, expected_gaps):
+        assert expected <= gap < expected + 2.0, gaps
+    assert (worker.stats.tasks_failed, worker.stats.tasks_retried) == (2, 2)
+    assert worker.stats.recovery_keyspace_requeued == worker.stats.recovery_scan_requeued == 0
+    assert client.xpending(STREAM, GROUP)["pending"] == 0
+
+
+def test_retries_still_waiting_are_requeued_at_shutdown(sluice: servers.SluiceServer, client: redis.Redis,
+                                                        mode: str) -> None:
+    seen, handler = attempts_recorder(fail_times=1)
+    recovery = RecoveryConfig(reconciliation_interval=3600, min_idle_time=3600, max_retries=5,
+                              retry_backoff="fixed", retry_delay=600)
+    worker = make_worker(mode, sluice.port, config("r1", lock_ttl=5.0, recovery=recovery), handler)
+    first = client.xadd(STREAM, {"n": 1})
+    with WorkerThread(worker):
+        wait_for(lambda: worker.stats.tasks_failed == 1, "the first attempt to fail")
+    assert worker.stats.tasks_retried == 1 and len(seen) == 1
+    [(_, fields)] = client.xrange(STREAM, "(" + first, "+")
+    assert fields["_retry_count"] == "1" and fields["_original_id"] == first
+    assert fields["_last_error"] == "RuntimeError: attempt 0"
+    assert client.xpending(STREAM, GROUP)["pending"] == 0
+
+
+def test_retry_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match="retry_backoff must be one of immediate, fixed"):
+        RecoveryConfig(retry_backoff="linear")
+    with pytest.raises(ConfigError, match="retry_delay_max must be at least retry_delay"):
+        RecoveryConfig(retry_delay=5, retry_delay_max=1)
+    assert RecoveryConfig(retry_backoff="fixed", retry_delay=600).retry_delay == 600
+
+
 def test_workers_in_one_process_keep_their_series_apart(sluice: servers.SluiceServer, client: redis.Redis,
                                                         mode: str) -> None:
     """Own registries (the default) do not clash; a shared one holds one series per consumer."""
