@@ -138,8 +138,9 @@ cdef class RangeSpec:
     cdef LexBound lex_min, lex_max
     cdef int64_t offset, limit        # limit -1: all
 
-    cdef void bounds(self, SortedSetValue zset, int64_t* first, int64_t* stop):
-        """The ranks [first, stop) of a score or lex range, before LIMIT."""
+    cdef void bounds(self, SortedSetValue zset, int64_t skip, int64_t* first, int64_t* stop):
+        """The ranks [first, stop) of a score or lex range, before LIMIT (a lex range
+        walked as Redis walks it with `skip` members offset; see lex_range)."""
         cdef ZLexBound low, high
         if self.by == BY_SCORE:
             zset.score_range(self.low, self.low_ex, self.high, self.high_ex, first, stop)
@@ -150,7 +151,7 @@ cdef class RangeSpec:
             return
         self.lex_min.fill(&low)
         self.lex_max.fill(&high)
-        zset.lex_range(&low, &high, self.reverse, first, stop)
+        zset.lex_range(&low, &high, self.reverse, skip, first, stop)
 
     cdef void window(self, SortedSetValue zset, int64_t* a, int64_t* b):
         """The ascending ranks [a, b) the range selects, LIMIT applied (a == b: none)."""
@@ -165,7 +166,7 @@ cdef class RangeSpec:
             else:
                 a[0], b[0] = start, end + 1
             return
-        self.bounds(zset, &first, &stop)
+        self.bounds(zset, self.offset, &first, &stop)
         if self.offset < 0:
             return
         count = stop - first - self.offset
@@ -457,7 +458,7 @@ cdef object count_range(CommandContext ctx, list argv, int by):
     cdef int64_t first, stop
     if zset is None:
         return 0
-    spec.bounds(zset, &first, &stop)
+    spec.bounds(zset, -1, &first, &stop)
     return stop - first
 
 

@@ -564,76 +564,71 @@ cdef class SortedSetValue:
         start[0] = first
         stop[0] = last if last > first else first
 
+    cdef bint lex_member_ok(self, int64_t rank, const ZLexBound* b, bint low) noexcept:
+        """The member at rank is at or above the lower end b (low), or at or below the
+        upper end b (not low)."""
+        cdef LpEntry e
+        cdef uint32_t n
+        cdef const unsigned char* s
+        cdef ZNode* x
+        if self.lp != NULL:
+            s = _lp_member(self.lp, _lp_pair(self.lp, rank), &e, &n)
+        else:
+            x = zsl_at(self.zsl, <uint64_t>(rank + 1))
+            s = _key(x.entry)
+            n = x.entry.klen
+        return _above_min(s, n, b) if low else _below_max(s, n, b)
+
     cdef void lex_range(self, const ZLexBound* low, const ZLexBound* high, bint reverse,
-                        int64_t* start, int64_t* stop) noexcept:
+                        int64_t skip, int64_t* start, int64_t* stop) noexcept:
         """The ranks [start, stop) of the lex range from low to high.
 
         The lex commands expect equal scores; with mixed scores Redis's answer depends
-        on how it walks: a listpack is scanned from the head (from the tail when
-        reversed) to the first member past the near end, then while members stay
-        within the far end; a skiplist is searched. Both are followed."""
-        cdef int64_t n = self.size(), a, b
-        cdef size_t off
-        cdef LpEntry e
-        cdef uint32_t mn
-        cdef const unsigned char* s
+        on how it walks, and this follows it: the near end (the far end when reversed)
+        is found by a scan from the head (from the tail) of a listpack, by a search of
+        a skiplist, and must lie within the far end; then `skip` members (LIMIT's
+        offset) are stepped over unchecked and the range goes on while members stay
+        within the far end. skip -1 (ZLEXCOUNT): a skiplist's far end is searched too."""
+        cdef int64_t n = self.size(), a, b, pos
         start[0] = stop[0] = 0
-        if n == 0:
-            return
-        if self.lp == NULL:
-            s = _key(self.zsl.tail.entry)
-            if not _above_min(s, self.zsl.tail.entry.klen, low):
-                return
-            s = _key(self.zsl.header.level[0].forward.entry)
-            if not _below_max(s, self.zsl.header.level[0].forward.entry.klen, high):
-                return
-            a = zsl_count_lex(self.zsl, low, True)
-            b = zsl_count_lex(self.zsl, high, False)
-            start[0] = a
-            stop[0] = b if b > a else a
-            return
-        s = _lp_member(self.lp, lp_prev(self.lp, lp_last(self.lp)), &e, &mn)
-        if not _above_min(s, mn, low):
-            return
-        s = _lp_member(self.lp, lp_first(self.lp), &e, &mn)
-        if not _below_max(s, mn, high):
+        if n == 0 or not self.lex_member_ok(n - 1, low, True) or not self.lex_member_ok(0, high, False):
             return
         if reverse:
-            b = n
-            off = lp_prev(self.lp, lp_last(self.lp))
-            while b:
-                s = _lp_member(self.lp, off, &e, &mn)
-                if _below_max(s, mn, high):
-                    break
-                b -= 1
-                off = lp_prev(self.lp, off)
-                off = lp_prev(self.lp, off) if off else 0
-            a = b
-            while a:
-                s = _lp_member(self.lp, off, &e, &mn)
-                if not _above_min(s, mn, low):
-                    break
-                a -= 1
-                off = lp_prev(self.lp, off)
-                off = lp_prev(self.lp, off) if off else 0
-        else:
+            if self.lp != NULL:
+                b = n
+                while b and not self.lex_member_ok(b - 1, high, False):
+                    b -= 1
+            else:
+                b = zsl_count_lex(self.zsl, high, False)
+            if b == 0 or not self.lex_member_ok(b - 1, low, True):
+                return
+            pos = b - 1 - (skip if skip > 0 else 0)
+            if pos < -1:
+                pos = -1
+            while pos >= 0 and self.lex_member_ok(pos, low, True):
+                pos -= 1
+            start[0] = pos + 1
+            stop[0] = b
+            return
+        if self.lp != NULL:
             a = 0
-            off = lp_first(self.lp)
-            while a < n:
-                s = _lp_member(self.lp, off, &e, &mn)
-                if _above_min(s, mn, low):
-                    break
+            while a < n and not self.lex_member_ok(a, low, True):
                 a += 1
-                off = lp_next(self.lp, lp_next(self.lp, off))
-            b = a
-            while b < n:
-                s = _lp_member(self.lp, off, &e, &mn)
-                if not _below_max(s, mn, high):
-                    break
-                b += 1
-                off = lp_next(self.lp, lp_next(self.lp, off))
+        else:
+            a = zsl_count_lex(self.zsl, low, True)
+        if a == n or not self.lex_member_ok(a, high, False):
+            return
+        if skip < 0 and self.lp == NULL:
+            b = zsl_count_lex(self.zsl, high, False)
+        else:
+            pos = a + (skip if skip > 0 else 0)
+            if pos > n:
+                pos = n
+            while pos < n and self.lex_member_ok(pos, high, False):
+                pos += 1
+            b = pos
         start[0] = a
-        stop[0] = b
+        stop[0] = b if b > a else a
 
     cdef int64_t remove_ranks(self, int64_t start, int64_t stop) except -1:
         """Removes the members of ranks [start, stop); how many."""
