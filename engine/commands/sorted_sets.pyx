@@ -100,8 +100,11 @@ cdef class LexBound:
         """b as this end (b.s points into self.text: b lives no longer than self)."""
         b.kind = self.kind
         b.exclusive = self.exclusive
-        b.s = NULL if self.text is None else <const unsigned char*>PyBytes_AS_STRING(self.text)
-        b.n = 0 if self.text is None else PyBytes_GET_SIZE(self.text)
+        b.s = NULL
+        b.n = 0
+        if self.text is not None:
+            b.s = <const unsigned char*>PyBytes_AS_STRING(self.text)
+            b.n = PyBytes_GET_SIZE(self.text)
 
     cdef int compare(self, LexBound other):
         if self.kind or other.kind:

@@ -51,6 +51,7 @@ cdef class SortedSetValue:
 
     cdef int64_t size(self) noexcept
     cdef int convert(self) except -1
+    cdef int index_new(self, const unsigned char* s, size_t n, double score) except -1
     cdef int set_score(self, const unsigned char* s, size_t n, double score,
                        EncodingLimits limits) except -1
     cdef bint get_score(self, const unsigned char* s, size_t n, double* out) noexcept

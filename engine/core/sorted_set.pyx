@@ -377,8 +377,6 @@ cdef class SortedSetValue:
         """Moves the pairs of the listpack into a skiplist and its hash table."""
         cdef ZSkiplist* zsl = zsl_new()
         cdef HTable* table
-        cdef HEntry* e
-        cdef ZNode* node = NULL
         cdef size_t off
         cdef LpEntry le
         cdef uint32_t n
@@ -393,12 +391,19 @@ cdef class SortedSetValue:
         off = lp_first(self.lp)
         while off:
             s = _lp_member(self.lp, off, &le, &n)
-            ht_set(table, s, n, <const unsigned char*>&node, sizeof(ZNode*))
-            e = ht_find(table, s, n)
-            _set_node(e, zsl_insert(zsl, _lp_score(self.lp, lp_next(self.lp, off)), e))
+            self.index_new(s, n, _lp_score(self.lp, lp_next(self.lp, off)))
             off = lp_next(self.lp, lp_next(self.lp, off))
         lp_free(self.lp)
         self.lp = NULL
+        return 0
+
+    cdef int index_new(self, const unsigned char* s, size_t n, double score) except -1:
+        """Links a member that is not there into the hash table and the skiplist."""
+        cdef ZNode* node = NULL
+        cdef HEntry* e
+        ht_set(self.members, s, n, <const unsigned char*>&node, sizeof(ZNode*))
+        e = ht_find(self.members, s, n)
+        _set_node(e, zsl_insert(self.zsl, score, e))
         return 0
 
     cdef bint get_score(self, const unsigned char* s, size_t n, double* out) noexcept:
@@ -406,15 +411,13 @@ cdef class SortedSetValue:
         cdef HEntry* e
         if self.lp != NULL:
             off = lp_find(self.lp, lp_first(self.lp), s, n, 1)
-            if off == 0:
-                return False
-            out[0] = _lp_score(self.lp, lp_next(self.lp, off))
-            return True
+            if off:
+                out[0] = _lp_score(self.lp, lp_next(self.lp, off))
+            return off != 0
         e = ht_find(self.members, s, n)
-        if e == NULL:
-            return False
-        out[0] = _node_of(e).score
-        return True
+        if e != NULL:
+            out[0] = _node_of(e).score
+        return e != NULL
 
     cdef int set_score(self, const unsigned char* s, size_t n, double score,
                        EncodingLimits limits) except -1:
@@ -422,7 +425,6 @@ cdef class SortedSetValue:
         outgrow the listpack limits becomes a skiplist first, as in Redis."""
         cdef size_t off
         cdef HEntry* e
-        cdef ZNode* node = NULL
         cdef ZNode* x
         if self.lp != NULL:
             off = lp_find(self.lp, lp_first(self.lp), s, n, 1)
@@ -452,9 +454,7 @@ cdef class SortedSetValue:
             zsl_delete(self.zsl, x)
             _set_node(e, zsl_insert(self.zsl, score, e))
             return 0
-        ht_set(self.members, s, n, <const unsigned char*>&node, sizeof(ZNode*))
-        e = ht_find(self.members, s, n)
-        _set_node(e, zsl_insert(self.zsl, score, e))
+        self.index_new(s, n, score)
         self.nbytes += n
         return 1
 
@@ -741,8 +741,6 @@ cdef class SortedSetValue:
     def copy(self) -> SortedSetValue:
         cdef SortedSetValue out = SortedSetValue.__new__(SortedSetValue)
         cdef ZNode* x
-        cdef HEntry* e
-        cdef ZNode* node = NULL
         out.nbytes = self.nbytes
         if self.lp != NULL:
             lp_free(out.lp)
@@ -752,10 +750,7 @@ cdef class SortedSetValue:
         out.convert()
         x = self.zsl.header.level[0].forward
         while x != NULL:
-            ht_set(out.members, _key(x.entry), x.entry.klen, <const unsigned char*>&node,
-                   sizeof(ZNode*))
-            e = ht_find(out.members, _key(x.entry), x.entry.klen)
-            _set_node(e, zsl_insert(out.zsl, x.score, e))
+            out.index_new(_key(x.entry), x.entry.klen, x.score)
             x = x.level[0].forward
         return out
 
