@@ -16,7 +16,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport strtod
 from libc.string cimport memcmp, memcpy, memset
-from libc.math cimport isnan
+from libc.math cimport isnan, signbit
 
 from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
 from engine.core.hashtable cimport (
@@ -791,8 +791,14 @@ cdef class SortedSetValue:
         return value
 
     def rewrite_commands(self, bytes key):
+        """ZADDs in ascending order; a skiplist's -0 scores come last, so that the
+        replay (whose first ZADD makes a listpack, which keeps no -0) has become a
+        skiplist again when they come, as a snapshot's load would make it."""
+        cdef list pairs = self.range_pairs(0, self.size(), False)
         batch: list = []
-        for score, member in self.range_pairs(0, self.size(), False):
+        if self.lp == NULL:
+            pairs.sort(key=lambda pair: pair[0] == 0 and signbit(pair[0]))
+        for score, member in pairs:
             batch.append(format_score(score))
             batch.append(member)
             if len(batch) == 2 * REWRITE_BATCH:
