@@ -62,7 +62,8 @@ cdef class SortedSetValue:
     cdef list range_pairs(self, int64_t start, int64_t stop, bint reverse)
     cdef void score_range(self, double low, bint low_ex, double high, bint high_ex,
                           int64_t* start, int64_t* stop) noexcept
-    cdef bint lex_member_ok(self, int64_t rank, const ZLexBound* b, bint low) noexcept
+    cdef int64_t lex_run(self, int64_t rank, bint back, const ZLexBound* b, bint low,
+                         bint want, int64_t limit) noexcept
     cdef void lex_range(self, const ZLexBound* low, const ZLexBound* high, bint reverse,
                         int64_t skip, int64_t* start, int64_t* stop) noexcept
     cdef int64_t remove_ranks(self, int64_t start, int64_t stop) except -1

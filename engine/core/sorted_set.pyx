@@ -564,20 +564,37 @@ cdef class SortedSetValue:
         start[0] = first
         stop[0] = last if last > first else first
 
-    cdef bint lex_member_ok(self, int64_t rank, const ZLexBound* b, bint low) noexcept:
-        """The member at rank is at or above the lower end b (low), or at or below the
-        upper end b (not low)."""
+    cdef int64_t lex_run(self, int64_t rank, bint back, const ZLexBound* b, bint low,
+                         bint want, int64_t limit) noexcept:
+        """How many members (up to limit) from rank on (towards the head when back) in
+        a row are (want) or are not (not want) within the end b: at or above it when it
+        is the lower end (low), at or below it when it is the upper one."""
+        cdef int64_t count = 0
+        cdef size_t off
         cdef LpEntry e
         cdef uint32_t n
         cdef const unsigned char* s
         cdef ZNode* x
         if self.lp != NULL:
-            s = _lp_member(self.lp, _lp_pair(self.lp, rank), &e, &n)
-        else:
-            x = zsl_at(self.zsl, <uint64_t>(rank + 1))
-            s = _key(x.entry)
-            n = x.entry.klen
-        return _above_min(s, n, b) if low else _below_max(s, n, b)
+            off = _lp_pair(self.lp, rank)
+            while off and count < limit:
+                s = _lp_member(self.lp, off, &e, &n)
+                if (_above_min(s, n, b) if low else _below_max(s, n, b)) != want:
+                    break
+                count += 1
+                if back:
+                    off = lp_prev(self.lp, lp_prev(self.lp, off))
+                else:
+                    off = lp_next(self.lp, lp_next(self.lp, off))
+            return count
+        x = zsl_at(self.zsl, <uint64_t>(rank + 1))
+        while x != NULL and count < limit:
+            if (_above_min(_key(x.entry), x.entry.klen, b) if low
+                    else _below_max(_key(x.entry), x.entry.klen, b)) != want:
+                break
+            count += 1
+            x = x.backward if back else x.level[0].forward
+        return count
 
     cdef void lex_range(self, const ZLexBound* low, const ZLexBound* high, bint reverse,
                         int64_t skip, int64_t* start, int64_t* stop) noexcept:
@@ -590,43 +607,35 @@ cdef class SortedSetValue:
         offset) are stepped over unchecked and the range goes on while members stay
         within the far end. skip -1 (ZLEXCOUNT): a skiplist's far end is searched too."""
         cdef int64_t n = self.size(), a, b, pos
+        cdef bint search_far = skip < 0 and self.lp == NULL
         start[0] = stop[0] = 0
-        if n == 0 or not self.lex_member_ok(n - 1, low, True) or not self.lex_member_ok(0, high, False):
+        if (n == 0 or not self.lex_run(n - 1, True, low, True, True, 1)
+                or not self.lex_run(0, False, high, False, True, 1)):
             return
+        if skip < 0:
+            skip = 0
         if reverse:
             if self.lp != NULL:
-                b = n
-                while b and not self.lex_member_ok(b - 1, high, False):
-                    b -= 1
+                b = n - self.lex_run(n - 1, True, high, False, False, n)
             else:
                 b = zsl_count_lex(self.zsl, high, False)
-            if b == 0 or not self.lex_member_ok(b - 1, low, True):
+            if b == 0 or not self.lex_run(b - 1, True, low, True, True, 1):
                 return
-            pos = b - 1 - (skip if skip > 0 else 0)
-            if pos < -1:
-                pos = -1
-            while pos >= 0 and self.lex_member_ok(pos, low, True):
-                pos -= 1
-            start[0] = pos + 1
+            pos = b - 1 - skip
+            start[0] = pos + 1 - (self.lex_run(pos, True, low, True, True, n) if pos >= 0 else 0)
             stop[0] = b
             return
         if self.lp != NULL:
-            a = 0
-            while a < n and not self.lex_member_ok(a, low, True):
-                a += 1
+            a = self.lex_run(0, False, low, True, False, n)
         else:
             a = zsl_count_lex(self.zsl, low, True)
-        if a == n or not self.lex_member_ok(a, high, False):
+        if a == n or not self.lex_run(a, False, high, False, True, 1):
             return
-        if skip < 0 and self.lp == NULL:
+        if search_far:
             b = zsl_count_lex(self.zsl, high, False)
         else:
-            pos = a + (skip if skip > 0 else 0)
-            if pos > n:
-                pos = n
-            while pos < n and self.lex_member_ok(pos, high, False):
-                pos += 1
-            b = pos
+            pos = a + skip
+            b = pos + self.lex_run(pos, False, high, False, True, n) if pos < n else n
         start[0] = a
         stop[0] = b if b > a else a
 
