@@ -31,6 +31,10 @@ cdef extern from "<malloc.h>":
 
 REWRITE_BATCH = 64
 OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
+# A listpack never grows past 1 GiB whatever the limits say (a skiplist takes over),
+# as Redis's lpSafeToAdd; a pair costs its member plus at most this much.
+cdef size_t LISTPACK_SAFE_BYTES = 1 << 30
+cdef size_t PAIR_OVERHEAD = 48
 
 
 cdef bytes score_text(double score):
@@ -435,7 +439,8 @@ cdef class SortedSetValue:
                 _lp_insert_pair(&self.lp, s, n, score + 0.0)
                 return 0
             if (<int64_t>(lp_count(self.lp) // 2) < limits.zset_max_listpack_entries
-                    and <int64_t>n <= limits.zset_max_listpack_value):
+                    and <int64_t>n <= limits.zset_max_listpack_value
+                    and lp_bytes(self.lp) + n + PAIR_OVERHEAD <= LISTPACK_SAFE_BYTES):
                 _lp_insert_pair(&self.lp, s, n, score + 0.0)
                 self.nbytes += n
                 return 1
