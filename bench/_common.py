@@ -129,13 +129,15 @@ BENCH_CLIENTS = 50
 
 
 def redis_benchmark_rps(port: int, requests: int, command: Sequence[str],
-                        pipeline: int = 1) -> float:
+                        pipeline: int = 1, keyspace: int = 0) -> float:
     """requests/s of `redis-benchmark -c 50 <command>` from its --csv line (fails loudly
-    on errors)."""
+    on errors); `keyspace` > 0: __rand_int__ ranges over it (-r)."""
     cmd = [REDIS_BENCHMARK, "-p", str(port), "-c", str(BENCH_CLIENTS), "-n", str(requests),
            "--csv"]
     if pipeline > 1:
         cmd += ["-P", str(pipeline)]
+    if keyspace > 0:
+        cmd += ["-r", str(keyspace)]
     out = subprocess.run(cmd + list(command), capture_output=True, text=True, timeout=600)
     rows = [line for line in out.stdout.splitlines() if line.startswith('"' + command[0])]
     if out.returncode != 0 or len(rows) != 1 or "ERR" in out.stderr:

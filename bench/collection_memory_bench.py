@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Bytes per element of sets and hashes: sluice-server beside redis-server.
+"""Bytes per element of sets, hashes and sorted sets: sluice-server beside redis-server.
 
 For each row a fresh pair of servers (no persistence) is filled over the network with
-pipelined SADD / HSET in one of two shapes, 10 keys of 100,000 elements and 100,000
+pipelined SADD / HSET / ZADD in one of two shapes, 10 keys of 100,000 elements and 100,000
 keys of 10 elements (`--quick`: a tenth of each), and measured before and after:
 
   RSS B/elem   = growth of the server process's resident set (/proc/PID/status) / elements
   used B/elem  = growth of INFO's used_memory / elements
 
 Set members are `member:<i>` strings, or integers (the `set (integers)` rows: intsets
-while small); hash fields and values are `field:<i>` / `value:<i>`. A ratio is
+while small); hash fields and values are `field:<i>` / `value:<i>`; sorted-set members
+are `member:<i>` scored <i> (listpacks while small, skiplists when big). A ratio is
 sluice / redis; the target is <= 1.0 on every row.
 """
 from __future__ import annotations
@@ -28,8 +29,10 @@ ELEMENTS: dict[str, Callable[[int], list]] = {
     "set (strings)": lambda i: [b"member:%d" % i],
     "set (integers)": lambda i: [b"%d" % (i * 7)],
     "hash": lambda i: [b"field:%d" % i, b"value:%d" % i],
+    "sorted set": lambda i: [b"%d" % i, b"member:%d" % i],
 }
-COMMAND = {"set (strings)": b"SADD", "set (integers)": b"SADD", "hash": b"HSET"}
+COMMAND = {"set (strings)": b"SADD", "set (integers)": b"SADD", "hash": b"HSET",
+           "sorted set": b"ZADD"}
 
 
 def rss_bytes(pid: int) -> int:
@@ -92,13 +95,15 @@ def one_row(kind: str, keys: int, per_key: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a tenth of each shape")
+    ap.add_argument("--kind", action="append", choices=list(ELEMENTS),
+                    help="only these element kinds (repeatable; default: all)")
     args = ap.parse_args(argv)
     C.header("collection_memory_bench", args)
     scale = 10 if args.quick else 1
     shapes = [(f"{10} keys x {100_000 // scale:,}", 10, 100_000 // scale),
               (f"{100_000 // scale:,} keys x 10", 100_000 // scale, 10)]
     rows = []
-    for kind in ELEMENTS:
+    for kind in args.kind or ELEMENTS:
         for label, keys, per_key in shapes:
             got = one_row(kind, keys, per_key)
             (s_rss, s_used), (r_rss, r_used) = got["sluice"], got["redis"]

@@ -2,7 +2,8 @@
 family (ranks, scores, lex; REV, LIMIT, WITHSCORES, ZRANGESTORE), the pops (ZPOPMIN,
 ZPOPMAX, ZMPOP and their blocking forms), the ZREMRANGEBY* trims, ZRANDMEMBER,
 ZSCAN, and the combinations of sets: ZUNION, ZINTER, ZDIFF, their STORE forms and
-ZINTERCARD. The value is engine/core/sorted_set.py's SortedSetValue.
+ZINTERCARD. The value is engine/core/sorted_set.pyx's SortedSetValue, read and
+changed through its C methods.
 
 Scores are replied as Redis 7.0's addReplyDouble writes them: a RESP2 bulk string of
 `%.17g` (`inf`/`-inf`), a RESP3 double (a Python float, which the codec writes).
@@ -16,7 +17,6 @@ ZRANGESTORE and the STORE combinations as DEL plus the ZADDs of the stored set.
 from libc.stdint cimport int64_t, INT64_MAX
 from libc.stdlib cimport strtod
 from libc.math cimport isnan
-from libc.stdio cimport snprintf
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 import random
@@ -32,7 +32,8 @@ from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, WRONGTYPE
 from engine.core.set_value import SetValue
-from engine.core.sorted_set import SortedSetValue, format_score
+from engine.core.sorted_set cimport SortedSetValue, ZLexBound, new_zset, score_text
+from engine.core.sorted_set import format_score
 
 NAN_SCORE = "ERR resulting score is not a number (NaN)"
 RANGE_NOT_FLOAT = "ERR min or max is not a float"
@@ -48,16 +49,9 @@ cdef enum:
 
 # -- values and replies ----------------------------------------------------------------
 
-cdef inline object zset_at(CommandContext ctx, bytes key):
+cdef inline SortedSetValue zset_at(CommandContext ctx, bytes key):
     """The sorted set at key, None if absent; WRONGTYPE for any other type."""
-    return ctx.db.lookup_typed(key, ctx.now, SortedSetValue)
-
-
-cdef bytes score_text(double score):
-    """A score as text: %.17g, as Redis 7.0's addReplyDouble (RESP2) and ZSCAN."""
-    cdef char buf[64]
-    cdef int n = snprintf(buf, sizeof(buf), "%.17g", score)
-    return buf[:n]
+    return <SortedSetValue>ctx.db.lookup_typed(key, ctx.now, SortedSetValue)
 
 
 cdef object score_reply(CommandContext ctx, double score):
@@ -102,17 +96,15 @@ cdef class LexBound:
     cdef bytes text
     cdef bint exclusive
 
-    def above_min(self, bytes member):
-        """member is at or above this lower end (zslLexValueGteMin)."""
-        if self.kind:
-            return self.kind < 0
-        return member > self.text if self.exclusive else member >= self.text
-
-    def below_max(self, bytes member):
-        """member is at or below this upper end (zslLexValueLteMax)."""
-        if self.kind:
-            return self.kind > 0
-        return member < self.text if self.exclusive else member <= self.text
+    cdef void fill(self, ZLexBound* b):
+        """b as this end (b.s points into self.text: b lives no longer than self)."""
+        b.kind = self.kind
+        b.exclusive = self.exclusive
+        b.s = NULL
+        b.n = 0
+        if self.text is not None:
+            b.s = <const unsigned char*>PyBytes_AS_STRING(self.text)
+            b.n = PyBytes_GET_SIZE(self.text)
 
     cdef int compare(self, LexBound other):
         if self.kind or other.kind:
@@ -149,36 +141,52 @@ cdef class RangeSpec:
     cdef LexBound lex_min, lex_max
     cdef int64_t offset, limit        # limit -1: all
 
-    cdef tuple bounds(self, object zset):
-        """The ranks [first, stop) of a score or lex range, before LIMIT."""
+    cdef void bounds(self, SortedSetValue zset, int64_t skip, int64_t* first, int64_t* stop):
+        """The ranks [first, stop) of a score or lex range, before LIMIT (a lex range
+        walked as Redis walks it with `skip` members offset; see lex_range)."""
+        cdef ZLexBound low, high
         if self.by == BY_SCORE:
-            return zset.score_bounds(self.low, self.low_ex, self.high, self.high_ex)
+            zset.score_range(self.low, self.low_ex, self.high, self.high_ex, first, stop)
+            return
         cdef int order = self.lex_min.compare(self.lex_max)
         if order > 0 or (order == 0 and (self.lex_min.exclusive or self.lex_max.exclusive)):
-            return 0, 0
-        return zset.lex_bounds(self.lex_min.above_min, self.lex_max.below_max, self.reverse)
+            first[0] = stop[0] = 0
+            return
+        self.lex_min.fill(&low)
+        self.lex_max.fill(&high)
+        zset.lex_range(&low, &high, self.reverse, skip, first, stop)
 
-    cdef object select(self, object zset):
-        """The (score, member) pairs of the range, in reply order."""
-        cdef int64_t n = len(zset), start, end, first, stop
+    cdef void window(self, SortedSetValue zset, int64_t* a, int64_t* b):
+        """The ascending ranks [a, b) the range selects, LIMIT applied (a == b: none)."""
+        cdef int64_t n = zset.size(), start, end, first, stop, count
+        a[0] = b[0] = 0
         if self.by == BY_RANK:
             start, end = self.start, self.end
             if not rank_range(n, &start, &end):
-                return ()
+                return
             if self.reverse:
-                return zset.pairs(n - 1 - end, n - start, True)
-            return zset.pairs(start, end + 1)
-        first, stop = self.bounds(zset)
+                a[0], b[0] = n - 1 - end, n - start
+            else:
+                a[0], b[0] = start, end + 1
+            return
+        self.bounds(zset, self.offset, &first, &stop)
         if self.offset < 0:
-            return ()
+            return
         count = stop - first - self.offset
         if self.limit >= 0 and self.limit < count:
             count = self.limit
         if count <= 0:
-            return ()
+            return
         if self.reverse:
-            return zset.pairs(stop - self.offset - count, stop - self.offset, True)
-        return zset.pairs(first + self.offset, first + self.offset + count)
+            a[0], b[0] = stop - self.offset - count, stop - self.offset
+        else:
+            a[0], b[0] = first + self.offset, first + self.offset + count
+
+    cdef list select(self, SortedSetValue zset):
+        """The (score, member) pairs of the range, in reply order."""
+        cdef int64_t a, b
+        self.window(zset, &a, &b)
+        return zset.range_pairs(a, b, self.reverse)
 
 
 cdef RangeSpec parse_range(list argv, Py_ssize_t at, bint store, int by, int reverse,
@@ -236,7 +244,7 @@ cdef RangeSpec parse_range(list argv, Py_ssize_t at, bint store, int by, int rev
 cdef object range_reply(CommandContext ctx, list argv, Py_ssize_t at, int by, int reverse):
     cdef bint withscores
     cdef RangeSpec spec = parse_range(argv, at, False, by, reverse, &withscores)
-    zset = zset_at(ctx, argv[1])
+    cdef SortedSetValue zset = zset_at(ctx, argv[1])
     if zset is None:
         return []
     return pairs_reply(ctx, spec.select(zset), withscores, ctx.resp3)
@@ -269,7 +277,7 @@ cdef Py_ssize_t store_pairs(CommandContext ctx, bytes dst, list pairs, bytes eve
             ctx.touch(dst, "g", b"del")
             ctx.propagate([b"DEL", dst])
         return 0
-    stored = SortedSetValue.from_pairs(pairs)
+    stored = SortedSetValue.from_pairs(pairs, ctx.limits)
     db.persist(dst)
     db.store(dst, stored)
     ctx.touch(dst, "z", event)
@@ -283,8 +291,8 @@ cdef Py_ssize_t store_pairs(CommandContext ctx, bytes dst, list pairs, bytes eve
 def zrangestore(CommandContext ctx, list argv):
     cdef bint withscores
     cdef RangeSpec spec = parse_range(argv, 3, True, BY_AUTO, -1, &withscores)
-    source = zset_at(ctx, argv[2])
-    return store_pairs(ctx, argv[1], [] if source is None else list(spec.select(source)),
+    cdef SortedSetValue source = zset_at(ctx, argv[2])
+    return store_pairs(ctx, argv[1], [] if source is None else spec.select(source),
                        b"zrangestore")
 
 
@@ -299,21 +307,20 @@ cdef object add_members(CommandContext ctx, list argv, Py_ssize_t at, bint nx, b
     cdef list scores = [parse_double(argv[at + 2 * j], NULL) for j in range(pairs)]
     cdef long long added = 0, updated = 0, processed = 0
     cdef list changed = []
-    zset = zset_at(ctx, key)
+    cdef bytes member
+    cdef SortedSetValue zset = zset_at(ctx, key)
     if zset is None:
         if xx:
             return None if incr else 0
         # (7.0 picks the encoding by the first member's length alone)
-        zset = SortedSetValue(0, len(<bytes>argv[at + 1]))
+        zset = new_zset(0, len(<bytes>argv[at + 1]), ctx.limits)
         ctx.db.store(key, zset)
     for j in range(pairs):
         member = argv[at + 2 * j + 1]
         score = scores[j]
-        current = zset.score(member)
-        if current is not None:
+        if zset.get_score(member, PyBytes_GET_SIZE(member), &old):
             if nx:
                 continue
-            old = current
             if incr:
                 score += old
                 if isnan(score):
@@ -322,11 +329,11 @@ cdef object add_members(CommandContext ctx, list argv, Py_ssize_t at, bint nx, b
                 continue
             processed += 1
             if score != old:
-                zset.add(member, score)
+                zset.set_score(member, PyBytes_GET_SIZE(member), score, ctx.limits)
                 updated += 1
                 changed.append((score, member))
         elif not xx:
-            zset.add(member, score)
+            zset.set_score(member, PyBytes_GET_SIZE(member), score, ctx.limits)
             added += 1
             processed += 1
             changed.append((score, member))
@@ -392,18 +399,18 @@ cdef object remove_range(CommandContext ctx, list argv, int by, bytes event):
     cdef bint withscores
     cdef bytes key = argv[1]
     cdef RangeSpec spec = parse_range(argv[:4], 2, True, by, 0, &withscores)
-    zset = zset_at(ctx, key)
+    cdef SortedSetValue zset = zset_at(ctx, key)
+    cdef int64_t a, b, removed
     if zset is None:
         return 0
-    cdef list members = [m for _, m in spec.select(zset)]
-    for member in members:
-        zset.discard(member)
-    if members:
+    spec.window(zset, &a, &b)
+    removed = zset.remove_ranks(a, b)
+    if removed:
         ctx.touch(key, "z", event)
         settle(ctx, key, zset)
-        if ctx.logs(len(members)):
+        if ctx.logs(removed):
             ctx.effects.append(list(argv))
-    return len(members)
+    return removed
 
 
 def remove_range_handler(int by, bytes event):
@@ -422,18 +429,25 @@ command("zremrangebylex")(remove_range_handler(BY_LEX, b"zremrangebylex"))
 
 @command("zscore")
 def zscore(CommandContext ctx, list argv):
-    zset = zset_at(ctx, argv[1])
-    score = None if zset is None else zset.score(argv[2])
-    return None if score is None else score_reply(ctx, score)
+    cdef SortedSetValue zset = zset_at(ctx, argv[1])
+    cdef bytes member = argv[2]
+    cdef double score
+    if zset is None or not zset.get_score(member, PyBytes_GET_SIZE(member), &score):
+        return None
+    return score_reply(ctx, score)
 
 
 @command("zmscore")
 def zmscore(CommandContext ctx, list argv):
-    zset = zset_at(ctx, argv[1])
+    cdef SortedSetValue zset = zset_at(ctx, argv[1])
     cdef list out = []
+    cdef bytes member
+    cdef double score
     for member in argv[2:]:
-        score = None if zset is None else zset.score(member)
-        out.append(None if score is None else score_reply(ctx, score))
+        if zset is None or not zset.get_score(member, PyBytes_GET_SIZE(member), &score):
+            out.append(None)
+        else:
+            out.append(score_reply(ctx, score))
     return out
 
 
@@ -443,10 +457,11 @@ command("zcard")(length_handler(SortedSetValue))
 cdef object count_range(CommandContext ctx, list argv, int by):
     cdef bint withscores
     cdef RangeSpec spec = parse_range(argv, 2, True, by, 0, &withscores)
-    zset = zset_at(ctx, argv[1])
+    cdef SortedSetValue zset = zset_at(ctx, argv[1])
+    cdef int64_t first, stop
     if zset is None:
         return 0
-    first, stop = spec.bounds(zset)
+    spec.bounds(zset, -1, &first, &stop)
     return stop - first
 
 
@@ -469,16 +484,18 @@ cdef object rank_reply(CommandContext ctx, list argv, bint reverse):
         if not is_option(argv[3], b"withscore"):
             raise ResponseError(SYNTAX)
         withscore = True
-    zset = zset_at(ctx, argv[1])
-    rank = None if zset is None else zset.rank(argv[2])
-    if rank is None:
+    cdef SortedSetValue zset = zset_at(ctx, argv[1])
+    cdef bytes member = argv[2]
+    cdef int64_t rank = -1
+    if zset is not None:
+        rank = zset.rank_of(member, PyBytes_GET_SIZE(member))
+    if rank < 0:
         ctx.null_array = withscore
         return None
-    if reverse:
-        rank = len(zset) - 1 - rank
+    cdef int64_t reply = zset.size() - 1 - rank if reverse else rank
     if withscore:
-        return [rank, score_reply(ctx, zset.score(argv[2]))]
-    return rank
+        return [reply, score_reply(ctx, zset.score_at(rank))]
+    return reply
 
 
 @command("zrank")
@@ -493,14 +510,20 @@ def zrevrank(CommandContext ctx, list argv):
 
 # -- pops ----------------------------------------------------------------------------------
 
-cdef list pop_pairs(CommandContext ctx, bytes key, object zset, bint from_max, int64_t count):
+cdef list pop_pairs(CommandContext ctx, bytes key, SortedSetValue zset, bint from_max,
+                    int64_t count):
     """Pops up to count pairs of the set at key (non-empty), with event, removal of an
     emptied key and the effect `ZPOPMIN|ZPOPMAX key n`."""
-    cdef list popped = []
-    while count > 0 and len(zset):
-        member, score = zset.pop(from_max)
-        popped.append((score, member))
-        count -= 1
+    cdef int64_t n = zset.size()
+    cdef list popped
+    if count > n:
+        count = n
+    if from_max:
+        popped = zset.range_pairs(n - count, n, True)
+        zset.remove_ranks(n - count, n)
+    else:
+        popped = zset.range_pairs(0, count, False)
+        zset.remove_ranks(0, count)
     ctx.touch(key, "z", b"zpopmax" if from_max else b"zpopmin")
     settle(ctx, key, zset)
     if ctx.logs(len(popped)):
@@ -517,7 +540,7 @@ cdef object zpop(CommandContext ctx, list argv, bint from_max):
         count = parse_int_range(argv[2], 0, INT64_MAX,
                                 b"ERR value is out of range, must be positive")
     cdef bytes key = argv[1]
-    zset = zset_at(ctx, key)
+    cdef SortedSetValue zset = zset_at(ctx, key)
     if zset is None or count == 0:
         return []
     popped = pop_pairs(ctx, key, zset, from_max, 1 if count < 0 else count)
@@ -537,9 +560,10 @@ def zpopmax(CommandContext ctx, list argv):
 cdef tuple first_nonempty(CommandContext ctx, list keys):
     """The first key holding a sorted set, and the set; WRONGTYPE stops the search at a
     key of another type (as Redis checks keys in order)."""
+    cdef SortedSetValue zset
     for key in keys:
         zset = zset_at(ctx, key)
-        if zset is not None and len(zset):
+        if zset is not None and zset.size():
             return key, zset
     return None, None
 
@@ -596,9 +620,11 @@ def zrandmember(CommandContext ctx, list argv):
     cdef int64_t count
     cdef bint withscores = False
     cdef Py_ssize_t argc = len(argv)
+    cdef SortedSetValue zset
+    cdef int64_t n
     if argc < 3:
         zset = zset_at(ctx, argv[1])
-        return None if zset is None else zset.at(random.randrange(len(zset)))[1]
+        return None if zset is None else zset.member_at(random.randrange(zset.size()))
     count = random_count(argv[2])
     if argc > 4 or (argc == 4 and not is_option(argv[3], b"withscores")):
         raise ResponseError(SYNTAX)
@@ -609,12 +635,12 @@ def zrandmember(CommandContext ctx, list argv):
     zset = zset_at(ctx, argv[1])
     if zset is None or count == 0:
         return []
-    n = len(zset)
+    n = zset.size()
     if count < 0:
         check_repeats(-count, zset, 24 if withscores else 0)
         pairs = [zset.at(random.randrange(n)) for _ in range(-count)]
     elif count >= n:
-        pairs = list(zset.pairs(0, n, True))    # the whole set, from the top as Redis
+        pairs = zset.range_pairs(0, n, True)    # the whole set, from the top as Redis
     else:
         pairs = [zset.at(i) for i in random.sample(range(n), count)]
     return pairs_reply(ctx, pairs, withscores, ctx.resp3)
@@ -624,11 +650,11 @@ def zrandmember(CommandContext ctx, list argv):
 def zscan(CommandContext ctx, list argv):
     """Every matching member with its score, cursor 0 (see collection.pyx)."""
     parse_cursor(argv[2])
-    zset = zset_at(ctx, argv[1])
+    cdef SortedSetValue zset = zset_at(ctx, argv[1])
     cdef list items = None
     if zset is not None:
         items = []
-        for score, member in zset:
+        for score, member in zset.range_pairs(0, zset.size(), False):
             items.append(member)
             items.append(score_text(score))
     return scan_items(argv, items, True, False)
@@ -666,7 +692,7 @@ cdef dict source_scores(CommandContext ctx, bytes key):
     if value is None:
         return {}
     if type(value) is SortedSetValue:
-        return (<object>value).scores
+        return value.scores_dict()
     if type(value) is SetValue:
         return dict.fromkeys(value, 1.0)
     raise ResponseError(WRONGTYPE)

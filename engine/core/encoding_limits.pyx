@@ -10,6 +10,8 @@ cdef class EncodingLimits:
         self.set_max_listpack_value = 64
         self.hash_max_listpack_entries = 512
         self.hash_max_listpack_value = 64
+        self.zset_max_listpack_entries = 128
+        self.zset_max_listpack_value = 64
 
 
 DEFAULT_LIMITS = EncodingLimits()

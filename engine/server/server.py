@@ -676,7 +676,8 @@ PERSISTENCE_DIRECTIVES = {
 
 ENCODING_DIRECTIVES = ("hash-max-listpack-entries", "hash-max-listpack-value",
                        "set-max-intset-entries", "set-max-listpack-entries",
-                       "set-max-listpack-value")
+                       "set-max-listpack-value", "zset-max-listpack-entries",
+                       "zset-max-listpack-value")
 """The directives of the engine's EncodingLimits (each the attribute of its name)."""
 
 

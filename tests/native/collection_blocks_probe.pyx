@@ -206,3 +206,53 @@ cdef class HashTableProbe:
         ht_free(out.t)
         out.t = ht_copy(self.t)
         return out
+
+
+from engine.core.sorted_set cimport SortedSetValue, ZNode, ZSkiplist
+
+
+def skiplist_check(SortedSetValue zset) -> list:
+    """The (score, member) pairs of a skiplist-encoded set walked at level 0, after
+    checking its structure: each level's links in order and their spans summing to the
+    ranks they skip, backward links, tail, length, and the hash table's entry of each
+    member pointing at its node. AssertionError names the first fault."""
+    cdef ZSkiplist* zsl = zset.zsl
+    cdef ZNode* x
+    cdef ZNode* y
+    cdef ZNode* prev = NULL
+    cdef HEntry* e
+    cdef dict rank_of = {}
+    cdef uint64_t rank = 0, r
+    cdef list out = []
+    cdef int i
+    assert zsl != NULL, "not a skiplist"
+    x = zsl.header.level[0].forward
+    while x != NULL:
+        rank += 1
+        rank_of[<size_t>x] = rank
+        assert x.backward == prev, f"backward link of rank {rank}"
+        member = PyBytes_FromStringAndSize(<const char*>ht_key(zset.members, x.entry),
+                                           x.entry.klen)
+        e = ht_find(zset.members, <const unsigned char*><char*>member, len(member))
+        assert e == x.entry, f"hash table entry of rank {rank}"
+        assert (<ZNode**>ht_value(zset.members, e))[0] == x, f"node address of rank {rank}"
+        if out:         # (no negative indexes: the probes build without wraparound)
+            assert out[len(out) - 1] < (x.score, member), f"order at rank {rank}"
+        out.append((x.score, member))
+        prev = x
+        x = x.level[0].forward
+    assert zsl.tail == prev, "tail"
+    assert zsl.length == rank == <uint64_t>ht_count(zset.members), "length"
+    for i in range(zsl.level):
+        x = zsl.header
+        r = 0
+        while True:
+            y = x.level[i].forward
+            if y == NULL:
+                break
+            r += x.level[i].span
+            assert rank_of[<size_t>y] == r, f"span at level {i} reaching rank {r}"
+            x = y
+    for i in range(zsl.level, 32):
+        assert zsl.header.level[i].forward == NULL, f"link above the level ({i})"
+    return out

@@ -1,9 +1,10 @@
-"""Set and hash encodings against a real sluice-server, ported from Redis's own
-unit/type/set and unit/type/hash tests (their OBJECT ENCODING checks after conversions,
+"""Set, hash and sorted-set encodings against a real sluice-server, ported from Redis's
+own unit/type/set, unit/type/hash and unit/type/zset tests (their OBJECT ENCODING checks after conversions,
 with the encoding directives changed by CONFIG SET, the command line and the config
 file). Hash cases run on the 7.0 oracle too and must agree; set cases expect what Redis
-7.2+ answers (7.0 has no listpack sets: DELIBERATE_DIFFERENCES in tests/differential.py).
-Sources: redis/redis tests/unit/type/set.tcl, tests/unit/type/hash.tcl."""
+7.2+ answers (7.0 has no listpack sets: DELIBERATE_DIFFERENCES in tests/differential.py);
+sorted-set cases run on the oracle too. Sources: redis/redis tests/unit/type/set.tcl,
+tests/unit/type/hash.tcl, tests/unit/type/zset.tcl."""
 from __future__ import annotations
 
 import pytest
@@ -14,7 +15,9 @@ from servers import SluiceServer
 
 DIRECTIVES = {"hash-max-listpack-entries": b"512", "hash-max-listpack-value": b"64",
               "set-max-intset-entries": b"512", "set-max-listpack-entries": b"128",
-              "set-max-listpack-value": b"64"}
+              "set-max-listpack-value": b"64", "zset-max-listpack-entries": b"128",
+              "zset-max-listpack-value": b"64"}
+ZSET_DEFAULTS = {"zset-max-listpack-entries": 128, "zset-max-listpack-value": 64}
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +44,14 @@ def both(r, redis_server):
     theirs.config_set("hash-max-listpack-entries", 512)
     theirs.config_set("hash-max-listpack-value", 64)
     theirs.config_set("set-max-intset-entries", 512)
+    for name, value in ZSET_DEFAULTS.items():
+        theirs.config_set(name, value)
     yield r, theirs
     theirs.config_set("hash-max-listpack-entries", 512)
     theirs.config_set("hash-max-listpack-value", 64)
     theirs.config_set("set-max-intset-entries", 512)
+    for name, value in ZSET_DEFAULTS.items():
+        theirs.config_set(name, value)
     theirs.close()
 
 
@@ -187,9 +194,10 @@ def test_ziplist_aliases_drive_the_conversions(both):
 
 def test_config_errors_match_the_oracle(both):
     ours, theirs = both
-    for name in ("hash-max-ziplist-entries", "hash-max-listpack-value", "set-max-intset-entries"):
+    for name in ("hash-max-ziplist-entries", "hash-max-listpack-value", "set-max-intset-entries",
+                 "zset-max-listpack-entries", "zset-max-ziplist-value"):
         for bad in ("-1", "abc", "1k", "99999999999999999999"):
-            if bad == "1k" and name == "hash-max-listpack-value":
+            if bad == "1k" and name.endswith("-value"):
                 continue                                    # a memory value: accepted
             errors = []
             for client in both:
@@ -199,16 +207,78 @@ def test_config_errors_match_the_oracle(both):
             assert errors[0] == errors[1]
 
 
+# -- sorted sets (unit/type/zset), compared with the oracle -----------------------------------
+
+@pytest.mark.parametrize("entries, value", [(128, 64), (1, 1), (0, 64), (3, 5)])
+def test_zset_conversions_match_the_oracle(both, entries, value):
+    """Each write command on sets near the limits, OBJECT ENCODING after each, with the
+    directives set by their ziplist names on one side and listpack names on the other."""
+    ours, theirs = both
+    ours.config_set("zset-max-ziplist-entries", entries)
+    ours.config_set("zset-max-ziplist-value", value)
+    theirs.config_set("zset-max-listpack-entries", entries)
+    theirs.config_set("zset-max-listpack-value", value)
+    long = "m" * (value + 1)
+    commands = [("CONFIG", "GET", "zset-max-*")]
+    for key, args in (("a", ("1", "x")), ("b", ("1", long)), ("c", ("1", "x", "2", long)),
+                      ("d", [x for i in range(entries + 1) for x in (str(i), f"e{i}")]),
+                      ("e", [x for i in range(max(entries, 1)) for x in (str(i), f"e{i}")])):
+        commands += [("ZADD", key, *args), ("OBJECT", "ENCODING", key)]
+    commands += [("ZADD", "e", "-0", "z"), ("ZSCORE", "e", "z"), ("ZINCRBY", "e", 1, "e0"),
+                 ("OBJECT", "ENCODING", "e"), ("ZADD", "e", "1", long),
+                 ("OBJECT", "ENCODING", "e"), ("ZREM", "e", long, "z"),
+                 ("OBJECT", "ENCODING", "e"), ("ZADD", "e", "-0", "w"), ("ZSCORE", "e", "w"),
+                 ("ZRANGESTORE", "s1", "d", 0, 0), ("OBJECT", "ENCODING", "s1"),
+                 ("ZRANGESTORE", "s2", "d", 0, -1), ("OBJECT", "ENCODING", "s2"),
+                 ("ZUNIONSTORE", "u1", 1, "a"), ("OBJECT", "ENCODING", "u1"),
+                 ("ZUNIONSTORE", "u2", 2, "c", "d"), ("OBJECT", "ENCODING", "u2"),
+                 ("ZINTERSTORE", "i1", 2, "d", "e"), ("OBJECT", "ENCODING", "i1"),
+                 ("ZDIFFSTORE", "f1", 2, "d", "a"), ("OBJECT", "ENCODING", "f1"),
+                 ("ZPOPMIN", "d", entries), ("OBJECT", "ENCODING", "d"),
+                 ("ZRANGE", "d", 0, -1, "WITHSCORES"), ("ZRANGE", "e", 0, -1, "WITHSCORES"),
+                 ("COPY", "d", "d2"), ("OBJECT", "ENCODING", "d2")]
+    run_both(both, *commands)
+
+
+def test_zset_big_ranges_match_the_oracle(both):
+    """Ranks, score and lex windows (LIMIT's offset too) of skiplists and listpacks,
+    with equal and with mixed scores (where Redis's answer depends on how it walks)."""
+    members = [x for i in range(300) for x in (str(i % 17 - 8.5), f"m{i:03d}")]
+    equal = [x for i in range(50) for x in ("0", f"n{i:02d}")]
+    commands = [("ZADD", "z", *members), ("ZADD", "big", *equal, *members[::4]),
+                ("ZADD", "lex", *equal), ("ZADD", "mixed", *members[:80], *equal[:40])]
+    for key in ("z", "lex", "big", "mixed"):
+        commands += [("OBJECT", "ENCODING", key), ("ZRANK", key, "m150"),
+                     ("ZREVRANK", key, "n07"), ("ZRANGE", key, 5, 40, "WITHSCORES"),
+                     ("ZRANGE", key, -30, -3, "REV"),
+                     ("ZRANGE", key, "(-3", "4", "BYSCORE", "LIMIT", 3, 20, "WITHSCORES"),
+                     ("ZRANGE", key, "+inf", "(0", "BYSCORE", "REV", "LIMIT", 1, 15),
+                     ("ZRANGE", key, "[n10", "(n30", "BYLEX"),
+                     ("ZRANGE", key, "+", "[m2", "BYLEX", "REV", "LIMIT", 0, 9),
+                     ("ZRANGE", key, "[m1", "+", "BYLEX", "LIMIT", 4, 30),
+                     ("ZRANGE", key, "(n3", "[m0", "BYLEX", "REV", "LIMIT", 3, 30),
+                     ("ZRANGESTORE", "dst", key, "[m05", "(n2", "BYLEX", "LIMIT", 2, 5),
+                     ("ZRANGE", "dst", 0, -1, "WITHSCORES"),
+                     ("ZCOUNT", key, "-1", "(2.5"), ("ZLEXCOUNT", key, "-", "(n20"),
+                     ("ZMSCORE", key, "m001", "nope", "n01"),
+                     ("ZREMRANGEBYSCORE", key, "(7", "+inf"), ("ZREMRANGEBYLEX", key, "[n40", "+"),
+                     ("ZREMRANGEBYRANK", key, 0, 9), ("ZPOPMAX", key, 3), ("ZCARD", key),
+                     ("ZRANGE", key, 0, -1, "WITHSCORES")]
+    run_both(both, *commands)
+
+
 # -- the command line and the config file -------------------------------------------------
 
 def test_config_file_and_command_line(tmp_path):
     conf = tmp_path / "enc.conf"
     conf.write_text("set-max-intset-entries 4\nhash-max-ziplist-entries 2\n"
-                    "set-max-listpack-value 9\n")
+                    "set-max-listpack-value 9\nzset-max-ziplist-entries 7\n")
     cfg = ServerConfig.from_args([str(conf), "--set-max-listpack-entries", "5",
-                                  "--hash-max-ziplist-value", "1kb"])
+                                  "--hash-max-ziplist-value", "1kb",
+                                  "--zset-max-listpack-value", "2kb"])
     assert (cfg.set_max_intset_entries, cfg.set_max_listpack_entries, cfg.set_max_listpack_value,
             cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value) == (4, 5, 9, 2, 1024)
+    assert (cfg.zset_max_listpack_entries, cfg.zset_max_listpack_value) == (7, 2048)
 
 
 def test_server_command_line_sets_the_engine_limits():
@@ -228,4 +298,18 @@ def test_server_command_line_sets_the_engine_limits():
         assert encoding(client, "h") == b"listpack"
         client.hset("h", "c", 3)
         assert encoding(client, "h") == b"hashtable"
+
+
+def test_server_command_line_sets_the_zset_limits():
+    with SluiceServer(["--zset-max-ziplist-entries", "2", "--zset-max-listpack-value", "3",
+                       "--save", ""]) as srv:
+        client = redis.Redis(port=srv.port)
+        assert client.config_get("zset-max-listpack-*") == {"zset-max-listpack-entries": "2",
+                                                            "zset-max-listpack-value": "3"}
+        client.zadd("z", {"a": 1, "b": 2})
+        assert encoding(client, "z") == b"listpack"
+        client.zadd("z", {"c": 3})
+        assert encoding(client, "z") == b"skiplist"
+        client.zadd("v", {"abcd": 1})
+        assert encoding(client, "v") == b"skiplist"
         client.close()

@@ -114,6 +114,12 @@ DIRECTIVES: tuple[Directive, ...] = (
               "Members a set keeps in a listpack before it becomes a hash table."),
     Directive("set-max-listpack-value", Int(0, LLONG_MAX, memory=True), 64,
               "Longest member (bytes) a listpack-encoded set takes."),
+    Directive("zset-max-listpack-entries", Int(0, LLONG_MAX), 128,
+              "Members a sorted set keeps in a listpack before it becomes a skiplist.",
+              aliases=("zset-max-ziplist-entries",)),
+    Directive("zset-max-listpack-value", Int(0, LLONG_MAX, memory=True), 64,
+              "Longest member (bytes) a listpack-encoded sorted set takes.",
+              aliases=("zset-max-ziplist-value",)),
     # --- streams ---
     Directive("stream-node-max-entries", Int(0, LLONG_MAX), 100,
               "Entries per stream node before a new node starts; 0 = no limit."),
