@@ -242,28 +242,32 @@ def test_zset_conversions_match_the_oracle(both, entries, value):
 
 def test_zset_big_ranges_match_the_oracle(both):
     """Ranks, score and lex windows (LIMIT's offset too) of skiplists and listpacks,
-    with equal and with mixed scores (where Redis's answer depends on how it walks)."""
+    with equal and with mixed scores (where Redis's answer depends on how it walks). A
+    lex range of a skiplist with mixed scores is left out: Redis's answer there depends
+    on its nodes' random levels, so two runs of Redis itself differ."""
     members = [x for i in range(300) for x in (str(i % 17 - 8.5), f"m{i:03d}")]
     equal = [x for i in range(50) for x in ("0", f"n{i:02d}")]
     commands = [("ZADD", "z", *members), ("ZADD", "big", *equal, *members[::4]),
-                ("ZADD", "lex", *equal), ("ZADD", "mixed", *members[:80], *equal[:40])]
-    for key in ("z", "lex", "big", "mixed"):
+                ("ZADD", "lex", *equal), ("ZADD", "mixed", *members[:80], *equal[:40]),
+                ("ZADD", "biglex", *[x for i in range(200) for x in ("0", f"k{i:03d}")])]
+    for key in ("z", "lex", "big", "mixed", "biglex"):
         commands += [("OBJECT", "ENCODING", key), ("ZRANK", key, "m150"),
                      ("ZREVRANK", key, "n07"), ("ZRANGE", key, 5, 40, "WITHSCORES"),
                      ("ZRANGE", key, -30, -3, "REV"),
                      ("ZRANGE", key, "(-3", "4", "BYSCORE", "LIMIT", 3, 20, "WITHSCORES"),
-                     ("ZRANGE", key, "+inf", "(0", "BYSCORE", "REV", "LIMIT", 1, 15),
-                     ("ZRANGE", key, "[n10", "(n30", "BYLEX"),
-                     ("ZRANGE", key, "+", "[m2", "BYLEX", "REV", "LIMIT", 0, 9),
-                     ("ZRANGE", key, "[m1", "+", "BYLEX", "LIMIT", 4, 30),
-                     ("ZRANGE", key, "(n3", "[m0", "BYLEX", "REV", "LIMIT", 3, 30),
-                     ("ZRANGESTORE", "dst", key, "[m05", "(n2", "BYLEX", "LIMIT", 2, 5),
-                     ("ZRANGE", "dst", 0, -1, "WITHSCORES"),
-                     ("ZCOUNT", key, "-1", "(2.5"), ("ZLEXCOUNT", key, "-", "(n20"),
-                     ("ZMSCORE", key, "m001", "nope", "n01"),
-                     ("ZREMRANGEBYSCORE", key, "(7", "+inf"), ("ZREMRANGEBYLEX", key, "[n40", "+"),
-                     ("ZREMRANGEBYRANK", key, 0, 9), ("ZPOPMAX", key, 3), ("ZCARD", key),
-                     ("ZRANGE", key, 0, -1, "WITHSCORES")]
+                     ("ZRANGE", key, "+inf", "(0", "BYSCORE", "REV", "LIMIT", 1, 15)]
+        if key != "z":
+            commands += [("ZRANGE", key, "[n10", "(n30", "BYLEX"),
+                         ("ZRANGE", key, "+", "[m2", "BYLEX", "REV", "LIMIT", 0, 9),
+                         ("ZRANGE", key, "[m1", "+", "BYLEX", "LIMIT", 4, 30),
+                         ("ZRANGE", key, "(n3", "[m0", "BYLEX", "REV", "LIMIT", 3, 30),
+                         ("ZRANGE", key, "[k05", "(k150", "BYLEX", "LIMIT", 7, 40),
+                         ("ZRANGESTORE", "dst", key, "[m05", "(n2", "BYLEX", "LIMIT", 2, 5),
+                         ("ZRANGE", "dst", 0, -1, "WITHSCORES"), ("ZLEXCOUNT", key, "-", "(n20"),
+                         ("ZREMRANGEBYLEX", key, "[n40", "+")]
+        commands += [("ZCOUNT", key, "-1", "(2.5"), ("ZMSCORE", key, "m001", "nope", "n01"),
+                     ("ZREMRANGEBYSCORE", key, "(7", "+inf"), ("ZREMRANGEBYRANK", key, 0, 9),
+                     ("ZPOPMAX", key, 3), ("ZCARD", key), ("ZRANGE", key, 0, -1, "WITHSCORES")]
     run_both(both, *commands)
 
 
