@@ -135,10 +135,11 @@ cdef inline bint plain_session(object session, object hub):
     long (BUSY): engine commands run directly. The refusal changes only between
     rounds or through a slow-path command (CONFIG SET), after which this is asked
     again; a batch read while a script is busy starts busy. With a maxmemory every
-    command takes the slow path, where process_command evicts before it runs."""
+    command takes the slow path, where process_command evicts before it runs; under
+    CLIENT REPLY OFF or SKIP too, where the reply is dropped."""
     return (session.multi is None and session.authenticated and not session.channels
             and not session.patterns and hub.write_refusal is None and hub.busy is None
-            and not session.no_touch and not hub.engine.maxmemory)
+            and not session.no_touch and not hub.engine.maxmemory and not session.replies)
 
 
 cdef inline bint engine_command(bytes name, dict commands):

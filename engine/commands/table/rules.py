@@ -51,7 +51,7 @@ RULES: dict[str, dict] = {
         "fcall_ro", "flushall"), rule(layer="session")),
     # run by the server (engine/server/session.py), only its clients have them
     **dict.fromkeys((
-        "client|list", "client|kill", "client|unblock", "publish", "pubsub", "config",
+        "client|list", "client|kill", "client|unblock", "client|reply", "publish", "pubsub", "config",
         "info", "shutdown"), rule(layer="server")),
     "sort": rule(find_keys=sort_keys),
     "sort_ro": rule(find_keys=first_key),
