@@ -30,7 +30,7 @@ from engine.server.session import NO_REPLY, QUIET, SILENT, Pushes, ServerSession
 from engine.server.fastpath import run_batch
 from engine.resp.codec import (ProtocolError, QueryBufferLimitError, ReplyBuffer,
                                 RequestParser)
-from engine.api.command_stats import count_call
+from engine.api.command_stats import Outcome, count_call
 from engine.api.session import BLOCKED, QUEUED, Verbatim
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -254,7 +254,7 @@ class ClientConnection(asyncio.Protocol):
 
     def engine_error(self, argv: list, err: ResponseError, ns: int) -> None:
         name, rejected = classify(argv)
-        self.server.stats.failure(name, rejected, ns)
+        self.server.stats.count(name, ns, Outcome.REJECTED if rejected else Outcome.FAILED)
         self.write_error(str(err))
 
     def call_slow(self, argv: list) -> bool:
@@ -348,7 +348,7 @@ class ClientConnection(asyncio.Protocol):
         if isinstance(reply, ResponseError):
             # The call was counted when it blocked; ending in an error makes it a
             # failed call too (Redis's updateStatsOnUnblock / the reprocessed call).
-            self.server.stats.command(br.argv[0].lower().decode()).failed += 1
+            self.server.stats.count(br.argv[0].lower().decode(), 0, Outcome.FAILED_AFTER_BLOCK)
             if replies & QUIET:
                 self.server.stats.error(str(reply))
             else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from engine.api.command_stats import Outcome
 from engine.core.errors import ResponseError, arg_text, subcommand_syntax
 from engine.resp.reply import NULL_ARRAY, OK
 from engine.commands.table import layer_commands
@@ -74,8 +75,8 @@ class ServerSession(Session):
             reply = reply[0] if len(reply) == 1 else list(reply)
         elif reply is SILENT:
             reply = None
-        server.stats.command(record.name).add_call(time.perf_counter_ns() - start,
-                                                   isinstance(reply, ResponseError))
+        server.stats.count(record.name, time.perf_counter_ns() - start,
+                           Outcome.FAILED if isinstance(reply, ResponseError) else Outcome.CALLED)
         if isinstance(reply, ResponseError):
             server.stats.error(str(reply))
         server.stats.total_commands += 1
