@@ -103,7 +103,9 @@ RAW_CASES = {
         "CLIENT NO-EVICT on", "CLIENT NO-EVICT OFF", "CLIENT NO-EVICT maybe", "CLIENT NO-EVICT",
         "CLIENT NO-EVICT on off", "MULTI", "CLIENT NO-EVICT ON", "EXEC", "RESET"),
     "client_reply_errors": script(
-        "CLIENT REPLY maybe", "CLIENT REPLY", "CLIENT REPLY on x", "client reply ON"),
+        "CLIENT REPLY maybe", "CLIENT REPLY", "CLIENT REPLY on x", "client reply ON")
+    + resp("EVAL", "return redis.call('client', 'reply', 'off')", 0)
+    + resp("EVAL", "return redis.pcall('CLIENT', 'REPLY', 'skip')", 0) + script("PING"),
     "client_reply_skip_and_off": script(
         "CLIENT REPLY SKIP", "SET a 1", "GET a", "CLIENT REPLY OFF", "SET a 2", "GETX",
         "GET", "CLIENT REPLY SKIP", "GET a", "XADD s 1-0 f v", "CLIENT REPLY ON", "GET a",
