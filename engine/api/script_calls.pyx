@@ -65,7 +65,6 @@ cdef class ScriptCalls:
             return self.checked(argv)
         stat = entry[1]
         cdef CommandContext ctx = self.ctx
-        cdef list touched = ctx.touched, woken = ctx.woken, events = ctx.events
         cdef int64_t start = now_ns()
         try:
             reply = self.execute_in(ctx, argv)
@@ -77,7 +76,7 @@ cdef class ScriptCalls:
                                           FAILED if record.arity_ok(len(argv)) else REJECTED)
             raise
         finally:
-            report_command(hub, ctx, touched, woken, events, hub.notify_events)
+            report_command(hub, ctx, hub.notify_events)
         if entry[2]:
             self.wrote = True
         if stat is not None:

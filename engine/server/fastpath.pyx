@@ -116,7 +116,7 @@ def run_batch(object conn, list cmds):
     cdef object server = conn.server
     cdef dict stat_cache = server.stat_cache
     cdef Py_ssize_t n = 0
-    cdef list argv, touched, woken, events
+    cdef list argv
     cdef bytes name
     cdef object last = None
     cdef object stat_obj, reply, scripting
@@ -132,9 +132,6 @@ def run_batch(object conn, list cmds):
             try:
                 if fast and engine_command(name, commands):
                     stat_obj = stat_cache.get(name)
-                    touched = ctx.touched
-                    woken = ctx.woken
-                    events = ctx.events
                     start = now_ns()
                     try:
                         reply = execute_in(ctx, argv)
@@ -146,7 +143,7 @@ def run_batch(object conn, list cmds):
                             stat_obj = server.stat_for(argv)
                         (<CommandStat>stat_obj).count(now_ns() - start, CALLED)
                         ok = True
-                    report_command(hub, ctx, touched, woken, events, notify)
+                    report_command(hub, ctx, notify)
                     last = name
                     if ok:
                         if ctx.block is not None:
