@@ -2,6 +2,6 @@
 from engine.commands.context cimport CommandContext
 
 
-def report(object hub, CommandContext ctx, list touched, list woken, list events) -> None:
+def report(object hub, CommandContext ctx) -> None:
     """Hands a command's touched keys, woken keys and events to the hub."""
-    report_command(hub, ctx, touched, woken, events, hub.notify_events)
+    report_command(hub, ctx, hub.notify_events)

@@ -235,7 +235,8 @@ cdef class Engine:
         self.end_call()
 
     cdef void flush(self, CommandContext ctx) except *:
-        """Hands the command's effects to the listeners and resets the context. Each
+        """Hands the command's effects to the listeners (the keys it touched and its
+        events stay in the context for its caller's report: after_command.pxd). Each
         batch of effects takes the next position in the log (effects_seq); outside a
         transaction the context remembers it as its last write (ctx.write_seq: a
         transaction's writes count when it ends, as Redis updates a client's write
@@ -255,12 +256,6 @@ cdef class Engine:
                 ctx.write_seq = self.effects_seq
             for listener in self.effect_listeners:
                 listener(ctx.db.index, effects)
-        if ctx.touched:
-            ctx.touched = []
-        if ctx.woken:
-            ctx.woken = []
-        if ctx.events:
-            ctx.events = []
 
     def flushed_all(self, CommandContext ctx) -> None:
         """FLUSHALL ran in ctx: its changes count now, then persistence snapshots

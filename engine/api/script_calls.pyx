@@ -8,6 +8,7 @@ from libc.stdint cimport int64_t
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from engine.api.after_command cimport report_command
+from engine.api.command_stats cimport CALLED, FAILED, REJECTED, CommandStat
 from engine.commands.table import COMMANDS
 from engine.core.errors import ResponseError
 
@@ -64,7 +65,6 @@ cdef class ScriptCalls:
             return self.checked(argv)
         stat = entry[1]
         cdef CommandContext ctx = self.ctx
-        cdef list touched = ctx.touched, woken = ctx.woken, events = ctx.events
         cdef int64_t start = now_ns()
         try:
             reply = self.execute_in(ctx, argv)
@@ -72,17 +72,15 @@ cdef class ScriptCalls:
             if entry[2] and record.arity_ok(len(argv)):
                 self.wrote = True
             if stat is not None:
-                if record.arity_ok(len(argv)):
-                    stat.add_call(now_ns() - start, True)
-                else:
-                    stat.rejected += 1
+                (<CommandStat>stat).count(now_ns() - start,
+                                          FAILED if record.arity_ok(len(argv)) else REJECTED)
             raise
         finally:
-            report_command(hub, ctx, touched, woken, events, hub.notify_events)
+            report_command(hub, ctx, hub.notify_events)
         if entry[2]:
             self.wrote = True
         if stat is not None:
-            stat.add_call(now_ns() - start)
+            (<CommandStat>stat).count(now_ns() - start, CALLED)
         return reply
 
     cdef tuple _entry(self, bytes name):

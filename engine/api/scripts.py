@@ -29,7 +29,7 @@ from collections.abc import Callable
 from time import monotonic, perf_counter_ns
 from typing import TYPE_CHECKING, Any, Optional
 
-from engine.api.command_stats import count_call
+from engine.api.command_stats import Outcome, count_call
 from engine.api.script_calls import ScriptCalls
 from engine.api.script_runner import Script, ScriptRunner
 from engine.commands.dispatch import check
@@ -238,11 +238,11 @@ class Scripting(ScriptRunner):
                     raise ResponseError(WRITE_IN_READONLY)
             except ResponseError:
                 if stats is not None:
-                    stats.failure(name or classify(argv, record)[0], True, 0)
+                    stats.count(name or classify(argv, record)[0], 0, Outcome.REJECTED)
                 raise
             if "blocking" in spec.flags and _blocks(argv):
                 if stats is not None:
-                    stats.failure(name, False, 0)
+                    stats.count(name, 0, Outcome.FAILED)
                 raise ResponseError(BLOCK_REFUSED % name)
             if spec.write:
                 calls.wrote = True

@@ -522,14 +522,10 @@ class Session(ScriptCommands, FunctionCommands):
         """Runs an engine command now (no checks), telling the hub what it touched
         and which keyspace events fired."""
         ctx = self.ctx
-        # the engine hands these lists over and starts new ones after each command
-        touched = ctx.touched
-        woken = ctx.woken
-        events = ctx.events
         try:
             return self.execute_in(ctx, argv)
         finally:
-            report(self.hub, ctx, touched, woken, events)
+            report(self.hub, ctx)
 
     def run_command(self, argv: list) -> Any:
         """An engine command outside MULTI: run it; BLOCKED if it has to wait."""

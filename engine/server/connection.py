@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Optional
 
 from engine.commands.table import classify
 from engine.core.errors import ResponseError
-from engine.server.session import NO_REPLY, Pushes, ServerSession
+from engine.server.session import NO_REPLY, QUIET, SILENT, Pushes, ServerSession
 from engine.server.fastpath import run_batch
 from engine.resp.codec import (ProtocolError, QueryBufferLimitError, ReplyBuffer,
                                 RequestParser)
-from engine.api.command_stats import count_call
+from engine.api.command_stats import Outcome, count_call
 from engine.api.session import BLOCKED, QUEUED, Verbatim
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -254,11 +254,34 @@ class ClientConnection(asyncio.Protocol):
 
     def engine_error(self, argv: list, err: ResponseError, ns: int) -> None:
         name, rejected = classify(argv)
-        self.server.stats.failure(name, rejected, ns)
+        self.server.stats.count(name, ns, Outcome.REJECTED if rejected else Outcome.FAILED)
         self.write_error(str(err))
 
     def call_slow(self, argv: list) -> bool:
-        """A command through the session; False when the batch must stop."""
+        """A command through the session, answered as CLIENT REPLY says (a blocked
+        one when it is answered); False when the batch must stop."""
+        session = self.session
+        go = self.answer_quietly(argv) if session.replies & QUIET else self.answer(argv)
+        if session.replies and self.blocked_read is None:
+            session.reply_done()
+        return go
+
+    def answer_quietly(self, argv: list) -> bool:
+        """call_slow under CLIENT REPLY OFF or SKIP: the reply is dropped, unless the
+        command was CLIENT REPLY ON (errors still count in errorstats)."""
+        out = self.out
+        self.out = quiet = ReplyBuffer()
+        try:
+            go = self.answer(argv)
+        finally:
+            self.out = out
+        if not self.session.replies & QUIET:
+            out.write_raw(quiet.take())
+        return go
+
+    def answer(self, argv: list) -> bool:
+        """A command through the session, its reply written; False when the batch
+        must stop."""
         session = self.session
         server = self.server
         self.last_cmd = argv[0]
@@ -282,6 +305,8 @@ class ClientConnection(asyncio.Protocol):
             return False
         if reply is NO_REPLY:
             return False
+        if reply is SILENT:
+            return True
         self.write_reply(reply, session.null_array)
         if session.quitting:
             self.close_after_reply()
@@ -317,12 +342,18 @@ class ClientConnection(asyncio.Protocol):
         self.blocked_read = None
         if self.closing:
             return
+        replies = self.session.replies
+        if replies:
+            self.session.reply_done()
         if isinstance(reply, ResponseError):
             # The call was counted when it blocked; ending in an error makes it a
             # failed call too (Redis's updateStatsOnUnblock / the reprocessed call).
-            self.server.stats.command(br.argv[0].lower().decode()).failed += 1
-            self.write_error(str(reply))
-        else:
+            self.server.stats.count(br.argv[0].lower().decode(), 0, Outcome.FAILED_AFTER_BLOCK)
+            if replies & QUIET:
+                self.server.stats.error(str(reply))
+            else:
+                self.write_error(str(reply))
+        elif not replies & QUIET:
             self.out.write(reply, self.ctx.resp3, null_array)
         self.flush()
         self.last_interaction = self.server.now

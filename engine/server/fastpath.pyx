@@ -5,17 +5,17 @@ batch of parsed commands to `run_batch`.
 The common command - an engine command from a client outside MULTI, authenticated
 and not subscribed, while persistence works - runs right here: it is the case of
 process_command (engine/api/session.py) in which every check passes, compiled:
-engine.execute_in, commandstats, the bookkeeping every command shares
-(engine/api/after_command.pxd: touched keys, woken keys and keyspace events to the
-hub), the reply into the connection's ReplyBuffer. Everything else goes through the
+engine.execute_in, commandstats (engine/api/command_stats.pyx), the bookkeeping
+every command shares (engine/api/after_command.pxd: touched keys, woken keys and
+keyspace events to the hub), the reply into the connection's ReplyBuffer. Everything else goes through the
 connection's `call_slow` (process_command: Redis's checks, MULTI, connection and
 server commands, the MISCONF refusal of writes while persistence fails).
 """
-from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport calloc, free
+from libc.stdint cimport int64_t
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from engine.api.after_command cimport report_command
+from engine.api.command_stats cimport CALLED, FAILED, CommandStat
 from engine.commands.context cimport CommandContext
 from engine.resp.codec cimport ReplyBuffer
 from engine.core.errors import ResponseError
@@ -35,93 +35,6 @@ cdef dict _SCRIPT_COMMANDS = {b"eval": (False, False, "eval"),
 cdef dict _script_names = {}    # spelling as sent -> the entry above, or None
 
 
-cdef extern from *:
-    int clzll "__builtin_clzll" (unsigned long long) noexcept nogil
-
-# Latency histogram with HdrHistogram's layout for 2 significant digits (what Redis
-# uses for INFO latencystats): values in ns from 1 to 1 s; 128 sub-buckets per
-# power of two above 256, exact below. A percentile reads as the highest value
-# equivalent to its bucket, so the figures match Redis's for the same durations.
-cdef enum:
-    HIST_BUCKETS = 23
-    HIST_LEN = (HIST_BUCKETS + 1) * 128
-cdef int64_t HIST_MAX_NS = 1000000000
-
-
-cdef inline Py_ssize_t hist_index(int64_t v) noexcept nogil:
-    cdef int bucket = 64 - clzll(<unsigned long long>(v | 255)) - 8
-    return ((bucket + 1) << 7) + ((v >> bucket) - 128)
-
-
-cdef inline int64_t hist_highest_value(Py_ssize_t index) noexcept nogil:
-    cdef int bucket = <int>(index >> 7) - 1
-    cdef int64_t sub = (index & 127) + 128
-    if bucket < 0:
-        sub -= 128
-        bucket = 0
-    return (sub << bucket) + (<int64_t>1 << bucket) - 1
-
-
-cdef class CommandStat:
-    """Counters of one command (INFO commandstats) and its latency histogram (INFO
-    latencystats)."""
-
-    cdef public str name
-    cdef public long long calls
-    cdef public long long ns
-    cdef public long long rejected
-    cdef public long long failed
-    cdef uint64_t* latency        # HIST_LEN counts, allocated by the first call
-    cdef readonly uint64_t samples
-
-    def __init__(self, str name):
-        self.name = name
-        self.calls = self.ns = self.rejected = self.failed = 0
-
-    def __dealloc__(self):
-        free(self.latency)
-
-    cdef inline int record(self, int64_t ns) except -1:
-        """One call that ran for ns nanoseconds."""
-        self.calls += 1
-        self.ns += ns
-        if self.latency is NULL:
-            self.latency = <uint64_t*>calloc(HIST_LEN, sizeof(uint64_t))
-            if self.latency is NULL:
-                raise MemoryError()
-        self.latency[hist_index(1 if ns < 1 else HIST_MAX_NS if ns > HIST_MAX_NS else ns)] += 1
-        self.samples += 1
-        return 0
-
-    def add_call(self, long long ns, bint failed=False):
-        """A call that ran (failed: it replied with an error)."""
-        self.record(ns)
-        if failed:
-            self.failed += 1
-
-    def latency_percentile(self, double percentile) -> int:
-        """The latency (ns) at or below which `percentile` % of the calls finished:
-        HdrHistogram's value_at_percentile. 0 without calls."""
-        cdef uint64_t total = 0, wanted
-        cdef Py_ssize_t i
-        if not self.samples:
-            return 0
-        wanted = <uint64_t>((min(percentile, 100.0) / 100.0) * self.samples + 0.5)
-        if wanted < 1:
-            wanted = 1
-        for i in range(HIST_LEN):
-            total += self.latency[i]
-            if total >= wanted:
-                return hist_highest_value(i)
-        return 0
-
-    def reset(self):
-        self.calls = self.ns = self.rejected = self.failed = 0
-        free(self.latency)
-        self.latency = NULL
-        self.samples = 0
-
-
 cdef inline int64_t now_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -135,10 +48,11 @@ cdef inline bint plain_session(object session, object hub):
     long (BUSY): engine commands run directly. The refusal changes only between
     rounds or through a slow-path command (CONFIG SET), after which this is asked
     again; a batch read while a script is busy starts busy. With a maxmemory every
-    command takes the slow path, where process_command evicts before it runs."""
+    command takes the slow path, where process_command evicts before it runs; under
+    CLIENT REPLY OFF or SKIP too, where the reply is dropped."""
     return (session.multi is None and session.authenticated and not session.channels
             and not session.patterns and hub.write_refusal is None and hub.busy is None
-            and not session.no_touch and not hub.engine.maxmemory)
+            and not session.no_touch and not hub.engine.maxmemory and not session.replies)
 
 
 cdef inline bint engine_command(bytes name, dict commands):
@@ -173,7 +87,7 @@ cdef bint run_script(object conn, object session, object scripting, tuple kind, 
     try:
         reply = scripting.eval(session, argv, kind[0], kind[1])
     except _ResponseError as err:
-        conn.server.stats.failure(kind[2], False, now_ns() - start)
+        conn.server.stats.count(kind[2], now_ns() - start, FAILED)
         conn.write_error(str(err))
         return 0
     cdef int64_t ns = now_ns() - start
@@ -182,7 +96,7 @@ cdef bint run_script(object conn, object session, object scripting, tuple kind, 
         stat_obj = conn.server.stats.command(kind[2])
         if len(stat_cache) < NAME_CACHE_MAX:
             stat_cache[name] = stat_obj
-    (<CommandStat>stat_obj).record(ns)
+    (<CommandStat>stat_obj).count(ns, CALLED)
     if type(reply) is bytes or type(reply) is int:
         out.write(reply, resp3, False)
     else:
@@ -202,7 +116,7 @@ def run_batch(object conn, list cmds):
     cdef object server = conn.server
     cdef dict stat_cache = server.stat_cache
     cdef Py_ssize_t n = 0
-    cdef list argv, touched, woken, events
+    cdef list argv
     cdef bytes name
     cdef object last = None
     cdef object stat_obj, reply, scripting
@@ -218,9 +132,6 @@ def run_batch(object conn, list cmds):
             try:
                 if fast and engine_command(name, commands):
                     stat_obj = stat_cache.get(name)
-                    touched = ctx.touched
-                    woken = ctx.woken
-                    events = ctx.events
                     start = now_ns()
                     try:
                         reply = execute_in(ctx, argv)
@@ -230,9 +141,9 @@ def run_batch(object conn, list cmds):
                     else:
                         if stat_obj is None:
                             stat_obj = server.stat_for(argv)
-                        (<CommandStat>stat_obj).record(now_ns() - start)
+                        (<CommandStat>stat_obj).count(now_ns() - start, CALLED)
                         ok = True
-                    report_command(hub, ctx, touched, woken, events, notify)
+                    report_command(hub, ctx, notify)
                     last = name
                     if ok:
                         if ctx.block is not None:

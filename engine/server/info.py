@@ -5,7 +5,7 @@ builds INFO's text. Only what is true is reported: the persistence section comes
 from the engine's persistence (persist/durability.py). latencystats gives each
 command's latency percentiles (50, 99, 99.9: Redis's
 `latency-tracking-info-percentiles` default) from an HdrHistogram-like histogram
-(engine/server/fastpath.pyx CommandStat). Not reported
+(engine/api/command_stats.pyx CommandStat). Not reported
 (yet): keyspace_hits/keyspace_misses (the engine does not count lookups), the
 allocator's fragmentation figures (Sluice does not use jemalloc).
 """
@@ -18,7 +18,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Optional
 
-from engine.server.fastpath import CommandStat
+from engine.api.command_stats import CommandStats
 from engine.api.session import SERVER_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,18 +28,16 @@ OPS_SAMPLES = 16
 LATENCY_PERCENTILES = (50.0, 99.0, 99.9)     # Redis's latency-tracking-info-percentiles
 
 
-class Stats:
-    """INFO stats counters. The per-command objects survive a reset (callers cache
-    them), only their counters are zeroed."""
+class Stats(CommandStats):
+    """INFO stats counters, the per-command ones (CommandStats) among them."""
 
     def __init__(self) -> None:
-        self.commands: dict[str, CommandStat] = {}
+        super().__init__()
         self.latency_percentiles = LATENCY_PERCENTILES
         self.reset()
 
     def reset(self) -> None:
-        for stat in self.commands.values():
-            stat.reset()
+        self.reset_commands()
         self.errors: dict[str, int] = {}
         self.error_replies = 0
         self.total_connections = 0
@@ -57,23 +55,6 @@ class Stats:
         self._ops_index = 0
         self._ops_last_time = time.monotonic()
         self._ops_last_count = self.total_commands
-
-    def command(self, name: str) -> CommandStat:
-        stat = self.commands.get(name)
-        if stat is None:
-            stat = self.commands[name] = CommandStat(name)
-        return stat
-
-    def failure(self, name: Optional[str], rejected: bool, ns: int) -> None:
-        """A command that replied with an error: refused before running (rejected_calls)
-        or failed while running (failed_calls, and its time); no name: not counted."""
-        if name is None:
-            return
-        stat = self.command(name)
-        if rejected:
-            stat.rejected += 1
-        else:
-            stat.add_call(ns, True)
 
     def error(self, text: str) -> None:
         self.error_replies += 1

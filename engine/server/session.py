@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from engine.api.command_stats import Outcome
 from engine.core.errors import ResponseError, arg_text, subcommand_syntax
 from engine.resp.reply import NULL_ARRAY, OK
 from engine.commands.table import layer_commands
@@ -31,6 +32,13 @@ class _NoReply:
 
 
 NO_REPLY = _NoReply()     # the command answers nothing (SHUTDOWN closes the connection)
+SILENT = _NoReply()       # the command answers nothing and the client goes on (CLIENT REPLY)
+
+# CLIENT REPLY's flag bits in ServerSession.replies (0: every reply is sent)
+REPLY_OFF = 1             # CLIENT REPLY OFF: no reply until CLIENT REPLY ON
+REPLY_SKIP = 2            # the current command's reply is dropped
+REPLY_SKIP_NEXT = 4       # CLIENT REPLY SKIP: the next command's reply is dropped
+QUIET = REPLY_OFF | REPLY_SKIP
 
 
 class ServerSession(Session):
@@ -48,12 +56,14 @@ class ServerSession(Session):
         self.conn = conn
         self.server = conn.server
         self.stats = conn.server.stats
+        self.replies = 0                    # CLIENT REPLY's flag bits (REPLY_*)
 
     def on_authenticated(self) -> None:
         self.conn.parser.authenticated = True
 
     def on_reset(self) -> None:
         self.server.pubsub.drop(self.conn)
+        self.replies &= REPLY_SKIP          # RESET's own reply still obeys a SKIP
         self.conn.parser.authenticated = not self.auth_required()
 
     def exec_one(self, argv, record):
@@ -63,8 +73,10 @@ class ServerSession(Session):
         reply = super().exec_one(argv, record)
         if reply.__class__ is Pushes:
             reply = reply[0] if len(reply) == 1 else list(reply)
-        server.stats.command(record.name).add_call(time.perf_counter_ns() - start,
-                                                   isinstance(reply, ResponseError))
+        elif reply is SILENT:
+            reply = None
+        server.stats.count(record.name, time.perf_counter_ns() - start,
+                           Outcome.FAILED if isinstance(reply, ResponseError) else Outcome.CALLED)
         if isinstance(reply, ResponseError):
             server.stats.error(str(reply))
         server.stats.total_commands += 1
@@ -192,6 +204,28 @@ class ServerSession(Session):
                 killed += 1
         return killed
 
+    def client_reply(self, argv):
+        """CLIENT REPLY ON|OFF|SKIP: whether the connection answers (see
+        ClientConnection.call_slow); OFF and SKIP answer nothing themselves."""
+        mode = argv[2].lower()
+        if mode == b"on":
+            self.replies = 0
+            return OK
+        if mode == b"off":
+            self.replies |= REPLY_OFF
+        elif mode == b"skip":
+            if not self.replies & REPLY_OFF:
+                self.replies |= REPLY_SKIP_NEXT
+        else:
+            raise ResponseError("ERR syntax error")
+        return SILENT
+
+    def reply_done(self) -> None:
+        """A command has been answered (or its reply dropped): a SKIP moves on to the
+        next command."""
+        self.replies = (self.replies & REPLY_OFF) | (
+            REPLY_SKIP if self.replies & REPLY_SKIP_NEXT else 0)
+
     def client_unblock(self, argv):
         try:
             cid = int(argv[2])
@@ -290,6 +324,8 @@ SERVER_CLIENT_HELP = CLIENT_HELP[:-2] + (
     "    Return information about client connections. Options:",
     "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
     "      Return clients of specified type.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
 ) + CLIENT_HELP[-2:]

@@ -29,6 +29,7 @@ NEWER: dict[str, dict[str, str]] = {
     "xinfo|consumers": {"history": _UNSTABLE + "xinfo-consumers.json"},
     "xinfo|stream": {"history": _UNSTABLE + "xinfo-stream.json"},
     "hscan": {"arguments": _UNSTABLE + "hscan.json (7.4: NOVALUES)"},
+    "client|reply": {"arguments": _UNSTABLE + "client-reply.json (7.2 names its argument)"},
     "quit": {field: _UNSTABLE + "quit.json (deprecated in 7.2)"
              for field in ("doc_flags", "deprecated_since", "replaced_by")},
     **{name: {"arity": _UNSTABLE + f"{name}.json (7.2: WITHSCORE)",

@@ -46,8 +46,6 @@ EXCLUDED_COMMANDS = {
         "pubsub|shardnumsub"},
     "client-side caching (key tracking and invalidation messages) is not built": {
         "client|tracking", "client|caching", "client|getredir", "client|trackinginfo"},
-    "CLIENT REPLY (silencing replies) is not built: the server writes every reply": {
-        "client|reply"},
     "ACL users and permissions: Sluice has one user (AUTH with requirepass)": {
         "acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser",
         "acl|help", "acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser",

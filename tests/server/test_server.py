@@ -622,19 +622,19 @@ def test_info_latencystats(sluice, redis_server):
 def test_latency_histogram_matches_hdrhistogram():
     """The percentile of known durations is HdrHistogram's highest equivalent value
     (2 significant digits), the figures redis-server 7.0 printed for them."""
-    from engine.server.fastpath import CommandStat
+    from engine.api.command_stats import CommandStat, Outcome
     for ns, shown in ((2_000, 2_007), (4_000, 4_015), (14_000, 14_015), (57_000, 57_087),
                       (100, 100), (0, 1), (10 ** 12, 1_002_438_655)):
         stat = CommandStat("x")
-        stat.add_call(ns)
+        stat.count(ns, Outcome.CALLED)
         assert stat.latency_percentile(50) == shown, ns
     stat = CommandStat("x")
     for ns in [1_000] * 98 + [5_000, 900_000]:
-        stat.add_call(ns)
+        stat.count(ns, Outcome.CALLED)
     assert (stat.latency_percentile(50), stat.latency_percentile(99),
             stat.latency_percentile(99.9)) == (1_003, 5_023, 901_119)
     assert stat.calls == stat.samples == 100
-    stat.add_call(1, True)
+    stat.count(1, Outcome.FAILED)
     assert stat.failed == 1
     stat.reset()
     assert stat.samples == 0 and stat.latency_percentile(50) == 0

@@ -102,6 +102,25 @@ RAW_CASES = {
     "client_no_evict": script(
         "CLIENT NO-EVICT on", "CLIENT NO-EVICT OFF", "CLIENT NO-EVICT maybe", "CLIENT NO-EVICT",
         "CLIENT NO-EVICT on off", "MULTI", "CLIENT NO-EVICT ON", "EXEC", "RESET"),
+    "client_reply_errors": script(
+        "CLIENT REPLY maybe", "CLIENT REPLY", "CLIENT REPLY on x", "client reply ON")
+    + resp("EVAL", "return redis.call('client', 'reply', 'off')", 0)
+    + resp("EVAL", "return redis.pcall('CLIENT', 'REPLY', 'skip')", 0) + script("PING"),
+    "client_reply_skip_and_off": script(
+        "CLIENT REPLY SKIP", "SET a 1", "GET a", "CLIENT REPLY OFF", "SET a 2", "GETX",
+        "GET", "CLIENT REPLY SKIP", "GET a", "XADD s 1-0 f v", "CLIENT REPLY ON", "GET a",
+        "XLEN s"),
+    "client_reply_on_ends_skip": script(
+        "CLIENT REPLY SKIP", "CLIENT REPLY ON", "GET a", "CLIENT REPLY SKIP",
+        "CLIENT REPLY SKIP", "GET a", "PING"),
+    "client_reply_reset": script(
+        "CLIENT REPLY SKIP", "RESET", "PING", "CLIENT REPLY OFF", "RESET", "PING"),
+    "client_reply_off_in_transaction": script(
+        "CLIENT REPLY OFF", "MULTI", "BADCMD", "SET a 1", "EXEC", "MULTI", "SET a 2",
+        "EXEC", "CLIENT REPLY ON", "GET a"),
+    "client_reply_blocked": script(
+        "CLIENT REPLY SKIP", "BLPOP l 0.05", "PING x", "CLIENT REPLY OFF",
+        "XREAD BLOCK 50 STREAMS s $", "CLIENT REPLY ON", "PING y"),
     "pubsub_in_multi": script("MULTI", "SUBSCRIBE c", "PING", "EXEC", "UNSUBSCRIBE c"),
     "shutdown_in_multi": script("MULTI", "SET a 1", "SHUTDOWN NOSAVE", "EXEC", "GET a"),
     "blocking_timeouts": script(
@@ -189,6 +208,22 @@ def test_client_no_evict_and_no_touch_flags(sluice) -> None:
                                        "CLIENT NO-TOUCH OFF", "GET idle", "OBJECT IDLETIME idle"))
     untouched, touched = (int(n) for n in re.findall(rb":(\d+)\r\n", out))
     assert untouched >= 1 and touched == 0
+
+
+def test_client_reply_off_still_counts_errors_and_runs_commands(sluice) -> None:
+    """Under CLIENT REPLY OFF the commands run (pipelined through the fast path's
+    batch) and their errors count in errorstats, as in Redis; only the bytes go."""
+    def errors() -> int:
+        out = exchange(sluice.port, script("INFO errorstats"))
+        found = re.search(rb"errorstat_ERR:count=(\d+)", out)
+        return int(found.group(1)) if found else 0
+    before = errors()
+    quiet = script("CLIENT REPLY OFF", *["INCR n"] * 200, "GETX", "GET", "HSET n f v")
+    assert exchange(sluice.port, resp("DEL", "n") + quiet) == b":0\r\n"
+    assert errors() == before + 2
+    assert exchange(sluice.port, script("GET n")) == b"$3\r\n200\r\n"
+    assert exchange(sluice.port, script("CLIENT REPLY SKIP", "CLIENT REPLY SKIP", "INCR n",
+                                        "CLIENT REPLY SKIP", "INCR n", "INCR n")) == b":203\r\n"
 
 
 def test_garbage_bytes_close_the_connection(sluice, redis_server) -> None:

@@ -51,8 +51,8 @@ RULES: dict[str, dict] = {
         "fcall_ro", "flushall"), rule(layer="session")),
     # run by the server (engine/server/session.py), only its clients have them
     **dict.fromkeys((
-        "client|list", "client|kill", "client|unblock", "publish", "pubsub", "config",
-        "info", "shutdown"), rule(layer="server")),
+        "client|list", "client|kill", "client|unblock", "client|reply", "publish", "pubsub",
+        "config", "info", "shutdown"), rule(layer="server")),
     "sort": rule(find_keys=sort_keys),
     "sort_ro": rule(find_keys=first_key),
     "client": rule(layer="session", sub_methods=True),
