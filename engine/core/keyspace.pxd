@@ -46,12 +46,12 @@ cdef class Database:
     cpdef object peek(self, bytes key)
     # A collection at key changed in place: its footprint is counted again.
     cpdef void resized(self, bytes key)
-    cdef void store(self, bytes key, object value)
+    cpdef void store(self, bytes key, object value)
     cdef Py_ssize_t append(self, bytes key, bytes tail) except -1
     cdef bint remove(self, bytes key)
     # Absolute expiry in ms, or -1 when the key has none.
     cpdef int64_t expire_at(self, bytes key) except? -2
-    cdef void set_expire(self, bytes key, int64_t when)
+    cpdef void set_expire(self, bytes key, int64_t when)
     cdef bint persist(self, bytes key)
     # How many keys have a TTL.
     cpdef Py_ssize_t volatile_count(self)

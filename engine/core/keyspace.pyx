@@ -233,7 +233,7 @@ cdef class Database:
         read_slot(self.table, e, &s)
         return <object>s.value
 
-    cdef void store(self, bytes key, object value):
+    cpdef void store(self, bytes key, object value):
         cdef HEntry* e = self.entry(key)
         cdef KeySlot s, old
         cdef object previous = None
@@ -330,7 +330,7 @@ cdef class Database:
         memcpy(&when, ht_value(self.volatile, e), sizeof(int64_t))
         return when
 
-    cdef void set_expire(self, bytes key, int64_t when):
+    cpdef void set_expire(self, bytes key, int64_t when):
         ht_set(self.volatile, <const unsigned char*>PyBytes_AS_STRING(key),
                PyBytes_GET_SIZE(key), <const unsigned char*>&when, sizeof(int64_t))
 
