@@ -386,27 +386,28 @@ cdef class Database:
         """Active expiry: removes expired keys found by walking the TTL table from
         where the last sweep stopped, a few buckets per key it may remove, and
         returns them (also recorded in `expired`)."""
-        cdef list gone = []
+        cdef list due_keys = [], gone = []
         cdef DueKeys due
         cdef uint64_t cursor = self.sweep_cursor
         cdef Py_ssize_t visits = 0, budget = <Py_ssize_t>limit * SWEEP_VISITS
         if ht_count(self.volatile) == 0:
             return gone
         cdef bint wrapped = cursor == 0
-        due.out = <PyObject*>gone
+        due.out = <PyObject*>due_keys
         due.now = now
         while True:
             cursor = ht_scan(self.volatile, cursor, collect_due, &due)
             visits += 1
-            if len(gone) >= limit or visits >= budget:
+            if len(due_keys) >= limit or visits >= budget:
                 break
             if cursor == 0:
                 if wrapped:             # a whole pass done
                     break
                 wrapped = True          # started mid-table: one pass from the start
         self.sweep_cursor = cursor
-        for key in gone:
-            self.remove(key)
+        for key in due_keys:
+            if self.remove(key):        # a wrapped pass may see a key twice
+                gone.append(key)
         self.expired.extend(gone)
         return gone
 
