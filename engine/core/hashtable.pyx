@@ -99,6 +99,12 @@ cdef HTable* ht_new(bint values) except NULL:
 
 
 cdef void ht_free(HTable* t) noexcept:
+    ht_clear(t)
+    mem_free(t)
+
+
+cdef void ht_clear(HTable* t) noexcept:
+    """Frees every entry and bucket: the table is empty, as made by ht_new."""
     cdef int i
     cdef uint64_t b
     cdef HEntry* e
@@ -111,7 +117,11 @@ cdef void ht_free(HTable* t) noexcept:
                 mem_free(e)
                 e = nxt
         mem_free(t.buckets[i])
-    mem_free(t)
+        t.buckets[i] = NULL
+        t.size[i] = 0
+        t.used[i] = 0
+    t.rehash_index = -1
+    t.entry_bytes = 0
 
 
 cdef uint64_t ht_count(const HTable* t) noexcept:

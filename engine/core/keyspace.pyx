@@ -10,8 +10,9 @@ from random import random
 
 from engine.core.errors import ResponseError, WRONGTYPE
 from engine.core.hashtable cimport (
-    HTable, HEntry, HIter, ht_new, ht_free, ht_count, ht_key, ht_value, ht_find,
+    HTable, HEntry, HIter, ht_new, ht_free, ht_clear, ht_count, ht_key, ht_value, ht_find,
     ht_set, ht_delete, ht_random, ht_scan, ht_iter_init, ht_iter_next)
+from engine.core.memory cimport MemoryAccount
 from engine.core.stream cimport Stream
 from engine.core.value_types import COLLECTION_CLASSES
 
@@ -51,6 +52,10 @@ cdef enum:
     SCAN_VISITS = 10               # buckets a SCAN visits per key asked for, at most
     SWEEP_VISITS = 20              # buckets the active sweep visits per key it may remove
 cdef int64_t STREAM_OBJECT = sys.getsizeof(Stream()) + sys.getsizeof({})
+
+# What a database frees when it is dropped goes here: the garbage collector may drop
+# it while another engine runs a command, whose account must not pay for it.
+cdef MemoryAccount dropped = MemoryAccount()
 
 # While set, lookups leave keys' access times alone: the command running is one of a
 # client in CLIENT NO-TOUCH mode (engine/api/session.py Session.call sets it).
@@ -174,11 +179,13 @@ cdef class Database:
         self.lfu_decay_time = 1
 
     def __dealloc__(self):
+        cdef MemoryAccount previous = dropped.enter()
         if self.table != NULL:
             release_values(self.table)
             ht_free(self.table)
         if self.volatile != NULL:
             ht_free(self.volatile)
+        dropped.leave(previous)
 
     cdef HEntry* entry(self, bytes key) noexcept:
         return ht_find(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
@@ -249,8 +256,12 @@ cdef class Database:
             # A replaced key keeps its LFU count.
             s.access = self.access_of(key, previous) if self.lfu else self.last_now
             self.object_bytes -= old.counted if e.vlen == SLOT_COUNTED else footprint(previous)
-        ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key),
-               <const unsigned char*>&s, SLOT_COUNTED if collection else SLOT_PLAIN)
+        if e != NULL and e.vlen == (SLOT_COUNTED if collection else SLOT_PLAIN):
+            write_slot(self.table, e, &s)          # the same entry serves
+        else:
+            ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
+                   PyBytes_GET_SIZE(key), <const unsigned char*>&s,
+                   SLOT_COUNTED if collection else SLOT_PLAIN)
         Py_INCREF(value)                           # the entry's reference
         if previous is not None:
             Py_DECREF(previous)                    # the old entry's
@@ -418,13 +429,9 @@ cdef class Database:
         return self.entry(key) != NULL
 
     def clear(self):
-        cdef HTable* table = self.table
-        cdef HTable* volatile = self.volatile
-        self.table = ht_new(True)
-        self.volatile = ht_new(True)
-        release_values(table)
-        ht_free(table)
-        ht_free(volatile)
+        release_values(self.table)
+        ht_clear(self.table)
+        ht_clear(self.volatile)
         self.object_bytes = 0
         self.sweep_cursor = 0
         self.version += 1
