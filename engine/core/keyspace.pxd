@@ -5,8 +5,9 @@
 # and notify `expired` (the keyspace knows nothing of logs or clients).
 #
 # The index lives in C memory (engine/core/hashtable.pyx, counted allocation): one
-# table maps each key, stored inline in its entry, to a KeySlot (a strong reference
-# to the value, its access metadata, and for a collection the bytes counted for it);
+# table maps each key, stored inline in its entry, to a KeySlot (its access metadata,
+# then a string of up to 44 bytes itself, or a strong reference to the value and for
+# a collection the bytes counted for it);
 # a second table maps each key with a TTL to its absolute expiry in ms (the active
 # sweep walks it with a cursor; volatile-* eviction picks from it at random).
 
@@ -14,12 +15,14 @@ from libc.stdint cimport int64_t, uint64_t
 from cpython.object cimport PyObject
 from engine.core.hashtable cimport HTable, HEntry
 
-# The value part of a key's entry. `counted` is there only for collections (the
+# The value part of a key's entry. A string of up to INLINE_MAX bytes is kept in the
+# entry itself, after `access` (which then carries the INLINE bit), as Redis's embstr;
+# any other value is a reference. `counted` is there only for collections (the
 # entry is then SLOT_COUNTED bytes long, SLOT_PLAIN otherwise): the footprint last
 # added to object_bytes, since a collection changes in place.
 cdef struct KeySlot:
-    PyObject* value             # a strong reference
     int64_t access              # ms of the last lookup or store, or LFU metadata
+    PyObject* value             # a strong reference
     int64_t counted
 
 cdef class Database:

@@ -1,5 +1,5 @@
 """Keys, types and expiry for one database (SELECT index), indexed in C memory."""
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from cpython.bytes cimport (PyBytes_AS_STRING, PyBytes_GET_SIZE,
                             PyBytes_FromStringAndSize)
@@ -51,6 +51,9 @@ cdef enum:
     BUCKET = 8                     # a key's share of a bucket array (load factor 1)
     SCAN_VISITS = 10               # buckets a SCAN visits per key asked for, at most
     SWEEP_VISITS = 20              # buckets the active sweep visits per key it may remove
+    INLINE_MAX = 44                # longest string kept in its entry (Redis's embstr)
+    ACCESS_SIZE = 8
+cdef int64_t INLINE = 1LL << 62    # in `access`: the string follows it in the entry
 cdef int64_t STREAM_OBJECT = sys.getsizeof(Stream()) + sys.getsizeof({})
 
 # What a database frees when it is dropped goes here: the garbage collector may drop
@@ -82,14 +85,49 @@ cdef inline int64_t footprint(object value):
     return <int64_t>value.footprint()
 
 
-cdef inline void read_slot(const HTable* t, const HEntry* e, KeySlot* s) noexcept:
+cdef inline int64_t head(const HTable* t, const HEntry* e) noexcept:
+    """The slot's `access` field, INLINE bit included."""
     # Entries keep their value right after the key, unaligned: copied, never cast.
+    cdef int64_t h
+    memcpy(&h, ht_value(t, e), ACCESS_SIZE)
+    return h
+
+
+cdef inline void set_head(const HTable* t, HEntry* e, int64_t h) noexcept:
+    memcpy(<void*>ht_value(t, e), &h, ACCESS_SIZE)
+
+
+cdef inline void read_slot(const HTable* t, const HEntry* e, KeySlot* s) noexcept:
+    """The slot of an entry holding a reference (not INLINE)."""
     s.counted = 0
     memcpy(s, ht_value(t, e), e.vlen)
 
 
 cdef inline void write_slot(const HTable* t, HEntry* e, const KeySlot* s) noexcept:
     memcpy(<void*>ht_value(t, e), s, e.vlen)
+
+
+cdef inline bint inlined(object value) noexcept:
+    return type(value) is bytes and PyBytes_GET_SIZE(value) <= INLINE_MAX
+
+
+cdef object value_of(const HTable* t, const HEntry* e):
+    """The value of an entry: a new bytes object for an inline string."""
+    cdef KeySlot s
+    if head(t, e) & INLINE:
+        return PyBytes_FromStringAndSize(<const char*>ht_value(t, e) + ACCESS_SIZE,
+                                         e.vlen - ACCESS_SIZE)
+    read_slot(t, e, &s)
+    return <object>s.value
+
+
+cdef int64_t counted_of(const HTable* t, const HEntry* e) except? -1:
+    """What object_bytes holds for the entry's value."""
+    cdef KeySlot s
+    if head(t, e) & INLINE:
+        return 0
+    read_slot(t, e, &s)
+    return s.counted if e.vlen == SLOT_COUNTED else footprint(<object>s.value)
 
 
 cdef inline bytes key_of(const HTable* t, const HEntry* e):
@@ -125,8 +163,9 @@ cdef void release_values(HTable* t) noexcept:
         e = ht_iter_next(t, &it)
         if e == NULL:
             return
-        read_slot(t, e, &s)
-        Py_DECREF(<object>s.value)
+        if not head(t, e) & INLINE:
+            read_slot(t, e, &s)
+            Py_DECREF(<object>s.value)
 
 
 # LFU access metadata, Redis's: a key's one integer holds the minute of its last
@@ -202,8 +241,8 @@ cdef class Database:
             self.remove(key)
             self.expired.append(key)
             return None
-        read_slot(self.table, e, &s)
-        cdef object value = <object>s.value
+        cdef object value = value_of(self.table, e)
+        cdef int64_t h
         if untouched:
             return value
         if type(value) is Stream:
@@ -213,9 +252,10 @@ cdef class Database:
             else:
                 (<Stream>value).access_time = now
             return value
-        s.access = (lfu_touched(s.access, now, self.lfu_log_factor, self.lfu_decay_time)
-                    if self.lfu else now)
-        write_slot(self.table, e, &s)
+        h = head(self.table, e)
+        set_head(self.table, e, (h & INLINE) | (
+            lfu_touched(h & ~INLINE, now, self.lfu_log_factor, self.lfu_decay_time)
+            if self.lfu else now))
         return value
 
     cdef object lookup_stream(self, bytes key, int64_t now):
@@ -234,38 +274,52 @@ cdef class Database:
 
     cpdef object peek(self, bytes key):
         cdef HEntry* e = self.entry(key)
-        cdef KeySlot s
-        if e == NULL:
-            return None
-        read_slot(self.table, e, &s)
-        return <object>s.value
+        return value_of(self.table, e) if e != NULL else None
 
     cpdef void store(self, bytes key, object value):
         cdef HEntry* e = self.entry(key)
         cdef KeySlot s, old
         cdef object previous = None
+        cdef bint inline = inlined(value)
         cdef bint collection = type(value) in COLLECTION_CLASSES
-        s.value = <PyObject*>value
-        s.counted = footprint(value)
+        cdef int64_t h
+        cdef uint32_t vlen
+        cdef unsigned char buf[ACCESS_SIZE + INLINE_MAX]
         if e == NULL:
             s.access = (((lfu_minutes(self.last_now) << 8) | LFU_INIT_VAL) if self.lfu
                         else self.last_now)
         else:
-            read_slot(self.table, e, &old)
-            previous = <object>old.value          # held until the entry lets it go
+            h = head(self.table, e)
+            self.object_bytes -= counted_of(self.table, e)
+            if not h & INLINE:
+                read_slot(self.table, e, &old)
+                previous = <object>old.value      # held until the entry lets it go
             # A replaced key keeps its LFU count.
-            s.access = self.access_of(key, previous) if self.lfu else self.last_now
-            self.object_bytes -= old.counted if e.vlen == SLOT_COUNTED else footprint(previous)
-        if e != NULL and e.vlen == (SLOT_COUNTED if collection else SLOT_PLAIN):
-            write_slot(self.table, e, &s)          # the same entry serves
+            s.access = (self.last_now if not self.lfu else
+                        (<Stream>previous).access_time if type(previous) is Stream
+                        else h & ~INLINE)
+        if inline:
+            vlen = ACCESS_SIZE + PyBytes_GET_SIZE(value)
+            h = s.access | INLINE
+            memcpy(buf, &h, ACCESS_SIZE)
+            memcpy(buf + ACCESS_SIZE, PyBytes_AS_STRING(value), vlen - ACCESS_SIZE)
+            s.counted = 0
+        else:
+            vlen = SLOT_COUNTED if collection else SLOT_PLAIN
+            s.value = <PyObject*>value
+            s.counted = footprint(value)
+            memcpy(buf, &s, vlen)
+        if (e != NULL and e.vlen == vlen
+                and (head(self.table, e) & INLINE) == (INLINE if inline else 0)):
+            memcpy(<void*>ht_value(self.table, e), buf, vlen)    # the same entry serves
         else:
             ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
-                   PyBytes_GET_SIZE(key), <const unsigned char*>&s,
-                   SLOT_COUNTED if collection else SLOT_PLAIN)
-        Py_INCREF(value)                           # the entry's reference
+                   PyBytes_GET_SIZE(key), buf, vlen)
+        if not inline:
+            Py_INCREF(value)                       # the entry's reference
         if previous is not None:
             Py_DECREF(previous)                    # the old entry's
-        else:
+        if e == NULL:
             self.version += 1
         if type(value) is Stream:
             (<Stream>value).access_time = s.access
@@ -278,11 +332,15 @@ cdef class Database:
         (Redis's strings keep spare room for this); otherwise, a new string."""
         cdef HEntry* e = self.entry(key)
         cdef KeySlot s
+        cdef object value
+        if head(self.table, e) & INLINE:        # a short string: stored again, longer
+            value = value_of(self.table, e) + tail
+            self.store(key, value)
+            return PyBytes_GET_SIZE(value)
         read_slot(self.table, e, &s)
         cdef PyObject* old = s.value
         cdef Py_ssize_t size = PyBytes_GET_SIZE(<object>old), n = PyBytes_GET_SIZE(tail)
         cdef PyObject* regrown
-        cdef object value
         self.object_bytes -= bytes_object(size)
         if old.ob_refcnt == 1:                     # the entry's only
             regrown = sluice_bytes_regrow(old, size + n)
@@ -306,7 +364,7 @@ cdef class Database:
         cdef HEntry* e = self.entry(key)
         cdef KeySlot s
         cdef int64_t size
-        if e != NULL and e.vlen == SLOT_COUNTED:
+        if e != NULL and e.vlen == SLOT_COUNTED and not head(self.table, e) & INLINE:
             read_slot(self.table, e, &s)
             size = footprint(<object>s.value)
             self.object_bytes += size - s.counted
@@ -319,11 +377,14 @@ cdef class Database:
         cdef const unsigned char* k = <const unsigned char*>PyBytes_AS_STRING(key)
         if e == NULL:
             return False
-        read_slot(self.table, e, &s)
-        cdef object value = <object>s.value        # keeps it alive past the entry
-        self.object_bytes -= s.counted if e.vlen == SLOT_COUNTED else footprint(value)
+        cdef object value = None
+        self.object_bytes -= counted_of(self.table, e)
+        if not head(self.table, e) & INLINE:
+            read_slot(self.table, e, &s)
+            value = <object>s.value                # keeps it alive past the entry
         ht_delete(self.table, k, PyBytes_GET_SIZE(key))
-        Py_DECREF(value)                           # the entry's reference
+        if value is not None:
+            Py_DECREF(value)                       # the entry's reference
         if ht_count(self.volatile):
             ht_delete(self.volatile, k, PyBytes_GET_SIZE(key))
         self.version += 1
@@ -355,7 +416,7 @@ cdef class Database:
     cpdef int64_t usage(self, bytes key, object value):
         cdef HEntry* e = self.entry(key)
         cdef HEntry* v
-        cdef int64_t size = footprint(value)
+        cdef int64_t size = 0 if e != NULL and head(self.table, e) & INLINE else footprint(value)
         if type(value) is not bytes and hasattr(value, "memory_bytes"):
             size += <int64_t>value.memory_bytes()     # what it holds in C memory
         if e != NULL:
@@ -378,8 +439,7 @@ cdef class Database:
         e = self.entry(key)
         if e == NULL:
             return self.last_now
-        read_slot(self.table, e, &s)
-        return s.access
+        return head(self.table, e) & ~INLINE
 
     cpdef void set_access(self, bytes key, object value, int64_t when):
         cdef HEntry* e
@@ -389,9 +449,7 @@ cdef class Database:
             return
         e = self.entry(key)
         if e != NULL:
-            read_slot(self.table, e, &s)
-            s.access = when
-            write_slot(self.table, e, &s)
+            set_head(self.table, e, (head(self.table, e) & INLINE) | (when & ~INLINE))
 
     def sweep_expired(self, int64_t now, int limit=200) -> list:
         """Active expiry: removes expired keys found by walking the TTL table from
@@ -452,7 +510,6 @@ cdef class Database:
         database must not gain or lose keys meanwhile (SAVE, a rewrite)."""
         cdef HIter it
         cdef HEntry* e
-        cdef KeySlot s
         cdef uint64_t version = self.version
         cdef HTable* table = self.table
         cdef int64_t when
@@ -463,10 +520,9 @@ cdef class Database:
             e = ht_iter_next(table, &it)
             if e == NULL:
                 return
-            read_slot(table, e, &s)
             key = key_of(table, e)
             when = self.expire_at(key)
-            yield key, <object>s.value, (when if when >= 0 else None)
+            yield key, value_of(table, e), (when if when >= 0 else None)
 
     cpdef list expiries(self, Py_ssize_t limit):
         cdef list out = []

@@ -177,3 +177,32 @@ def test_memory_counted_per_key_and_given_back():
     assert 80 < usage < 200, usage
     eng.execute("FLUSHALL")
     assert eng.used_memory() == before
+
+
+def test_short_strings_live_in_their_entry_and_change_shape_freely():
+    """Strings up to 44 bytes are kept in the key's entry (Redis's embstr); a longer
+    one, a collection or a stream is a reference. Each change of shape leaves the
+    counts true: all deleted, used_memory is back where it started."""
+    gc.collect()
+    eng = Engine(ManualClock(T0))
+    before = eng.used_memory()
+    x = eng.execute
+    x("SET", "s", "a" * 40)
+    assert x("OBJECT", "ENCODING", "s") == b"embstr"
+    assert x("APPEND", "s", "bbbb") == 44 and x("OBJECT", "ENCODING", "s") == b"embstr"
+    assert x("APPEND", "s", "c") == 45 and x("OBJECT", "ENCODING", "s") == b"raw"
+    assert x("GET", "s") == b"a" * 40 + b"bbbbc"
+    x("SET", "s", "12")
+    assert x("INCRBY", "s", "5") == 17 and x("OBJECT", "ENCODING", "s") == b"int"
+    x("SADD", "t", "m")
+    x("SET", "t", "short")                       # a collection replaced by a short string
+    x("XADD", "u", "1-1", "f", "v")
+    x("SET", "u", "")                            # a stream too; an empty string
+    assert x("GET", "u") == b"" and x("STRLEN", "u") == 0
+    x("RPUSH", "s2", "x")
+    x("SET", "t", "y" * 100)                     # a short string replaced by a long one
+    x("SET", "t", "z")                           # and back
+    assert x("MGET", "s", "t", "u") == [b"17", b"z", b""]
+    assert 0 < x("MEMORY", "USAGE", "t") < 100
+    x("DEL", "s", "t", "u", "s2")
+    assert eng.used_memory() == before
