@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Bytes per element of sets, hashes and sorted sets: sluice-server beside redis-server.
+"""Bytes per element of sets, hashes, sorted sets and string keys: sluice-server beside
+redis-server.
 
 For each row a fresh pair of servers (no persistence) is filled over the network with
 pipelined SADD / HSET / ZADD in one of two shapes, 10 keys of 100,000 elements and 100,000
@@ -12,6 +13,9 @@ Set members are `member:<i>` strings, or integers (the `set (integers)` rows: in
 while small); hash fields and values are `field:<i>` / `value:<i>`; sorted-set members
 are `member:<i>` scored <i> (listpacks while small, skiplists when big). A ratio is
 sluice / redis; the target is <= 1.0 on every row.
+
+The string row is the keyspace itself: `--strings` keys (1,000,000 by default; a tenth
+with `--quick`) made by `SET k:<i> v:<i>`, pipelined BATCH a trip; bytes per key.
 """
 from __future__ import annotations
 
@@ -66,10 +70,23 @@ def fill(client, kind: str, keys: int, per_key: int) -> None:
     pipe.execute()
 
 
+def fill_strings(client, keys: int) -> None:
+    """`SET k:<i> v:<i>` for i < keys, BATCH commands per round trip."""
+    pipe = client.pipeline(transaction=False)
+    for i in range(keys):
+        pipe.execute_command(b"SET", b"k:%d" % i, b"v:%d" % i)
+        if i % BATCH == BATCH - 1:
+            pipe.execute()
+    pipe.execute()
+
+
 def measure(pid: int, client, kind: str, keys: int, per_key: int) -> tuple[float, float]:
     client.ping()
     rss0, used0 = rss_bytes(pid), used_memory(client)
-    fill(client, kind, keys, per_key)
+    if kind == "string":
+        fill_strings(client, keys)
+    else:
+        fill(client, kind, keys, per_key)
     n = keys * per_key
     return (rss_bytes(pid) - rss0) / n, (used_memory(client) - used0) / n
 
@@ -95,20 +112,25 @@ def one_row(kind: str, keys: int, per_key: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a tenth of each shape")
-    ap.add_argument("--kind", action="append", choices=list(ELEMENTS),
+    ap.add_argument("--kind", action="append", choices=[*ELEMENTS, "string"],
                     help="only these element kinds (repeatable; default: all)")
+    ap.add_argument("--strings", type=int, default=1_000_000, help="string keys (SET k:i v:i)")
     args = ap.parse_args(argv)
     C.header("collection_memory_bench", args)
     scale = 10 if args.quick else 1
     shapes = [(f"{10} keys x {100_000 // scale:,}", 10, 100_000 // scale),
               (f"{100_000 // scale:,} keys x 10", 100_000 // scale, 10)]
+    strings = args.strings // scale
     rows = []
-    for kind in args.kind or ELEMENTS:
-        for label, keys, per_key in shapes:
-            got = one_row(kind, keys, per_key)
-            (s_rss, s_used), (r_rss, r_used) = got["sluice"], got["redis"]
-            rows.append([kind, label, "%.1f" % s_rss, "%.1f" % r_rss, C.fmt_ratio(s_rss / r_rss),
-                         "%.1f" % s_used, "%.1f" % r_used, C.fmt_ratio(s_used / r_used)])
+    cases = []
+    for kind in args.kind or [*ELEMENTS, "string"]:
+        cases += ([(kind, (f"{strings:,} keys", strings, 1))] if kind == "string"
+                  else [(kind, shape) for shape in shapes])
+    for kind, (label, keys, per_key) in cases:
+        got = one_row(kind, keys, per_key)
+        (s_rss, s_used), (r_rss, r_used) = got["sluice"], got["redis"]
+        rows.append([kind, label, "%.1f" % s_rss, "%.1f" % r_rss, C.fmt_ratio(s_rss / r_rss),
+                     "%.1f" % s_used, "%.1f" % r_used, C.fmt_ratio(s_used / r_used)])
     C.print_table("bytes per element (sluice / redis; target <= 1.0x)",
                   ["type", "shape", "sluice RSS", "redis RSS", "ratio", "sluice used",
                    "redis used", "ratio"], rows)

@@ -84,7 +84,7 @@ def sluice_figures(engine: Engine, workdir: str, repeat: int) -> dict:
         started = time.perf_counter()
         info = load_snapshot(target, path)
         loads.append(time.perf_counter() - started)
-        assert info["entries"] == engine.databases[0].data[b"s"].length
+        assert info["entries"] == engine.databases[0].peek(b"s").length
         del target
     resp_path = os.path.join(workdir, "base.aof")
     resp_times = []

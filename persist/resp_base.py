@@ -32,12 +32,10 @@ def write_resp_base(engine, fileobj: BinaryIO) -> int:
     for code in engine.function_codes():
         out.command(b"FUNCTION", b"LOAD", code)
     for db in engine.databases:
-        if not db.data:
+        if not len(db):
             continue
         out.command(b"SELECT", db.index)
-        expires = db.expires
-        for key, value in db.data.items():
-            when = expires.get(key)
+        for key, value, when in db.items():
             if type(value) is bytes:
                 if when is None:
                     out.command(b"SET", key, value)

@@ -478,21 +478,21 @@ def state_records(engine, size_t chunk_bytes=CHUNK_BYTES):
     if codes:
         yield [REC_FUNCTIONS, codes]
     for db in engine.databases:
-        if not db.data:
+        if not len(db):
             continue
         yield [REC_DB, db.index]
-        for key, value in db.data.items():
+        for key, value, when in db.items():
             keys += 1
             if type(value) is bytes:
-                yield [REC_STRING, key, value, db.expires.get(key)]
+                yield [REC_STRING, key, value, when]
                 continue
             if type(value) in COLLECTION_CLASSES:
-                yield [REC_VALUE, key, value.TYPE_NAME, value.to_record(), db.expires.get(key)]
+                yield [REC_VALUE, key, value.TYPE_NAME, value.to_record(), when]
                 continue
             if type(value) is not Stream:
                 raise TypeError(f"cannot save a {type(value).__name__} value")
             streams += 1
-            yield stream_header(key, <Stream>value, db.expires.get(key))
+            yield stream_header(key, <Stream>value, when)
             chunks = EntryChunks(value)
             while True:
                 chunk = chunks.next_chunk(chunk_bytes)
@@ -677,14 +677,7 @@ cdef class StateLoader:
             src = self.dbs.get(dst.index)
             if src is None:
                 src = Database(dst.index)
-            dst.data = src.data
-            dst.expires = src.expires
-            dst.deadlines = src.deadlines
-            dst.expired = []
-            dst.object_bytes = src.object_bytes
-            dst.counted = src.counted
-            dst.order = src.order
-            dst.access = src.access
+            dst.take(src)
         engine.restore_function_codes(self.functions)
 
     # -- keys ----------------------------------------------------------------------
@@ -707,7 +700,7 @@ cdef class StateLoader:
         if self.db is None:
             raise RecordError("a key before any database record")
         self.key = as_bytes(key, "key")
-        if self.key in self.db.data or self.key in self.seen:
+        if self.key in self.db or self.key in self.seen:
             raise RecordError(f"key {self.key!r} appears twice")
         if expire is not None:
             as_i64(expire, "expiry")

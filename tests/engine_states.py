@@ -26,6 +26,16 @@ CONSUMERS = (b"alice", b"bob", b"\xc3\xa9ve", b"")
 FIELD_SETS = ([b"f"], [b"f", b"g"], [b"name", b"n"], [b""], [b"\x00\xff"])
 
 
+def contents(db) -> dict:
+    """Every key of a Database with its value, whether due or not."""
+    return {key: value for key, value, _ in db.items()}
+
+
+def expiries(db) -> dict:
+    """Every key of a Database that has a TTL, with its absolute expiry in ms."""
+    return {key: when for key, _, when in db.items() if when is not None}
+
+
 def grouped_streams(clock: ManualClock, keys: tuple[str, ...] = ("s",),
                     entries: int = 3) -> Engine:
     """An engine on `clock` whose streams `keys` each hold entries 1-0..<entries>-0
@@ -270,9 +280,7 @@ def observe(engine: Engine, *, consumer_times: bool = True, layout: bool = False
         engine.active_expire(1 << 30)
     for db in engine.databases:
         engine.select(db.index)
-        for key in sorted(db.data):
-            value = db.data[key]
-            expiry = db.expires.get(key)
+        for key, value, expiry in sorted(db.items(), key=lambda item: item[0]):
             if isinstance(value, Stream):
                 by_time = {}
                 for name, group in value.groups.items():

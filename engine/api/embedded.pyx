@@ -302,7 +302,7 @@ cdef class Engine:
         for db in self.databases:
             previous = self.memory.enter()      # what the expired values free is ours
             try:
-                swept = (<Database>db).expires and (<Database>db).sweep_expired(now, limit)
+                swept = (<Database>db).sweep_expired(now, limit)
             finally:
                 self.memory.leave(previous)
             if swept:

@@ -301,9 +301,9 @@ class BlockedRead:
 
     def _holds_key_type(self) -> bool:
         """Whether one of its keys holds the type it waits for (a list for BLPOP)."""
-        data = self.session.engine.databases[self.db].data
+        db = self.session.engine.databases[self.db]
         for key in self.keys:
-            value = data.get(key)
+            value = db.peek(key)
             if value is not None and getattr(value, "TYPE_NAME", None) == self.key_type:
                 return True
         return False
@@ -660,7 +660,7 @@ class Session(ScriptCommands, FunctionCommands):
         if hub.watchers or hub.blocked:
             for db in self.engine.databases:
                 if db.index != current:
-                    keys = [key for key in hub.interesting_keys(db.index) if key in db.data]
+                    keys = [key for key in hub.interesting_keys(db.index) if key in db]
                     if keys:
                         gone.append((db.index, keys))
         reply = self.run(argv)

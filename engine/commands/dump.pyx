@@ -126,11 +126,10 @@ def restore(CommandContext ctx, list argv):
 cdef object peek(CommandContext ctx, bytes key):
     """The live value at key without touching its access time, or None."""
     cdef Database db = ctx.db
-    value = db.data.get(key)
+    value = db.peek(key)
     if value is None:
         return None
-    when = db.expires.get(key) if db.expires else None
-    if when is not None and <int64_t>when <= ctx.now and not db.loading:
+    if 0 <= db.expire_at(key) <= ctx.now and not db.loading:
         return db.lookup(key, ctx.now)      # removes it (logged as expired)
     return value
 

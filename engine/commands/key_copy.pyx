@@ -43,10 +43,9 @@ cdef object duplicate(object value):
 
 cdef bint occupied(Database db, bytes key, int64_t now):
     """Whether key holds a live value in db (an expired one is dropped quietly)."""
-    if key not in db.data:
+    if key not in db:
         return False
-    cdef object when = db.expires.get(key)
-    if when is not None and <int64_t>when <= now and not db.loading:
+    if 0 <= db.expire_at(key) <= now and not db.loading:
         db.remove(key)
         return False
     return True

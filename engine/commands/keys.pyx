@@ -5,12 +5,11 @@ EXPIRETIME, PEXPIRETIME, PERSIST, TOUCH, RANDOMKEY.
 Removing or replacing a key drops its value object, so a stream's consumer groups
 go with it; RENAME moves the same object (groups included) to the new name.
 
-SCAN's cursor is a key's insertion sequence number (Database.scan, see
-keyspace.pxd KeyOrder): a call returns up to COUNT keys in insertion order
-starting at the cursor and the number of the next key (0 when none is left).
-Keys keep their number until removed and new keys get larger numbers, so every
-key present for the whole scan is returned exactly once, whatever is inserted or
-deleted meanwhile; keys added during the scan may or may not be returned.
+SCAN's cursor is Redis's: the reverse-binary position of the next bucket of the
+keyspace's hash table (Database.scan), 0 when the scan is over. A key present for
+the whole scan is returned at least once, whatever is inserted or deleted and
+however the table grows or shrinks meanwhile (a key may come twice when it
+shrinks); keys added during the scan may or may not be returned.
 
 Effects: DEL/UNLINK log `DEL` with the keys actually removed; the EXPIRE family
 logs `PEXPIREAT key <absolute ms>` (options dropped), or `DEL key` when the time
@@ -144,13 +143,13 @@ def keys(CommandContext ctx, list argv):
     # Like Redis, logically expired keys are skipped but not deleted here.
     cdef bytes pattern = argv[1]
     cdef bint all_keys = pattern == b"*"
-    cdef dict expires = ctx.db.expires
-    cdef int64_t now = ctx.now
+    cdef Database db = ctx.db
+    cdef int64_t now = ctx.now, when
     cdef list out = []
-    for key in ctx.db.data:
+    for key in db.keys():
         if all_keys or matches(pattern, key):
-            when = expires.get(key) if expires else None
-            if when is None or <int64_t>when > now:
+            when = db.expire_at(key)
+            if when < 0 or when > now:
                 out.append(key)
     return out
 
@@ -169,8 +168,6 @@ def scan(CommandContext ctx, list argv):
             continue
         value = db.lookup(key, ctx.now)   # expires the key if it is due
         if value is None:
-            if key not in db.data:        # removed behind the index's back
-                db.order.discard(key)
             continue
         if typename is not None and type_name(value).encode() != typename:
             continue
@@ -181,7 +178,7 @@ def scan(CommandContext ctx, list argv):
 @command("dbsize")
 def dbsize(CommandContext ctx, list argv):
     # Like Redis, counts keys whose expiry has passed until something removes them.
-    return len(ctx.db.data)
+    return len(ctx.db)
 
 
 @command("randomkey")
@@ -189,12 +186,8 @@ def randomkey(CommandContext ctx, list argv):
     cdef Database db = ctx.db
     while True:
         key = db.random_key()
-        if key is None:
-            return None
-        if db.lookup(key, ctx.now) is not None:
+        if key is None or db.lookup(key, ctx.now) is not None:
             return key
-        if key not in db.data:            # removed behind the index's back
-            db.order.discard(key)
 
 
 cdef int flush_mode(list argv) except -1:
@@ -209,9 +202,9 @@ cdef int flush_mode(list argv) except -1:
 cdef Py_ssize_t flush(CommandContext ctx, Database db):
     """Empties db; returns how many keys it held (each one change, as in Redis).
     Keys of the caller's database count as touched (WATCH)."""
-    cdef Py_ssize_t removed = len(db.data)
+    cdef Py_ssize_t removed = len(db)
     if removed and db is ctx.db and ctx.tracking:
-        ctx.touched.extend(db.data)
+        ctx.touched.extend(db.keys())
     db.clear()
     return removed
 

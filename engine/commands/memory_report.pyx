@@ -52,8 +52,8 @@ def memory_usage(CommandContext ctx, list argv):
             raise ResponseError(SYNTAX)
     cdef bytes key = argv[2]
     cdef Database db = ctx.db
-    value = db.data.get(key)
-    if value is None or (key in db.expires and <int64_t>db.expires[key] <= ctx.now):
+    value = db.peek(key)
+    if value is None or 0 <= db.expire_at(key) <= ctx.now:
         return None
     # Collections report their whole footprint: SAMPLES (any count) only bounds work
     # in Redis, where the size of a nested value is estimated from a few elements.
@@ -73,8 +73,8 @@ def memory_stats(CommandContext ctx, list argv):
              b"cluster.links": 0, b"aof.buffer": 0, b"lua.caches": 0,
              b"functions.caches": 0}
     for db in engine.databases:
-        if db.data:
-            keys += len(db.data)
+        if len(db):
+            keys += len(db)
             stats[b"db.%d" % db.index] = {b"overhead.hashtable.main": 0,
                                           b"overhead.hashtable.expires": 0,
                                           b"overhead.hashtable.slot-to-keys": 0}

@@ -380,7 +380,7 @@ def claim_deadline(Database db, list keys, bytes group, int64_t min_idle):
     + min_idle), or None when none of them has a pending entry."""
     cdef object best = None, oldest, stream, group_obj
     for key in keys:
-        stream = db.data.get(key)
+        stream = db.peek(key)
         if type(stream) is not Stream:
             continue
         group_obj = (<Stream>stream).groups.get(group)

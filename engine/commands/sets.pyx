@@ -98,7 +98,7 @@ def spop(CommandContext ctx, list argv):
     ctx.touch(key, "s", b"spop")
     settle(ctx, key, value)
     if ctx.logs(len(taken)):            # one change per member taken
-        if key not in ctx.db.data and argc == 3:
+        if key not in ctx.db and argc == 3:
             ctx.effects.append([b"DEL", key])
         else:
             for i in range(0, len(taken), SREM_BATCH):

@@ -9,6 +9,7 @@ cdef class Evictor:
     cdef list pool
     cdef int next_db
 
+    cdef Py_ssize_t candidates(self, Database db)
     cdef object sample(self, Database db)
     cdef int64_t score(self, Database db, bytes key, object value, int64_t now)
     cpdef tuple victim(self, list databases, int64_t now)

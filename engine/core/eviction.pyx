@@ -37,6 +37,10 @@ cdef class Evictor:
     def evicts(self) -> bool:
         return self.policy != "noeviction"
 
+    cdef Py_ssize_t candidates(self, Database db):
+        """How many keys of db the policy may evict."""
+        return db.volatile_count() if self.volatile else len(db)
+
     cdef object sample(self, Database db):
         return db.random_volatile_key() if self.volatile else db.random_key()
 
@@ -59,25 +63,25 @@ cdef class Evictor:
         if not (self.lru or self.lfu or self.ttl):
             for i in range(n):
                 db = databases[(self.next_db + i) % n]
-                if db.expires if self.volatile else db.data:
+                if self.candidates(db):
                     key = self.sample(db)
-                    if key is not None and key in db.data:
+                    if key is not None and key in db:
                         self.next_db = (self.next_db + i + 1) % n
                         return db, key
             return None
         for db in databases:
-            if not (db.expires if self.volatile else db.data):
+            if not self.candidates(db):
                 continue
             for i in range(self.samples):
                 key = self.sample(db)
-                value = db.data.get(key) if key is not None else None
+                value = db.peek(key) if key is not None else None
                 if value is not None:
                     self.offer(self.score(db, key, value, now), db.index, key)
         cdef list pool = self.pool
         while pool:
             score, index, key = pool.pop()
             db = databases[index]
-            if key in db.data and (not self.volatile or key in db.expires):
+            if key in db and (not self.volatile or db.expire_at(key) >= 0):
                 return db, key
         return None
 

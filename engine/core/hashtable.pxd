@@ -39,6 +39,7 @@ cdef uint64_t ht_hash(const unsigned char* s, size_t n) noexcept
 cdef uint64_t ht_random_u64() noexcept
 cdef HTable* ht_new(bint values) except NULL
 cdef void ht_free(HTable* t) noexcept
+cdef void ht_clear(HTable* t) noexcept
 cdef HTable* ht_copy(const HTable* t) except NULL
 cdef uint64_t ht_count(const HTable* t) noexcept
 cdef size_t ht_bytes(const HTable* t) noexcept

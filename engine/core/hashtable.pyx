@@ -99,6 +99,12 @@ cdef HTable* ht_new(bint values) except NULL:
 
 
 cdef void ht_free(HTable* t) noexcept:
+    ht_clear(t)
+    mem_free(t)
+
+
+cdef void ht_clear(HTable* t) noexcept:
+    """Frees every entry and bucket: the table is empty, as made by ht_new."""
     cdef int i
     cdef uint64_t b
     cdef HEntry* e
@@ -111,7 +117,11 @@ cdef void ht_free(HTable* t) noexcept:
                 mem_free(e)
                 e = nxt
         mem_free(t.buckets[i])
-    mem_free(t)
+        t.buckets[i] = NULL
+        t.size[i] = 0
+        t.used[i] = 0
+    t.rehash_index = -1
+    t.entry_bytes = 0
 
 
 cdef uint64_t ht_count(const HTable* t) noexcept:
@@ -221,15 +231,15 @@ cdef int _maybe_grow(HTable* t) except -1:
 
 
 cdef int _maybe_shrink(HTable* t) except -1:
-    if t.used[0] + t.used[1] == 0 and t.size[0] + t.size[1] > MIN_BUCKETS:
-        # Emptied (perhaps mid-rehash): no delete will come to finish a shrink.
+    if t.used[0] + t.used[1] == 0:
+        # Emptied (perhaps mid-rehash): no delete will come to finish a shrink, and an
+        # empty table holds no buckets (the next add makes the first ones).
         mem_free(t.buckets[0])
         mem_free(t.buckets[1])
         t.buckets[0] = t.buckets[1] = NULL
         t.size[0] = t.size[1] = 0
         t.used[0] = t.used[1] = 0
         t.rehash_index = -1
-        _resize(t, MIN_BUCKETS)
     elif _rehashing(t):
         _rehash_step(t)
     elif t.size[0] > MIN_BUCKETS and t.used[0] * SHRINK_RATIO < t.size[0]:

@@ -3,72 +3,79 @@
 # millisecond expiry. Expired keys are removed lazily on access and by the active
 # sweep; each removal is recorded in `expired` so the command layer can log a DEL
 # and notify `expired` (the keyspace knows nothing of logs or clients).
+#
+# The index lives in C memory (engine/core/hashtable.pyx, counted allocation): one
+# table maps each key, stored inline in its entry, to a KeySlot (its access metadata,
+# then a string of up to 44 bytes itself, or a strong reference to the value and for
+# a collection the bytes counted for it);
+# a second table maps each key with a TTL to its absolute expiry in ms (the active
+# sweep walks it with a cursor; volatile-* eviction picks from it at random).
 
 from libc.stdint cimport int64_t, uint64_t
+from cpython.object cimport PyObject
+from engine.core.hashtable cimport HTable, HEntry
 
-# Every key of a database in insertion order, for SCAN and RANDOMKEY: SCAN's cursor
-# is the sequence number of the next key to visit, so a key present for the whole
-# scan is returned exactly once (keys keep their number until removed; new keys get
-# larger numbers). Maintained by Database.store/remove/clear.
-cdef class KeyOrder:
-    cdef list keys              # keys by insertion; None where one was removed
-    cdef list seqs              # their sequence numbers, ascending
-    cdef dict seq_of            # live key -> its sequence number
-    cdef readonly int64_t next_seq
-    cdef Py_ssize_t dead        # None slots in `keys`
-
-    cdef void add(self, bytes key)
-    cdef void discard(self, bytes key)
-    cdef void clear(self)
-    cdef void sync(self, dict data)
-    cdef tuple scan(self, uint64_t cursor, Py_ssize_t count)
-    cdef object random(self)
+# The value part of a key's entry. A string of up to INLINE_MAX bytes is kept in the
+# entry itself, after `access` (which then carries the INLINE bit), as Redis's embstr;
+# any other value is a reference. `counted` is there only for collections (the
+# entry is then SLOT_COUNTED bytes long, SLOT_PLAIN otherwise): the footprint last
+# added to object_bytes, since a collection changes in place.
+cdef struct KeySlot:
+    int64_t access              # ms of the last lookup or store, or LFU metadata
+    PyObject* value             # a strong reference
+    int64_t counted
 
 cdef class Database:
     cdef readonly int index
-    cdef public dict data          # key (bytes) -> Stream | bytes | a collection
-    cdef public dict expires       # key (bytes) -> absolute expiry in ms
-    cdef list deadlines            # min-heap of (expiry, key) for the active sweep
+    cdef HTable* table             # key -> KeySlot
+    cdef HTable* volatile          # key -> absolute expiry in ms (int64)
+    cdef uint64_t sweep_cursor     # where the active sweep goes on in `volatile`
+    cdef uint64_t version          # bumped by every add or removal (iteration check)
     cdef public list expired       # keys removed by expiry, drained by the caller
-    cdef readonly int64_t object_bytes  # Python-side bytes of keys and values
-    cdef public dict counted       # collection key -> its footprint in object_bytes
-    cdef readonly KeyOrder order   # insertion order of `data` (SCAN, RANDOMKEY)
-    cdef public dict access        # key -> ms of its last lookup or store (OBJECT
-                                   # IDLETIME; RESTORE IDLETIME sets it); a stream
-                                   # keeps its own (Stream.access_time)
-    cdef public bint lfu           # `access` holds LFU metadata (an LFU maxmemory-policy)
+    cdef readonly int64_t object_bytes  # Python-side bytes of the values
+    cdef public bint lfu           # access slots hold LFU metadata (an LFU maxmemory-policy)
     cdef public int lfu_log_factor # lfu-log-factor, lfu-decay-time
     cdef public int lfu_decay_time
     cdef public int64_t last_now   # the `now` of the latest lookup (stores use it)
     cdef public bint loading       # replaying a log: nothing expires (as Redis while
                                    # loading; due keys go once the load is over)
 
+    cdef HEntry* entry(self, bytes key) noexcept
     cdef object lookup(self, bytes key, int64_t now)
     cdef object lookup_stream(self, bytes key, int64_t now)
     # The value at key if it is of type `cls`, None if absent; WRONGTYPE otherwise.
     cpdef object lookup_typed(self, bytes key, int64_t now, type cls)
+    # The value at key, None if absent, whether due or not, its access untouched.
+    cpdef object peek(self, bytes key)
     # A collection at key changed in place: its footprint is counted again.
     cpdef void resized(self, bytes key)
-    cdef int64_t forget(self, bytes key, object old) except? -1
-    cdef void store(self, bytes key, object value)
+    cpdef void store(self, bytes key, object value)
     cdef Py_ssize_t append(self, bytes key, bytes tail) except -1
     cdef bint remove(self, bytes key)
-    cdef int64_t expire_at(self, bytes key) except? -2
-    cdef void set_expire(self, bytes key, int64_t when)
+    # Absolute expiry in ms, or -1 when the key has none.
+    cpdef int64_t expire_at(self, bytes key) except? -2
+    cpdef void set_expire(self, bytes key, int64_t when)
     cdef bint persist(self, bytes key)
+    # How many keys have a TTL.
+    cpdef Py_ssize_t volatile_count(self)
     # When key (holding value) was last looked up or stored, in ms; set_access sets it.
     cpdef int64_t access_of(self, bytes key, object value) except? -1
-    # What key (holding value) costs: its containers' slots, its bytes, its value's
-    # (a stream's C memory too) and its TTL's (MEMORY USAGE).
+    # What key (holding value) costs: its entries in the tables, its value's objects
+    # (a stream's or a collection's C memory too) and its TTL's (MEMORY USAGE).
     cpdef int64_t usage(self, bytes key, object value)
     # The LFU counter of key (holding value), decayed to `now` (OBJECT FREQ).
     cpdef int64_t frequency(self, bytes key, object value, int64_t now) except? -1
     cpdef void set_access(self, bytes key, object value, int64_t when)
-    # Up to `count` keys from `cursor` on (0 = start) in insertion order, and the
-    # cursor to continue with (0 = done); keys may be logically expired (the caller
-    # looks them up).
+    # Up to about `count` keys from `cursor` on (0 = start) and the cursor to go on
+    # with (0 = done): Redis's reverse-binary cursor, so a key present for the whole
+    # scan is returned at least once; keys may be logically expired (the caller looks
+    # them up).
     cpdef tuple scan(self, uint64_t cursor, Py_ssize_t count)
     # A key chosen uniformly at random (possibly logically expired), or None.
     cpdef object random_key(self)
-    # A key with a TTL chosen at random (through the deadline heap), or None.
+    # A key with a TTL chosen at random, or None.
     cpdef object random_volatile_key(self)
+    # Up to `limit` absolute expiries (ms), in table order (INFO's avg_ttl estimate).
+    cpdef list expiries(self, Py_ssize_t limit)
+    # Every key (a list: the caller may change the database while it goes through it).
+    cpdef list keys(self)

@@ -1,17 +1,23 @@
-"""Keys, types and expiry for one database (SELECT index)."""
-from libc.stdint cimport int64_t, uint64_t
+"""Keys, types and expiry for one database (SELECT index), indexed in C memory."""
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytes cimport (PyBytes_AS_STRING, PyBytes_GET_SIZE,
+                            PyBytes_FromStringAndSize)
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_DECREF
-from bisect import bisect_left
-from heapq import heapify, heappop, heappush
 import sys
-from random import randrange, random
+from random import random
 
 from engine.core.errors import ResponseError, WRONGTYPE
+from engine.core.hashtable cimport (
+    HTable, HEntry, HIter, ht_new, ht_free, ht_clear, ht_count, ht_key, ht_value, ht_find,
+    ht_set, ht_delete, ht_random, ht_scan, ht_iter_init, ht_iter_next)
+from engine.core.memory cimport MemoryAccount
 from engine.core.stream cimport Stream
 from engine.core.value_types import COLLECTION_CLASSES
+
+cdef extern from "<malloc.h>":
+    size_t malloc_usable_size(void* ptr) nogil
 
 
 cdef extern from *:
@@ -32,100 +38,27 @@ cdef extern from *:
     PyObject* sluice_bytes_regrow(PyObject* v, Py_ssize_t n)
 
 
-cdef class KeyOrder:
-    """Keys in insertion order with stable sequence numbers (see keyspace.pxd).
-
-    `keys`/`seqs` are parallel lists; removal leaves a None hole (found by bisecting
-    `seqs`), and the lists are compacted once holes outnumber live keys, so every
-    operation is O(1) amortized except removal and a SCAN resume (O(log n))."""
-
-    def __init__(self):
-        self.keys = []
-        self.seqs = []
-        self.seq_of = {}
-        self.next_seq = 1
-        self.dead = 0
-
-    cdef void add(self, bytes key):
-        if key in self.seq_of:
-            return
-        self.seq_of[key] = self.next_seq
-        self.keys.append(key)
-        self.seqs.append(self.next_seq)
-        self.next_seq += 1
-
-    cdef void discard(self, bytes key):
-        seq = self.seq_of.pop(key, None)
-        if seq is None:
-            return
-        cdef Py_ssize_t i = bisect_left(self.seqs, seq)
-        self.keys[i] = None
-        self.dead += 1
-        if self.dead > 32 and self.dead * 2 > len(self.keys):
-            live = [(k, q) for k, q in zip(self.keys, self.seqs) if k is not None]
-            self.keys = [k for k, _ in live]
-            self.seqs = [q for _, q in live]
-            self.dead = 0
-
-    cdef void clear(self):
-        # next_seq keeps growing: a cursor from before the flush stays meaningful.
-        self.keys = []
-        self.seqs = []
-        self.seq_of = {}
-        self.dead = 0
-
-    cdef void sync(self, dict data):
-        """Repairs the order after writes that bypassed Database.store/remove."""
-        if len(self.seq_of) == len(data):
-            return
-        for key in [k for k in self.seq_of if k not in data]:
-            self.discard(key)
-        for key in data:
-            if key not in self.seq_of:
-                self.add(key)
-
-    cdef tuple scan(self, uint64_t cursor, Py_ssize_t count):
-        cdef list keys = self.keys, out = []
-        cdef Py_ssize_t n = len(keys)
-        cdef Py_ssize_t i = bisect_left(self.seqs, cursor) if cursor else 0
-        while i < n and len(out) < count:
-            key = keys[i]
-            i += 1
-            if key is not None:
-                out.append(key)
-        while i < n and keys[i] is None:
-            i += 1
-        return (self.seqs[i] if i < n else 0), out
-
-    cdef object random(self):
-        if not self.seq_of:
-            return None
-        cdef list keys = self.keys
-        while True:
-            key = keys[randrange(len(keys))]
-            if key is not None:
-                return key
-
-
-# Python-side cost of a key, counted where it is paid: its bytes object (CPython's
-# header plus its length, rounded to pymalloc's 16-byte blocks), and one slot in each
-# container that keeps a key: `data`, `access` and KeyOrder's `seq_of` (a dict slot
-# is about 48 bytes with the table's slack), KeyOrder's two lists (8 bytes each plus
-# over-allocation) and the int objects of its sequence number and its access time.
-# A stream's entries live in counted C memory, so only its object and its (usually
-# empty) groups dict count here; a collection says what it takes (footprint()),
-# remembered in Database.counted since it changes in place. Measured against RSS
-# growth for 1M string keys by tests/core/test_memory_accounting.py.
+# Python-side cost of a value, counted where it is paid (the keys and the index are
+# counted C memory): a string's bytes object (CPython's header plus its length,
+# rounded to pymalloc's 16-byte blocks); a stream's object and its (usually empty)
+# groups dict, its entries being counted C memory; a collection says what it takes
+# (footprint()), remembered in its slot since it changes in place. Measured against
+# RSS growth for 1M string keys by tests/core/test_memory_accounting.py.
 cdef enum:
     BYTES_HEADER = 33
-    DICT_SLOT = 48
-    LIST_SLOT = 9
-    INT_OBJECT = 32
-    KEY_CONTAINERS = 3 * DICT_SLOT + 2 * LIST_SLOT + 2 * INT_OBJECT
-    # A TTL: its slot in `expires` and its int, its (expiry, key) tuple in `deadlines`
-    # with that list's slot and the tuple's own int.
-    TTL_COST = DICT_SLOT + 2 * INT_OBJECT + 64 + LIST_SLOT
+    SLOT_PLAIN = 16                # KeySlot without `counted`
+    SLOT_COUNTED = 24
+    BUCKET = 8                     # a key's share of a bucket array (load factor 1)
+    SCAN_VISITS = 10               # buckets a SCAN visits per key asked for, at most
+    SWEEP_VISITS = 20              # buckets the active sweep visits per key it may remove
+    INLINE_MAX = 44                # longest string kept in its entry (Redis's embstr)
+    ACCESS_SIZE = 8
+cdef int64_t INLINE = 1LL << 62    # in `access`: the string follows it in the entry
 cdef int64_t STREAM_OBJECT = sys.getsizeof(Stream()) + sys.getsizeof({})
+
+# What a database frees when it is dropped goes here: the garbage collector may drop
+# it while another engine runs a command, whose account must not pay for it.
+cdef MemoryAccount dropped = MemoryAccount()
 
 # While set, lookups leave keys' access times alone: the command running is one of a
 # client in CLIENT NO-TOUCH mode (engine/api/session.py Session.call sets it).
@@ -144,13 +77,95 @@ cdef inline int64_t bytes_object(Py_ssize_t length):
     return (BYTES_HEADER + length + 15) & ~15
 
 
-cdef inline int64_t footprint(bytes key, object value):
-    cdef int64_t size = bytes_object(len(key)) + KEY_CONTAINERS
+cdef inline int64_t footprint(object value):
     if type(value) is bytes:
-        return size + bytes_object(len(<bytes>value))
+        return bytes_object(PyBytes_GET_SIZE(value))
     if type(value) is Stream:
-        return size + STREAM_OBJECT
-    return size + <int64_t>value.footprint()
+        return STREAM_OBJECT
+    return <int64_t>value.footprint()
+
+
+cdef inline int64_t head(const HTable* t, const HEntry* e) noexcept:
+    """The slot's `access` field, INLINE bit included."""
+    # Entries keep their value right after the key, unaligned: copied, never cast.
+    cdef int64_t h
+    memcpy(&h, ht_value(t, e), ACCESS_SIZE)
+    return h
+
+
+cdef inline void set_head(const HTable* t, HEntry* e, int64_t h) noexcept:
+    memcpy(<void*>ht_value(t, e), &h, ACCESS_SIZE)
+
+
+cdef inline void read_slot(const HTable* t, const HEntry* e, KeySlot* s) noexcept:
+    """The slot of an entry holding a reference (not INLINE)."""
+    s.counted = 0
+    memcpy(s, ht_value(t, e), e.vlen)
+
+
+cdef inline void write_slot(const HTable* t, HEntry* e, const KeySlot* s) noexcept:
+    memcpy(<void*>ht_value(t, e), s, e.vlen)
+
+
+cdef inline bint inlined(object value) noexcept:
+    return type(value) is bytes and PyBytes_GET_SIZE(value) <= INLINE_MAX
+
+
+cdef object value_of(const HTable* t, const HEntry* e):
+    """The value of an entry: a new bytes object for an inline string."""
+    cdef KeySlot s
+    if head(t, e) & INLINE:
+        return PyBytes_FromStringAndSize(<const char*>ht_value(t, e) + ACCESS_SIZE,
+                                         e.vlen - ACCESS_SIZE)
+    read_slot(t, e, &s)
+    return <object>s.value
+
+
+cdef int64_t counted_of(const HTable* t, const HEntry* e) except? -1:
+    """What object_bytes holds for the entry's value."""
+    cdef KeySlot s
+    if head(t, e) & INLINE:
+        return 0
+    read_slot(t, e, &s)
+    return s.counted if e.vlen == SLOT_COUNTED else footprint(<object>s.value)
+
+
+cdef inline bytes key_of(const HTable* t, const HEntry* e):
+    return PyBytes_FromStringAndSize(<const char*>ht_key(t, e), e.klen)
+
+
+cdef int collect_key(void* out, HTable* t, HEntry* e) except -1:
+    (<list>out).append(key_of(t, e))
+    return 0
+
+
+cdef struct DueKeys:
+    PyObject* out               # a list
+    int64_t now
+
+
+cdef int collect_due(void* ctx, HTable* t, HEntry* e) except -1:
+    cdef DueKeys* due = <DueKeys*>ctx
+    cdef int64_t when
+    memcpy(&when, ht_value(t, e), sizeof(int64_t))
+    if when <= due.now:
+        (<list>due.out).append(key_of(t, e))
+    return 0
+
+
+cdef void release_values(HTable* t) noexcept:
+    """Drops the table's reference to every value (before the table is freed)."""
+    cdef HIter it
+    cdef HEntry* e
+    cdef KeySlot s
+    ht_iter_init(t, &it)
+    while True:
+        e = ht_iter_next(t, &it)
+        if e == NULL:
+            return
+        if not head(t, e) & INLINE:
+            read_slot(t, e, &s)
+            Py_DECREF(<object>s.value)
 
 
 # LFU access metadata, Redis's: a key's one integer holds the minute of its last
@@ -190,39 +205,57 @@ cdef int64_t lfu_touched(int64_t meta, int64_t now_ms, int log_factor,
     return (lfu_minutes(now_ms) << 8) | counter
 
 
+
 cdef class Database:
+    def __cinit__(self, int index=0):
+        self.table = ht_new(True)
+        self.volatile = ht_new(True)
+
     def __init__(self, int index=0):
         self.index = index
-        self.data = {}
-        self.expires = {}
-        self.deadlines = []
         self.expired = []
-        self.order = KeyOrder()
-        self.access = {}
-        self.counted = {}
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
 
+    def __dealloc__(self):
+        cdef MemoryAccount previous = dropped.enter()
+        if self.table != NULL:
+            release_values(self.table)
+            ht_free(self.table)
+        if self.volatile != NULL:
+            ht_free(self.volatile)
+        dropped.leave(previous)
+
+    cdef HEntry* entry(self, bytes key) noexcept:
+        return ht_find(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
+                       PyBytes_GET_SIZE(key))
+
     cdef object lookup(self, bytes key, int64_t now):
         """The live value of key, or None; an expired key is removed here."""
-        cdef object value = self.data.get(key)
+        cdef HEntry* e = self.entry(key)
+        cdef KeySlot s
         self.last_now = now
-        if value is None:
+        if e == NULL:
             return None
-        if (self.expires and key in self.expires and <int64_t>self.expires[key] <= now
-                and not self.loading):
+        if ht_count(self.volatile) and not self.loading and 0 <= self.expire_at(key) <= now:
             self.remove(key)
             self.expired.append(key)
             return None
+        cdef object value = value_of(self.table, e)
+        cdef int64_t h
         if untouched:
             return value
-        if self.lfu:
-            self.set_access(key, value, lfu_touched(self.access_of(key, value), now,
-                                                    self.lfu_log_factor, self.lfu_decay_time))
-        elif type(value) is Stream:
-            (<Stream>value).access_time = now
-        else:
-            self.access[key] = now
+        if type(value) is Stream:
+            if self.lfu:
+                (<Stream>value).access_time = lfu_touched(
+                    (<Stream>value).access_time, now, self.lfu_log_factor, self.lfu_decay_time)
+            else:
+                (<Stream>value).access_time = now
+            return value
+        h = head(self.table, e)
+        set_head(self.table, e, (h & INLINE) | (
+            lfu_touched(h & ~INLINE, now, self.lfu_log_factor, self.lfu_decay_time)
+            if self.lfu else now))
         return value
 
     cdef object lookup_stream(self, bytes key, int64_t now):
@@ -239,166 +272,299 @@ cdef class Database:
             raise ResponseError(WRONGTYPE)
         return value
 
-    cdef int64_t forget(self, bytes key, object old) except? -1:
-        """The bytes counted for key's value `old`."""
-        if type(old) is bytes or type(old) is Stream:
-            return footprint(key, old)
-        return self.counted.pop(key, 0)    # 0: stored behind store()'s back
+    cpdef object peek(self, bytes key):
+        cdef HEntry* e = self.entry(key)
+        return value_of(self.table, e) if e != NULL else None
 
-    cdef void store(self, bytes key, object value):
-        cdef object old = self.data.get(key)
-        cdef int64_t size
-        self.data[key] = value
-        if not self.lfu:
-            self.set_access(key, value, self.last_now)
-        elif old is None:       # a new key starts at LFU_INIT_VAL; a replaced one keeps its count
-            self.set_access(key, value, (lfu_minutes(self.last_now) << 8) | LFU_INIT_VAL)
+    cpdef void store(self, bytes key, object value):
+        cdef HEntry* e = self.entry(key)
+        cdef KeySlot s, old
+        cdef object previous = None
+        cdef bint inline = inlined(value)
+        cdef bint collection = type(value) in COLLECTION_CLASSES
+        cdef int64_t h
+        cdef uint32_t vlen
+        cdef unsigned char buf[ACCESS_SIZE + INLINE_MAX]
+        if e == NULL:
+            s.access = (((lfu_minutes(self.last_now) << 8) | LFU_INIT_VAL) if self.lfu
+                        else self.last_now)
         else:
-            self.set_access(key, value, self.access_of(key, old))
-        if old is None:
-            self.order.add(key)
+            h = head(self.table, e)
+            self.object_bytes -= counted_of(self.table, e)
+            if not h & INLINE:
+                read_slot(self.table, e, &old)
+                previous = <object>old.value      # held until the entry lets it go
+            # A replaced key keeps its LFU count.
+            s.access = (self.last_now if not self.lfu else
+                        (<Stream>previous).access_time if type(previous) is Stream
+                        else h & ~INLINE)
+        if inline:
+            vlen = ACCESS_SIZE + PyBytes_GET_SIZE(value)
+            h = s.access | INLINE
+            memcpy(buf, &h, ACCESS_SIZE)
+            memcpy(buf + ACCESS_SIZE, PyBytes_AS_STRING(value), vlen - ACCESS_SIZE)
+            s.counted = 0
         else:
-            self.object_bytes -= self.forget(key, old)
-        size = footprint(key, value)
-        if type(value) in COLLECTION_CLASSES:
-            self.counted[key] = size
-        self.object_bytes += size
+            vlen = SLOT_COUNTED if collection else SLOT_PLAIN
+            s.value = <PyObject*>value
+            s.counted = footprint(value)
+            memcpy(buf, &s, vlen)
+        if (e != NULL and e.vlen == vlen
+                and (head(self.table, e) & INLINE) == (INLINE if inline else 0)):
+            memcpy(<void*>ht_value(self.table, e), buf, vlen)    # the same entry serves
+        else:
+            ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
+                   PyBytes_GET_SIZE(key), buf, vlen)
+        if not inline:
+            Py_INCREF(value)                       # the entry's reference
+        if previous is not None:
+            Py_DECREF(previous)                    # the old entry's
+        if e == NULL:
+            self.version += 1
+        if type(value) is Stream:
+            (<Stream>value).access_time = s.access
+        self.object_bytes += s.counted
 
     cdef Py_ssize_t append(self, bytes key, bytes tail) except -1:
         """Appends tail to the string at key (present, a bytes value); its new length.
         When the keyspace holds the only reference to the string it grows in place,
         so appends in a row cost what they add, not a copy of the whole string each
         (Redis's strings keep spare room for this); otherwise, a new string."""
-        cdef object value = self.data[key]
-        cdef Py_ssize_t size = PyBytes_GET_SIZE(value), n = PyBytes_GET_SIZE(tail)
-        cdef PyObject* grown
+        cdef HEntry* e = self.entry(key)
+        cdef KeySlot s
+        cdef object value
+        if head(self.table, e) & INLINE:        # a short string: stored again, longer
+            value = value_of(self.table, e) + tail
+            self.store(key, value)
+            return PyBytes_GET_SIZE(value)
+        read_slot(self.table, e, &s)
+        cdef PyObject* old = s.value
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(<object>old), n = PyBytes_GET_SIZE(tail)
         cdef PyObject* regrown
-        self.object_bytes -= footprint(key, value)
-        if (<PyObject*>value).ob_refcnt == 2:          # the dict's and `value`'s
-            grown = <PyObject*>value
-            Py_INCREF(value)                            # grown's own reference
-            self.data[key] = None
-            value = None                                # grown's is the only one now
-            regrown = sluice_bytes_regrow(grown, size + n)
-            if regrown == NULL:                         # unchanged: put it back
-                value = <object>grown
-                Py_DECREF(value)
-                self.data[key] = value
-                self.object_bytes += footprint(key, value)
+        self.object_bytes -= bytes_object(size)
+        if old.ob_refcnt == 1:                     # the entry's only
+            regrown = sluice_bytes_regrow(old, size + n)
+            if regrown == NULL:                    # unchanged
+                self.object_bytes += bytes_object(size)
                 raise MemoryError()
-            value = <object>regrown
-            Py_DECREF(value)                            # `value` holds it now
-            memcpy(PyBytes_AS_STRING(value) + size, PyBytes_AS_STRING(tail), n)
+            s.value = regrown                      # the entry's reference moved with it
+            memcpy(PyBytes_AS_STRING(<object>regrown) + size, PyBytes_AS_STRING(tail), n)
         else:
-            value = value + tail
-        self.data[key] = value
-        self.set_access(key, value, self.last_now)
-        self.object_bytes += footprint(key, value)
+            value = <object>old + tail
+            Py_INCREF(value)
+            s.value = <PyObject*>value
+            Py_DECREF(<object>old)
+        if not self.lfu:
+            s.access = self.last_now
+        write_slot(self.table, e, &s)
+        self.object_bytes += bytes_object(size + n)
         return size + n
 
     cpdef void resized(self, bytes key):
-        cdef object old = self.counted.get(key)
-        if old is not None:
-            self.counted[key] = size = footprint(key, self.data[key])
-            self.object_bytes += size - <int64_t>old
+        cdef HEntry* e = self.entry(key)
+        cdef KeySlot s
+        cdef int64_t size
+        if e != NULL and e.vlen == SLOT_COUNTED and not head(self.table, e) & INLINE:
+            read_slot(self.table, e, &s)
+            size = footprint(<object>s.value)
+            self.object_bytes += size - s.counted
+            s.counted = size
+            write_slot(self.table, e, &s)
 
     cdef bint remove(self, bytes key):
-        cdef object old = self.data.pop(key, None)
-        if old is None:
+        cdef HEntry* e = self.entry(key)
+        cdef KeySlot s
+        cdef const unsigned char* k = <const unsigned char*>PyBytes_AS_STRING(key)
+        if e == NULL:
             return False
-        self.object_bytes -= self.forget(key, old)
-        self.access.pop(key, None)
-        if self.expires and self.expires.pop(key, None) is not None:
-            self.object_bytes -= TTL_COST
-        self.order.discard(key)
+        cdef object value = None
+        self.object_bytes -= counted_of(self.table, e)
+        if not head(self.table, e) & INLINE:
+            read_slot(self.table, e, &s)
+            value = <object>s.value                # keeps it alive past the entry
+        ht_delete(self.table, k, PyBytes_GET_SIZE(key))
+        if value is not None:
+            Py_DECREF(value)                       # the entry's reference
+        if ht_count(self.volatile):
+            ht_delete(self.volatile, k, PyBytes_GET_SIZE(key))
+        self.version += 1
         return True
 
-    cdef int64_t expire_at(self, bytes key) except? -2:
-        """Absolute expiry in ms, or -1 when the key has none."""
-        return self.expires.get(key, -1)
+    cpdef int64_t expire_at(self, bytes key) except? -2:
+        cdef HEntry* e
+        cdef int64_t when
+        if ht_count(self.volatile) == 0:
+            return -1
+        e = ht_find(self.volatile, <const unsigned char*>PyBytes_AS_STRING(key),
+                    PyBytes_GET_SIZE(key))
+        if e == NULL:
+            return -1
+        memcpy(&when, ht_value(self.volatile, e), sizeof(int64_t))
+        return when
 
-    cdef void set_expire(self, bytes key, int64_t when):
-        if key not in self.expires:
-            self.object_bytes += TTL_COST
-        self.expires[key] = when
-        heappush(self.deadlines, (when, key))
-        if len(self.deadlines) > 2 * len(self.expires) + 1024:
-            # Too many stale deadlines (TTLs renewed or removed): rebuild.
-            self.deadlines = [(w, k) for k, w in self.expires.items()]
-            heapify(self.deadlines)
+    cpdef void set_expire(self, bytes key, int64_t when):
+        ht_set(self.volatile, <const unsigned char*>PyBytes_AS_STRING(key),
+               PyBytes_GET_SIZE(key), <const unsigned char*>&when, sizeof(int64_t))
+
+    cdef bint persist(self, bytes key):
+        return ht_delete(self.volatile, <const unsigned char*>PyBytes_AS_STRING(key),
+                         PyBytes_GET_SIZE(key))
+
+    cpdef Py_ssize_t volatile_count(self):
+        return ht_count(self.volatile)
 
     cpdef int64_t usage(self, bytes key, object value):
-        cdef int64_t size = footprint(key, value)
+        cdef HEntry* e = self.entry(key)
+        cdef HEntry* v
+        cdef int64_t size = 0 if e != NULL and head(self.table, e) & INLINE else footprint(value)
         if type(value) is not bytes and hasattr(value, "memory_bytes"):
             size += <int64_t>value.memory_bytes()     # what it holds in C memory
-        if key in self.expires:
-            size += TTL_COST
+        if e != NULL:
+            size += malloc_usable_size(e) + BUCKET
+        if ht_count(self.volatile):
+            v = ht_find(self.volatile, <const unsigned char*>PyBytes_AS_STRING(key),
+                        PyBytes_GET_SIZE(key))
+            if v != NULL:
+                size += malloc_usable_size(v) + BUCKET
         return size
 
     cpdef int64_t frequency(self, bytes key, object value, int64_t now) except? -1:
         return lfu_decayed(self.access_of(key, value), now, self.lfu_decay_time)
 
     cpdef int64_t access_of(self, bytes key, object value) except? -1:
+        cdef HEntry* e
+        cdef KeySlot s
         if type(value) is Stream:
             return (<Stream>value).access_time
-        return self.access.get(key, self.last_now)
+        e = self.entry(key)
+        if e == NULL:
+            return self.last_now
+        return head(self.table, e) & ~INLINE
 
     cpdef void set_access(self, bytes key, object value, int64_t when):
+        cdef HEntry* e
+        cdef KeySlot s
         if type(value) is Stream:
             (<Stream>value).access_time = when
-        else:
-            self.access[key] = when
-
-    cdef bint persist(self, bytes key):
-        if self.expires.pop(key, None) is None:
-            return False
-        self.object_bytes -= TTL_COST
-        return True
+            return
+        e = self.entry(key)
+        if e != NULL:
+            set_head(self.table, e, (head(self.table, e) & INLINE) | (when & ~INLINE))
 
     def sweep_expired(self, int64_t now, int limit=200) -> list:
-        """Active expiry: removes up to `limit` expired keys, oldest deadline first,
-        and returns them (also recorded in `expired`). O(log n) per key: deadlines
-        sit in a min-heap; entries made stale by PERSIST/DEL/a new TTL are skipped."""
-        cdef list gone = []
-        cdef list heap = self.deadlines
-        while heap and len(gone) < limit:
-            when, key = heap[0]
-            if <int64_t>when > now:
+        """Active expiry: removes expired keys found by walking the TTL table from
+        where the last sweep stopped, a few buckets per key it may remove, and
+        returns them (also recorded in `expired`)."""
+        cdef list due_keys = [], gone = []
+        cdef DueKeys due
+        cdef uint64_t cursor = self.sweep_cursor
+        cdef Py_ssize_t visits = 0, budget = <Py_ssize_t>limit * SWEEP_VISITS
+        if ht_count(self.volatile) == 0:
+            return gone
+        cdef bint wrapped = cursor == 0
+        due.out = <PyObject*>due_keys
+        due.now = now
+        while True:
+            cursor = ht_scan(self.volatile, cursor, collect_due, &due)
+            visits += 1
+            if len(due_keys) >= limit or visits >= budget:
                 break
-            heappop(heap)
-            if self.expires.get(key) == when:
-                self.remove(key)
+            if cursor == 0:
+                if wrapped:             # a whole pass done
+                    break
+                wrapped = True          # started mid-table: one pass from the start
+        self.sweep_cursor = cursor
+        for key in due_keys:
+            if self.remove(key):        # a wrapped pass may see a key twice
                 gone.append(key)
         self.expired.extend(gone)
         return gone
 
     def __len__(self):
-        return len(self.data)
+        return ht_count(self.table)
+
+    def __contains__(self, bytes key):
+        return self.entry(key) != NULL
 
     def clear(self):
-        self.data.clear()
-        self.expires.clear()
-        self.access.clear()
-        self.deadlines = []
+        release_values(self.table)
+        ht_clear(self.table)
+        ht_clear(self.volatile)
         self.object_bytes = 0
-        self.counted = {}
-        self.order.clear()
+        self.sweep_cursor = 0
+        self.version += 1
+
+    def take(self, Database src) -> None:
+        """Takes src's keys, TTLs and counts in place of its own (src is left empty):
+        a loaded snapshot goes into the database sessions hold."""
+        self.table, src.table = src.table, self.table
+        self.volatile, src.volatile = src.volatile, self.volatile
+        self.object_bytes, src.object_bytes = src.object_bytes, self.object_bytes
+        src.clear()
+        self.expired = []
+        self.sweep_cursor = 0
+        self.version += 1
+
+    def items(self):
+        """(key, value, expiry in ms or None) for every key, in table order. The
+        database must not gain or lose keys meanwhile (SAVE, a rewrite)."""
+        cdef HIter it
+        cdef HEntry* e
+        cdef uint64_t version = self.version
+        cdef HTable* table = self.table
+        cdef int64_t when
+        ht_iter_init(table, &it)
+        while True:
+            if version != self.version or table != self.table:
+                raise RuntimeError("the database changed during iteration")
+            e = ht_iter_next(table, &it)
+            if e == NULL:
+                return
+            key = key_of(table, e)
+            when = self.expire_at(key)
+            yield key, value_of(table, e), (when if when >= 0 else None)
+
+    cpdef list expiries(self, Py_ssize_t limit):
+        cdef list out = []
+        cdef HIter it
+        cdef HEntry* e
+        cdef int64_t when
+        ht_iter_init(self.volatile, &it)
+        while len(out) < limit:
+            e = ht_iter_next(self.volatile, &it)
+            if e == NULL:
+                break
+            memcpy(&when, ht_value(self.volatile, e), sizeof(int64_t))
+            out.append(when)
+        return out
+
+    cpdef list keys(self):
+        cdef list out = []
+        cdef HIter it
+        cdef HEntry* e
+        ht_iter_init(self.table, &it)
+        while True:
+            e = ht_iter_next(self.table, &it)
+            if e == NULL:
+                return out
+            out.append(key_of(self.table, e))
 
     cpdef tuple scan(self, uint64_t cursor, Py_ssize_t count):
-        self.order.sync(self.data)
-        return self.order.scan(cursor, count)
-
-    cpdef object random_volatile_key(self):
-        cdef list heap = self.deadlines
-        cdef Py_ssize_t tries
-        for tries in range(8):      # a stale deadline (TTL renewed or gone): another
-            if not heap:
-                return None
-            when, key = heap[randrange(len(heap))]
-            if self.expires.get(key) == when:
-                return key
-        return None
+        cdef list out = []
+        cdef Py_ssize_t visits = 0
+        cdef Py_ssize_t budget = count * SCAN_VISITS if count < (1 << 40) else count
+        if ht_count(self.table) == 0:
+            return 0, out
+        while True:
+            cursor = ht_scan(self.table, cursor, collect_key, <void*>out)
+            visits += 1
+            if cursor == 0 or len(out) >= count or visits >= budget:
+                return cursor, out
 
     cpdef object random_key(self):
-        self.order.sync(self.data)
-        return self.order.random()
+        cdef HEntry* e = ht_random(self.table)
+        return key_of(self.table, e) if e != NULL else None
+
+    cpdef object random_volatile_key(self):
+        cdef HEntry* e = ht_random(self.volatile)
+        return key_of(self.volatile, e) if e != NULL else None

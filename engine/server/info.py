@@ -323,25 +323,18 @@ def _keyspace(s: "Server") -> list:
     out = []
     now_ms = s.engine.clock.now_ms()
     for db in s.engine.databases:
-        keys = len(db.data)
+        keys = len(db)
         if not keys:
             continue
-        expires = db.expires
-        out.append((f"db{db.index}", f"keys={keys},expires={len(expires)},"
-                                     f"avg_ttl={_avg_ttl(expires, now_ms)}"))
+        out.append((f"db{db.index}", f"keys={keys},expires={db.volatile_count()},"
+                                     f"avg_ttl={_avg_ttl(db.expiries(10000), now_ms)}"))
     return out
 
 
-def _avg_ttl(expires: dict, now_ms: int, sample: int = 10000) -> int:
-    """Average remaining TTL in ms (over up to `sample` keys; Redis estimates it too)."""
-    total = n = 0
-    for when in expires.values():
-        if when > now_ms:
-            total += when - now_ms
-            n += 1
-        if n >= sample:
-            break
-    return total // n if n else 0
+def _avg_ttl(expiries: list, now_ms: int) -> int:
+    """Average remaining TTL in ms over a sample of expiries (Redis estimates it too)."""
+    left = [when - now_ms for when in expiries if when > now_ms]
+    return sum(left) // len(left) if left else 0
 
 
 SECTIONS = {

@@ -20,7 +20,7 @@ def e(clock):
 
 
 def group(e, key=b"s", name=b"g"):
-    return e.databases[0].data[key].groups[name]
+    return e.databases[0].peek(key).groups[name]
 
 
 def ids(reply):

@@ -18,7 +18,7 @@ from engine.commands.dispatch import dispatch
 from engine.core.value_types import VALUE_TYPES
 
 from differential import run_both
-from engine_states import effect_log, replay
+from engine_states import contents, effect_log, expiries, replay
 from test_command_table import server_in_thread
 from test_keys_strings import cmds
 
@@ -205,9 +205,9 @@ def test_events_and_effects_replay():
     # (the replica's clock is the primary's: XREADGROUP's effects carry its times)
     replica = replay(log, ManualClock(T0))
     for ours, theirs in zip(eng.databases, replica.databases):
-        assert ours.expires == theirs.expires
-        assert {k: v for k, v in ours.data.items() if type(v) is bytes} == \
-               {k: v for k, v in theirs.data.items() if type(v) is bytes}
+        assert expiries(ours) == expiries(theirs)
+        assert {k: v for k, v in contents(ours).items() if type(v) is bytes} == \
+               {k: v for k, v in contents(theirs).items() if type(v) is bytes}
     replica.select(2)
     eng.select(2)
     assert full(replica.execute, "s2") == full(eng.execute, "s2")
@@ -265,13 +265,13 @@ def test_copy_of_a_collection_uses_its_class_copy():
     records = {b"zset": [b"1", 2.0, b"3", 4.0]}          # scores are floats
     for name, cls in VALUE_TYPES.items():
         source = cls.from_record(records.get(name, [b"1", b"2", b"3", b"4"]))
-        db.data[b"src"] = source          # (no write command of these types here yet)
+        db.store(b"src", source)
         eng.execute("PEXPIREAT", "src", str(T0 + 10_000))
         assert eng.execute("COPY", "src", "dst", "DB", "1", "REPLACE") == 1
-        copy = eng.databases[1].data[b"dst"]
+        copy = eng.databases[1].peek(b"dst")
         assert type(copy) is cls and copy is not source
         assert copy.to_record() == source.to_record()
-        assert eng.databases[1].expires[b"dst"] == T0 + 10_000
+        assert eng.databases[1].expire_at(b"dst") == T0 + 10_000
         eng.select(1)
         assert eng.execute("TYPE", "dst") == name
         eng.select(0)

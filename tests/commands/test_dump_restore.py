@@ -113,7 +113,7 @@ def test_our_stream_moves_to_redis_7_as_type_19(engine, oracle):
     oracle.execute("DEL", "s")
     with pytest.raises(Exception, match="DUMP payload version or checksum are wrong"):
         oracle.execute("RESTORE", "s", "0", engine.execute("DUMP", "s"))
-    payload = dump_value(engine.databases[0].data[b"s"], 10)
+    payload = dump_value(engine.databases[0].peek(b"s"), 10)
     assert oracle.execute("RESTORE", "s", "0", payload) == b"OK"
     same_replies(engine, oracle)
 
@@ -308,7 +308,7 @@ def fuzz_payloads() -> list[bytes]:
     e.execute("RPUSH", "l", "a", "12", "b" * 80)
     e.execute("HSET", "h", "f", "v", "g", "-3")
     e.execute("SADD", "z", "1", "x")
-    return [e.execute("DUMP", "s"), e.execute("DUMP", "k"), dump_value(e.databases[0].data[b"s"], 10),
+    return [e.execute("DUMP", "s"), e.execute("DUMP", "k"), dump_value(e.databases[0].peek(b"s"), 10),
             *(e.execute("DUMP", key) for key in ("l", "h", "z")),
             *map(bytes.fromhex, REDIS_7_PAYLOADS.values())]
 
@@ -400,7 +400,7 @@ def test_type_15_payloads_load_as_in_redis(engine, oracle):
     build_stream(oracle, entries=150)
     staging = Engine()
     staging.execute("RESTORE", "s", "0", oracle.execute("DUMP", "s"))
-    old = as_type_15(dump_value(staging.databases[0].data[b"s"], 10))
+    old = as_type_15(dump_value(staging.databases[0].peek(b"s"), 10))
     oracle.execute("DEL", "s")
     assert oracle.execute("RESTORE", "s", "0", old) == b"OK"
     assert engine.execute("RESTORE", "s", "0", old) == b"OK"
@@ -417,7 +417,7 @@ def test_big_entries_and_many_nodes(engine, oracle):
     engine.execute("RESTORE", "s", "0", payload)
     same_replies(engine, oracle, READS[:6])
     oracle.execute("DEL", "s")
-    oracle.execute("RESTORE", "s", "0", dump_value(engine.databases[0].data[b"s"], 10))
+    oracle.execute("RESTORE", "s", "0", dump_value(engine.databases[0].peek(b"s"), 10))
     same_replies(engine, oracle, READS[:6])
 
 

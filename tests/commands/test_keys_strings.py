@@ -23,7 +23,7 @@ from engine.commands.dispatch import dispatch
 from engine.core.glob import match
 
 from differential import run_both
-from engine_states import effect_log, replay
+from engine_states import contents, effect_log, expiries, replay
 
 T0 = 1_700_000_000_000
 FAR = 99_999_999_999_999          # a PXAT far in the future: deterministic on both sides
@@ -927,7 +927,8 @@ def test_select_and_flushall_across_databases(clocked):
     eng.execute("SET", "k", "0")
     assert eng.execute("SELECT", "5") == b"OK"
     eng.execute("SET", "k", "5", "PXAT", str(T0 + 1000))
-    assert eng.databases[5].data == {b"k": b"5"} and eng.databases[5].expires == {b"k": T0 + 1000}
+    db5 = eng.databases[5]
+    assert contents(db5) == {b"k": b"5"} and expiries(db5) == {b"k": T0 + 1000}
     eng.select(0)
     assert eng.execute("GET", "k") == b"0"
     other = eng.new_context(db=5)
@@ -945,12 +946,12 @@ def test_time_uses_the_engine_clock(clocked):
 
 
 # ------------------------------------------------------------------------------------
-# The SCAN guarantee and the key order index
+# The SCAN guarantee and RANDOMKEY
 # ------------------------------------------------------------------------------------
 
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
-def test_scan_returns_every_stable_key_once(data):
+def test_scan_returns_every_stable_key(data):
     eng = Engine(ManualClock(T0))
     stable = [f"s{i}".encode() for i in range(data.draw(st.integers(0, 40)))]
     churn = [f"c{i}".encode() for i in range(data.draw(st.integers(0, 40)))]
@@ -959,7 +960,7 @@ def test_scan_returns_every_stable_key_once(data):
     for key in order:
         eng.execute("SET", key, "1")
     live_churn = set(churn)
-    cursor, seen, fresh, readded = b"0", [], 0, set()
+    cursor, seen, fresh = b"0", [], 0
     for _ in range(1000):
         count = data.draw(st.integers(1, 6))
         cursor, batch = eng.execute("SCAN", cursor, "COUNT", str(count))
@@ -979,7 +980,6 @@ def test_scan_returns_every_stable_key_once(data):
                 key = data.draw(st.sampled_from(sorted(set(churn) - live_churn)))
                 eng.execute("SET", key, "2")
                 live_churn.add(key)
-                readded.add(key)
             elif action == "overwrite" and stable:
                 eng.execute("SET", data.draw(st.sampled_from(stable)), "3")
             elif action == "rename" and live_churn:
@@ -989,13 +989,13 @@ def test_scan_returns_every_stable_key_once(data):
                 live_churn.discard(key)
     else:
         raise AssertionError("SCAN did not terminate")
-    for key in stable:
-        assert seen.count(key) == 1, key
-    # Only a key deleted and created again during the scan can come back.
-    assert {key for key in seen if seen.count(key) > 1} <= readded
+    # Redis's guarantee: a key present for the whole scan comes at least once (twice
+    # when the table shrank between calls); nothing comes that was never there.
+    assert set(stable) <= set(seen)
+    assert set(seen) <= set(stable) | set(churn) | {f"n{i}".encode() for i in range(1, fresh + 1)}
 
 
-def test_key_order_compaction_and_random_key():
+def test_scan_and_random_key_after_deletions():
     eng = Engine(ManualClock(T0))
     for i in range(1000):
         eng.execute("SET", f"k{i}", "1")
@@ -1006,16 +1006,6 @@ def test_key_order_compaction_and_random_key():
     assert set(_scan_all(eng, "COUNT", "7")) == survivors
     for _ in range(200):
         assert eng.execute("RANDOMKEY") in survivors
-    # Writes that bypass Database.store/remove are picked up by the next SCAN.
-    eng.databases[0].data[b"direct"] = b"1"
-    assert b"direct" in _scan_all(eng)
-    del eng.databases[0].data[b"direct"]
-    assert b"direct" not in _scan_all(eng)
-    eng.databases[0].data[b"direct2"] = b"1"       # same size as the index: not noticed,
-    del eng.databases[0].data[b"k0"]                # but stale keys are dropped on sight
-    assert b"k0" not in _scan_all(eng)
-    for _ in range(300):
-        assert eng.execute("RANDOMKEY") is not None
     eng.execute("FLUSHDB")
     assert eng.execute("SCAN", "0") == [b"0", []]
     assert eng.execute("RANDOMKEY") is None
@@ -1026,12 +1016,13 @@ def test_scan_cursor_past_the_end_and_after_flush():
     for i in range(30):
         eng.execute("SET", f"k{i}", "1")
     cursor, batch = eng.execute("SCAN", "0", "COUNT", "10")
-    assert len(batch) == 10 and cursor != b"0"
+    assert 10 <= len(batch) < 30 and cursor != b"0"     # whole buckets, as Redis
     eng.execute("FLUSHDB")
     eng.execute("SET", "late", "1")
     cursor, batch = eng.execute("SCAN", cursor)     # keys created after the cursor: may appear
     assert cursor == b"0" and batch in ([], [b"late"])
-    assert eng.execute("SCAN", "18446744073709551615") == [b"0", []]
+    # The last bucket, whatever it holds, then the end (Redis's answer too).
+    assert eng.execute("SCAN", "18446744073709551615")[0] == b"0"
 
 
 # ------------------------------------------------------------------------------------
@@ -1078,8 +1069,8 @@ def test_effects_replay_to_the_same_state(data):
     # its clock, and what expired on the primary was logged as DEL.
     replica = replay(log, ManualClock(T0 - 10**9))
     for a, b in zip(primary.databases, replica.databases):
-        assert a.data == b.data
-        assert a.expires == b.expires
+        assert contents(a) == contents(b)
+        assert expiries(a) == expiries(b)
 
 
 def test_active_expire_logs_and_reports_each_expired_key(clocked):

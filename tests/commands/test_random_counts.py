@@ -108,12 +108,12 @@ def test_hash_random_fields_follow_every_change(fields, encoding):
         else:
             e.execute("HDEL", "h", field)
             model.pop(field.encode(), None)
-    value = e.databases[0].data[b"h"]
+    value = e.databases[0].peek(b"h")
     assert value.encoding() == encoding
     assert dict(zip(value.keys(), value.values())) == model
     e.execute("COPY", "h", "h2")
     e.execute("HSET", "h2", "new", 1)
-    assert b"new" not in value and len(e.databases[0].data[b"h2"]) == len(model) + 1
+    assert b"new" not in value and len(e.databases[0].peek(b"h2")) == len(model) + 1
     seen = Counter(e.execute("HRANDFIELD", "h") for _ in range(20 * len(value)))
     assert set(seen) == set(model)
 

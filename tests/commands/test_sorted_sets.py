@@ -703,7 +703,7 @@ def test_scan_of_a_large_set_answers_at_once():
     engine = Engine()
     members = {f"m{i}".encode(): i * 0.5 for i in range(400)}
     engine.execute("ZADD", "z", *[x for m, s in members.items() for x in (s, m)])
-    assert engine.databases[0].data[b"z"].encoding() == b"skiplist"
+    assert engine.databases[0].peek(b"z").encoding() == b"skiplist"
     cursor, flat = engine.execute("ZSCAN", "z", 0, "COUNT", 10)
     assert cursor == b"0"
     assert {m: float(s) for m, s in zip(flat[::2], flat[1::2])} == members
@@ -734,8 +734,8 @@ def test_encoding_follows_redis_thresholds(engine, oracle):
     ZSCORE created2 zero
     """)
     run_both(engine, oracle, commands)
-    data = engine.databases[0].data
-    assert [data[k].encoding() for k in (b"small", b"long", b"big")] == \
+    db = engine.databases[0]
+    assert [db.peek(k).encoding() for k in (b"small", b"long", b"big")] == \
         [b"listpack", b"skiplist", b"skiplist"]
     assert [oracle.execute("OBJECT", "ENCODING", k) for k in ("small", "long", "big")] == \
         [b"listpack", b"skiplist", b"skiplist"]

@@ -332,9 +332,9 @@ def test_plain_streams_hold_no_idmp_state():
     engine = Engine(clock=ManualClock(T0))
     engine.execute("XADD", "s", "*", "f", "v")
     engine.execute("XINFO", "STREAM", "s")
-    assert engine.databases[0].data[b"s"].idmp is None
+    assert engine.databases[0].peek(b"s").idmp is None
     engine.execute("XADD", "s", "IDMP", "p", "i", "*", "f", "v")
-    assert engine.databases[0].data[b"s"].idmp is not None
+    assert engine.databases[0].peek(b"s").idmp is not None
 
 
 # -- XIDMPRECORD ---------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def pending(e, key="s", group="g"):
 
 
 def check(e, key=b"s", group=b"g"):
-    verify_group(e.databases[0].data[key].groups[group])
+    verify_group(e.databases[0].peek(key).groups[group])
 
 
 # -- modes and counts -----------------------------------------------------------------

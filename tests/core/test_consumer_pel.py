@@ -15,7 +15,7 @@ CONSUMERS = ["c1", "c2", "c3", "c4"]
 
 
 def group(e):
-    return e.databases[0].data[b"s"].groups[b"g"]
+    return e.databases[0].peek(b"s").groups[b"g"]
 
 
 def owned_by(model, name):

@@ -89,11 +89,11 @@ def test_rewrite_commands_batch_64_elements():
 
 def engine_with_collections() -> Engine:
     engine = Engine(clock=ManualClock(1_700_000_000_000))
-    data = engine.databases[0].data
-    data[b"l"] = ListValue([b"a", b"b"])
-    data[b"h"] = HashValue({b"f": b"v"})
-    data[b"s"] = SetValue([b"1", b"2"])
-    engine.databases[0].expires[b"h"] = 1_800_000_000_000
+    db = engine.databases[0]
+    db.store(b"l", ListValue([b"a", b"b"]))
+    db.store(b"h", HashValue({b"f": b"v"}))
+    db.store(b"s", SetValue([b"1", b"2"]))
+    db.set_expire(b"h", 1_800_000_000_000)
     engine.execute("SET", "str", "x")
     return engine
 
@@ -107,9 +107,9 @@ def test_snapshot_carries_collections(tmp_path):
     target = Engine(clock=ManualClock(1_700_000_000_000))
     snapshot.load_snapshot(target, path)
     db = target.databases[0]
-    assert list(db.data[b"l"]) == [b"a", b"b"]
-    assert db.data[b"h"].to_record() == [b"f", b"v"] and db.expires[b"h"] == 1_800_000_000_000
-    assert set(db.data[b"s"].members()) == {b"1", b"2"}
+    assert list(db.peek(b"l")) == [b"a", b"b"]
+    assert db.peek(b"h").to_record() == [b"f", b"v"] and db.expire_at(b"h") == 1_800_000_000_000
+    assert set(db.peek(b"s").members()) == {b"1", b"2"}
     assert target.execute("TYPE", "l") == b"list" and target.execute("TYPE", "s") == b"set"
     assert target.execute("SCAN", 0, "TYPE", "hash") == [b"0", [b"h"]]
     before = target.used_memory()

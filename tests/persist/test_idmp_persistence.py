@@ -22,7 +22,7 @@ T0 = 1_700_000_000_000
 def idmp_state(engine: Engine, key: bytes = b"s", counters: bool = True) -> tuple:
     """Settings, live iids per producer (oldest first) and, with `counters`, the lifetime
     counters of the stream at `key`, as of the engine's clock."""
-    state = engine.databases[0].data[key].idmp
+    state = engine.databases[0].peek(key).idmp
     now = engine.clock.now_ms()
     live = {pid: [(iid, e) for iid, e in iids.items() if not state.expired(e, now)]
             for pid, iids in state.producers.items()}
@@ -58,7 +58,7 @@ def test_workload_tracks_what_it_should():
     assert (duration, maxsize, added, duplicates) == (5, 3, 16, 13)
     assert [iid for iid, _ in live[b"p1"]] == [b"r5", b"r6", b"r7"]
     assert sorted(live) == [b"p\x00bin", b"p1", b"p3", b"p5", b"p7"]
-    assert engine.databases[0].data[b"other"].idmp is None
+    assert engine.databases[0].peek(b"other").idmp is None
 
 
 @pytest.mark.parametrize("later_ms", [0, 2500, 4000])
@@ -73,7 +73,7 @@ def test_aof_replay_tracks_the_same_iids(tmp_path, later_ms):
     again = Engine(clock=ManualClock(clock.now_ms()), dir=str(tmp_path), appendonly=True,
                    stream_idmp_duration=1, stream_idmp_maxsize=7)
     assert idmp_state(again, counters=False) == expected
-    assert again.databases[0].data[b"s"].idmp.iids_duplicates == 0     # not logged
+    assert again.databases[0].peek(b"s").idmp.iids_duplicates == 0     # not logged
     assert _without(logged_state(again), IDMP_FIELDS) == _without(before, IDMP_FIELDS)
     again.close(save=False)
 
@@ -123,7 +123,7 @@ def test_snapshot_keeps_iids_settings_and_counters(tmp_path):
     engine.close(save=False)
     again = Engine(clock=ManualClock(clock.now_ms()), dir=str(tmp_path))
     assert idmp_state(again) == before
-    assert again.databases[0].data[b"other"].idmp is None
+    assert again.databases[0].peek(b"other").idmp is None
     records = [r for r in iter_records(os.path.join(tmp_path, "dump.sluice"))
                if r["type"] == "idmp"]
     assert len(records) == 1 and records[0]["duration"] == 5 and records[0]["maxsize"] == 3

@@ -22,11 +22,11 @@ def many_streams_engine(streams: int = 4000, seed: int = 3) -> Engine:
     rng = random.Random(seed)
     clock = ManualClock(T0)
     engine = Engine(clock=clock)
-    for i in range(150_000):                     # one long stream with a long PEL
+    for i in range(400_000):                     # one long stream with a PEL longer than a block
         engine.execute(b"XADD", b"big", b"*", b"n", b"%d" % i)
     engine.execute(b"XGROUP", b"CREATE", b"big", b"all", b"0")
     for consumer in (b"c1", b"c2"):
-        engine.execute(b"XREADGROUP", b"GROUP", b"all", consumer, b"COUNT", 75_000, b"STREAMS", b"big", b">")
+        engine.execute(b"XREADGROUP", b"GROUP", b"all", consumer, b"COUNT", 200_000, b"STREAMS", b"big", b">")
     for i in range(streams):
         engine.select(i % 2)
         key = b"s%d" % i
@@ -132,5 +132,5 @@ def test_only_the_wanted_streams_are_decoded(saved):
     entries, pending = whole_file(saved)
     assert [row for run in runs for row in rows_of(run)] == \
         [(i, f) for db, key, i, f in entries if (db, key) == (1, b"s663")]
-    assert sum(len(run.entries) for run in pel_runs) == 150_000 == \
+    assert sum(len(run.entries) for run in pel_runs) == 400_000 == \
         len([p for p in pending if p[1] == b"big"])

@@ -67,16 +67,24 @@ def test_dump_json_lines(snap, tmp_path):
     done = run("dump", snap)
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [r["type"] for r in records] == ["db", "string", "string", "stream", "entries",
-                                           "group", "pending", "end"]
-    assert records[1] == {"type": "string", "key": "text", "value": "caf\u00e9",
-                          "expire_ms": T0 + 1000}
-    assert records[2]["key"] == {"base64": base64.b64encode(b"\xff\xfe").decode()}
-    assert base64.b64decode(records[2]["value"]["base64"]) == b"\x00\x80binary"
-    assert records[4]["entries"] == [["1-1", ["f", "v", {"base64": "/w=="}, ""]],
-                                     ["2-0", ["f", "w", {"base64": "/w=="}, "x"]]]
-    assert records[6]["entries"] == [{"id": "1-1", "consumer": "alice",
-                                      "delivery_time": T0, "delivery_count": 1}]
+    assert records[0]["type"] == "db" and records[-1]["type"] == "end"
+    keys = {}          # each key's records (keys come in the keyspace's table order)
+    for r in records[1:-1]:
+        if "key" in r:
+            keys[json.dumps(r["key"])] = block = []
+        block.append(r)
+    binary = json.dumps({"base64": base64.b64encode(b"\xff\xfe").decode()})
+    assert sorted(keys) == sorted(['"text"', binary, '"s"'])
+    assert keys['"text"'] == [{"type": "string", "key": "text", "value": "caf\u00e9",
+                               "expire_ms": T0 + 1000}]
+    assert [r["type"] for r in keys[binary]] == ["string"]
+    assert base64.b64decode(keys[binary][0]["value"]["base64"]) == b"\x00\x80binary"
+    stream = keys['"s"']
+    assert [r["type"] for r in stream] == ["stream", "entries", "group", "pending"]
+    assert stream[1]["entries"] == [["1-1", ["f", "v", {"base64": "/w=="}, ""]],
+                                    ["2-0", ["f", "w", {"base64": "/w=="}, "x"]]]
+    assert stream[3]["entries"] == [{"id": "1-1", "consumer": "alice",
+                                     "delivery_time": T0, "delivery_count": 1}]
     out = tmp_path / "out.jsonl"
     assert run("dump", snap, "-o", out).returncode == 0
     assert out.read_text() == done.stdout

@@ -74,7 +74,7 @@ def test_aof_replay_and_rewrite_keep_sorted_sets(tmp_path, preamble):
     engine = reopen(tmp_path, appendonly=True, aof_use_rdb_preamble=preamble)
     try:
         assert view(engine.execute) == second
-        assert engine.databases[0].data[b"big"].encoding() == b"skiplist"
+        assert engine.databases[0].peek(b"big").encoding() == b"skiplist"
     finally:
         engine.close()
 

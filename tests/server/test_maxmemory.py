@@ -83,7 +83,7 @@ def _fill(r: redis.Redis, prefix: bytes, n: int, ex: int = 0) -> None:
 
 
 def test_allkeys_lru_keeps_the_hot_keys_more_than_the_others(tmp_path):
-    with SluiceServer(["--maxmemory", "4mb", "--maxmemory-policy", "allkeys-lru",
+    with SluiceServer(["--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru",
                        "--notify-keyspace-events", "Ee", "--save", ""],
                       workdir=tmp_path) as server:
         r = redis.Redis(port=server.port)
@@ -99,7 +99,7 @@ def test_allkeys_lru_keeps_the_hot_keys_more_than_the_others(tmp_path):
             _fill(r, b"new%d:" % round_, 500)
         info = r.info()
         assert info["evicted_keys"] > 0
-        assert info["used_memory"] <= 4 * MB
+        assert info["used_memory"] <= 2 * MB
         hot_alive = sum(r.exists(k) for k in hot) / len(hot)
         others = [b"cold:%d" % j for j in range(3000) if j % 30]
         cold_alive = sum(r.exists(k) for k in others) / len(others)
@@ -107,7 +107,7 @@ def test_allkeys_lru_keeps_the_hot_keys_more_than_the_others(tmp_path):
 
 
 def test_volatile_ttl_evicts_the_shortest_ttl_first_and_leaves_keys_without_ttl(tmp_path):
-    with SluiceServer(["--maxmemory", "2mb", "--maxmemory-policy", "volatile-ttl", "--save", ""],
+    with SluiceServer(["--maxmemory", "1mb", "--maxmemory-policy", "volatile-ttl", "--save", ""],
                       workdir=tmp_path) as server:
         r = redis.Redis(port=server.port)
         _fill(r, b"keep:", 1000)
@@ -138,11 +138,11 @@ def test_evicted_keys_fire_the_evicted_event_and_are_logged_as_del(tmp_path):
         sub = r.pubsub()
         sub.psubscribe("__keyevent@0__:evicted")
         sub.get_message(timeout=1)
-        _fill(r, b"k:", 5000)
+        _fill(r, b"k:", 8000)
         message = sub.get_message(timeout=2)
         assert message is not None and message["channel"] == b"__keyevent@0__:evicted"
         evicted = r.info()["evicted_keys"]
-        assert evicted > 0 and r.dbsize() == 5000 - evicted
+        assert evicted > 0 and r.dbsize() == 8000 - evicted
         sub.close()
     aof = b"".join(p.read_bytes() for p in (tmp_path / "appendonlydir").glob("*.incr.aof"))
     assert aof.count(b"*2\r\n$3\r\nDEL\r\n") == evicted
