@@ -10,6 +10,8 @@ cdef class EncodingLimits:
         self.set_max_listpack_value = 64
         self.hash_max_listpack_entries = 512
         self.hash_max_listpack_value = 64
+        self.list_max_listpack_size = -2
+        self.list_compress_depth = 0
 
 
 DEFAULT_LIMITS = EncodingLimits()
