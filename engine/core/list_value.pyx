@@ -440,6 +440,15 @@ cdef class ListValue:
             raise IndexError("list index out of range")
         self.set_at(index, element, DEFAULT_LIMITS if limits is None else limits)
 
+    def insert(self, bytes pivot, bytes element, bint after, EncodingLimits limits=None) -> int:
+        """LINSERT: the new length, or -1 when pivot is not there."""
+        return self.insert_at_pivot(pivot, element, after,
+                                    DEFAULT_LIMITS if limits is None else limits)
+
+    def remove(self, bytes element, int64_t count, EncodingLimits limits=None) -> int:
+        """LREM (see remove_matches): how many went."""
+        return self.remove_matches(element, count, DEFAULT_LIMITS if limits is None else limits)
+
     def trim(self, int64_t drop_head, int64_t drop_tail, EncodingLimits limits=None) -> None:
         """LTRIM: drops elements from both ends."""
         self.take(drop_head, True, None)
@@ -695,6 +704,14 @@ cdef class ListValue:
         finally:
             cursor_close(&c)
         return found
+
+    def slice(self, int64_t start, int64_t end) -> list:
+        """The elements start..end (0 <= start, end < len), in order."""
+        return self.range(start, end)
+
+    def find(self, bytes element, int64_t rank, int64_t count, int64_t maxlen) -> list:
+        """LPOS's indexes (see positions)."""
+        return self.positions(element, rank, count, maxlen)
 
     # persistence
 
