@@ -373,6 +373,7 @@ cdef class ListValue:
                                                    node.count + 1)):
             node = node_new(NULL)
             self.link(NULL, node, not left)
+            self.compress_ends()              # the node it pushed inwards may compress now
         node_write(node)
         lp_insert(&node.lp, lp_first(node.lp) or lp_end(node.lp) if left else lp_end(node.lp),
                   s, n)

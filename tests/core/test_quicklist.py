@@ -122,6 +122,12 @@ def test_interior_nodes_are_compressed_beyond_the_depth(depth):
         compression_holds(value, depth)
 
 
+def test_one_push_of_many_compresses_every_interior_node():
+    value = ListValue([b"%05d" % i + b"z" * 100 for i in range(2000)], limits(4, 2))
+    shapes = value.node_shapes()
+    assert [c for _, _, c in shapes] == [False] * 2 + [True] * (len(shapes) - 4) + [False] * 2
+
+
 def test_incompressible_nodes_stay_plain():
     lim = limits(-1, 1)
     value = ListValue([os.urandom(300) for _ in range(100)], lim)
