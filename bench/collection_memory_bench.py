@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Bytes per element of sets and hashes: sluice-server beside redis-server.
+"""Bytes per element of lists, sets and hashes: sluice-server beside redis-server.
 
 For each row a fresh pair of servers (no persistence) is filled over the network with
-pipelined SADD / HSET in one of two shapes, 10 keys of 100,000 elements and 100,000
+pipelined RPUSH / SADD / HSET in one of two shapes, 10 keys of 100,000 elements and 100,000
 keys of 10 elements (`--quick`: a tenth of each), and measured before and after:
 
   RSS B/elem   = growth of the server process's resident set (/proc/PID/status) / elements
   used B/elem  = growth of INFO's used_memory / elements
 
-Set members are `member:<i>` strings, or integers (the `set (integers)` rows: intsets
+List elements are `element:<i>`; set members are `member:<i>` strings, or integers (the `set (integers)` rows: intsets
 while small); hash fields and values are `field:<i>` / `value:<i>`. A ratio is
 sluice / redis; the target is <= 1.0 on every row.
 """
@@ -25,11 +25,12 @@ import _common as C  # noqa: E402  (also makes the checkout's `engine` importabl
 BATCH = 1000            # elements per command, and commands per pipelined round trip
 
 ELEMENTS: dict[str, Callable[[int], list]] = {
+    "list": lambda i: [b"element:%d" % i],
     "set (strings)": lambda i: [b"member:%d" % i],
     "set (integers)": lambda i: [b"%d" % (i * 7)],
     "hash": lambda i: [b"field:%d" % i, b"value:%d" % i],
 }
-COMMAND = {"set (strings)": b"SADD", "set (integers)": b"SADD", "hash": b"HSET"}
+COMMAND = {"list": b"RPUSH", "set (strings)": b"SADD", "set (integers)": b"SADD", "hash": b"HSET"}
 
 
 def rss_bytes(pid: int) -> int:
@@ -92,13 +93,15 @@ def one_row(kind: str, keys: int, per_key: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a tenth of each shape")
+    ap.add_argument("--types", default=",".join(ELEMENTS),
+                    help="comma-separated rows to run (default: all)")
     args = ap.parse_args(argv)
     C.header("collection_memory_bench", args)
     scale = 10 if args.quick else 1
     shapes = [(f"{10} keys x {100_000 // scale:,}", 10, 100_000 // scale),
               (f"{100_000 // scale:,} keys x 10", 100_000 // scale, 10)]
     rows = []
-    for kind in ELEMENTS:
+    for kind in args.types.split(","):
         for label, keys, per_key in shapes:
             got = one_row(kind, keys, per_key)
             (s_rss, s_used), (r_rss, r_used) = got["sluice"], got["redis"]
