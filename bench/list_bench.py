@@ -55,11 +55,8 @@ def main(argv=None) -> int:
             return 0
         servers, version = both
         for rnd in range(args.rounds):
-            order = list(servers.items())
-            if rnd % 2:
-                order.reverse()
             for pipeline in (1, PIPELINE):
-                for name, (port, client) in order:
+                for name, (port, client) in C.in_turn(servers, rnd):
                     client.flushall()
                     for test, rate in benchmark_rows(port, args.requests, pipeline).items():
                         rates.setdefault((test, pipeline, name), []).append(rate)

@@ -30,50 +30,40 @@ cdef size_t lzf_compress(const unsigned char* src, size_t n, unsigned char* dst,
     if cap == 0:
         return 0
     memset(table, 0, sizeof(table))       # 0: no position (positions are stored + 1)
-    while ip + 2 < n:
-        h = _hash(src + ip)
-        ref = table[h]
-        table[h] = ip + 1
-        if ref:
-            ref -= 1
-            off = ip - ref - 1
-            if (off < MAX_OFFSET and src[ref] == src[ip] and src[ref + 1] == src[ip + 1]
-                    and src[ref + 2] == src[ip + 2]):
-                maxlen = n - ip
-                if maxlen > MAX_REF:
-                    maxlen = MAX_REF
-                length = 3
-                while length < maxlen and src[ref + length] == src[ip + length]:
-                    length += 1
-                if op + 3 + 1 >= cap:
-                    return 0
-                dst[op - lit - 1] = <unsigned char>(lit - 1)    # close the literal run
-                if lit == 0:
-                    op -= 1                                   # (an empty one is dropped)
-                length -= 2
-                if length < 7:
-                    dst[op] = <unsigned char>((off >> 8) + (length << 5))
-                    op += 1
-                else:
-                    dst[op] = <unsigned char>((off >> 8) + (7 << 5))
-                    dst[op + 1] = <unsigned char>(length - 7)
-                    op += 2
-                dst[op] = <unsigned char>(off & 0xFF)
-                op += 2                                       # and open the next run
-                lit = 0
-                ip += length + 2
-                continue
-        if op >= cap:
-            return 0
-        dst[op] = src[ip]
-        op += 1
-        ip += 1
-        lit += 1
-        if lit == MAX_LITERAL:
-            dst[op - lit - 1] = <unsigned char>(lit - 1)
-            lit = 0
-            op += 1
     while ip < n:
+        if ip + 2 < n:
+            h = _hash(src + ip)
+            ref = table[h]
+            table[h] = ip + 1
+            if ref:
+                ref -= 1
+                off = ip - ref - 1
+                if (off < MAX_OFFSET and src[ref] == src[ip] and src[ref + 1] == src[ip + 1]
+                        and src[ref + 2] == src[ip + 2]):
+                    maxlen = n - ip
+                    if maxlen > MAX_REF:
+                        maxlen = MAX_REF
+                    length = 3
+                    while length < maxlen and src[ref + length] == src[ip + length]:
+                        length += 1
+                    if op + 3 + 1 >= cap:
+                        return 0
+                    dst[op - lit - 1] = <unsigned char>(lit - 1)    # close the literal run
+                    if lit == 0:
+                        op -= 1                                   # (an empty one is dropped)
+                    length -= 2
+                    if length < 7:
+                        dst[op] = <unsigned char>((off >> 8) + (length << 5))
+                        op += 1
+                    else:
+                        dst[op] = <unsigned char>((off >> 8) + (7 << 5))
+                        dst[op + 1] = <unsigned char>(length - 7)
+                        op += 2
+                    dst[op] = <unsigned char>(off & 0xFF)
+                    op += 2                                       # and open the next run
+                    lit = 0
+                    ip += length + 2
+                    continue
         if op >= cap:
             return 0
         dst[op] = src[ip]

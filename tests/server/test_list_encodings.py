@@ -11,14 +11,9 @@ import redis
 
 from engine.server.config.server_config import ServerConfig
 from servers import SluiceServer
+from test_collection_encodings import encoding, server  # noqa: F401  (a fixture)
 
 LARGE = "x" * 8192            # list-common.tcl's largevalue(quicklist)
-
-
-@pytest.fixture(scope="module")
-def server():
-    with SluiceServer(["--save", ""]) as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -29,10 +24,6 @@ def r(server):
     client.config_set("list-compress-depth", 0)
     yield client
     client.close()
-
-
-def encoding(client, key) -> bytes:
-    return client.object("encoding", key)
 
 
 def create(client, key, items, expected: bytes) -> None:
