@@ -720,10 +720,10 @@ cdef class ListValue:
         return self.range(0, self.length - 1)
 
     @classmethod
-    def from_record(cls, items: list) -> ListValue:
+    def from_record(cls, items: list, EncodingLimits limits=None) -> ListValue:
         if not items or any(type(item) is not bytes for item in items):
             raise ValueError("a list record holds no elements, or one is not a byte string")
-        return cls(items)
+        return cls(items, limits)
 
     def rewrite_commands(self, bytes key):
         cdef int64_t start

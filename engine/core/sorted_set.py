@@ -190,7 +190,8 @@ class SortedSetValue:
         return out
 
     @classmethod
-    def from_record(cls, items: list) -> "SortedSetValue":
+    def from_record(cls, items: list, limits=None) -> "SortedSetValue":
+        """(limits: the engine's EncodingLimits, unused: no zset directives yet)"""
         if len(items) % 2 or not items:
             raise ValueError("a sorted-set record holds member, score pairs")
         value = cls(len(items) // 2, max(len(m) if type(m) is bytes else 0 for m in items[::2]))
