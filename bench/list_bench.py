@@ -2,8 +2,10 @@
 """List commands, sluice-server beside redis-server in one run: redis-benchmark's own
 list tests (`-t lpush,rpush,lpop,rpop,lrange_100 -c 50 -n N`, unpipelined and with
 `-P 16`), alternating the servers round after round; each ratio is the median of the
-per-round ratios (sluice / redis requests/s; the target is >= 1.0x). Prints
-/proc/loadavg before and after: the rate on a shared machine is noisy.
+per-round ratios (sluice / redis requests/s; the target is >= 1.0x). Beside the rates,
+each server's CPU time per request (its process's utime + stime over the whole
+redis-benchmark run of the five tests, /proc/PID/stat): the rate on a shared machine is
+noisy, the CPU per request much less. Prints /proc/loadavg before and after.
 """
 from __future__ import annotations
 
@@ -37,6 +39,13 @@ def benchmark_rows(port: int, requests: int, pipeline: int) -> dict:
     return rows
 
 
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def loadavg() -> str:
     with open("/proc/loadavg") as f:
         return f.read().strip()
@@ -54,12 +63,19 @@ def main(argv=None) -> int:
         if both is None:
             return 0
         servers, version = both
+        pids = {name: int(client.info("server")["process_id"])
+                for name, (_, client) in servers.items()}
+        cpu: dict = {}
         for rnd in range(args.rounds):
             for pipeline in (1, PIPELINE):
                 for name, (port, client) in C.in_turn(servers, rnd):
                     client.flushall()
+                    before = cpu_seconds(pids[name])
                     for test, rate in benchmark_rows(port, args.requests, pipeline).items():
                         rates.setdefault((test, pipeline, name), []).append(rate)
+                    used = cpu_seconds(pids[name]) - before
+                    requests = args.requests * (len(TESTS.split(",")) + 1)  # + LRANGE's fill
+                    cpu.setdefault((pipeline, name), []).append(used / requests * 1e6)
     print("loadavg after:", loadavg())
     rows = []
     for test, pipeline in sorted({(t, p) for t, p, _ in rates}, key=lambda k: (k[1], k[0])):
@@ -72,6 +88,15 @@ def main(argv=None) -> int:
                   "medians of %d rounds)" % (C.BENCH_CLIENTS, args.requests, version,
                                              args.rounds),
                   ["test", "sluice-server", "redis-server", "ratio", ">= 1.0x"], rows, "lrrrl")
+    rows = []
+    for pipeline in (1, PIPELINE):
+        ours, theirs = cpu[(pipeline, "sluice")], cpu[(pipeline, "redis")]
+        ratio = C.ratios(theirs, ours)
+        rows.append(["all five%s" % ("" if pipeline == 1 else " -P %d" % pipeline),
+                     "%.2f" % C.median(ours), "%.2f" % C.median(theirs), C.fmt_ratio(ratio),
+                     C.verdict(ratio >= 1.0)])
+    C.print_table("CPU microseconds per request (ratio: redis / sluice, higher is better)",
+                  ["tests", "sluice-server", "redis-server", "ratio", ">= 1.0x"], rows, "lrrrl")
     return 0
 
 
