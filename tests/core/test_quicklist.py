@@ -258,3 +258,13 @@ def test_zero_and_below_minus_five_are_clamped():
     assert big.encoding() == b"listpack"
     big.push([b"x" * 5536], False, limits(-6))
     assert big.encoding() == b"quicklist"
+
+
+def test_records_load_with_the_engines_limits():
+    """A snapshot or RESTORE builds the list as the engine's limits make it (Redis 7.2
+    loads a one-node quicklist as a listpack, a longer one as a quicklist)."""
+    items = [b"a", b"b", b"c", b"d"]
+    assert ListValue.from_record(items).encoding() == b"listpack"
+    loaded = ListValue.from_record(items, limits(3, 1))
+    assert loaded.encoding() == b"quicklist" and [c for c, _, _ in loaded.node_shapes()] == [3, 1]
+    assert ListValue.from_record(items[:3], limits(3)).encoding() == b"listpack"
