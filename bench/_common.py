@@ -173,6 +173,15 @@ def sluice_beside_redis():
                 client.close()
 
 
+def in_turn(servers: dict, rnd: int) -> list:
+    """The (name, value) pairs of `servers`, first to last in even rounds, last to first in
+    odd ones, so that neither side always runs on a warmer (or busier) machine."""
+    order = list(servers.items())
+    if rnd % 2:
+        order.reverse()
+    return order
+
+
 def ratios(ours: Sequence[float], theirs: Sequence[float]) -> float:
     """Median of the per-round ratios ours/theirs."""
     return median(o / t for o, t in zip(ours, theirs))

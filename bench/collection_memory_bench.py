@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Bytes per element of sets, hashes, sorted sets and string keys: sluice-server beside
-redis-server.
+"""Bytes per element of lists, sets, hashes, sorted sets and string keys: sluice-server
+beside redis-server.
 
 For each row a fresh pair of servers (no persistence) is filled over the network with
-pipelined SADD / HSET / ZADD in one of two shapes, 10 keys of 100,000 elements and 100,000
+pipelined RPUSH / SADD / HSET / ZADD in one of two shapes, 10 keys of 100,000 elements and 100,000
 keys of 10 elements (`--quick`: a tenth of each), and measured before and after:
 
   RSS B/elem   = growth of the server process's resident set (/proc/PID/status) / elements
   used B/elem  = growth of INFO's used_memory / elements
 
-Set members are `member:<i>` strings, or integers (the `set (integers)` rows: intsets
-while small); hash fields and values are `field:<i>` / `value:<i>`; sorted-set members
-are `member:<i>` scored <i> (listpacks while small, skiplists when big). A ratio is
+List elements are `element:<i>`; set members are `member:<i>` strings, or integers (the
+`set (integers)` rows: intsets while small); hash fields and values are `field:<i>` /
+`value:<i>`; sorted-set members are `member:<i>` scored <i> (listpacks while small,
+skiplists when big). A ratio is
 sluice / redis; the target is <= 1.0 on every row.
 
 The string row is the keyspace itself: `--strings` keys (1,000,000 by default; a tenth
@@ -30,12 +31,13 @@ import _common as C  # noqa: E402  (also makes the checkout's `engine` importabl
 BATCH = 1000            # elements per command, and commands per pipelined round trip
 
 ELEMENTS: dict[str, Callable[[int], list]] = {
+    "list": lambda i: [b"element:%d" % i],
     "set (strings)": lambda i: [b"member:%d" % i],
     "set (integers)": lambda i: [b"%d" % (i * 7)],
     "hash": lambda i: [b"field:%d" % i, b"value:%d" % i],
     "sorted set": lambda i: [b"%d" % i, b"member:%d" % i],
 }
-COMMAND = {"set (strings)": b"SADD", "set (integers)": b"SADD", "hash": b"HSET",
+COMMAND = {"list": b"RPUSH", "set (strings)": b"SADD", "set (integers)": b"SADD", "hash": b"HSET",
            "sorted set": b"ZADD"}
 
 

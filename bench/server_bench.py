@@ -57,11 +57,8 @@ def bench_xadd(servers: dict, args) -> dict:
     """{(server, pipeline): [requests/s per round]}."""
     rates: dict = {}
     for rnd in range(args.rounds):
-        order = list(servers.items())
-        if rnd % 2:
-            order.reverse()
         for pipeline in (1, PIPELINE):
-            for name, (port, client) in order:
+            for name, (port, client) in C.in_turn(servers, rnd):
                 client.flushall()
                 rate = C.redis_benchmark_rps(port, args.requests, XADD, pipeline)
                 if client.xlen("s") != args.requests:        # every XADD succeeded

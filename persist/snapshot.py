@@ -228,7 +228,7 @@ def load_snapshot(engine, path: str | os.PathLike, *, progress: Progress = None)
     path = os.fspath(path)
     started = time.perf_counter()
     loader = codec.StateLoader(len(engine.databases), engine.stream_node_max_bytes,
-                               engine.stream_node_max_entries)
+                               engine.stream_node_max_entries, limits=engine.encoding_limits)
     previous = engine.memory.enter()        # what loading allocates is the engine's
     try:
         size = _feed_all(path, loader, progress)

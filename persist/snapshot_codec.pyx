@@ -619,10 +619,12 @@ cdef class StateLoader:
     cdef readonly uint64_t keys, streams, entries, groups, pending
     cdef readonly bint ended
     cdef readonly list functions    # the FUNCTIONS record's codes
+    cdef object limits              # the engine's EncodingLimits, or None: the defaults
 
     def __init__(self, Py_ssize_t databases, uint64_t node_max_bytes,
-                 uint64_t node_max_entries, bint keep=True):
+                 uint64_t node_max_entries, bint keep=True, object limits=None):
         self.dbs = {}
+        self.limits = limits
         self.functions = []
         self.databases = databases
         self.keep = keep
@@ -742,7 +744,7 @@ cdef class StateLoader:
         if type(rec[3]) is not list:
             raise RecordError(f"{rec[2].decode()} value {self.key!r} holds no item list")
         try:
-            value = cls.from_record(rec[3])
+            value = cls.from_record(rec[3], self.limits)
         except ValueError as e:
             raise RecordError(f"{rec[2].decode()} value {self.key!r}: {e}") from None
         self.store(value, rec[4])

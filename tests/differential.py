@@ -646,6 +646,19 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
         source="https://redis.io/docs/latest/commands/object-encoding/",
     ),
     DeliberateDifference(
+        name="OBJECT ENCODING of a list",
+        redis_version="7.2",
+        redis_7_0="quicklist for every list (7.0 keeps even one element in a quicklist node)",
+        newest="listpack while the list fits one node of list-max-listpack-size; quicklist "
+               "after; listpack again when a single node is left at half the limit",
+        treatment="exclude: tests/server/test_list_encodings.py and "
+                  "tests/core/test_quicklist.py check the newest encodings (Redis 7.2's "
+                  "listTypeTryConvertListpack/listTypeTryConvertQuicklist) engine-only; "
+                  "sequences compare replies only",
+        source="https://redis.io/docs/latest/commands/object-encoding/ and src/t_list.c of "
+               "redis/redis 7.2",
+    ),
+    DeliberateDifference(
         name="HSCAN/SSCAN/ZSCAN cursor on large (hashtable, skiplist) collections",
         redis_version="all",
         redis_7_0="a hashtable-encoded hash/set or skiplist-encoded sorted set is scanned in "

@@ -55,7 +55,7 @@ cdef class Engine:
     cdef readonly list databases
     cdef public uint64_t stream_node_max_bytes
     cdef public uint64_t stream_node_max_entries
-    cdef readonly EncodingLimits encoding_limits   # set-/hash-max-* (CONFIG SET changes it)
+    cdef readonly EncodingLimits encoding_limits   # set-/hash-/list-max-* (CONFIG SET changes it)
     cdef public int stream_idmp_duration    # a stream's IDMP settings until XCFGSET
     cdef public int stream_idmp_maxsize
     cdef readonly list effect_listeners
@@ -96,7 +96,7 @@ cdef class Engine:
         on close. More options (dbfilename, aof_use_rdb_preamble, aof_load_truncated,
         auto_aof_rewrite_percentage, ...) are those of persist.Durability.
         `encoding_limits` (engine.core.encoding_limits.EncodingLimits, Redis's defaults
-        without it) holds this engine's set-max-*/hash-max-* thresholds; changing its
+        without it) holds this engine's set-max-*/hash-max-*/list-* thresholds; changing its
         attributes takes effect at the next change of each collection.
         What each call changed is handed to the OS when it returns (README.md,
         "What each mode survives"). Call close() (or use `with`) when done; an

@@ -92,7 +92,7 @@ def restore(CommandContext ctx, list argv):
     except PayloadError:
         raise ResponseError(BAD_PAYLOAD) from None
     try:
-        value = load_value(payload)
+        value = load_value(payload, ctx.limits)
     except (PayloadError, MemoryError):
         raise ResponseError(BAD_DATA) from None
 

@@ -1,7 +1,8 @@
 """List commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LRANGE, LLEN, LINDEX, LSET,
 LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH, LMPOP and the blocking BLPOP, BRPOP,
-BLMOVE, BRPOPLPUSH, BLMPOP. A list is an engine/core/list_value.py ListValue; a list
-emptied by a command is removed (`del` event).
+BLMOVE, BRPOPLPUSH, BLMPOP. A list is an engine/core/list_value.pyx ListValue, changed
+with the engine's encoding limits (ctx.limits); a list emptied by a command is removed
+(`del` event).
 
 Blocking: when every key is empty or missing, BLPOP & co. leave a BlockRequest
 (reads.pyx) for the caller to park (the server, the embedded client); the command
@@ -14,7 +15,6 @@ LMPOP/BLMPOP as LPOP/RPOP key <count popped>; a command that changed nothing log
 nothing.
 """
 from libc.stdint cimport int64_t, INT64_MAX
-from itertools import islice
 
 from engine.commands.context cimport CommandContext
 from engine.commands.collection cimport (settle, mpop_args, rank_range, block_timeout,
@@ -23,7 +23,7 @@ from engine.commands.parsing cimport parse_int, parse_int_range, is_option
 from engine.commands.collection import length_handler
 from engine.commands.table import command
 from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, wrong_arity
-from engine.core.list_value import ListValue
+from engine.core.list_value cimport ListValue
 from engine.resp.reply import OK as OK_REPLY
 
 
@@ -32,9 +32,9 @@ OUT_OF_RANGE = ("ERR value is out of range, value must between -9223372036854775
                 "9223372036854775807")
 
 
-cdef inline object list_at(CommandContext ctx, bytes key):
+cdef inline ListValue list_at(CommandContext ctx, bytes key):
     """The list at key, None if absent; WRONGTYPE for any other type."""
-    return ctx.db.lookup_typed(key, ctx.now, ListValue)
+    return <ListValue>ctx.db.lookup_typed(key, ctx.now, ListValue)
 
 
 cdef inline bint parse_end(object arg) except -1:
@@ -54,19 +54,19 @@ cdef inline bytes end_event(bint left, bytes verb):
 
 cdef object push(CommandContext ctx, list argv, bint left, bint existing_only):
     cdef bytes key = argv[1]
-    value = list_at(ctx, key)
+    cdef ListValue value = list_at(ctx, key)
     if value is None:
         if existing_only:
             return 0
         value = ListValue()
-        value.push(argv[2:], left)
+        value.push_all(argv, 2, left, ctx.limits)
         ctx.db.store(key, value)
     else:
-        value.push(argv[2:], left)
+        value.push_all(argv, 2, left, ctx.limits)
         ctx.db.resized(key)
     ctx.touch(key, "l", end_event(left, b"push"))
     ctx.propagate([b"LPUSH" if left else b"RPUSH", key] + argv[2:], len(argv) - 2)
-    return len(value)
+    return value.length
 
 
 def push_handler(bint left, bint existing_only):
@@ -84,10 +84,12 @@ command("rpushx")(push_handler(False, True))
 
 # -- popping ---------------------------------------------------------------------------
 
-cdef list pop_from(CommandContext ctx, bytes key, object value, int64_t count, bint left):
+cdef list pop_from(CommandContext ctx, bytes key, ListValue value, int64_t count, bint left):
     """Pops up to count elements of the list `value` at key, with its events; the
     effect is LPOP/RPOP key <count popped>."""
-    cdef list out = value.pop(count, left)
+    cdef list out = []
+    value.take(count, left, out)
+    value.shrink_check(ctx.limits)
     ctx.touch(key, "l", end_event(left, b"pop"))
     settle(ctx, key, value)
     return out
@@ -102,7 +104,7 @@ cdef object pop_command(CommandContext ctx, list argv, bint left):
         count = parse_int_range(argv[2], 0, INT64_MAX,
                                 b"ERR value is out of range, must be positive")
     cdef bytes key = argv[1]
-    value = list_at(ctx, key)
+    cdef ListValue value = list_at(ctx, key)
     if value is None:
         ctx.null_array = argc == 3
         return None
@@ -132,6 +134,7 @@ cdef object block_pop(CommandContext ctx, list argv, bint left):
     cdef int64_t timeout = block_timeout(ctx, argv[len(argv) - 1])
     cdef list keys = argv[1:len(argv) - 1]
     cdef bytes key
+    cdef ListValue value
     for key in keys:
         value = list_at(ctx, key)
         if value is not None:
@@ -159,6 +162,7 @@ cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t t
     cdef list keys = mpop_args(argv, numkeys_at, b"left", b"right", &right, &count)
     cdef bint left = not right
     cdef bytes key
+    cdef ListValue value
     for key in keys:
         value = list_at(ctx, key)
         if value is not None:
@@ -187,17 +191,21 @@ def blmpop(CommandContext ctx, list argv):
 cdef object move(CommandContext ctx, bytes src, bytes dst, bint from_left, bint to_left):
     """One element from src's end to dst's end; None when src is missing (the effect
     is the caller's)."""
-    value = list_at(ctx, src)
+    cdef ListValue value = list_at(ctx, src)
     if value is None:
         return None
-    target = list_at(ctx, dst)          # WRONGTYPE before anything moves
-    element = value.pop(1, from_left)[0]
+    cdef ListValue target = list_at(ctx, dst)          # WRONGTYPE before anything moves
+    cdef list out = []
+    value.take(1, from_left, out)
+    value.shrink_check(ctx.limits)
     if target is None:
-        target = ListValue([element])
+        target = ListValue()
+        target.push_all(out, 0, to_left, ctx.limits)
         ctx.db.store(dst, target)
     else:
-        target.push([element], to_left)
+        target.push_all(out, 0, to_left, ctx.limits)
         ctx.db.resized(dst)
+    element = out[0]
     ctx.touch(dst, "l", end_event(to_left, b"push"))
     ctx.touch(src, "l", end_event(from_left, b"pop"))
     settle(ctx, src, value)
@@ -254,17 +262,10 @@ command("llen")(length_handler(ListValue))
 @command("lrange")
 def lrange(CommandContext ctx, list argv):
     cdef int64_t start = parse_int(argv[2], NULL), end = parse_int(argv[3], NULL)
-    value = list_at(ctx, argv[1])
-    if value is None:
+    cdef ListValue value = list_at(ctx, argv[1])
+    if value is None or not rank_range(value.length, &start, &end):
         return []
-    cdef int64_t n = len(value)
-    if not rank_range(n, &start, &end):
-        return []
-    if start > n - 1 - end:         # nearer the tail: walk from there
-        out = list(islice(reversed(value.items), n - 1 - end, n - start))
-        out.reverse()
-        return out
-    return list(islice(value.items, start, end + 1))
+    return value.range(start, end)
 
 
 cdef int64_t normal_index(int64_t index, int64_t n) noexcept:
@@ -276,23 +277,23 @@ cdef int64_t normal_index(int64_t index, int64_t n) noexcept:
 
 @command("lindex")
 def lindex(CommandContext ctx, list argv):
-    value = list_at(ctx, argv[1])
+    cdef ListValue value = list_at(ctx, argv[1])
     if value is None:
         return None
-    cdef int64_t index = normal_index(parse_int(argv[2], NULL), len(value))
-    return None if index < 0 else value.items[index]
+    cdef int64_t index = normal_index(parse_int(argv[2], NULL), value.length)
+    return None if index < 0 else value.get(index)
 
 
 @command("lset")
 def lset(CommandContext ctx, list argv):
     cdef bytes key = argv[1]
-    value = list_at(ctx, key)
+    cdef ListValue value = list_at(ctx, key)
     if value is None:
         raise ResponseError(NO_SUCH_KEY)
-    cdef int64_t index = normal_index(parse_int(argv[2], NULL), len(value))
+    cdef int64_t index = normal_index(parse_int(argv[2], NULL), value.length)
     if index < 0:
         raise ResponseError("ERR index out of range")
-    value.set(index, argv[3])
+    value.set_at(index, argv[3], ctx.limits)
     ctx.db.resized(key)
     ctx.touch(key, "l", b"lset")
     ctx.propagate([b"LSET", key, str(index).encode(), argv[3]])
@@ -309,28 +310,25 @@ def linsert(CommandContext ctx, list argv):
     else:
         raise ResponseError(SYNTAX)
     cdef bytes key = argv[1], pivot = argv[3]
-    value = list_at(ctx, key)
+    cdef ListValue value = list_at(ctx, key)
     if value is None:
         return 0
-    try:
-        at = value.items.index(pivot)
-    except ValueError:
+    if value.insert_at_pivot(pivot, argv[4], after, ctx.limits) < 0:
         return -1
-    value.insert(at + 1 if after else at, argv[4])
     ctx.db.resized(key)
     ctx.touch(key, "l", b"linsert")
     ctx.propagate([b"LINSERT", key, b"AFTER" if after else b"BEFORE", pivot, argv[4]])
-    return len(value)
+    return value.length
 
 
 @command("lrem")
 def lrem(CommandContext ctx, list argv):
     cdef int64_t count = parse_int(argv[2], NULL)
     cdef bytes key = argv[1], element = argv[3]
-    value = list_at(ctx, key)
+    cdef ListValue value = list_at(ctx, key)
     if value is None:
         return 0
-    cdef int64_t removed = value.remove(element, count)
+    cdef int64_t removed = value.remove_matches(element, count, ctx.limits)
     if removed:
         ctx.touch(key, "l", b"lrem")
         settle(ctx, key, value)
@@ -342,16 +340,15 @@ def lrem(CommandContext ctx, list argv):
 def ltrim(CommandContext ctx, list argv):
     cdef int64_t start = parse_int(argv[2], NULL), end = parse_int(argv[3], NULL)
     cdef bytes key = argv[1]
-    value = list_at(ctx, key)
+    cdef ListValue value = list_at(ctx, key)
     if value is None:
         return OK_REPLY
-    cdef int64_t n = len(value), drop_head, drop_tail
+    cdef int64_t n = value.length, drop_head, drop_tail
     if rank_range(n, &start, &end):
         drop_head, drop_tail = start, n - end - 1
     else:
         drop_head, drop_tail = n, 0
-    value.pop(drop_head, True)
-    value.pop(drop_tail, False)
+    value.trim(drop_head, drop_tail, ctx.limits)
     ctx.touch(key, "l", b"ltrim")
     settle(ctx, key, value)
     if drop_head or drop_tail:
@@ -380,25 +377,10 @@ def lpos(CommandContext ctx, list argv):
         else:
             raise ResponseError(SYNTAX)
         j += 2
-    value = list_at(ctx, argv[1])
+    cdef ListValue value = list_at(ctx, argv[1])
     if value is None:
         return [] if count != -1 else None
-    cdef bytes element = argv[2]
-    cdef int64_t n = len(value), skip = (rank if rank > 0 else -rank) - 1
-    cdef int64_t wanted = 1 if count == -1 else count
-    cdef int64_t i = 0
-    cdef list found = []
-    for item in (value.items if rank > 0 else reversed(value.items)):
-        if maxlen and i >= maxlen:
-            break
-        if item == element:
-            if skip:
-                skip -= 1
-            else:
-                found.append(i if rank > 0 else n - 1 - i)
-                if wanted and len(found) >= wanted:
-                    break
-        i += 1
+    cdef list found = value.positions(argv[2], rank, 1 if count == -1 else count, maxlen)
     if count != -1:
         return found
     return found[0] if found else None

@@ -68,7 +68,7 @@ cdef list elements_of(object value):
     if type(value) is SortedSetValue:
         return [member for _, member in value]
     if type(value) is ListValue:
-        return list(value.items)
+        return value.to_record()
     return list(value)
 
 
@@ -151,7 +151,7 @@ cdef int64_t store_result(CommandContext ctx, bytes dst, list out):
     if existed:
         ctx.db.remove(dst)
     if out:
-        result = ListValue([b"" if item is None else item for item in out])
+        result = ListValue([b"" if item is None else item for item in out], ctx.limits)
         ctx.db.store(dst, result)
         ctx.touch(dst, "l", b"sortstore")
         if ctx.logs(len(out)):

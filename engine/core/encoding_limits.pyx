@@ -12,6 +12,8 @@ cdef class EncodingLimits:
         self.hash_max_listpack_value = 64
         self.zset_max_listpack_entries = 128
         self.zset_max_listpack_value = 64
+        self.list_max_listpack_size = -2
+        self.list_compress_depth = 0
 
 
 DEFAULT_LIMITS = EncodingLimits()

@@ -220,11 +220,11 @@ cdef class HashValue:
     # persistence
 
     @classmethod
-    def from_record(cls, items: list) -> HashValue:
+    def from_record(cls, items: list, EncodingLimits limits=None) -> HashValue:
         if not items or len(items) % 2 or any(type(item) is not bytes for item in items):
             raise ValueError("a hash record is not a non-empty list of field-value pairs")
-        cdef HashValue out = cls()
-        out.set_pairs(items)
+        cdef HashValue out = cls(None, limits)
+        out.set_pairs(items, 0, limits)
         if len(out) * 2 != len(items):
             raise ValueError("a hash record repeats a field")
         return out

@@ -1044,7 +1044,7 @@ COLLECTION_TYPES = frozenset((
     RDB_TYPE_LIST_QUICKLIST_2, RDB_TYPE_SET_LISTPACK))
 
 
-cdef object load_collection(Reader r, int rdbtype):
+cdef object load_collection(Reader r, int rdbtype, object limits):
     """A collection value through its class's from_record (which rejects empty ones
     and repeated members, as Redis's loader does)."""
     name, items = read_collection(r, rdbtype)
@@ -1055,14 +1055,15 @@ cdef object load_collection(Reader r, int rdbtype):
     if name != b"list" and len(set(members)) != len(members):
         raise PayloadError("repeated member")
     try:
-        return cls.from_record(items)
+        return cls.from_record(items, limits)
     except ValueError as exc:
         raise PayloadError(str(exc)) from None
 
 
-def load_value(bytes payload):
+def load_value(bytes payload, object limits=None):
     """The value of a payload whose version and checksum were checked (bytes, a
-    Stream or a collection); PayloadError when the body does not parse."""
+    Stream or a collection, encoded by `limits`: the engine's EncodingLimits);
+    PayloadError when the body does not parse."""
     cdef Reader r = Reader(payload)
     cdef int rdbtype = r.take(1)[0]
     if rdbtype == RDB_TYPE_STRING:
@@ -1070,5 +1071,5 @@ def load_value(bytes payload):
     if rdbtype in STREAM_TYPES:
         return read_stream(r, rdbtype)
     if rdbtype in COLLECTION_TYPES:
-        return load_collection(r, rdbtype)
+        return load_collection(r, rdbtype, limits)
     raise PayloadError(f"unsupported RDB type {rdbtype}")

@@ -267,10 +267,10 @@ cdef class SetValue:
         return self.members()
 
     @classmethod
-    def from_record(cls, items: list) -> SetValue:
+    def from_record(cls, items: list, EncodingLimits limits=None) -> SetValue:
         if not items or any(type(item) is not bytes for item in items):
             raise ValueError("a set record holds no members, or one is not a byte string")
-        out = cls(items)
+        out = cls(items, limits)
         if len(out) != len(items):
             raise ValueError("a set record repeats a member")
         return out

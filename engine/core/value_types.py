@@ -10,7 +10,9 @@ any class registered here through its interface only:
                                          accounting
     copy()                               an independent copy (COPY)
     to_record() -> list                  flat list of bytes (floats for scores)
-    from_record(items) (classmethod)     the value back; ValueError on bad input
+    from_record(items, limits=None)      (classmethod) the value back, in the encoding the
+                                         engine's EncodingLimits give it (Redis's
+                                         defaults without); ValueError on bad input
     rewrite_commands(key)                commands redis-server 7.0 recreates it with
 
 Strings (bytes) and streams (Stream) are not collections and are not here.

@@ -677,7 +677,8 @@ PERSISTENCE_DIRECTIVES = {
 ENCODING_DIRECTIVES = ("hash-max-listpack-entries", "hash-max-listpack-value",
                        "set-max-intset-entries", "set-max-listpack-entries",
                        "set-max-listpack-value", "zset-max-listpack-entries",
-                       "zset-max-listpack-value")
+                       "zset-max-listpack-value", "list-max-listpack-size",
+                       "list-compress-depth")
 """The directives of the engine's EncodingLimits (each the attribute of its name)."""
 
 

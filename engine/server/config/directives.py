@@ -120,6 +120,13 @@ DIRECTIVES: tuple[Directive, ...] = (
     Directive("zset-max-listpack-value", Int(0, LLONG_MAX, memory=True), 64,
               "Longest member (bytes) a listpack-encoded sorted set takes.",
               aliases=("zset-max-ziplist-value",)),
+    Directive("list-max-listpack-size", Int(-INT_MAX - 1, INT_MAX), -2,
+              "Bound of a list's listpack node: -1..-5 = 4, 8, 16, 32, 64 KB; a positive n = "
+              "n entries (and at most 8 KB). A list of one such node is a listpack.",
+              aliases=("list-max-ziplist-size",)),
+    Directive("list-compress-depth", Int(0, INT_MAX), 0,
+              "Nodes at each end of a list left uncompressed; the ones between are "
+              "LZF-compressed. 0: none compressed."),
     # --- streams ---
     Directive("stream-node-max-entries", Int(0, LLONG_MAX), 100,
               "Entries per stream node before a new node starts; 0 = no limit."),
