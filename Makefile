@@ -12,18 +12,18 @@ BENCH_STAMP := $(VENV)/.bench-installed
 $(SERVER_STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel "Cython>=3.0.10"
-	@echo "== installing sluice: compiling the Cython core takes a few minutes"
-	$(PY) -m pip install -e .
+	@echo "== installing sluice's dependencies (the extensions are built next, in place)"
+	SLUICE_NO_EXTENSIONS=1 $(PY) -m pip install -e .
 	touch $(SERVER_STAMP)
 
 # Everything else: the test tools and Spark (pyspark, pandas, pyarrow).
 $(STAMP): $(SERVER_STAMP)
 	@echo "== installing the test and Spark extras"
-	$(PY) -m pip install -e '.[test,spark]'
+	SLUICE_NO_EXTENSIONS=1 $(PY) -m pip install -e '.[test,spark]'
 	touch $(STAMP)
 
 build: $(SERVER_STAMP)
-	@echo "== building the extension modules that changed"
+	@echo "== building the extension modules that changed (all of them the first time: a few minutes)"
 	$(PY) setup.py -q build_ext --inplace -j 2
 
 # The test probes (tests/native/*.pyx): the engine's C structures driven from tests,
