@@ -19,8 +19,7 @@ from pipeline.worker.requeue import Requeuer
 
 log = logging.getLogger("pipeline.worker")
 
-IDLE_TICK_S = 0.25          # how often the part looks for new retries while none is due
-TICK_S = 0.02               # and while some are waiting
+IDLE_TICK_S = 0.25          # the longest wait before the part looks for new retries
 
 
 def retry_delay(recovery: RecoveryConfig, retry_count: int) -> float:
@@ -58,8 +57,11 @@ class Retrier:
             heapq.heappush(self._due, Due(time.monotonic() + delay, entry_id, lock, token, error))
 
     def interval(self) -> float:
+        """Until the next retry is due, or IDLE_TICK_S at most (new ones may come)."""
         with self._guard:
-            return TICK_S if self._due else IDLE_TICK_S
+            if not self._due:
+                return IDLE_TICK_S
+            return min(IDLE_TICK_S, max(0.0, self._due[0].at - time.monotonic()))
 
     async def step(self) -> None:
         await self._requeue(time.monotonic())
