@@ -1,5 +1,5 @@
-# What follows every command a client runs, on both roads (Session.run and the
-# server's compiled fast path, engine/server/fastpath.pyx): the keys it changed go
+# What follows every command a client runs (engine/api/road.pyx's call and
+# run_engine): the keys it changed go
 # to the hub (WATCH, blocked readers), the keys whose groups changed wake their
 # readers, and its keyspace events go to hub.events when someone wants them (the
 # server's notify-keyspace-events) or a key expired (the server counts those). The

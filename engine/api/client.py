@@ -63,7 +63,8 @@ from engine import Engine
 from engine.commands.dispatch import to_argv
 from engine.core.errors import ResponseError as EngineError
 from engine.resp.reply import Status
-from engine.api.session import BLOCKED, SERVER_NAME, SERVER_VERSION, Hub, Session, Verbatim
+from engine.api.session import (SERVER_NAME, SERVER_VERSION, BlockedRead, Hub, Session,
+                                Verbatim)
 
 __all__ = ["EmbeddedRedis", "EmbeddedConnection", "EmbeddedConnectionPool", "engine_lock"]
 
@@ -436,20 +437,17 @@ class EmbeddedConnection(AbstractConnection):
                 self._replies.append(self._call_unlocked(session, argv))
                 return
             lock.acquire()
-        state = self._state
         try:
             try:
                 reply = session.call(argv)
             except EngineError as err:
                 reply = self._parse_error(str(err))
             else:
-                if reply is BLOCKED:
-                    reply = self._block(session)
+                if reply.__class__ is BlockedRead:
+                    reply = self._block(reply)
                 elif reply.__class__ is list and session.cmd_name == "exec":
                     reply = [self._parse_error(str(r)) if isinstance(r, EngineError)
                              else _plain(r) for r in reply]
-            if state.ready:
-                state.serve_ready()
         finally:
             lock.release()
         self._replies.append(reply)
@@ -506,11 +504,10 @@ class EmbeddedConnection(AbstractConnection):
 
     # blocking reads ---------------------------------------------------------------
 
-    def _block(self, session: Session):
+    def _block(self, blocked: BlockedRead):
         """A blocking command found nothing (lock held): park it in the registry of
         blocked clients (engine/api/blocked_clients.py), which answers it; this
         thread waits until then, running the registry's timers when they are due."""
-        blocked, session.blocked = session.blocked, None
         state = self._state
         clients = state.blocked_clients
         waiting = state.waiting

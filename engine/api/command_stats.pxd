@@ -18,3 +18,11 @@ cdef class CommandStat:
     cdef readonly uint64_t samples
 
     cpdef int count(self, int64_t ns, int outcome) except -1
+
+
+cdef class CommandStats:
+    cdef public dict commands     # full name -> CommandStat
+    cdef dict spellings           # an engine command's name as sent -> its CommandStat
+
+    cpdef CommandStat command(self, str name)
+    cdef CommandStat stat_of(self, object record, list argv)

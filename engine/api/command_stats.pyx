@@ -1,13 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """INFO commandstats and latencystats: `CommandStat.count` is the one place a
-command's counters change, whoever ran it (the server's fast path, process_command's
-callers, EXEC, scripts' redis.call); `CommandStats` is the table of them by name that
-the server's INFO reads (engine/server/info.py's Stats), and `count_call` counts a
-command that went through process_command."""
+command's counters change, called by the road's `call` (engine/api/road.pyx) for
+every command whoever ran it (a client, EXEC, a script's redis.call), and for a
+parked command answered with an error; `CommandStats` is the table of them by name
+that the server's INFO reads (engine/server/info.py's Stats)."""
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free
 
-from engine.commands.table import classify
+from engine.commands.dispatch cimport resolve
 
 
 cdef extern from *:
@@ -21,6 +21,8 @@ cdef enum:
     HIST_BUCKETS = 23
     HIST_LEN = (HIST_BUCKETS + 1) * 128
 cdef int64_t HIST_MAX_NS = 1000000000
+cdef enum:
+    SPELLINGS_MAX = 4096
 
 
 cdef inline Py_ssize_t hist_index(int64_t v) noexcept nogil:
@@ -91,36 +93,40 @@ cdef class CommandStat:
         self.samples = 0
 
 
-class CommandStats:
+cdef class CommandStats:
     """The CommandStat of every command that was counted, by full name. The objects
     survive a reset (callers cache them), only their counters are zeroed."""
 
     def __init__(self) -> None:
-        self.commands: dict = {}
+        self.commands = {}
+        self.spellings = {}
 
-    def command(self, name: str) -> CommandStat:
+    cpdef CommandStat command(self, str name):
         stat = self.commands.get(name)
         if stat is None:
             stat = self.commands[name] = CommandStat(name)
         return stat
 
+    cdef CommandStat stat_of(self, object record, list argv):
+        """The CommandStat of a command that ran: its record's (the subcommand's for a
+        container), or, for an engine command run without its record (None), by its
+        name as sent (cached unless it has subcommands)."""
+        if record is not None:
+            return self.command(record.name)
+        stat = self.spellings.get(argv[0])
+        if stat is not None:
+            return stat
+        spec = resolve(argv)
+        stat = self.command(spec.name)
+        if spec.name.find("|") < 0 and len(self.spellings) < SPELLINGS_MAX:
+            self.spellings[argv[0]] = stat
+        return stat
+
     def count(self, name, long long ns, int outcome) -> None:
         """One call of command `name` (None: an unknown command, counted nowhere)."""
         if name is not None:
-            (<CommandStat>self.command(name)).count(ns, outcome)
+            self.command(name).count(ns, outcome)
 
     def reset_commands(self) -> None:
         for stat in self.commands.values():
             stat.reset()
-
-
-def count_call(stats, session, list argv, long long ns, bint failed):
-    """Counts a command that went through process_command in `stats` (the server's
-    CommandStats): its call and time, or the refusal before it ran, or its failure.
-    Returns its full name (None for an unknown command, which counts nowhere)."""
-    name, rejected = session.cmd_name, session.rejected
-    if name is None:
-        name, refused = classify(argv)
-        rejected = failed and (rejected or refused)
-    stats.count(name, ns, (REJECTED if rejected else FAILED) if failed else CALLED)
-    return name

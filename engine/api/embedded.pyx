@@ -10,7 +10,7 @@ import time
 
 from engine.core.clock cimport Clock, SystemClock
 from engine.core.encoding_limits cimport EncodingLimits
-from engine.core.keyspace cimport Database
+from engine.core.keyspace cimport Database, Keyspace
 from engine.commands.context cimport CommandContext
 from engine.commands.dispatch cimport dispatch, drain_expired, to_argv
 from engine.core.memory cimport MemoryAccount
@@ -52,23 +52,20 @@ cdef class Engine:
     one of them is not collected."""
 
     cdef readonly Clock clock
-    cdef readonly list databases
+    cdef readonly Keyspace keyspace     # every database and their memory: what commands see
+    cdef readonly list databases        # the keyspace's
     cdef public uint64_t stream_node_max_bytes
     cdef public uint64_t stream_node_max_entries
     cdef readonly EncodingLimits encoding_limits   # set-/hash-/list-max-* (CONFIG SET changes it)
-    cdef public int stream_idmp_duration    # a stream's IDMP settings until XCFGSET
-    cdef public int stream_idmp_maxsize
     cdef readonly list effect_listeners
     cdef readonly long long dirty       # changes so far (save points count them)
     cdef readonly long long effects_seq # batches of effects handed to the listeners so far:
                                         # a position in the log (see flush)
     cdef readonly object durability     # persist.Durability, or None
     cdef readonly MemoryAccount memory  # the C allocations of its stored data
-    cdef public uint64_t maxmemory      # bytes of used_memory writes may reach; 0: no limit
     cdef readonly Evictor evictor       # maxmemory-policy and maxmemory-samples
     cdef public int eviction_tenacity   # maxmemory-eviction-tenacity (0-100)
     cdef readonly long long evicted_keys
-    cdef readonly long long peak_memory # the highest used_memory seen (INFO, MEMORY STATS)
     cdef public object scripting        # Lua and the script cache (engine/api/scripts.py)
     cdef public object functions        # FUNCTION's libraries (engine/api/functions.py)
     cdef int _tx_depth                  # inside EXEC: effects are bracketed by MULTI/EXEC
@@ -105,7 +102,9 @@ cdef class Engine:
         directives of the same names (see make_room)."""
         self.clock = clock if clock is not None else SystemClock()
         self.memory = MemoryAccount()
-        self.databases = [Database(i) for i in range(databases)]
+        self.keyspace = Keyspace(databases, self.memory, stream_idmp_duration,
+                                 stream_idmp_maxsize)
+        self.databases = self.keyspace.databases
         self.encoding_limits = encoding_limits if encoding_limits is not None else EncodingLimits()
         self.maxmemory = maxmemory
         self.eviction_tenacity = maxmemory_eviction_tenacity
@@ -113,8 +112,6 @@ cdef class Engine:
         self.set_lfu_params(lfu_log_factor, lfu_decay_time)
         self.stream_node_max_bytes = stream_node_max_bytes
         self.stream_node_max_entries = stream_node_max_entries
-        self.stream_idmp_duration = stream_idmp_duration
-        self.stream_idmp_maxsize = stream_idmp_maxsize
         self.effect_listeners = []
         self.dirty = 0
         self._contexts = weakref.WeakSet()
@@ -256,17 +253,12 @@ cdef class Engine:
                 ctx.write_seq = self.effects_seq
             for listener in self.effect_listeners:
                 listener(ctx.db.index, effects)
-
-    def flushed_all(self, CommandContext ctx) -> None:
-        """FLUSHALL ran in ctx: its changes count now, then persistence snapshots
-        the empty keyspace when save points are configured (as Redis does)."""
-        if self.durability is None:
-            return
-        if ctx.dirty:
-            self._changed = True
-            self.dirty += ctx.dirty
-            ctx.dirty = 0
-        self.durability.flushed_all()
+        if ctx.flushed_all:
+            # FLUSHALL: persistence snapshots the empty keyspace when save points
+            # are configured (as Redis does)
+            ctx.flushed_all = False
+            if self.durability is not None:
+                self.durability.flushed_all()
 
     @property
     def in_transaction(self) -> bool:
@@ -327,8 +319,18 @@ cdef class Engine:
             (<Database>db).lfu_log_factor = log_factor
             (<Database>db).lfu_decay_time = decay_time
 
+    @property
+    def maxmemory(self) -> int:
+        """Bytes of used_memory writes may reach; 0: no limit (kept by the memory
+        account, where the road reads it before every command)."""
+        return self.memory.limit
+
+    @maxmemory.setter
+    def maxmemory(self, uint64_t limit) -> None:
+        self.memory.limit = limit
+
     def over_maxmemory(self) -> bool:
-        return self.maxmemory != 0 and self.used_memory() > <int64_t>self.maxmemory
+        return self.memory.limit != 0 and self.used_memory() > <int64_t>self.memory.limit
 
     def make_room(self) -> tuple:
         """Before a command, with a maxmemory: evicts keys by the policy until
@@ -348,7 +350,7 @@ cdef class Engine:
         cdef bint within = True
         cdef int n = 0
         try:
-            while self.used_memory() > <int64_t>self.maxmemory:
+            while self.used_memory() > <int64_t>self.memory.limit:
                 chosen = self.evictor.victim(self.databases, now)
                 if chosen is None:
                     within = False      # nothing left to evict: writes are refused
@@ -398,8 +400,27 @@ cdef class Engine:
     def used_memory(self) -> int:
         """Bytes held for stored data (INFO's used_memory): the exact C allocations
         of streams and their indexes, plus the Python objects of keys and strings."""
-        cdef int64_t used = <int64_t>self.memory.bytes + sum(
-            [(<Database>db).object_bytes for db in self.databases])
-        if used > self.peak_memory:
-            self.peak_memory = used
-        return used
+        return self.keyspace.used_memory()
+
+    @property
+    def peak_memory(self) -> int:
+        """The highest used_memory seen (INFO, MEMORY STATS)."""
+        return self.keyspace.peak_memory
+
+    @property
+    def stream_idmp_duration(self) -> int:
+        """A new stream's IDMP duration until XCFGSET (stream-idmp-duration)."""
+        return self.keyspace.stream_idmp_duration
+
+    @stream_idmp_duration.setter
+    def stream_idmp_duration(self, int seconds) -> None:
+        self.keyspace.stream_idmp_duration = seconds
+
+    @property
+    def stream_idmp_maxsize(self) -> int:
+        """A new stream's IDMP maxsize until XCFGSET (stream-idmp-maxsize)."""
+        return self.keyspace.stream_idmp_maxsize
+
+    @stream_idmp_maxsize.setter
+    def stream_idmp_maxsize(self, int entries) -> None:
+        self.keyspace.stream_idmp_maxsize = entries

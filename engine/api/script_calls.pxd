@@ -1,19 +1,17 @@
+from engine.api.road cimport Client
 from engine.commands.context cimport CommandContext
 
 
 cdef class ScriptCalls:
-    cdef readonly object session    # the running script's client (None between scripts)
-    cdef object hub                 # its hub
+    cdef readonly object session    # the client whose script runs (None between scripts)
+    cdef readonly Client client     # the scripts' own client, their commands run as
     cdef readonly bint refuse_writes    # whether its writes are refused
-    cdef readonly object stats      # where its commands count (the session's `stats`)
     cdef public bint wrote          # it called a write command (SCRIPT KILL cannot stop it)
-    cdef CommandContext ctx         # the scripts' command context
-    cdef object execute_in
-    cdef object checked             # argv -> reply: the checked road
-    cdef dict direct                # spelling -> (record, its stat) or _CHECKED
-    cdef object stats_of            # the stats the cached stat objects belong to
+    cdef CommandContext ctx         # the scripts' command context (the client's)
+    cdef dict records               # spelling -> (record or None, runs without checks)
 
     cpdef begin(self, session, bint refuse_writes)
     cpdef end(self)
     cpdef object call(self, list argv)
     cdef tuple _entry(self, bytes name)
+    cdef object _checked(self, object record, list argv)

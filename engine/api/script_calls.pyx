@@ -1,103 +1,123 @@
 # cython: language_level=3
-"""redis.call's common case, compiled: most commands a script calls are engine commands
-that none of a script's refusals concern, so they run straight on the engine in the
-script's context, with the bookkeeping every command shares (after_command.pxd) and
-INFO commandstats when the client's session keeps stats. The others take the checked
-road (engine/api/scripts.py: Scripting._call_checked, then process_command)."""
-from libc.stdint cimport int64_t
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+"""redis.call and redis.pcall, compiled: Redis's checks for a command a script calls
+(as its scriptCall: lookup and arity, a command scripts may not run, a write from a
+read-only script, XREAD/XREADGROUP with BLOCK, a write while persistence fails, a
+denyoom command over maxmemory), then the road's `call` (engine/api/road.pyx) on the
+scripts' own client: the command runs in the script's context (its database, its
+RESP version), counts in commandstats and reports what it touched, and a blocking
+command answers at once (the client denies blocking). The client is made once, of the
+caller's kind (a server session for a server's scripts: PUBLISH, INFO...).
 
-from engine.api.after_command cimport report_command
-from engine.api.command_stats cimport CALLED, FAILED, REJECTED, CommandStat
-from engine.commands.table import COMMANDS
-from engine.core.errors import ResponseError
+Most calls are engine commands without subcommands that these checks concern only by
+a flag or two: their record is cached by spelling and they go straight to `call`."""
+from engine.api.command_stats cimport FAILED, REJECTED, CommandStats
+from engine.api.road cimport HubState, call
+from engine.commands.dispatch cimport check, resolve
+from engine.commands.table import COMMANDS, classify
+from engine.core.errors import OOM, ResponseError
+
+NOT_FROM_SCRIPT = "ERR This Redis command is not allowed from script"
+WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
+BLOCK_REFUSED = "ERR %s command is not allowed with BLOCK option from scripts"
 
 cdef object _ResponseError = ResponseError
 cdef frozenset _CHECKED_FLAGS = frozenset(("noscript", "blocking", "may_replicate"))
-cdef tuple _CHECKED = (None, None, False)
 cdef enum:
     CACHE_MAX = 4096            # command spellings remembered
-
-
-cdef inline int64_t now_ns() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
 cdef class ScriptCalls:
     """The commands of the running script: `begin` when a script starts, `end` after;
     `call(argv)` runs one (redis.call)."""
 
-    def __init__(self, engine, CommandContext ctx, checked):
+    def __init__(self, CommandContext ctx):
         self.ctx = ctx
-        self.execute_in = engine.execute_in
-        self.checked = checked
-        self.direct = {}
+        self.records = {}
 
     cpdef begin(self, session, bint refuse_writes):
-        """A script of `session` starts: its commands run in the client's database,
-        with the client's stream node limits (CONFIG SET changes them)."""
+        """A script of `session` starts: its commands run in the caller's database,
+        with the caller's stream node limits (CONFIG SET changes them)."""
         cdef CommandContext own = session.ctx, ctx = self.ctx
+        hub = session.hub
+        if self.client is None or self.client.hub is not hub \
+                or type(self.client) is not type(session):
+            self.client = type(session).script_client(hub, ctx)
         ctx.db = own.db
         ctx.node_max_bytes = own.node_max_bytes
         ctx.node_max_entries = own.node_max_entries
         ctx.max_string = own.max_string
-        hub = self.hub = session.hub
         ctx.tracking = hub.tracking
         self.session = session
         self.refuse_writes = refuse_writes
-        self.stats = session.stats
         self.wrote = False
 
     cpdef end(self):
-        self.session = self.stats = self.hub = None
+        self.session = None
 
     cpdef object call(self, list argv):
         """One command of the script: its reply, or raises ResponseError."""
-        cdef tuple entry = self.direct.get(argv[0])
-        if entry is None or self.stats_of is not self.stats:
+        cdef tuple entry = self.records.get(argv[0])
+        if entry is None:
             entry = self._entry(argv[0])
         record = entry[0]
-        hub = self.hub
-        if record is None or (self.refuse_writes and entry[2]) \
-                or hub.write_refusal is not None or hub.engine.maxmemory:
-            return self.checked(argv)
-        stat = entry[1]
-        cdef CommandContext ctx = self.ctx
-        cdef int64_t start = now_ns()
-        try:
-            reply = self.execute_in(ctx, argv)
-        except _ResponseError:
-            if entry[2] and record.arity_ok(len(argv)):
-                self.wrote = True
-            if stat is not None:
-                (<CommandStat>stat).count(now_ns() - start,
-                                          FAILED if record.arity_ok(len(argv)) else REJECTED)
-            raise
-        finally:
-            report_command(hub, ctx, hub.notify_events)
-        if entry[2]:
+        cdef HubState hub = self.client.hub
+        if not entry[1] or hub.write_refusal is not None or hub.memory.limit \
+                or (self.refuse_writes and record.write):
+            return self._checked(record, argv)
+        if record.write and record.arity_ok(len(argv)):
             self.wrote = True
-        if stat is not None:
-            (<CommandStat>stat).count(now_ns() - start, CALLED)
-        return reply
+        return call(self.client, None, argv)    # the engine checks its arity
 
     cdef tuple _entry(self, bytes name):
-        """(record, stat) of a command that needs none of a script's refusals nor
-        process_command's checks: an engine command without subcommands that neither
-        blocks nor is refused to scripts (the engine checks its arity itself);
-        _CHECKED for the others. Cached by spelling, for the current stats."""
-        stats = self.stats
-        if self.stats_of is not stats:
-            self.direct = {}
-            self.stats_of = stats
+        """(record, whether only the flag tests of `call` concern it: an engine command
+        without subcommands that neither blocks nor is refused to scripts), cached by
+        spelling."""
         record = COMMANDS.get(name.lower())
-        cdef tuple entry = _CHECKED
-        if record is not None and record.layer == "engine" and record.subcommands is None \
-                and _CHECKED_FLAGS.isdisjoint(record.flags):
-            entry = (record, None if stats is None else stats.command(record.name),
-                     record.write)
-        if len(self.direct) < CACHE_MAX:
-            self.direct[name] = entry
+        cdef tuple entry = (record, record is not None and record.layer == "engine"
+                            and record.subcommands is None
+                            and _CHECKED_FLAGS.isdisjoint(record.flags))
+        if len(self.records) < CACHE_MAX:
+            self.records[name] = entry
         return entry
+
+    cdef object _checked(self, object record, list argv):
+        """Every check of a script's command, then call."""
+        cdef HubState hub = self.client.hub
+        stats = hub.stats
+        name = None
+        try:
+            spec = resolve(argv) if record is None else check(record, argv)
+            name = spec.name
+            if "noscript" in spec.flags or "noscript" in record.flags:
+                raise _ResponseError(NOT_FROM_SCRIPT)
+            if self.refuse_writes and (spec.write or "may_replicate" in spec.flags):
+                raise _ResponseError(WRITE_IN_READONLY)
+            if hub.write_refusal is not None and spec.denied_on_misconf:
+                raise _ResponseError(hub.write_refusal)
+            if hub.memory.limit and "denyoom" in spec.flags and hub.engine.over_maxmemory():
+                raise _ResponseError(OOM)
+        except _ResponseError:
+            if stats is not None:
+                (<CommandStats>stats).count(name or classify(argv, record)[0], 0, REJECTED)
+            raise
+        if "blocking" in spec.flags and _blocks(argv):
+            if stats is not None:
+                (<CommandStats>stats).count(name, 0, FAILED)
+            raise _ResponseError(BLOCK_REFUSED % name)
+        if spec.write:
+            self.wrote = True
+        return call(self.client, spec, argv)
+
+
+cdef bint _blocks(list argv):
+    """Whether XREAD/XREADGROUP's options (before STREAMS) ask to block (the other
+    blocking commands answer at once in a script)."""
+    if argv[0].lower() not in (b"xread", b"xreadgroup"):
+        return False
+    for arg in argv[1:]:
+        word = arg.lower()
+        if word == b"block":
+            return True
+        if word == b"streams":
+            return False
+    return False

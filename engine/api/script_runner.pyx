@@ -2,10 +2,9 @@
 """A script's run, compiled: what EVALSHA does per request once its script is cached
 (engine/api/scripts.py's Scripting builds on it: the cache, SCRIPT, the busy state).
 
-`ScriptRunner.eval` finds the script and runs it with the caller's session: the
-script's command context in the session's place, the caller's subscriptions out of
-the way, its writes bracketed as one transaction for the AOF, and everything put back
-however the script ends."""
+`ScriptRunner.eval` finds the script and runs it for the caller's session: its
+commands run as the scripts' own client (engine/api/script_calls.pyx), its writes
+bracketed as one transaction for the AOF."""
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from engine.api.script_calls cimport ScriptCalls
@@ -112,38 +111,22 @@ cdef class ScriptRunner:
 
     cpdef object run(self, session, fn, str name, list keys, list args, bint readonly,
                      object command=None):
-        """Runs a script (`command` None) or a function (FCALL's argv) for session."""
+        """Runs a script (`command` None) or a function (FCALL's argv) for session: its
+        commands run as the scripts' own client (ScriptCalls), its writes bracketed as
+        one transaction for the AOF, counted as the session's last write."""
         cdef object engine = self.engine
         cdef ScriptCalls calls = self._calls
-        cdef CommandContext ctx = self._ctx
         self._started = monotonic()
         self._name = name
         self._command = command
-        hub = session.hub
-        own = session.ctx
         calls.begin(session, readonly)
-        channels, patterns, cmd_name = session.channels, session.patterns, session.cmd_name
-        cdef bint subscribed = channels or patterns
-        session.ctx = ctx
-        if subscribed:
-            # the caller's subscriptions do not apply to the script's commands (a RESP3
-            # subscriber may run scripts)
-            session.channels, session.patterns = {}, {}
         engine.transaction_begin()
         try:
             return run_script(self.runtime, fn, keys, args, name)
         finally:
             try:
-                engine.transaction_end(ctx.db.index, own)
+                engine.transaction_end(self._ctx.db.index, session.ctx)
             finally:
                 calls.end()
                 if self._busy is not None:
                     self._busy_over()
-                session.ctx = own
-                if subscribed:
-                    session.channels = channels
-                    session.patterns = patterns
-                session.cmd_name = cmd_name
-                session.null_array = session.rejected = False   # (the script ran)
-                if hub.tracking:
-                    own.tracking = True

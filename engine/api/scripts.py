@@ -4,13 +4,12 @@ engine and to the client that runs a script.
 One `Scripting` per engine (Engine.scripting, made by the first script): the interpreter and
 the script cache by SHA1. A script runs as one unit: the engine is single-threaded (the
 server's event loop, the embedded client's lock), so nothing else runs on it meanwhile.
-`redis.call` runs a command with the calling client's session and a command context of
-the script's own (SELECT inside a script moves only the script): an engine command that
-none of Redis's refusals for scripts concerns runs straight on the engine
-(engine/api/script_calls.pyx: the case of process_command in which every check passes,
-compiled), the others take the one road in, `process_command`; XREAD/XREADGROUP with
-BLOCK are refused, as Redis 7.0 refuses them, so nothing blocks. The commands count in
-the session's `stats` (the server's INFO commandstats) as Redis counts them.
+`redis.call` runs a command as the scripts' own client, which starts each script in the
+caller's database (SELECT inside a script moves only the script): Redis's checks for a
+script's command, then the road's call (engine/api/script_calls.pyx); XREAD/XREADGROUP
+with BLOCK are refused, as Redis 7.0 refuses them, and the other blocking commands
+answer at once, so nothing blocks. The commands count in INFO commandstats as Redis
+counts them.
 The script's writes reach the effect listeners (the AOF) bracketed by MULTI ... EXEC, as
 EXEC's do; a script that wrote nothing logs nothing, one that failed half-way keeps (and
 logs) what it wrote.
@@ -26,14 +25,12 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
-from time import monotonic, perf_counter_ns
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Optional
 
-from engine.api.command_stats import Outcome, count_call
 from engine.api.script_calls import ScriptCalls
 from engine.api.script_runner import Script, ScriptRunner
-from engine.commands.dispatch import check
-from engine.commands.table import COMMANDS, classify
+from engine.commands.table import COMMANDS
 from engine.core.errors import ResponseError
 from engine.resp.reply import OK, Status
 from engine.scripting import ScriptRuntime
@@ -42,8 +39,6 @@ from engine.scripting.runtime import KILLED
 if TYPE_CHECKING:  # pragma: no cover
     from engine.api.session import Session
 
-NOT_FROM_SCRIPT = "ERR This Redis command is not allowed from script"
-WRITE_IN_READONLY = "ERR Write commands are not allowed from read-only scripts."
 FLUSH_OPTION = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 NOTBUSY = "NOTBUSY No scripts in execution right now."
 UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands against the "
@@ -56,7 +51,6 @@ BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTIO
 LOAD_TIMEOUT = b"FUNCTION LOAD timeout"
 LOAD_TIME_LIMIT = 0.5
 """Seconds a library's code may run at FUNCTION LOAD (Redis's figure)."""
-BLOCK_REFUSED = "ERR %s command is not allowed with BLOCK option from scripts"
 BAD_SHEBANG = "ERR Invalid script shebang"
 SHEBANG_ENGINE = "ERR Unexpected engine in script shebang: %s"
 SHEBANG_OPTION = "ERR Unknown lua shebang option: %s"
@@ -122,7 +116,7 @@ class Scripting(ScriptRunner):
         self.scripts = {}                       # sha1 (lower-case hex) -> compiled Script
         self._sha_of: dict[bytes, bytes] = {}   # script body -> its sha1, for those cached
         self._ctx = engine.new_context(0, False)
-        self._calls = ScriptCalls(engine, self._ctx, self._call_checked)
+        self._calls = ScriptCalls(self._ctx)
         self._started = 0.0
         self._name = ""
         self._command = None
@@ -221,48 +215,6 @@ class Scripting(ScriptRunner):
         finally:
             ctx.resp3 = False
 
-    def _call_checked(self, argv: list) -> Any:
-        """Redis's refusals for scripts, then the one road in (process_command)."""
-        calls = self._calls
-        session = calls.session
-        stats = calls.stats
-        record = COMMANDS.get(argv[0].lower())
-        if record is not None:
-            name = None
-            try:
-                spec = check(record, argv)
-                name = spec.name
-                if "noscript" in spec.flags or "noscript" in record.flags:
-                    raise ResponseError(NOT_FROM_SCRIPT)
-                if calls.refuse_writes and (spec.write or "may_replicate" in spec.flags):
-                    raise ResponseError(WRITE_IN_READONLY)
-            except ResponseError:
-                if stats is not None:
-                    stats.count(name or classify(argv, record)[0], 0, Outcome.REJECTED)
-                raise
-            if "blocking" in spec.flags and _blocks(argv):
-                if stats is not None:
-                    stats.count(name, 0, Outcome.FAILED)
-                raise ResponseError(BLOCK_REFUSED % name)
-            if spec.write:
-                calls.wrote = True
-        # A blocking command that finds nothing answers at once (BLPOP: nil), as Redis's
-        # script client may not block.
-        session.deny_blocking = True
-        try:
-            if stats is None:
-                return session.call(argv)           # process_command
-            start = perf_counter_ns()
-            try:
-                reply = session.call(argv)
-            except ResponseError:
-                count_call(stats, session, argv, perf_counter_ns() - start, True)
-                raise
-            count_call(stats, session, argv, perf_counter_ns() - start, False)
-            return reply
-        finally:
-            session.deny_blocking = False
-
 
 def running_script(engine: Any) -> Optional[_Busy]:
     """The script or function running long on `engine` now (in EVAL's interpreter or
@@ -286,20 +238,6 @@ def kill_script(engine: Any, is_eval: bool) -> None:
     if busy.is_eval != is_eval:
         raise ResponseError(BUSY_FUNCTION if is_eval else BUSY_EVAL)
     busy.killed = True
-
-
-def _blocks(argv: list) -> bool:
-    """Whether XREAD/XREADGROUP's options (before STREAMS) ask to block (the other
-    blocking commands answer at once in a script)."""
-    if argv[0].lower() not in (b"xread", b"xreadgroup"):
-        return False
-    for arg in argv[1:]:
-        word = arg.lower()
-        if word == b"block":
-            return True
-        if word == b"streams":
-            return False
-    return False
 
 
 SCRIPT_HELP = (

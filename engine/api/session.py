@@ -1,22 +1,19 @@
 """Client sessions: what Redis keeps per connection, shared by the embedded redis-py
 client (engine/api/client.py) and the network server (engine/server/).
 
-A `Session` is one client: its command context (database, RESP version), CLIENT ID
-and name, authentication state, the MULTI queue with Redis's queue-time error rules
-(EXECABORT), WATCHed keys, pub/sub subscriptions (the server fills them) and the
-blocked read it waits on. `Session.call(argv)` is `process_command(session, argv)`,
-the one road from a client to a command (Redis's processCommand): unknown command
-and arity first, then NOAUTH, then the write refusal, then the RESP2 pub/sub
-context, then BUSY (a script runs long), then MULTI queueing, then the command itself, run by its layer (the
-command table: engine/commands/table/). It returns the reply
-(plain values, as Engine.execute does), raises engine.ResponseError with Redis's
-text, or returns BLOCKED when a blocking command (XREAD ... BLOCK, BLPOP...) has to wait: the caller
-parks `session.blocked` in the hub's registry of blocked clients
-(engine/api/blocked_clients.py), which serves it; the caller only waits its own way (a
-condition variable in the embedded client, the event loop in the server).
+A `Session` is one client: a `Client` of the one road (engine/api/road.pyx: its
+command context, flag bits, MULTI queue and subscriptions) with its CLIENT ID and
+name, the MULTI/EXEC rules (EXECABORT), WATCHed keys and the commands it runs itself.
+`Session.call(argv)` is `process_command(session, argv)`, the one road from a client
+to a command (Redis's processCommand, then call()). It returns the reply (plain
+values, as Engine.execute does), raises engine.ResponseError with Redis's text, or
+returns the `BlockedRead` of a blocking command (XREAD ... BLOCK, BLPOP...) that has
+to wait: the caller parks it in the hub's registry of blocked clients
+(engine/api/blocked_clients.py), which serves it; the caller only waits its own way
+(a condition variable in the embedded client, the event loop in the server).
 
 A `Hub` is what the sessions of one engine share: CLIENT IDs, the WATCH registry,
-the blocked clients, and the password.
+the blocked clients, and the password (the part the road reads is its `HubState`).
 
 The commands of the `session` layer are methods here: PING, HELLO, AUTH, CLIENT ID |
 SETNAME | GETNAME | SETINFO | INFO | HELP, MULTI, EXEC, DISCARD, WATCH, UNWATCH,
@@ -30,18 +27,16 @@ from __future__ import annotations
 from itertools import count as _count
 from typing import Any, Optional
 
-from engine.api.after_command import report
 from engine.api.blocked_clients import BlockedClients
 from engine.api.functions import FunctionCommands
+from engine.api.road import QUEUED, Client, HubState, call, process_command, run_engine
 from engine.api.scripts import ScriptCommands
-from engine.commands.dispatch import check, resolve
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, layer_commands
 from engine.core.errors import OOM, ResponseError, arg_text, wrong_arity
-from engine.core.keyspace import set_untouched
 from engine.resp.reply import OK, Status
 
-__all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "BLOCKED", "process_command",
+__all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "QUEUED", "process_command",
            "SERVER_NAME", "SERVER_VERSION"]
 
 # What HELLO, INFO, redis.REDIS_VERSION and `sluice-server --version` report: the
@@ -54,29 +49,14 @@ __all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "BLOCKED", "process_comm
 SERVER_NAME = b"redis"
 SERVER_VERSION = b"7.2.16"
 
-QUEUED = Status(b"QUEUED")
 RESET_REPLY = Status(b"RESET")
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
-NOAUTH = "NOAUTH Authentication required."
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
 AUTH_WITHOUT_PASSWORD = ("ERR AUTH <password> called without any password configured for "
                          "the default user. Are you sure your configuration is correct?")
 HELLO_NOAUTH = ("NOAUTH HELLO must be called with the client already authenticated, "
                 "otherwise the HELLO AUTH <user> <pass> option can be used to authenticate "
                 "the client and select the RESP protocol version at the same time")
-PUBSUB_CONTEXT = ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
-                  "QUIT / RESET are allowed in this context")
-
-
-class _Blocked:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "BLOCKED"
-
-
-BLOCKED = _Blocked()
-"""What Session.call returns when the command waits (see Session.blocked)."""
 
 
 class Verbatim(bytes):
@@ -88,7 +68,7 @@ class Verbatim(bytes):
 
 # -- what the sessions of one engine share -----------------------------------------
 
-class Hub:
+class Hub(HubState):
     """CLIENT IDs, the WATCH registry, blocked clients and the password of the
     sessions of one engine.
 
@@ -97,30 +77,29 @@ class Hub:
     `serve_ready()`, after the command, serves those clients."""
 
     def __init__(self, engine, *, track: bool = False) -> None:
-        self.engine = engine
+        super().__init__(engine)
         self.ids = _count(1)
         self.sessions: dict = {}        # id -> Session (a WeakValueDictionary if wanted)
-        self.watchers: dict = {}        # (db, key) -> set of sessions WATCHing it
+        # watchers: (db, key) -> set of sessions WATCHing it (HubState)
         # the parked clients (the side that owns the hub sets how they wait), and
-        # the two dicts of it read after every command, by the compiled roads too
+        # the two dicts of it read after every command, by the road
         self.blocked_clients = BlockedClients(self)
-        self.blocked: dict = self.blocked_clients.by_key    # (db, key) -> parked clients
-        self.ready: dict = self.blocked_clients.ready       # keys changed since served
+        self.blocked = self.blocked_clients.by_key    # (db, key) -> parked clients
+        self.ready = self.blocked_clients.ready       # keys changed since served
         self.password: Optional[bytes] = None   # requirepass; None: no password
         self.accept_any_auth = False    # AUTH always succeeds (the embedded client)
-        # The error write commands get instead of running while persistence fails
-        # (Redis's MISCONF); None normally. Its owner (the server) keeps it current.
-        self.write_refusal: Optional[str] = None
-        # Whether contexts collect touched keys (costs every write a little): always
-        # for the server; for the embedded client from the first WATCH/blocked read.
+        # write_refusal: the error write commands get instead of running while
+        # persistence fails (Redis's MISCONF); None normally. Its owner (the server)
+        # keeps it current.
+        # tracking: whether contexts collect touched keys (costs every write a
+        # little): always for the server; for the embedded client from the first
+        # WATCH/blocked read.
         self.tracking = track
-        # Whether every command's keyspace events go to events() (the server's
-        # notify-keyspace-events); else only those that report expired keys.
-        self.notify_events = False
-        # While a script runs past `busy_threshold` seconds (busy-reply-threshold):
-        # the BUSY error every command without the allow-busy flag gets; else None.
-        self.busy: Optional[str] = None
-        self.busy_caller: Optional[Session] = None     # whose script it is (its calls run)
+        # notify_events: whether every command's keyspace events go to events() (the
+        # server's notify-keyspace-events); else only those that report expired keys.
+        # busy: while a script runs past `busy_threshold` seconds
+        # (busy-reply-threshold), the BUSY error every command without the
+        # allow-busy flag gets; else None; busy_caller: whose script it is.
         self.busy_threshold = 5.0
 
     # maxmemory
@@ -131,22 +110,17 @@ class Hub:
         then OOM for a command that may grow memory (denyoom, or EXEC of a queue
         holding one, or any command to queue in MULTI) when nothing is left to evict;
         a script with a shebang that may write is refused at its start (scripts'
-        Script.refused_for_memory). Inside a
-        script nothing is evicted (the script is atomic): its denyoom calls are
-        refused while over the limit."""
-        engine = self.engine
-        if session.deny_blocking:
-            within = not engine.over_maxmemory()
-        else:
-            within, fired = engine.make_room()
-            if fired:
-                by_db: dict = {}
-                for db, key in fired:
-                    by_db.setdefault(db, []).append(key)
-                for db, keys in by_db.items():
-                    self.touched(db, keys)
-                    if self.notify_events:
-                        self.events(db, [("e", b"evicted", key) for key in keys])
+        Script.refused_for_memory); inside a script nothing is evicted (it is atomic):
+        its denyoom calls are refused while over the limit (script_calls.pyx)."""
+        within, fired = self.engine.make_room()
+        if fired:
+            by_db: dict = {}
+            for db, key in fired:
+                by_db.setdefault(db, []).append(key)
+            for db, keys in by_db.items():
+                self.touched(db, keys)
+                if self.notify_events:
+                    self.events(db, [("e", b"evicted", key) for key in keys])
         if within:
             return None
         if "denyoom" in record.flags:
@@ -226,6 +200,12 @@ class Hub:
         """Keyspace events of a command (override: notifications), when notify_events
         is on or some key expired."""
 
+    def after_call(self, client: "Session", argv: list, ns: int) -> None:
+        """After every command, while `call_hooks` is a list: each hook hears the
+        command, its client and how long it ran (the slow log, the latency monitor)."""
+        for hook in self.call_hooks:
+            hook(client, argv, ns)
+
     def interesting_keys(self, db: int) -> set:
         """Keys of database `db` that a WATCH or a blocked reader looks at."""
         keys = {key for (d, key) in self.watchers if d == db}
@@ -281,21 +261,17 @@ class BlockedRead:
         XREAD is not woken by such a change: it keeps waiting for entries. A WAITAOF
         is answered once its writes are fsynced, or with its error once the AOF is
         off."""
-        session = self.session
-        ctx = session.ctx
         if self.key_type is not None and not self._holds_key_type():
             return False, None
         try:
-            reply = session.run(self.argv)
+            reply, waits = run_engine(self.session, self.argv)
         except ResponseError as err:
-            ctx.block = None
             if self.key_type is not None or self.on_fsync:
                 return True, err
             if not self.is_group:
                 return False, None
             return True, err
-        if ctx.block is not None:
-            ctx.block = None
+        if waits:
             return False, None
         return True, reply
 
@@ -313,13 +289,10 @@ class BlockedRead:
         by then (its command run once more, not waiting)."""
         if not self.on_fsync:
             return None
-        ctx = self.session.ctx
         try:
-            return self.session.run(self.argv)
+            return run_engine(self.session, self.argv)[0]
         except ResponseError as err:
             return err
-        finally:
-            ctx.block = None
 
     def claim_due(self) -> Optional[int]:
         """For XREADGROUP ... CLAIM: the earliest time (engine clock, ms) at which a
@@ -340,60 +313,6 @@ def _group_name(argv: list) -> Optional[bytes]:
     return None
 
 
-# -- the one road in ------------------------------------------------------------------
-
-def process_command(session: "Session", argv: list) -> Any:
-    """Runs argv for `session` the way Redis's processCommand does, each check once:
-    lookup and arity, NOAUTH, maxmemory (evictions, then OOM: Hub.memory_refusal),
-    the write refusal while persistence fails (MISCONF),
-    the RESP2 pub/sub context, BUSY while a script runs long, MULTI queueing, then
-    the call by the command's layer (engine/commands/table/). The reply; or raises ResponseError; or BLOCKED.
-
-    Every road goes through here: Session.call (the embedded client, the server's
-    slow path; the server's fast path is the plain-session case below, compiled),
-    and scripts (redis.call runs a command with its argv and the script's session; the
-    plain engine-command case compiled in engine/api/script_calls.pyx).
-    """
-    session.null_array = False
-    session.rejected = False
-    session.cmd_name = None
-    hub = session.hub
-    refusal = hub.write_refusal
-    busy = hub.busy
-    record = session.lookup(argv[0])
-    if record is None and session.multi is None and session.authenticated \
-            and not session.channels and not session.patterns and refusal is None \
-            and busy is None and not hub.engine.maxmemory:
-        return session.run_command(argv)     # the engine checks it itself
-    try:
-        record = resolve(argv) if record is None else check(record, argv)
-    except ResponseError as error:
-        session._reject(record, error)
-        raise
-    session.cmd_name = record.name
-    if not session.authenticated and not record.no_auth and session.auth_required():
-        error = ResponseError(NOAUTH)
-    elif hub.engine.maxmemory and (oom := hub.memory_refusal(record, session)) is not None:
-        error = ResponseError(oom)
-    elif refusal is not None and (record.denied_on_misconf
-                                  or (record.aborts_exec and session._queued_write())):
-        error = ResponseError(refusal)
-    elif (session.channels or session.patterns) and not record.pubsub_ok \
-            and not session.ctx.resp3:
-        error = ResponseError(PUBSUB_CONTEXT % record.name)
-    elif busy is not None and not record.allow_busy and session is not hub.busy_caller:
-        error = ResponseError(busy)
-    elif session.multi is not None and not record.immediate:
-        if not record.no_multi:
-            session.multi.append((argv, record))
-            return QUEUED
-        error = ResponseError("ERR Command not allowed inside a transaction")
-    else:
-        return session.invoke(record, argv)
-    session._reject(record, error)
-    raise error
-
-
 # -- the session -----------------------------------------------------------------------
 
 def _valid_client_name(name: bytes):
@@ -403,20 +322,18 @@ def _valid_client_name(name: bytes):
     return name or None
 
 
-class Session(ScriptCommands, FunctionCommands):
+class Session(Client, ScriptCommands, FunctionCommands):
     """One client of an engine (see the module docstring).
 
     Session(hub, ctx=None): a new client (database 0, RESP2; authenticated unless a
     password is required). `call(argv)` runs a command; `run(argv)` runs an engine
-    command directly (no MULTI/auth checks) and reports touched keys to the hub;
-    `close()` forgets its WATCHes and unregisters it."""
+    command directly (no checks, not counted) and reports touched keys to the hub;
+    `close()` forgets its WATCHes and unregisters it. Its flags (multi, authenticated,
+    no_touch... as properties) are the road's `Client` bits."""
 
     layers = ("session",)           # the layers of the command table it runs itself
     commands: dict = layer_commands(*layers)    # their records, by name
     version = SERVER_VERSION.decode()
-    # Where the commands that scripts call are counted (INFO commandstats: the server's
-    # Stats); None: nowhere (the embedded client keeps no stats).
-    stats: Any = None
 
     def __init__(self, hub: Hub, ctx=None) -> None:
         self.hub = hub
@@ -431,22 +348,18 @@ class Session(ScriptCommands, FunctionCommands):
         self.name = None
         self.lib_name = None
         self.lib_ver = None
-        self.no_evict = False               # CLIENT NO-EVICT (Sluice evicts no clients)
-        self.no_touch = False               # CLIENT NO-TOUCH: reads leave access times
         self.authenticated = not hub.password_required()
-        self.multi: Optional[list] = None   # queued (argv, its Command record)
-        self.multi_dirty = False            # a command failed to queue: EXECABORT
         self.watched: dict = {}             # (db, key) -> existed when WATCHed
-        self.watch_dirty = False
-        self.channels: dict = {}            # subscribed channels (an ordered set)
-        self.patterns: dict = {}            # subscribed patterns
-        self.quitting = False               # QUIT: close after the reply
-        self.null_array = False             # the last reply's top-level None is *-1
-        self.rejected = False               # the last call was refused before running
-        self.cmd_name: Optional[str] = None  # full name of the last command, if known
-        self.blocked: Optional[BlockedRead] = None
-        self.deny_blocking = False          # a script's call: a blocking command answers now
         hub.sessions[self.id] = self
+
+    @classmethod
+    def script_client(cls, hub: Hub, ctx) -> "Session":
+        """The scripts' own client for sessions of this kind (engine/api/
+        script_calls.pyx), in the scripts' context `ctx`."""
+        client = cls.__new__(cls)
+        Session.__init__(client, hub, ctx)
+        client.serve_scripts()
+        return client
 
     # state -----------------------------------------------------------------------
 
@@ -468,8 +381,7 @@ class Session(ScriptCommands, FunctionCommands):
     def close(self) -> None:
         """The client went away: nothing of it stays behind in the hub."""
         self.multi = None
-        self._unwatch()
-        self.blocked = None
+        self.unwatch()
         self.hub.sessions.pop(self.id, None)
 
     # running commands -----------------------------------------------------------------
@@ -483,63 +395,14 @@ class Session(ScriptCommands, FunctionCommands):
         return cmd
 
     def call(self, argv: list) -> Any:
-        """Runs a command (process_command); for a client in CLIENT NO-TOUCH mode,
-        without touching the access times of the keys it reads, except TOUCH's."""
-        if not self.no_touch:
-            return process_command(self, argv)
-        previous = set_untouched(argv[0].lower() != b"touch")
-        try:
-            return process_command(self, argv)
-        finally:
-            set_untouched(previous)
-
-    def invoke(self, record: Command, argv: list) -> Any:
-        """Runs a command that passed the checks, by its layer."""
-        if record.layer == "engine":
-            return self.run_command(argv)
-        return getattr(self, record.method)(argv)
-
-    def _reject(self, record: Optional[Command], error: ResponseError) -> None:
-        """A command refused before running: it flags the transaction; a refused EXEC
-        aborts it, naming the reason."""
-        self.rejected = True
-        if self.multi is not None:
-            self.multi_dirty = True
-        if record is not None and record.aborts_exec:
-            self.multi = None
-            self.multi_dirty = False
-            self._unwatch()
-            text = str(error)
-            if text.startswith("ERR "):
-                text = text[4:]
-            raise ResponseError("EXECABORT Transaction discarded because of: " + text)
-
-    def _queued_write(self) -> bool:
-        """Whether the MULTI queue holds a write command (EXEC then counts as one)."""
-        return any(record.write for _, record in self.multi or ())
+        """Runs a command: process_command (engine/api/road.pyx)."""
+        return process_command(self, argv)
 
     def run(self, argv: list) -> Any:
-        """Runs an engine command now (no checks), telling the hub what it touched
-        and which keyspace events fired."""
-        ctx = self.ctx
-        try:
-            return self.execute_in(ctx, argv)
-        finally:
-            report(self.hub, ctx)
-
-    def run_command(self, argv: list) -> Any:
-        """An engine command outside MULTI: run it; BLOCKED if it has to wait."""
-        reply = self.run(argv)
-        ctx = self.ctx
-        self.null_array = ctx.null_array
-        if ctx.block is not None:
-            request, ctx.block = ctx.block, None
-            if self.deny_blocking:
-                return reply
-            self.hub.track()
-            self.blocked = self.new_blocked_read(argv, request)
-            return BLOCKED
-        return reply
+        """Runs an engine command now (no checks, not counted, never blocks), telling
+        the hub what it touched and which keyspace events fired: what a command of the
+        session runs of the engine's (WATCH's EXISTS, PING, FLUSHALL)."""
+        return run_engine(self, argv)[0]
 
     def new_blocked_read(self, argv: list, request) -> BlockedRead:
         return BlockedRead(self, argv, request)
@@ -558,7 +421,7 @@ class Session(ScriptCommands, FunctionCommands):
             raise ResponseError("ERR DISCARD without MULTI")
         self.multi = None
         self.multi_dirty = False
-        self._unwatch()
+        self.unwatch()
         return OK
 
     def cmd_exec(self, argv: list):
@@ -569,43 +432,39 @@ class Session(ScriptCommands, FunctionCommands):
         queued, self.multi = self.multi, None
         if self.multi_dirty:
             self.multi_dirty = False
-            self._unwatch()
+            self.unwatch()
             raise ResponseError(EXECABORT)
         if self.watched:
             self._touch_expired_watched()
             aborted = self.watch_dirty
-            self._unwatch()
+            self.unwatch()
             if aborted:
                 self.null_array = True
                 return None
         replies = []
         engine = self.engine
         engine.transaction_begin()
+        self.deny_blocking = True           # inside a transaction nothing blocks
         try:
             for cmd_argv, record in queued:
                 replies.append(self.exec_one(cmd_argv, record))
         finally:
+            self.deny_blocking = False
             engine.transaction_end(self.ctx.db.index, self.ctx)
         self.null_array = False
         return replies
 
     def exec_one(self, argv: list, record: Command):
-        """One queued command inside EXEC: its reply, or the error instance."""
+        """One queued command inside EXEC (the road's call): its reply, or the error
+        instance."""
+        self.null_array = False
         try:
-            if record.layer != "engine":
-                self.null_array = False
-                reply = getattr(self, record.method)(argv)
-                if reply is None and self.null_array:
-                    reply = self.ctx.nil_array
-                return reply
-            ctx = self.ctx
-            reply = self.run(argv)
-            ctx.block = None                # inside a transaction nothing blocks
-            if reply is None and ctx.null_array:
-                reply = ctx.nil_array
-            return reply
+            reply = call(self, record, argv)
         except ResponseError as err:
             return err
+        if reply is None and self.null_array:
+            reply = self.ctx.nil_array
+        return reply
 
     def cmd_watch(self, argv: list):
         if self.multi is not None:
@@ -622,10 +481,10 @@ class Session(ScriptCommands, FunctionCommands):
         return OK
 
     def cmd_unwatch(self, argv: list):
-        self._unwatch()
+        self.unwatch()
         return OK
 
-    def _unwatch(self) -> None:
+    def unwatch(self) -> None:
         if self.watched:
             watchers = self.hub.watchers
             for where in self.watched:
@@ -796,12 +655,11 @@ class Session(ScriptCommands, FunctionCommands):
         """RESET: back to a fresh connection's state (keeps the CLIENT ID)."""
         self.multi = None
         self.multi_dirty = False
-        self._unwatch()
+        self.unwatch()
         self.ctx.db = self.engine.databases[0]
         self.ctx.resp3 = False
         self.name = None
-        self.no_evict = False
-        self.no_touch = False
+        self.reset_modes()
         self.authenticated = not self.hub.password_required()
         self.on_reset()
         return RESET_REPLY
@@ -811,7 +669,7 @@ class Session(ScriptCommands, FunctionCommands):
 
     def cmd_quit(self, argv: list):
         self.multi = None
-        self._unwatch()
+        self.unwatch()
         self.quitting = True
         return OK
 

@@ -35,7 +35,7 @@ def select(CommandContext ctx, list argv):
     if index < -2147483648 or index > 2147483647:
         raise ResponseError("ERR value is out of range, value must between "
                             "-2147483648 and 2147483647")
-    databases = ctx.engine.databases
+    databases = ctx.keyspace.databases
     if index < 0 or index >= len(databases):
         raise ResponseError("ERR DB index is out of range")
     ctx.db = databases[index]

@@ -4,12 +4,14 @@
 # another database is reported as a (db index, key) pair (touch_in).
 
 from libc.stdint cimport int64_t, uint64_t
-from engine.core.keyspace cimport Database
+from engine.core.keyspace cimport Database, Keyspace
 from engine.core.clock cimport Clock
 from engine.core.encoding_limits cimport EncodingLimits
 
 cdef class CommandContext:
-    cdef public object engine
+    cdef public object engine         # the caller's Engine: for the api layer's commands
+                                      # (WAITAOF); engine/commands/ sees only `keyspace`
+    cdef public Keyspace keyspace     # every database, the memory account, IDMP defaults
     cdef object __weakref__
     cdef public Database db
     cdef public Clock clock
@@ -30,6 +32,7 @@ cdef class CommandContext:
                                       # though their value did not change
     cdef public list events           # (class, event, key) keyspace notifications
     cdef public object block          # set by a blocking read that must wait
+    cdef public bint flushed_all      # FLUSHALL ran: persistence snapshots (Engine.flush)
     cdef public uint64_t node_max_bytes
     cdef public uint64_t node_max_entries
     cdef public int64_t max_string    # proto-max-bulk-len: how long a string may grow

@@ -4,6 +4,7 @@
 cdef class CommandContext:
     def __init__(self, engine, db):
         self.engine = engine
+        self.keyspace = engine.keyspace
         self.db = db
         self.clock = engine.clock
         self.limits = engine.encoding_limits

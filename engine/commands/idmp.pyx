@@ -19,17 +19,15 @@ from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int
 from engine.commands.table import command
 from engine.core.errors import ResponseError, NO_SUCH_KEY, INVALID_STREAM_ID, SYNTAX
-from engine.core.idmp import (IdmpState, DURATION_MIN, DURATION_MAX, DURATION_DEFAULT,
-                              MAXSIZE_MIN, MAXSIZE_MAX, MAXSIZE_DEFAULT)
+from engine.core.idmp import (IdmpState, DURATION_MIN, DURATION_MAX,
+                              MAXSIZE_MIN, MAXSIZE_MAX)
 from engine.resp.reply import OK
 
 
 cdef tuple config_defaults(CommandContext ctx):
     """(duration, maxsize) a stream's IDMP state starts with: the engine's
     stream-idmp-duration / stream-idmp-maxsize."""
-    engine = ctx.engine
-    return (getattr(engine, "stream_idmp_duration", DURATION_DEFAULT),
-            getattr(engine, "stream_idmp_maxsize", MAXSIZE_DEFAULT))
+    return ctx.keyspace.stream_idmp_duration, ctx.keyspace.stream_idmp_maxsize
 
 
 cdef object state_of(CommandContext ctx, bytes key, Stream s):

@@ -57,7 +57,7 @@ cdef Database database_at(CommandContext ctx, object arg):
     if index < -INT_MAX - 1 or index > INT_MAX:   # Redis's getIntFromObject
         raise ResponseError("ERR value is out of range, value must between "
                             "-2147483648 and 2147483647")
-    databases = ctx.engine.databases
+    databases = ctx.keyspace.databases
     if index < 0 or index >= len(databases):
         raise ResponseError("ERR DB index is out of range")
     return databases[index]

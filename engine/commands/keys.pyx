@@ -222,11 +222,11 @@ def flushdb(CommandContext ctx, list argv):
 def flushall(CommandContext ctx, list argv):
     flush_mode(argv)
     cdef Py_ssize_t removed = 0
-    for db in ctx.engine.databases:
+    for db in ctx.keyspace.databases:
         removed += flush(ctx, <Database>db)
     if removed:
         ctx.propagate([b"FLUSHALL"], removed)
-    ctx.engine.flushed_all(ctx)             # a snapshot, with save points
+    ctx.flushed_all = True                  # persistence snapshots, with save points
     return OK
 
 

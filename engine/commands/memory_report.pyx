@@ -62,9 +62,9 @@ def memory_usage(CommandContext ctx, list argv):
 
 @command("memory|stats")
 def memory_stats(CommandContext ctx, list argv):
-    engine = ctx.engine
-    cdef int64_t used = engine.used_memory()
-    cdef int64_t peak = max(engine.peak_memory, used)
+    keyspace = ctx.keyspace
+    cdef int64_t used = keyspace.used_memory()
+    cdef int64_t peak = max(keyspace.peak_memory, used)
     cdef int64_t rss = rss_bytes()
     cdef int64_t keys = 0
     cdef Database db
@@ -72,7 +72,7 @@ def memory_stats(CommandContext ctx, list argv):
              b"replication.backlog": 0, b"clients.slaves": 0, b"clients.normal": 0,
              b"cluster.links": 0, b"aof.buffer": 0, b"lua.caches": 0,
              b"functions.caches": 0}
-    for db in engine.databases:
+    for db in keyspace.databases:
         if len(db):
             keys += len(db)
             stats[b"db.%d" % db.index] = {b"overhead.hashtable.main": 0,
@@ -102,7 +102,7 @@ def memory_stats(CommandContext ctx, list argv):
 
 @command("memory|doctor")
 def memory_doctor(CommandContext ctx, list argv):
-    cdef int64_t used = ctx.engine.used_memory()
+    cdef int64_t used = ctx.keyspace.used_memory()
     cdef int64_t rss
     if used < DOCTOR_MINIMUM:
         return EMPTY_DIAGNOSIS

@@ -14,6 +14,7 @@
 from libc.stdint cimport int64_t, uint64_t
 from cpython.object cimport PyObject
 from engine.core.hashtable cimport HTable, HEntry
+from engine.core.memory cimport MemoryAccount
 
 # The value part of a key's entry. A string of up to INLINE_MAX bytes is kept in the
 # entry itself, after `access` (which then carries the INLINE bit), as Redis's embstr;
@@ -79,3 +80,17 @@ cdef class Database:
     cpdef list expiries(self, Py_ssize_t limit)
     # Every key (a list: the caller may change the database while it goes through it).
     cpdef list keys(self)
+
+
+# The engine's keyspace as a whole: what a command sees of the engine beyond its own
+# database (SELECT, COPY ... DB, MOVE, FLUSHALL: every database; MEMORY: the memory
+# account; IDMP: the stream-idmp-* defaults). Commands never see the Engine.
+cdef class Keyspace:
+    cdef readonly list databases
+    cdef readonly MemoryAccount memory   # the C allocations of the stored data
+    cdef public int stream_idmp_duration # a new stream's IDMP settings until XCFGSET
+    cdef public int stream_idmp_maxsize
+    cdef readonly int64_t peak_memory    # the highest used_memory seen
+    # Bytes held for stored data (INFO's used_memory): the counted C allocations plus
+    # the Python objects of keys and strings.
+    cpdef int64_t used_memory(self)

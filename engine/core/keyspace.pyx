@@ -61,7 +61,7 @@ cdef int64_t STREAM_OBJECT = sys.getsizeof(Stream()) + sys.getsizeof({})
 cdef MemoryAccount dropped = MemoryAccount()
 
 # While set, lookups leave keys' access times alone: the command running is one of a
-# client in CLIENT NO-TOUCH mode (engine/api/session.py Session.call sets it).
+# client in CLIENT NO-TOUCH mode (engine/api/road.pyx process_command sets it).
 cdef bint untouched = False
 
 
@@ -568,3 +568,23 @@ cdef class Database:
     cpdef object random_volatile_key(self):
         cdef HEntry* e = ht_random(self.volatile)
         return key_of(self.volatile, e) if e != NULL else None
+
+
+cdef class Keyspace:
+    """Every database of an engine and what they hold in memory (keyspace.pxd)."""
+
+    def __init__(self, int databases, MemoryAccount memory, int stream_idmp_duration,
+                 int stream_idmp_maxsize):
+        self.databases = [Database(i) for i in range(databases)]
+        self.memory = memory
+        self.stream_idmp_duration = stream_idmp_duration
+        self.stream_idmp_maxsize = stream_idmp_maxsize
+
+    cpdef int64_t used_memory(self):
+        cdef int64_t used = <int64_t>self.memory.bytes
+        cdef Database db
+        for db in self.databases:
+            used += db.object_bytes
+        if used > self.peak_memory:
+            self.peak_memory = used
+        return used

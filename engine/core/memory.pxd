@@ -5,6 +5,7 @@ cdef class MemoryAccount:
     # size_t arithmetic modulo 2**64: a free counted to another account than its
     # allocation (a value dropped outside its engine's call) wraps and comes back.
     cdef public size_t bytes
+    cdef public size_t limit     # maxmemory: the bytes of used_memory writes may reach (0: none)
     cpdef MemoryAccount enter(self)
     cpdef void leave(self, MemoryAccount previous)
 

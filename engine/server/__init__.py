@@ -2,8 +2,8 @@
 
 Modules: main (the `sluice-server` entry point), config/ (redis.conf, the command
 line, CONFIG GET/SET), server (listeners, admission, cron, shutdown), connection (one
-client: the asyncio Protocol and its command loop), fastpath (that loop's common case,
-compiled), session (the server's session: CLIENT, Pub/Sub, CONFIG, INFO, COMMAND...),
+client: the asyncio Protocol), fastpath (its command loop, compiled: each command
+through the one road, engine/api/road.pyx), session (the server's session: CLIENT, Pub/Sub, CONFIG, INFO, COMMAND...),
 blocking (its hub: blocked clients wait on the event loop), busy (serving the other
 clients while a script runs long), pubsub (channels, patterns, keyspace
 notifications), info (stats, INFO), command_info (COMMAND).

@@ -4,11 +4,9 @@ data_received feeds the RESP parser; every complete command of that read runs at
 once, in order, its reply appended to the connection's ReplyBuffer; one
 transport.write per read (or per 64 KiB of replies) sends them, so a pipeline of
 thousands of commands costs one write. The loop over a batch is compiled
-(engine/server/fastpath.pyx): the common case - an engine command outside MULTI,
-authenticated, not subscribed - runs there directly (engine.execute_in); the rest
-goes through `call_slow` and the session's process_command (engine/api/session.py),
-which applies Redis's order of checks (unknown command, arity, NOAUTH, the write
-refusal, pub/sub context, MULTI queueing) and runs the command by its layer.
+(engine/server/fastpath.pyx): each command enters the one road
+(engine/api/road.pyx process_command: Redis's checks, then the command by its
+layer), and its reply is written as the client's CLIENT REPLY mode says.
 
 Flow control: while the transport's write buffer is above its high-water mark (the
 client does not read its replies), reading from the client is paused and commands
@@ -21,17 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from time import monotonic, perf_counter_ns
+from time import monotonic
 from typing import TYPE_CHECKING, Optional
 
-from engine.commands.table import classify
 from engine.core.errors import ResponseError
-from engine.server.session import NO_REPLY, QUIET, SILENT, Pushes, ServerSession
+from engine.server.session import Pushes, ServerSession
 from engine.server.fastpath import run_batch
 from engine.resp.codec import (ProtocolError, QueryBufferLimitError, ReplyBuffer,
                                 RequestParser)
-from engine.api.command_stats import Outcome, count_call
-from engine.api.session import BLOCKED, QUEUED, Verbatim
+from engine.api.command_stats import Outcome
+from engine.api.session import Verbatim
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
@@ -248,70 +245,8 @@ class ClientConnection(asyncio.Protocol):
     def internal_error(self, argv: list, exc: Exception) -> None:
         """An unexpected exception (a bug) while running a command: logged with its
         traceback; the client gets an error reply and the connection stays usable."""
-        self.ctx.block = None
         self.server.log.error("Internal error running %r", argv[0][:64], exc_info=exc)
         self.write_error("ERR internal error: %s: %s" % (type(exc).__name__, exc))
-
-    def engine_error(self, argv: list, err: ResponseError, ns: int) -> None:
-        name, rejected = classify(argv)
-        self.server.stats.count(name, ns, Outcome.REJECTED if rejected else Outcome.FAILED)
-        self.write_error(str(err))
-
-    def call_slow(self, argv: list) -> bool:
-        """A command through the session, answered as CLIENT REPLY says (a blocked
-        one when it is answered); False when the batch must stop."""
-        session = self.session
-        go = self.answer_quietly(argv) if session.replies & QUIET else self.answer(argv)
-        if session.replies and self.blocked_read is None:
-            session.reply_done()
-        return go
-
-    def answer_quietly(self, argv: list) -> bool:
-        """call_slow under CLIENT REPLY OFF or SKIP: the reply is dropped, unless the
-        command was CLIENT REPLY ON (errors still count in errorstats)."""
-        out = self.out
-        self.out = quiet = ReplyBuffer()
-        try:
-            go = self.answer(argv)
-        finally:
-            self.out = out
-        if not self.session.replies & QUIET:
-            out.write_raw(quiet.take())
-        return go
-
-    def answer(self, argv: list) -> bool:
-        """A command through the session, its reply written; False when the batch
-        must stop."""
-        session = self.session
-        server = self.server
-        self.last_cmd = argv[0]
-        start = perf_counter_ns()
-        try:
-            reply = session.call(argv)
-        except ResponseError as err:
-            count_call(server.stats, session, argv, perf_counter_ns() - start, True)
-            self.write_error(str(err))
-            return not self.closing
-        if reply is QUEUED and session.multi is not None:
-            server.stats.total_commands -= 1     # counted when EXEC runs it
-            self.out.write(reply)
-            return True
-        name = count_call(server.stats, session, argv, perf_counter_ns() - start, False)
-        if name is not None:
-            self.last_cmd = name.encode()
-        if reply is BLOCKED:
-            blocked, session.blocked = session.blocked, None
-            self.park(blocked)
-            return False
-        if reply is NO_REPLY:
-            return False
-        if reply is SILENT:
-            return True
-        self.write_reply(reply, session.null_array)
-        if session.quitting:
-            self.close_after_reply()
-            return False
-        return not self.closing
 
     def write_reply(self, reply, null_array: bool = False) -> None:
         resp3 = self.ctx.resp3
@@ -342,18 +277,19 @@ class ClientConnection(asyncio.Protocol):
         self.blocked_read = None
         if self.closing:
             return
-        replies = self.session.replies
-        if replies:
-            self.session.reply_done()
+        session = self.session
+        quiet = session.replies_quiet
+        if session.reply_modes:
+            session.reply_done()
         if isinstance(reply, ResponseError):
             # The call was counted when it blocked; ending in an error makes it a
             # failed call too (Redis's updateStatsOnUnblock / the reprocessed call).
             self.server.stats.count(br.argv[0].lower().decode(), 0, Outcome.FAILED_AFTER_BLOCK)
-            if replies & QUIET:
+            if quiet:
                 self.server.stats.error(str(reply))
             else:
                 self.write_error(str(reply))
-        elif not replies & QUIET:
+        elif not quiet:
             self.out.write(reply, self.ctx.resp3, null_array)
         self.flush()
         self.last_interaction = self.server.now

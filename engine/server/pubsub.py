@@ -39,6 +39,7 @@ def _add(table: dict, own: dict, conn: "ClientConnection", name: bytes) -> bool:
         return False
     own[name] = None
     table.setdefault(name, {})[conn] = None
+    conn.session.subscriptions_changed()
     return True
 
 
@@ -53,6 +54,7 @@ def _remove(table: dict, own: dict, conn: "ClientConnection", name: bytes) -> bo
         subscribers.pop(conn, None)
         if not subscribers:
             del table[name]
+    conn.session.subscriptions_changed()
     return True
 
 

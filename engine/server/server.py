@@ -38,8 +38,6 @@ import time
 from typing import Callable, Optional
 
 from engine import Engine
-from engine.commands.dispatch import resolve
-from engine.commands.table import ENGINE_COMMANDS
 from engine.core.encoding_limits import EncodingLimits
 from engine.server.blocking import ServerHub
 from engine.server.busy import BusyScript
@@ -126,7 +124,7 @@ class Server:
         self.pubsub = PubSub()
         self._set_notify_flags(cfg.notify_keyspace_events)
         self.stats = Stats()
-        self.stat_cache: dict = {}          # argv[0] as sent -> CommandStat
+        self.hub.stats = self.stats         # every command's call counts there
         self.clients: dict = {}             # client id -> ClientConnection
         self.limits = Limits(cfg)
         self.obuf_limits = cfg.client_output_buffer_limit
@@ -166,23 +164,6 @@ class Server:
     def _close_durability(self, server: "Server") -> None:
         self.durability.close(self.shutdown_save)
         self.defer_replies = False
-
-    # stats helpers -----------------------------------------------------------------
-
-    def stat_for(self, argv: list):
-        """The CommandStat of a command that ran; cached by its spelling."""
-        name = self.command_name(argv)
-        stat = self.stats.command(name)
-        spec = ENGINE_COMMANDS.get(argv[0]) or ENGINE_COMMANDS.get(argv[0].lower())
-        if spec is not None and spec.subcommands is None and len(self.stat_cache) < 4096:
-            self.stat_cache[argv[0]] = stat
-        return stat
-
-    def command_name(self, argv: list) -> Optional[str]:
-        try:
-            return resolve(argv).name
-        except Exception:  # noqa: BLE001 - not a valid engine command
-            return None
 
     def _set_notify_flags(self, flags: int) -> None:
         """notify-keyspace-events: the hub then hands every command's events over."""

@@ -3,10 +3,8 @@ has - INFO, CONFIG, COMMAND, CLIENT LIST | KILL | UNBLOCK, SHUTDOWN, and Pub/Sub
 (SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB)."""
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
-from engine.api.command_stats import Outcome
 from engine.core.errors import ResponseError, arg_text, subcommand_syntax
 from engine.resp.reply import NULL_ARRAY, OK
 from engine.commands.table import layer_commands
@@ -34,12 +32,6 @@ class _NoReply:
 NO_REPLY = _NoReply()     # the command answers nothing (SHUTDOWN closes the connection)
 SILENT = _NoReply()       # the command answers nothing and the client goes on (CLIENT REPLY)
 
-# CLIENT REPLY's flag bits in ServerSession.replies (0: every reply is sent)
-REPLY_OFF = 1             # CLIENT REPLY OFF: no reply until CLIENT REPLY ON
-REPLY_SKIP = 2            # the current command's reply is dropped
-REPLY_SKIP_NEXT = 4       # CLIENT REPLY SKIP: the next command's reply is dropped
-QUIET = REPLY_OFF | REPLY_SKIP
-
 
 class ServerSession(Session):
     """A network client's session: it runs the `server` layer's commands too."""
@@ -55,31 +47,35 @@ class ServerSession(Session):
         super().__init__(hub, ctx)
         self.conn = conn
         self.server = conn.server
-        self.stats = conn.server.stats
-        self.replies = 0                    # CLIENT REPLY's flag bits (REPLY_*)
+
+    @classmethod
+    def script_client(cls, hub, ctx) -> "ServerSession":
+        """The scripts' client runs the server's commands scripts may call (PUBLISH,
+        INFO, COMMAND...), with no connection of its own."""
+        client = super().script_client(hub, ctx)
+        client.conn = None
+        client.server = hub.server
+        return client
 
     def on_authenticated(self) -> None:
         self.conn.parser.authenticated = True
 
     def on_reset(self) -> None:
         self.server.pubsub.drop(self.conn)
-        self.replies &= REPLY_SKIP          # RESET's own reply still obeys a SKIP
         self.conn.parser.authenticated = not self.auth_required()
 
     def exec_one(self, argv, record):
-        """Inside EXEC: every command counts in commandstats; errors in errorstats."""
-        server = self.server
-        start = time.perf_counter_ns()
+        """Inside EXEC: every command counts in total_commands, its errors in
+        errorstats; pushes are answered as EXEC's array elements."""
+        stats = self.server.stats
         reply = super().exec_one(argv, record)
         if reply.__class__ is Pushes:
             reply = reply[0] if len(reply) == 1 else list(reply)
         elif reply is SILENT:
             reply = None
-        server.stats.count(record.name, time.perf_counter_ns() - start,
-                           Outcome.FAILED if isinstance(reply, ResponseError) else Outcome.CALLED)
-        if isinstance(reply, ResponseError):
-            server.stats.error(str(reply))
-        server.stats.total_commands += 1
+        elif isinstance(reply, ResponseError):
+            stats.error(str(reply))
+        stats.total_commands += 1
         return reply
 
     def client_line(self) -> bytes:
@@ -91,8 +87,9 @@ class ServerSession(Session):
         return Verbatim(render_info(self.server, argv[1:]))
 
     def cmd_config(self, argv):
+        # (the scripts' client, without a connection, may run only CONFIG HELP)
         return config_command(self.server.cfg, argv, resp3=self.ctx.resp3,
-                              client_is_local=self.conn.is_local)
+                              client_is_local=self.conn is None or self.conn.is_local)
 
     def cmd_command(self, argv):
         return command_command(argv)
@@ -205,26 +202,13 @@ class ServerSession(Session):
         return killed
 
     def client_reply(self, argv):
-        """CLIENT REPLY ON|OFF|SKIP: whether the connection answers (see
-        ClientConnection.call_slow); OFF and SKIP answer nothing themselves."""
+        """CLIENT REPLY ON|OFF|SKIP: whether the connection answers (the client's reply
+        flags, read by engine/server/fastpath.pyx); OFF and SKIP answer nothing
+        themselves."""
         mode = argv[2].lower()
-        if mode == b"on":
-            self.replies = 0
-            return OK
-        if mode == b"off":
-            self.replies |= REPLY_OFF
-        elif mode == b"skip":
-            if not self.replies & REPLY_OFF:
-                self.replies |= REPLY_SKIP_NEXT
-        else:
+        if not self.set_reply_mode(mode):
             raise ResponseError("ERR syntax error")
-        return SILENT
-
-    def reply_done(self) -> None:
-        """A command has been answered (or its reply dropped): a SKIP moves on to the
-        next command."""
-        self.replies = (self.replies & REPLY_OFF) | (
-            REPLY_SKIP if self.replies & REPLY_SKIP_NEXT else 0)
+        return OK if mode == b"on" else SILENT
 
     def client_unblock(self, argv):
         try:

@@ -8,7 +8,7 @@ import redis
 
 from engine import Engine, ResponseError
 from engine.api.client import EmbeddedRedis
-from engine.api.session import BLOCKED, Hub, Session, Verbatim
+from engine.api.session import BlockedRead, Hub, Session, Verbatim
 
 
 @pytest.fixture
@@ -78,8 +78,8 @@ def test_auth_and_hello_rules():
 def test_blocked_read_and_retry(session):
     other = Session(session.hub)
     call(session, "XADD", "s", "1-0", "f", "v")
-    assert call(session, "XREAD", "BLOCK", "0", "STREAMS", "s", "$") is BLOCKED
-    blocked = session.blocked
+    blocked = call(session, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    assert isinstance(blocked, BlockedRead)
     assert blocked.argv[-1] == b"1-0"                        # $ fixed when it blocked
     assert blocked.retry() == (False, None)
     call(other, "XADD", "s", "2-0", "f", "w")
@@ -89,6 +89,7 @@ def test_blocked_read_and_retry(session):
 
 def test_pubsub_context_is_refused_in_resp2(session):
     session.channels[b"c"] = None                             # what SUBSCRIBE leaves
+    session.subscriptions_changed()
     assert call(session, "GET", "k") == ("ERR Can't execute 'get': only (P|S)SUBSCRIBE / "
                                          "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
                                          "in this context")

@@ -18,7 +18,7 @@ import redis
 from engine import Engine
 from engine.api.async_client import AsyncEmbeddedRedis
 from engine.api.client import EmbeddedRedis, engine_lock
-from engine.api.session import BLOCKED, Hub, Session
+from engine.api.session import BlockedRead, Hub, Session
 from engine.commands.table import COMMANDS
 from engine.core.errors import ResponseError
 
@@ -103,12 +103,13 @@ def test_a_clients_own_writes_count_not_the_others(tmp_path):
         assert idle.call([b"WAITAOF", b"1", b"0", b"0"]) == [1, 0]
         idle.call([b"DEL", b"missing"])
         assert idle.call([b"WAITAOF", b"1", b"0", b"0"]) == [1, 0]
-        assert writer.call([b"WAITAOF", b"1", b"0", b"0"]) is BLOCKED
-        assert writer.blocked.on_fsync and writer.blocked.timeout_ms == 0
-        assert writer.blocked.retry() == (False, None)
-        assert writer.blocked.timeout_reply() == [0, 0]
+        blocked = writer.call([b"WAITAOF", b"1", b"0", b"0"])
+        assert isinstance(blocked, BlockedRead)
+        assert blocked.on_fsync and blocked.timeout_ms == 0
+        assert blocked.retry() == (False, None)
+        assert blocked.timeout_reply() == [0, 0]
         engine.durability.set_appendfsync("always")
-        assert writer.blocked.retry() == (True, [1, 0])
+        assert blocked.retry() == (True, [1, 0])
     finally:
         engine.close()
 
@@ -123,13 +124,13 @@ def test_a_transactions_writes_count_when_it_ends(tmp_path):
         for argv in ([b"MULTI"], [b"INCR", b"n"], [b"WAITAOF", b"1", b"1", b"0"]):
             session.call(argv)
         assert session.call([b"EXEC"]) == [1, [1, 0]]
-        assert session.call([b"WAITAOF", b"1", b"0", b"0"]) is BLOCKED
+        assert isinstance(session.call([b"WAITAOF", b"1", b"0", b"0"]), BlockedRead)
         engine.durability.set_appendfsync("always")
         assert session.call([b"WAITAOF", b"1", b"0", b"0"]) == [1, 0]
         engine.durability.set_appendfsync("no")
         script = b"redis.call('incr', 'n') return redis.call('waitaof', 1, 1, 0)"
         assert session.call([b"EVAL", script, b"0"]) == [1, 0]      # at once, in it
-        assert session.call([b"WAITAOF", b"1", b"0", b"0"]) is BLOCKED
+        assert isinstance(session.call([b"WAITAOF", b"1", b"0", b"0"]), BlockedRead)
     finally:
         engine.close()
 

@@ -1,5 +1,5 @@
 """The command table: every command and subcommand Sluice knows, one record each, so
-that a reader (and COMMAND, the session, the server's fast path, WATCH,
+that a reader (and COMMAND, the session, the road's checks, WATCH,
 tools/aof_cli.py) finds all of them in one place. Built from one data source:
 - `redis_commands.json`: Redis's facts (src/commands/*.json), in the groups' order
   (COMMAND lists them so): per command its group, since, summary, complexity, arity,
