@@ -23,7 +23,7 @@ from lupa.lua51 import lua_type
 
 from engine.api.script_runner import Script, keys_and_args
 from engine.api.scripts import BUSY_EVAL, SHEBANG_FLAGS, Scripting, kill_script, running_script
-from engine.commands.table import command
+from engine.commands.table import client_command, command
 from engine.core.dump_payload import BodyReader, PayloadError, check, encode_string, frame
 from engine.core.errors import OOM, ResponseError
 from engine.core.glob import match
@@ -547,8 +547,10 @@ class FunctionCommands:
 
     engine: Any
 
+    @client_command("fcall")
     def cmd_fcall(self, argv: list) -> Any:
         return engine_functions(self.engine).fcall(self, argv, False)
 
+    @client_command("fcall_ro")
     def cmd_fcall_ro(self, argv: list) -> Any:
         return engine_functions(self.engine).fcall(self, argv, True)

@@ -12,11 +12,11 @@ state (no refusal, no busy script, no maxmemory), an engine command goes straigh
 
 `call(client, record, argv)` runs a command that passed its checks (EXEC's queued
 commands and scripts' redis.call enter here, after their own checks): by its layer
-(the engine's `execute_in`, or the client's method for a session or server command),
-then the keys it touched and its events to the hub (after_command.pxd), INFO
-commandstats (CommandStat.count), the hook after a call (`HubState.call_hooks`: where
-the slow log and latency monitor listen), and a blocking command that must wait
-becomes the `BlockedRead` it returns: the caller parks it in the registry of blocked
+(the engine's `execute_in`, or the record's `client_handler` for a session or server
+command: a method bound by `@client_command`), then the keys it touched and its
+events to the hub (after_command.pxd), INFO commandstats (CommandStat.count), the
+hook after a call (`HubState.call_hooks`: where the slow log and latency monitor
+listen), and a blocking command that must wait becomes the `BlockedRead` it returns: the caller parks it in the registry of blocked
 clients (engine/api/blocked_clients.py). Nothing else reads a command's block request
 (`ctx.block`): `run_engine` is the engine part of call for a parked command run again.
 
@@ -340,7 +340,7 @@ cpdef object call(Client client, object record, list argv):
             reply = client.execute_in(ctx, argv)
             client.null_array = ctx.null_array
         else:
-            reply = getattr(client, record.method)(argv)
+            reply = record.client_handler(client, argv)
     except BaseException as exc:
         ns = now_ns() - start
         ctx.block = None

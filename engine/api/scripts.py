@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from engine.api.script_calls import ScriptCalls
 from engine.api.script_runner import Script, ScriptRunner
-from engine.commands.table import COMMANDS
+from engine.commands.table import COMMANDS, client_command
 from engine.core.errors import ResponseError
 from engine.resp.reply import OK, Status
 from engine.scripting import ScriptRuntime
@@ -271,25 +271,32 @@ class ScriptCommands:
     def _scripting(self) -> Scripting:
         return Scripting.of(self.engine, self.version)
 
+    @client_command("eval")
     def cmd_eval(self, argv: list) -> Any:
         return (self.engine.scripting or self._scripting()).eval(self, argv, False, False)
 
+    @client_command("evalsha")
     def cmd_evalsha(self, argv: list) -> Any:
         return (self.engine.scripting or self._scripting()).eval(self, argv, True, False)
 
+    @client_command("eval_ro")
     def cmd_eval_ro(self, argv: list) -> Any:
         return (self.engine.scripting or self._scripting()).eval(self, argv, False, True)
 
+    @client_command("evalsha_ro")
     def cmd_evalsha_ro(self, argv: list) -> Any:
         return (self.engine.scripting or self._scripting()).eval(self, argv, True, True)
 
+    @client_command("script|load")
     def script_load(self, argv: list) -> bytes:
         return self._scripting().load(argv[2])
 
+    @client_command("script|exists")
     def script_exists(self, argv: list) -> list:
         scripts = self.engine.scripting.scripts if self.engine.scripting is not None else {}
         return [1 if sha.lower() in scripts else 0 for sha in argv[2:]]
 
+    @client_command("script|flush")
     def script_flush(self, argv: list) -> Status:
         if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"sync", b"async")):
             raise ResponseError(FLUSH_OPTION)
@@ -297,11 +304,13 @@ class ScriptCommands:
             self.engine.scripting.flush()
         return OK
 
+    @client_command("script|kill")
     def script_kill(self, argv: list) -> Any:
         """Other clients are served while a script runs long (the server's busy state),
         so SCRIPT KILL can reach a running script."""
         kill_script(self.engine, True)
         return OK
 
+    @client_command("script|help")
     def script_help(self, argv: list) -> list:
         return [Status(line.encode()) for line in SCRIPT_HELP]

@@ -32,7 +32,7 @@ from engine.api.functions import FunctionCommands
 from engine.api.road import QUEUED, Client, HubState, call, process_command, run_engine
 from engine.api.scripts import ScriptCommands
 from engine.commands.reads import claim_deadline
-from engine.commands.table import Command, layer_commands
+from engine.commands.table import Command, client_command, layer_commands
 from engine.core.errors import OOM, ResponseError, arg_text, wrong_arity
 from engine.resp.reply import OK, Status
 
@@ -322,6 +322,29 @@ def _valid_client_name(name: bytes):
     return name or None
 
 
+CLIENT_HELP = (
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+    "HELP",
+    "    Print this help.",
+)
+
+
 class Session(Client, ScriptCommands, FunctionCommands):
     """One client of an engine (see the module docstring).
 
@@ -334,6 +357,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
     layers = ("session",)           # the layers of the command table it runs itself
     commands: dict = layer_commands(*layers)    # their records, by name
     version = SERVER_VERSION.decode()
+    client_help_lines: tuple = CLIENT_HELP      # CLIENT HELP's text
 
     def __init__(self, hub: Hub, ctx=None) -> None:
         self.hub = hub
@@ -409,6 +433,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
 
     # MULTI / EXEC / WATCH -------------------------------------------------------
 
+    @client_command("multi")
     def cmd_multi(self, argv: list):
         if self.multi is not None:
             raise ResponseError("ERR MULTI calls can not be nested")
@@ -416,6 +441,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
         self.multi_dirty = False
         return OK
 
+    @client_command("discard")
     def cmd_discard(self, argv: list):
         if self.multi is None:
             raise ResponseError("ERR DISCARD without MULTI")
@@ -424,6 +450,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
         self.unwatch()
         return OK
 
+    @client_command("exec")
     def cmd_exec(self, argv: list):
         """Runs the queued commands in order, atomically; errors stay in place. None
         (a null array) when a WATCHed key changed."""
@@ -466,6 +493,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
             reply = self.ctx.nil_array
         return reply
 
+    @client_command("watch")
     def cmd_watch(self, argv: list):
         if self.multi is not None:
             raise ResponseError("ERR WATCH inside MULTI is not allowed")
@@ -480,6 +508,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
             watchers.setdefault((db, key), set()).add(self)
         return OK
 
+    @client_command("unwatch")
     def cmd_unwatch(self, argv: list):
         self.unwatch()
         return OK
@@ -509,6 +538,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
         finally:
             ctx.db = current
 
+    @client_command("flushall")
     def cmd_flushall(self, argv: list):
         """The engine's FLUSHALL; the keys of the other databases that WATCHes or
         blocked readers look at count as touched too (the engine reports only the
@@ -529,6 +559,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
 
     # connection commands --------------------------------------------------------
 
+    @client_command("ping")
     def cmd_ping(self, argv: list):
         """The engine's PING, except in a RESP2 subscribed context: a message."""
         if (self.channels or self.patterns) and not self.ctx.resp3:
@@ -537,6 +568,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
             return [b"pong", argv[1] if len(argv) == 2 else b""]
         return self.run(argv)
 
+    @client_command("hello")
     def cmd_hello(self, argv: list):
         version = 0
         i = 1
@@ -591,6 +623,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
     def on_authenticated(self) -> None:
         """Hook: the client just authenticated (the server lifts parser limits)."""
 
+    @client_command("auth")
     def cmd_auth(self, argv: list):
         if len(argv) > 3:
             raise ResponseError("ERR syntax error")
@@ -602,6 +635,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
             self.authenticate(argv[1], argv[2])
         return OK
 
+    @client_command("client|setinfo")
     def client_setinfo(self, argv: list):
         attr = argv[2].lower()
         if attr not in (b"lib-name", b"lib-ver"):
@@ -615,28 +649,34 @@ class Session(Client, ScriptCommands, FunctionCommands):
             self.lib_ver = argv[3] or None
         return OK
 
+    @client_command("client|no-evict")
     def client_no_evict(self, argv: list):
         """CLIENT NO-EVICT ON|OFF: recorded (the `e` flag of the server's CLIENT LIST)
         - Sluice has no client eviction (maxmemory-clients) to exempt a connection from."""
         self.no_evict = _on_off(argv[2])
         return OK
 
+    @client_command("client|no-touch")
     def client_no_touch(self, argv: list):
         """CLIENT NO-TOUCH ON|OFF: whether this client's reads leave keys' access
         times (OBJECT IDLETIME) as they were (see call)."""
         self.no_touch = _on_off(argv[2])
         return OK
 
+    @client_command("client|setname")
     def client_setname(self, argv: list):
         self.name = _valid_client_name(argv[2])
         return OK
 
+    @client_command("client|getname")
     def client_getname(self, argv: list):
         return self.name
 
+    @client_command("client|id")
     def client_id(self, argv: list):
         return self.id
 
+    @client_command("client|info")
     def client_info(self, argv: list):
         return Verbatim(self.client_line() + b"\n")
 
@@ -648,9 +688,11 @@ class Session(Client, ScriptCommands, FunctionCommands):
                    -1 if self.multi is None else len(self.multi), len(self.watched),
                    3 if self.ctx.resp3 else 2, self.lib_name or b"", self.lib_ver or b""))
 
+    @client_command("client|help")
     def client_help(self, argv: list):
-        return [Status(line.encode()) for line in CLIENT_HELP]
+        return [Status(line.encode()) for line in self.client_help_lines]
 
+    @client_command("reset")
     def cmd_reset(self, argv: list):
         """RESET: back to a fresh connection's state (keeps the CLIENT ID)."""
         self.multi = None
@@ -667,6 +709,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
     def on_reset(self) -> None:
         """Hook: RESET (the server drops subscriptions and restores parser limits)."""
 
+    @client_command("quit")
     def cmd_quit(self, argv: list):
         self.multi = None
         self.unwatch()
@@ -679,26 +722,3 @@ def _on_off(arg: bytes) -> bool:
     if mode not in (b"on", b"off"):
         raise ResponseError("ERR syntax error")
     return mode == b"on"
-
-
-CLIENT_HELP = (
-    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "GETNAME",
-    "    Return the name of the current connection.",
-    "ID",
-    "    Return the ID of the current connection.",
-    "INFO",
-    "    Return information about the current client connection.",
-    "SETINFO <option> <value>",
-    "    Set client meta attr. Options are:",
-    "    * LIB-NAME: the client lib name.",
-    "    * LIB-VER: the client lib version.",
-    "SETNAME <name>",
-    "    Assign the name <name> to the current connection.",
-    "NO-EVICT (ON|OFF)",
-    "    Protect current client connection from eviction.",
-    "NO-TOUCH (ON|OFF)",
-    "    Will not touch LRU/LFU stats when this mode is on.",
-    "HELP",
-    "    Print this help.",
-)

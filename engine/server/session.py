@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from engine.core.errors import ResponseError, arg_text, subcommand_syntax
 from engine.resp.reply import NULL_ARRAY, OK
-from engine.commands.table import layer_commands
+from engine.commands.table import client_command, layer_commands
 from engine.server.command_info import command_command
 from engine.server.config.config_command import config_command
 from engine.server.info import render_info
@@ -33,11 +33,42 @@ NO_REPLY = _NoReply()     # the command answers nothing (SHUTDOWN closes the con
 SILENT = _NoReply()       # the command answers nothing and the client goes on (CLIENT REPLY)
 
 
+SERVER_CLIENT_HELP = CLIENT_HELP[:-2] + (
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+) + CLIENT_HELP[-2:]
+
+
 class ServerSession(Session):
     """A network client's session: it runs the `server` layer's commands too."""
 
     layers = ("session", "server")
     commands = layer_commands(*layers)
+    client_help_lines = SERVER_CLIENT_HELP
 
     def __init__(self, hub, conn: "ClientConnection") -> None:
         ctx = hub.engine.new_context(0, False)
@@ -83,17 +114,21 @@ class ServerSession(Session):
 
     # server commands ---------------------------------------------------------------
 
+    @client_command("info")
     def cmd_info(self, argv):
         return Verbatim(render_info(self.server, argv[1:]))
 
+    @client_command("config")
     def cmd_config(self, argv):
         # (the scripts' client, without a connection, may run only CONFIG HELP)
         return config_command(self.server.cfg, argv, resp3=self.ctx.resp3,
                               client_is_local=self.conn is None or self.conn.is_local)
 
+    @client_command("command")
     def cmd_command(self, argv):
         return command_command(argv)
 
+    @client_command("shutdown")
     def cmd_shutdown(self, argv):
         save = None
         for arg in argv[1:]:
@@ -117,6 +152,7 @@ class ServerSession(Session):
 
     # CLIENT subcommands of a server ---------------------------------------------
 
+    @client_command("client|list")
     def client_list(self, argv):
         """CLIENT LIST [TYPE type | ID id...]: one filter, as in Redis."""
         server = self.server
@@ -142,6 +178,7 @@ class ServerSession(Session):
             raise ResponseError("ERR syntax error")
         return Verbatim(b"".join(c.client_line() + b"\n" for c in conns))
 
+    @client_command("client|kill")
     def client_kill(self, argv):
         server = self.server
         if len(argv) == 3:               # the old form: CLIENT KILL addr:port
@@ -201,6 +238,7 @@ class ServerSession(Session):
                 killed += 1
         return killed
 
+    @client_command("client|reply")
     def client_reply(self, argv):
         """CLIENT REPLY ON|OFF|SKIP: whether the connection answers (the client's reply
         flags, read by engine/server/fastpath.pyx); OFF and SKIP answer nothing
@@ -210,6 +248,7 @@ class ServerSession(Session):
             raise ResponseError("ERR syntax error")
         return OK if mode == b"on" else SILENT
 
+    @client_command("client|unblock")
     def client_unblock(self, argv):
         try:
             cid = int(argv[2])
@@ -230,9 +269,6 @@ class ServerSession(Session):
         self.hub.blocked_clients.unblock(conn.blocked_read, error)
         return 1
 
-    def client_help(self, argv):
-        return [Status(line.encode()) for line in SERVER_CLIENT_HELP]
-
     # Pub/Sub ---------------------------------------------------------------------
 
     def _confirm(self, kind: bytes, name) -> list:
@@ -249,25 +285,31 @@ class ServerSession(Session):
             out.append(self._confirm(kind, None))
         return out
 
+    @client_command("subscribe")
     def cmd_subscribe(self, argv):
         return self._each(b"subscribe", self.server.pubsub.subscribe, argv[1:])
 
+    @client_command("psubscribe")
     def cmd_psubscribe(self, argv):
         return self._each(b"psubscribe", self.server.pubsub.psubscribe, argv[1:])
 
+    @client_command("unsubscribe")
     def cmd_unsubscribe(self, argv):
         return self._each(b"unsubscribe", self.server.pubsub.unsubscribe,
                           argv[1:] or list(self.channels))
 
+    @client_command("punsubscribe")
     def cmd_punsubscribe(self, argv):
         return self._each(b"punsubscribe", self.server.pubsub.punsubscribe,
                           argv[1:] or list(self.patterns))
 
+    @client_command("publish")
     def cmd_publish(self, argv):
         receivers = self.server.pubsub.publish(argv[1], argv[2])
         self.server.flush_pending()
         return receivers
 
+    @client_command("pubsub")
     def cmd_pubsub(self, argv):
         pubsub = self.server.pubsub
         sub = argv[1].lower()
@@ -284,35 +326,6 @@ class ServerSession(Session):
             return pubsub.pattern_count()
         return [Status(line.encode()) for line in PUBSUB_HELP]
 
-
-SERVER_CLIENT_HELP = CLIENT_HELP[:-2] + (
-    "KILL <ip:port>",
-    "    Kill connection made from <ip:port>.",
-    "KILL <option> <value> [<option> <value> [...]]",
-    "    Kill connections. Options are:",
-    "    * ADDR (<ip:port>|<unixsocket>:0)",
-    "      Kill connections made from the specified address",
-    "    * LADDR (<ip:port>|<unixsocket>:0)",
-    "      Kill connections made to specified local address",
-    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-    "      Kill connections by type.",
-    "    * USER <username>",
-    "      Kill connections authenticated by <username>.",
-    "    * SKIPME (YES|NO)",
-    "      Skip killing current connection (default: yes).",
-    "    * ID <client-id>",
-    "      Kill connections by client id.",
-    "    * MAXAGE <maxage>",
-    "      Kill connections older than the specified age.",
-    "LIST [options ...]",
-    "    Return information about client connections. Options:",
-    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-    "      Return clients of specified type.",
-    "REPLY (ON|OFF|SKIP)",
-    "    Control the replies sent to the current connection.",
-    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-    "    Unblock the specified blocked client.",
-) + CLIENT_HELP[-2:]
 
 PUBSUB_HELP = (
     "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

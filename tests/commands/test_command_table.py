@@ -53,11 +53,12 @@ def test_every_record_is_complete(record):
         assert record.arity == -2 or record.base_ok
         return
     if record.layer == "engine":
-        assert callable(record.handler) and record.method is None
+        assert callable(record.handler) and record.client_handler is None
         assert ENGINE_COMMANDS[record.name.split("|")[0].encode()]
     else:
         owner = Session if record.layer == "session" else ServerSession
-        assert callable(getattr(owner, record.method))
+        handler = record.client_handler
+        assert callable(handler) and getattr(owner, handler.__name__) is handler
 
 
 def test_sessions_run_only_their_layers():

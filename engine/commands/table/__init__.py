@@ -18,13 +18,13 @@ arguments), subcommands - and which layer runs it:
 - `engine`: a handler(ctx, argv) of the command layer, bound by the `@command`
   decorator of its module (engine/commands/*.pyx; SAVE & co. in
   engine/api/persistence_commands.py, which drive persistence); Engine.execute runs it.
-- `session`: a method of engine/api/session.py's Session (every client has them).
-- `server`: a method of engine/server/session.py's ServerSession (only the server's
+- `session`: a handler(client, argv) of engine/api/session.py's Session (every client
+  has them), bound by `@client_command` on the method.
+- `server`: the same, of engine/server/session.py's ServerSession (only the server's
   clients have them).
-The method is `cmd_<name>`; a subcommand's is its container's, or its own
-`<container>_<subcommand>`, `-` read as `_` (CLIENT: `sub_methods`). PING and FLUSHALL
-run in the session, which calls the engine's handler: Engine.execute runs that
-handler directly.
+A subcommand runs its own handler, or else its container's. PING and FLUSHALL run in
+the session, which calls the engine's handler: Engine.execute runs that handler
+directly.
 
 Arity follows Redis: positive = exact argument count (command name included),
 negative = at least that many. The key specifications are the one declaration of
@@ -55,7 +55,7 @@ from engine.commands.table.record import (CATEGORY_ORDER, FLAG_ORDER, KEY_SPEC_F
                                           legacy_key_range)
 from engine.commands.table.rules import DOCS_OMIT_HISTORY, RULES, sort_keys
 
-__all__ = ["COMMANDS", "ENGINE_COMMANDS", "command", "classify", "layer_commands",
+__all__ = ["COMMANDS", "ENGINE_COMMANDS", "command", "client_command", "classify", "layer_commands",
            "redis_facts", "from_facts", "Command", "KeySpec", "Arg", "cmd", "ks", "arg",
            "legacy_key_range", "sort_keys", "FLAG_ORDER", "CATEGORY_ORDER", "KEY_SPEC_FLAGS",
            "LAYERS"]
@@ -79,16 +79,35 @@ ENGINE_COMMANDS: dict[bytes, Command] = {}
 lower()). Session and server commands are unknown there."""
 
 
+def _record(name: str) -> tuple:
+    """(the record `name` - "xgroup|create" for a subcommand -, its container's)."""
+    top, _, sub = name.partition("|")
+    container = COMMANDS[top.encode()]
+    return (container.subcommands[sub.encode()] if sub else container), container
+
+
 def command(name: str):
     """Binds the decorated handler(ctx, argv) -> reply to the record `name`
     ("xgroup|create" for a subcommand): the engine then runs it."""
     def bind(handler: Callable) -> Callable:
-        top, _, sub = name.partition("|")
-        record = container = COMMANDS[top.encode()]
-        if sub:
-            record = container.subcommands[sub.encode()]
+        record, container = _record(name)
         record.handler = handler
-        ENGINE_COMMANDS[top.encode()] = ENGINE_COMMANDS[top.upper().encode()] = container
+        ENGINE_COMMANDS[container.name.encode()] = \
+            ENGINE_COMMANDS[container.name.upper().encode()] = container
+        return handler
+    return bind
+
+
+def client_command(name: str):
+    """Binds the decorated handler(client, argv) -> reply (a method of a session
+    class) to the record `name` of the session or server layer; bound to a container,
+    it also runs every subcommand that has no handler of its own."""
+    def bind(handler: Callable) -> Callable:
+        record, _ = _record(name)
+        record.client_handler = handler
+        for sub in (record.subcommands or {}).values():
+            if sub.client_handler is None:
+                sub.client_handler = handler
         return handler
     return bind
 

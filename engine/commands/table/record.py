@@ -102,8 +102,9 @@ class Command:
     aborts_exec: bool
     denied_on_misconf: bool
     group: str = ""
-    method: Optional[str] = None        # session/server layers: the method's name
-    handler: Optional[Callable] = None  # engine layer: handler(ctx, argv)
+    handler: Optional[Callable] = None  # engine layer: handler(ctx, argv) (@command)
+    client_handler: Optional[Callable] = None   # session/server layers: handler(client,
+                                                # argv) (@client_command)
     write: bool = False
     no_auth: bool = False
     no_multi: bool = False
@@ -164,16 +165,12 @@ def cmd(name: str, arity: int, flags: str = "", *, docs: tuple, key_specs: tuple
         layer: Optional[str] = None, subcommands: Optional[list] = None,
         base_ok: bool = False, pubsub_ok: bool = False, immediate: bool = False,
         aborts_exec: bool = False, denied_on_misconf: Optional[bool] = None,
-        sub_methods: bool = False, find_keys: Optional[Callable] = None) -> Command:
+        find_keys: Optional[Callable] = None) -> Command:
     """A record; `docs` = (since, summary). Its group and full name come from from_facts().
-    acl_categories, tips, doc_flags: space-separated, as Redis's json lists them.
-    sub_methods: each subcommand has its own method, `<container>_<subcommand>`
-    (CLIENT); otherwise they share the container's."""
+    acl_categories, tips, doc_flags: space-separated, as Redis's json lists them."""
     ranked = tuple(sorted(flags.split(), key=lambda f: _FLAG_RANK.get(f, 99)))
     write = "write" in ranked
     subs = None if subcommands is None else {sub.name.encode(): sub for sub in subcommands}
-    for sub in subcommands if sub_methods else ():
-        sub.method = f"{name}_{sub.name.replace('-', '_')}"
     first, last, step = legacy_key_range(key_specs)
     keyword = next((s.keyword for s in key_specs if s.keyword is not None), None)
     numkeys = next((s.index + s.keynum[0] for s in key_specs
@@ -275,13 +272,8 @@ def _complete(record: Command, group: str, container: Optional[Command]) -> None
     if container is not None:
         record.name = f"{container.name}|{record.name}"
         record.layer = record.layer or container.layer
-        record.method = record.method or container.method
     else:
         record.layer = record.layer or "engine"
-        # (a container whose subcommands have methods of their own has none)
-        if record.layer != "engine" and not (
-                record.subcommands and all(s.method for s in record.subcommands.values())):
-            record.method = f"cmd_{record.name}"
     if record.layer not in LAYERS:
         raise ValueError(f"{record.name}: unknown layer {record.layer!r}")
     for sub in (record.subcommands or {}).values():

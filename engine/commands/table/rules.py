@@ -1,6 +1,5 @@
 """Sluice's own rules for the commands of the table, beside Redis's facts
-(redis_commands.json): which layer runs each command that the engine does not, how
-its subcommands bind to methods, where it may run (a RESP2 subscribed context, at
+(redis_commands.json): which layer runs each command that the engine does not, where it may run (a RESP2 subscribed context, at
 once inside MULTI), what a refusal does, how options name keys, and where COMMAND
 DOCS deliberately differs from Redis's json. A command absent here runs in the
 engine with the defaults of `rule`. What each rule means: the package's docstring.
@@ -32,13 +31,13 @@ def first_key(argv: list) -> list:
     return argv[1:2]
 
 
-def rule(*, layer: Optional[str] = None, sub_methods: bool = False, base_ok: bool = False,
+def rule(*, layer: Optional[str] = None, base_ok: bool = False,
          pubsub_ok: bool = False, immediate: bool = False, aborts_exec: bool = False,
          denied_on_misconf: Optional[bool] = None,
          find_keys: Optional[Callable] = None) -> dict:
     """The keyword arguments of record.cmd that are Sluice's, not Redis's."""
     return {name: value for name, value in (
-        ("layer", layer), ("sub_methods", sub_methods), ("base_ok", base_ok),
+        ("layer", layer), ("base_ok", base_ok),
         ("pubsub_ok", pubsub_ok), ("immediate", immediate), ("aborts_exec", aborts_exec),
         ("denied_on_misconf", denied_on_misconf), ("find_keys", find_keys))
         if value is not None}
@@ -55,7 +54,7 @@ RULES: dict[str, dict] = {
         "config", "info", "shutdown"), rule(layer="server")),
     "sort": rule(find_keys=sort_keys),
     "sort_ro": rule(find_keys=first_key),
-    "client": rule(layer="session", sub_methods=True),
+    "client": rule(layer="session"),
     "ping": rule(layer="session", pubsub_ok=True, denied_on_misconf=True),
     "quit": rule(layer="session", pubsub_ok=True, immediate=True),
     "reset": rule(layer="session", pubsub_ok=True, immediate=True),
@@ -67,7 +66,7 @@ RULES: dict[str, dict] = {
     "punsubscribe": rule(layer="server", pubsub_ok=True),
     "subscribe": rule(layer="server", pubsub_ok=True),
     "unsubscribe": rule(layer="server", pubsub_ok=True),
-    "script": rule(layer="session", sub_methods=True),
+    "script": rule(layer="session"),
     "command": rule(layer="server", base_ok=True),
 }
 """name ("client|list" for a subcommand) -> its rules; a subcommand runs in its
