@@ -11,6 +11,7 @@ from setuptools import Extension, setup
 extensions = [
     Extension("*", ["engine/core/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/resp/*.pyx"], extra_compile_args=["-O2"]),
+    Extension("*", ["engine/formats/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/commands/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/scripting/*.pyx"], extra_compile_args=["-O2"]),
     Extension("*", ["engine/api/*.pyx"], extra_compile_args=["-O2"]),

@@ -5,7 +5,7 @@ Follows what Redis 7's own AOF rewrite emits (rewriteAppendOnlyFileRio), so that
 redis-server 7.0 and Sluice replay the file into the same state: SELECT before each
 non-empty database; `SET key value [PXAT ms]` for strings; for streams the commands
 of RespWriter.stream (snapshot_codec.pyx), for collections (lists, hashes, sets...)
-their rewrite_commands (engine/core/value_types.py), then `PEXPIREAT` when the key
+the commands engine.formats.rewrite recreates them with, then `PEXPIREAT` when the key
 has a TTL. Expiry times are absolute, so a replay does not depend on when it runs.
 Consumers' seen/active times are not carried (Redis's rewrite does not either).
 A stream whose counters XSETID / XGROUP CREATE would refuse or change (wrapped past
@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from engine.core.value_types import COLLECTION_CLASSES
+from engine.formats.rewrite import recreate_commands
 from persist.snapshot_codec import RespWriter
 
 __all__ = ["write_resp_base"]
@@ -43,7 +44,7 @@ def write_resp_base(engine, fileobj: BinaryIO) -> int:
                     out.command(b"SET", key, value, b"PXAT", when)
                 continue
             if type(value) in COLLECTION_CLASSES:
-                for command in value.rewrite_commands(key):
+                for command in recreate_commands(key, value):
                     out.command(*command)
             else:
                 out.stream(key, value)

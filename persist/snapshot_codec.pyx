@@ -65,8 +65,8 @@ from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time,
                             ENTRIES_READ_UNKNOWN)
 from engine.core.keyspace cimport Database
 from engine.core.value_types import VALUE_TYPES, COLLECTION_CLASSES
-from engine.core.dump_payload import RDB_VERSION as REDIS7_RDB_VERSION
-from engine.core.rdb_value import dump_value
+from engine.formats.dump_payload import RDB_VERSION as REDIS7_RDB_VERSION
+from engine.formats.rdb_value import dump_value
 from engine.core.radix cimport RadixIter, radix_iter_init, radix_seek, radix_next, RADIX_FIRST
 from engine.core.idmp import (IdmpState, DURATION_MIN, DURATION_MAX, MAXSIZE_MIN,
                               MAXSIZE_MAX)

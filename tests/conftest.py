@@ -34,7 +34,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 # and `slow` in the layers whose tests start servers and processes; the long tests of
 # the other layers carry @pytest.mark.slow themselves. `pytest -m "not slow"` is the
 # quick run.
-LAYERS = ("core", "resp", "commands", "api", "persist", "scripting", "server", "pipeline")
+LAYERS = ("core", "resp", "formats", "commands", "api", "persist", "scripting", "server", "pipeline")
 SLOW_LAYERS = ("persist", "scripting", "server", "pipeline")
 TESTS = Path(__file__).resolve().parent
 

@@ -285,7 +285,7 @@ DELIBERATE_DIFFERENCES: tuple[DeliberateDifference, ...] = (
                "refuses them with 'ERR DUMP payload version or checksum are wrong'",
         treatment="exclude: tests/commands/test_dump_restore.py compares restored values, not "
                   "payload bytes; a stream moves to 7.0 as type 19 / RDB 10 "
-                  "(engine.core.rdb_value.dump_value(value, 10)) or through the AOF's commands",
+                  "(engine.formats.rdb_value.dump_value(value, 10)) or through the AOF's commands",
         source="[RDB]",
         uses_feature=_is_command("DUMP"),
     ),

@@ -4,7 +4,7 @@ Every `import`, `from ... import` and `cimport` of engine/, persist/, tools/ and
 (.py through `ast`, lazy imports inside functions included; .pyx/.pxd through a regex) is
 given the layer of the module it names, and an import that goes up fails the test with the
 file, the line and both layers. Two narrower rules sit on top: persist/ uses nothing of the
-engine above engine.resp (the rest the engine hands it at run time), and tools/ and
+engine above engine.formats (the rest the engine hands it at run time), and tools/ and
 pipeline/ use only the public API of `engine` and `persist` (their `__all__`), and the engine
 uses persistence only through `persist`'s.
 """
@@ -31,14 +31,14 @@ ROOT = _project_root()
 CHECKED = ("engine", "persist", "tools", "pipeline")
 
 # Lowest first; a module takes the layer of its longest matching prefix.
-LAYERS = ("engine.core", "engine.resp", "engine.commands", "persist", "engine.api",
-          "engine.server", "tools/pipeline")
+LAYERS = ("engine.core", "engine.resp", "engine.formats", "engine.commands", "persist",
+          "engine.api", "engine.server", "tools/pipeline")
 PREFIX_LAYER = {
-    "engine.core": 0, "engine.resp": 1, "engine.commands": 2, "persist": 3,
-    "engine.api": 4, "engine": 4, "engine.server": 5, "tools": 6, "pipeline": 6,
+    "engine.core": 0, "engine.resp": 1, "engine.formats": 2, "engine.commands": 3, "persist": 4,
+    "engine.api": 5, "engine": 5, "engine.server": 6, "tools": 7, "pipeline": 7,
 }
 CLIENTS = ("tools", "pipeline")        # use the public API only
-PERSIST_CEILING = PREFIX_LAYER["engine.resp"]
+PERSIST_CEILING = PREFIX_LAYER["engine.formats"]
 
 
 
@@ -159,7 +159,7 @@ def violation(imp: Import, apis: dict) -> Optional[str]:
         reached = layer_of(target)
         if top == "persist" and target.startswith("engine") and reached > PERSIST_CEILING:
             return (f"{where}: {home} (persist) imports {target} ({LAYERS[reached]}); persist "
-                    f"may use only engine.core and engine.resp")
+                    f"may use only engine.core, engine.resp and engine.formats")
         if reached > source:
             return (f"{where}: {home} ({LAYERS[source]}) imports {target} ({LAYERS[reached]}), "
                     f"a higher layer")

@@ -24,7 +24,7 @@ from lupa.lua51 import lua_type
 from engine.api.script_runner import Script, keys_and_args
 from engine.api.scripts import BUSY_EVAL, SHEBANG_FLAGS, Scripting, kill_script, running_script
 from engine.commands.table import client_command, command
-from engine.core.dump_payload import BodyReader, PayloadError, check, encode_string, frame
+from engine.formats.dump_payload import BodyReader, PayloadError, check, encode_string, frame
 from engine.core.errors import OOM, ResponseError
 from engine.core.glob import match
 from engine.resp.reply import OK, Status

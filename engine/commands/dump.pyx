@@ -1,6 +1,6 @@
 """DUMP, RESTORE and OBJECT.
 
-DUMP replies with the value in Redis's payload format (engine/core/rdb_value.pyx),
+DUMP replies with the value in Redis's payload format (engine/formats/rdb_value.pyx),
 stamped with the RDB version of Redis 7.4 - 8.x (12; streams as type 21). RESTORE
 reads payloads of RDB versions up to 12 (strings, and streams of types 15, 19 and 21),
 so what redis-server 5.0 - 8.x dumps loads here; Redis 7.0 refuses version 12 (see
@@ -23,8 +23,8 @@ from engine.core.stream cimport Stream
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, is_option
 from engine.commands.table import command
-from engine.core.dump_payload import PayloadError, check
-from engine.core.rdb_value import dump_value, load_value, NEWEST_RDB_VERSION
+from engine.formats.dump_payload import PayloadError, check
+from engine.formats.rdb_value import dump_value, load_value, NEWEST_RDB_VERSION
 from engine.core.errors import ResponseError, SYNTAX
 from engine.resp.numbers cimport string2ll
 from engine.resp.reply import OK

@@ -31,6 +31,7 @@ from engine.core.hash_value import HashValue
 from engine.core.list_value import ListValue
 from engine.core.set_value import SetValue
 from engine.core.sorted_set import SortedSetValue
+from engine.formats.rewrite cimport recreate_commands
 
 NOT_A_DOUBLE = "ERR One or more scores can't be converted into double"
 
@@ -156,7 +157,7 @@ cdef int64_t store_result(CommandContext ctx, bytes dst, list out):
         ctx.touch(dst, "l", b"sortstore")
         if ctx.logs(len(out)):
             ctx.effects.append([b"DEL", dst])
-            ctx.effects.extend(result.rewrite_commands(dst))
+            ctx.effects.extend(recreate_commands(dst, result))
     elif existed:
         ctx.touch(dst, "g", b"del")
         ctx.propagate([b"DEL", dst])

@@ -34,6 +34,7 @@ from engine.core.errors import ResponseError, SYNTAX, WRONGTYPE
 from engine.core.set_value import SetValue
 from engine.core.sorted_set cimport SortedSetValue, ZLexBound, new_zset, score_text
 from engine.core.sorted_set import format_score
+from engine.formats.rewrite cimport recreate_commands
 
 NAN_SCORE = "ERR resulting score is not a number (NaN)"
 RANGE_NOT_FLOAT = "ERR min or max is not a float"
@@ -283,7 +284,7 @@ cdef Py_ssize_t store_pairs(CommandContext ctx, bytes dst, list pairs, bytes eve
     ctx.touch(dst, "z", event)
     if ctx.logs():
         ctx.effects.append([b"DEL", dst])
-        ctx.effects.extend(stored.rewrite_commands(dst))
+        ctx.effects.extend(recreate_commands(dst, stored))
     return len(stored)
 
 

@@ -14,7 +14,6 @@ from engine.core.listpack cimport (
     lp_append, lp_bytes, lp_copy, lp_count, lp_delete, lp_find, lp_first, lp_free,
     lp_get_bytes, lp_new, lp_next, lp_replace, lp_seek)
 
-REWRITE_BATCH = 64
 OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
 
 
@@ -228,9 +227,3 @@ cdef class HashValue:
         if len(out) * 2 != len(items):
             raise ValueError("a hash record repeats a field")
         return out
-
-    def rewrite_commands(self, bytes key):
-        items = self.to_record()
-        step = 2 * REWRITE_BATCH
-        for start in range(0, len(items), step):
-            yield [b"HSET", key, *items[start:start + step]]

@@ -19,7 +19,6 @@ from engine.core.lzf cimport lzf_compress, lzf_decompress_to
 from engine.core.memory cimport mem_alloc, mem_free, mem_realloc
 from libc.string cimport memcpy
 
-REWRITE_BATCH = 64
 OBJECT_OVERHEAD = 80          # the value object itself (its nodes are counted apart)
 
 DEF LP_HEADER_EXTRA = 2       # our listpack header's bytes beyond Redis's 6
@@ -724,8 +723,3 @@ cdef class ListValue:
         if not items or any(type(item) is not bytes for item in items):
             raise ValueError("a list record holds no elements, or one is not a byte string")
         return cls(items, limits)
-
-    def rewrite_commands(self, bytes key):
-        cdef int64_t start
-        for start in range(0, self.length, REWRITE_BATCH):
-            yield [b"RPUSH", key, *self.range(start, min(start + REWRITE_BATCH, self.length) - 1)]

@@ -16,7 +16,6 @@ from engine.core.listpack cimport (
     LpEntry, lp_append, lp_bytes, lp_copy, lp_count, lp_delete, lp_find, lp_first, lp_free,
     lp_get, lp_get_bytes, lp_new, lp_next, lp_seek, lp_string, parse_int64)
 
-REWRITE_BATCH = 64
 OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
 ENCODING_NAMES = (b"intset", b"listpack", b"hashtable")
 
@@ -274,11 +273,6 @@ cdef class SetValue:
         if len(out) != len(items):
             raise ValueError("a set record repeats a member")
         return out
-
-    def rewrite_commands(self, bytes key):
-        items = self.members()
-        for start in range(0, len(items), REWRITE_BATCH):
-            yield [b"SADD", key, *items[start:start + REWRITE_BATCH]]
 
 
 cdef SetValue new_set(bytes first, Py_ssize_t hint, EncodingLimits limits):

@@ -16,7 +16,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport strtod
 from libc.string cimport memcmp, memcpy, memset
-from libc.math cimport isnan, signbit
+from libc.math cimport isnan
 
 from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
 from engine.core.hashtable cimport (
@@ -29,7 +29,6 @@ from engine.core.memory cimport mem_alloc, mem_free
 cdef extern from "<malloc.h>":
     size_t malloc_usable_size(void* ptr) nogil
 
-REWRITE_BATCH = 64
 OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
 # A listpack never grows past 1 GiB whatever the limits say (a skiplist takes over),
 # as Redis's lpSafeToAdd; a pair costs its member plus at most this much.
@@ -803,23 +802,6 @@ cdef class SortedSetValue:
         for score, member in pairs:
             value.set_score(member, len(<bytes>member), score, limits)
         return value
-
-    def rewrite_commands(self, bytes key):
-        """ZADDs in ascending order; a skiplist's -0 scores come last, so that the
-        replay (whose first ZADD makes a listpack, which keeps no -0) has become a
-        skiplist again when they come, as a snapshot's load would make it."""
-        cdef list pairs = self.range_pairs(0, self.size(), False)
-        batch: list = []
-        if self.lp == NULL:
-            pairs.sort(key=lambda pair: pair[0] == 0 and signbit(pair[0]))
-        for score, member in pairs:
-            batch.append(format_score(score))
-            batch.append(member)
-            if len(batch) == 2 * REWRITE_BATCH:
-                yield [b"ZADD", key, *batch]
-                batch = []
-        if batch:
-            yield [b"ZADD", key, *batch]
 
 
 cdef SortedSetValue new_zset(int64_t size_hint, int64_t longest_hint, EncodingLimits limits):

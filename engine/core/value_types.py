@@ -13,7 +13,9 @@ any class registered here through its interface only:
     from_record(items, limits=None)      (classmethod) the value back, in the encoding the
                                          engine's EncodingLimits give it (Redis's
                                          defaults without); ValueError on bad input
-    rewrite_commands(key)                commands redis-server 7.0 recreates it with
+
+Their serialized forms (DUMP payloads, the commands that recreate them) live in
+engine/formats.
 
 Strings (bytes) and streams (Stream) are not collections and are not here.
 """

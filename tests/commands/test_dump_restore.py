@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from engine import Engine, ResponseError
-from engine.core.crc64 import crc64
-from engine.core.dump_payload import encode_string
-from engine.core.rdb_value import dump_value
+from engine.formats.crc64 import crc64
+from engine.formats.dump_payload import encode_string
+from engine.formats.rdb_value import dump_value
 from tests.differential import (NormalizeContext, RedisOracle, canonical, first_difference,
                                 normalize)
 
@@ -363,7 +363,7 @@ def as_type_15(payload: bytes) -> bytes:
     """A type-19 stream payload (plain RDB strings, as Sluice writes them) rewritten as
     Redis 5.0-6.x wrote it: type 15, without first ID, max deleted ID, entries added and
     the groups' entries read."""
-    from engine.core.dump_payload import BodyReader, encode_length
+    from engine.formats.dump_payload import BodyReader, encode_length
     r = BodyReader(payload)
     assert r.byte() == 19
     out = [b"\x0f"]

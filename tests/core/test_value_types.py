@@ -79,14 +79,6 @@ def test_bad_records_are_refused(cls, items):
         cls.from_record(items)
 
 
-def test_rewrite_commands_batch_64_elements():
-    cmds = list(ListValue([b"%d" % i for i in range(130)]).rewrite_commands(b"k"))
-    assert [len(c) - 2 for c in cmds] == [64, 64, 2] and cmds[0][:3] == [b"RPUSH", b"k", b"0"]
-    cmds = list(HashValue({b"f%d" % i: b"v" for i in range(65)}).rewrite_commands(b"h"))
-    assert [len(c) - 2 for c in cmds] == [128, 2] and cmds[0][0] == b"HSET"
-    assert list(SetValue([b"a"]).rewrite_commands(b"s")) == [[b"SADD", b"s", b"a"]]
-
-
 def engine_with_collections() -> Engine:
     engine = Engine(clock=ManualClock(1_700_000_000_000))
     db = engine.databases[0]

@@ -16,8 +16,8 @@ import redis
 
 from engine import Engine, EmbeddedRedis
 from persist import SNAPSHOT_FILENAME, block_index, iter_records
-from engine.core.crc64 import crc64
-from engine.core.dump_payload import frame
+from engine.formats.crc64 import crc64
+from engine.formats.dump_payload import frame
 from preloaded import kill_and_wait
 from servers import RedisServer, SluiceServer
 from test_lua_runtime import (BIT, CJSON, CMSGPACK, CONVERSIONS, DIFFERENCES, ERRORS,

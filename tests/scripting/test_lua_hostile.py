@@ -8,7 +8,7 @@ import re
 import pytest
 
 from engine.api.functions import FUNCTION_OPCODE
-from engine.core.dump_payload import frame
+from engine.formats.dump_payload import frame
 from lua_wire import ask_once
 from servers import RedisServer, SluiceServer
 

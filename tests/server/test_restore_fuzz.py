@@ -18,7 +18,7 @@ import time
 import pytest
 import redis
 
-from engine.core.crc64 import crc64
+from engine.formats.crc64 import crc64
 from saved_states import (NOT_KEPT, SavingServer, difference, raw, read_out, restored_alike,
                           save_kill_restart)
 from servers import ORACLE_FLAGS, RedisServer

@@ -10,7 +10,7 @@ import signal
 import pytest
 import redis
 
-from engine.core.crc64 import crc64
+from engine.formats.crc64 import crc64
 from saved_states import NOT_KEPT, SAVE_PATHS, SavingServer, raw, read_out, save_kill_restart
 from servers import ORACLE_FLAGS, RedisServer
 

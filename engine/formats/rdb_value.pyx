@@ -1,7 +1,7 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
 """Values in Redis's RDB object encoding, for DUMP and RESTORE: a payload is the type
 byte, the encoded value, the RDB version (2 bytes, little-endian) and the CRC-64 of
-everything before it (engine/core/dump_payload.py frames and checks it).
+everything before it (engine/formats/dump_payload.py frames and checks it).
 
 Strings are RDB_TYPE_STRING (0): an RDB string, plain or as an 8/16/32-bit integer
 (LZF-compressed ones are read).
@@ -48,9 +48,9 @@ from libc.string cimport memcpy
 
 import struct
 
-from engine.core.crc64 import crc64
+from engine.formats.crc64 import crc64
 from engine.core.lzf import lzf_decompress
-from engine.core.dump_payload import PayloadError
+from engine.formats.dump_payload import PayloadError
 from engine.core.value_types import VALUE_TYPES
 from engine.core.stream cimport (Stream, StreamNode, Entry, _data, _entry_head,
                                  _entry_skip, varint_get, _lp_as_int, _lp_backlen_size,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 
-from engine.core.crc64 import crc64
+from engine.formats.crc64 import crc64
 from engine.core.lzf import lzf_decompress
 
 RDB_VERSION = 10            # what redis-server 7.0 writes (and the newest it reads)

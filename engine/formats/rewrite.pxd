@@ -1,0 +1,1 @@
+cpdef list recreate_commands(bytes key, object value)
