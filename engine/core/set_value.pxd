@@ -6,6 +6,7 @@ from libc.stdint cimport int64_t
 from engine.core.encoding_limits cimport EncodingLimits
 from engine.core.hashtable cimport HTable
 from engine.core.intset cimport IntSet
+from engine.core.members cimport MemberFn
 
 cdef enum SetEncoding:
     SET_INTSET
@@ -24,6 +25,8 @@ cdef class SetValue:
     cdef bint discard(self, const unsigned char* s, size_t n) except -1
     cdef int convert(self, SetEncoding kind) except -1
     cdef object random_one(self)
+    # fn(ctx, member, n, 1.0) for each member, in the encoding's order, until it says stop.
+    cdef int visit(self, MemberFn fn, void* ctx) except -1
 
 # A new set for SADD of `hint` members starting with `first` (Redis's setTypeCreate).
 cdef SetValue new_set(bytes first, Py_ssize_t hint, EncodingLimits limits)

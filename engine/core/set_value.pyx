@@ -3,9 +3,11 @@ key-only hash table, converted as Redis 7.2+ converts (intset -> listpack when a
 non-integer comes while the set is small, intset or listpack -> hashtable when it
 grows past the limits or a long member comes; never back)."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.stdio cimport snprintf
 
 from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
+from engine.core.members cimport MemberFn
 from engine.core.random_picks cimport pick_distinct
 from engine.core.hashtable cimport (
     HEntry, HIter, ht_bytes, ht_copy, ht_count, ht_delete, ht_find, ht_free, ht_iter_init,
@@ -196,6 +198,34 @@ cdef class SetValue:
             return lp_get_bytes(self.lp, lp_seek(self.lp, <long>(ht_random_u64() % size)))
         e = ht_random(self.table)
         return PyBytes_FromStringAndSize(<const char*>ht_key(self.table, e), e.klen)
+
+    cdef int visit(self, MemberFn fn, void* ctx) except -1:
+        cdef uint32_t i, n
+        cdef char text[24]
+        cdef size_t off
+        cdef LpEntry e
+        cdef const unsigned char* s
+        cdef HIter it
+        cdef HEntry* entry
+        if self.kind == SET_INTSET:
+            for i in range(is_len(self.ints)):
+                n = snprintf(text, sizeof(text), "%lld", <long long>is_get(self.ints, i))
+                if fn(ctx, <const unsigned char*>text, n, 1.0):
+                    return 0
+        elif self.kind == SET_LISTPACK:
+            off = lp_first(self.lp)
+            while off:
+                lp_get(self.lp, off, &e)
+                s = lp_string(&e, &n)
+                if fn(ctx, s, n, 1.0):
+                    return 0
+                off = lp_next(self.lp, off)
+        else:
+            ht_iter_init(self.table, &it)
+            entry = ht_iter_next(self.table, &it)
+            while entry != NULL and not fn(ctx, ht_key(self.table, entry), entry.klen, 1.0):
+                entry = ht_iter_next(self.table, &it)
+        return 0
 
     # changes
 

@@ -24,6 +24,7 @@ from engine.core.hashtable cimport (
 from engine.core.listpack cimport (
     LpEntry, lp_bytes, lp_copy, lp_count, lp_delete, lp_end, lp_find, lp_first, lp_free,
     lp_get, lp_insert, lp_last, lp_new, lp_next, lp_prev, lp_seek, lp_string)
+from engine.core.members cimport MemberFn
 from engine.core.memory cimport mem_alloc, mem_free
 
 cdef extern from "<malloc.h>":
@@ -673,6 +674,25 @@ cdef class SortedSetValue:
             x = nxt
         return count
 
+    cdef int visit(self, MemberFn fn, void* ctx) except -1:
+        cdef size_t off
+        cdef LpEntry e
+        cdef uint32_t n
+        cdef const unsigned char* s
+        cdef ZNode* x
+        if self.lp != NULL:
+            off = lp_first(self.lp)
+            while off:
+                s = _lp_member(self.lp, off, &e, &n)
+                if fn(ctx, s, n, _lp_score(self.lp, lp_next(self.lp, off))):
+                    return 0
+                off = lp_next(self.lp, lp_next(self.lp, off))
+            return 0
+        x = self.zsl.header.level[0].forward
+        while x != NULL and not fn(ctx, _key(x.entry), x.entry.klen, x.score):
+            x = x.level[0].forward
+        return 0
+
     # Python interface (other modules, tests)
 
     def __len__(self):
@@ -747,10 +767,6 @@ cdef class SortedSetValue:
 
     def __iter__(self):
         return iter(self.range_pairs(0, self.size(), False))
-
-    def scores_dict(self) -> dict:
-        """{member: score} of every member."""
-        return {member: score for score, member in self.range_pairs(0, self.size(), False)}
 
     def copy(self) -> SortedSetValue:
         cdef SortedSetValue out = SortedSetValue.__new__(SortedSetValue)
