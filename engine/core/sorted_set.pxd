@@ -36,6 +36,7 @@ cdef struct ZSkiplist:
     uint64_t length
     int level
     size_t node_bytes                # allocated bytes of the nodes (header included)
+    HTable* members                  # member -> node, beside the order
 
 # One end of a lex range: kind -1 `-` (below all), 1 `+` (above all), 0 the text s[:n].
 cdef struct ZLexBound:
@@ -46,8 +47,7 @@ cdef struct ZLexBound:
 
 cdef class SortedSetValue:
     cdef unsigned char* lp           # small: member, score, ... (NULL when big)
-    cdef ZSkiplist* zsl              # big: the order
-    cdef HTable* members             # big: member -> node
+    cdef ZSkiplist* zsl              # big: the order and the member -> node table
     cdef readonly int64_t nbytes     # the members' bytes
 
     cdef int64_t size(self) noexcept

@@ -31,7 +31,7 @@ cdef extern from "<malloc.h>":
     size_t malloc_usable_size(void* ptr) nogil
 
 REWRITE_BATCH = 64
-OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
+OBJECT_OVERHEAD = 48          # the value object itself (its C data is counted apart)
 # A listpack never grows past 1 GiB whatever the limits say (a skiplist takes over),
 # as Redis's lpSafeToAdd; a pair costs its member plus at most this much.
 cdef size_t LISTPACK_SAFE_BYTES = 1 << 30
@@ -367,9 +367,8 @@ cdef class SortedSetValue:
         if self.lp != NULL:
             lp_free(self.lp)
         if self.zsl != NULL:
+            ht_free(self.zsl.members)
             zsl_free(self.zsl)
-        if self.members != NULL:
-            ht_free(self.members)
 
     # the C paths
 
@@ -391,8 +390,8 @@ cdef class SortedSetValue:
         except MemoryError:
             zsl_free(zsl)
             raise
+        zsl.members = table
         self.zsl = zsl
-        self.members = table
         off = lp_first(self.lp)
         while off:
             s = _lp_member(self.lp, off, &le, &n)
@@ -406,8 +405,8 @@ cdef class SortedSetValue:
         """Links a member that is not there into the hash table and the skiplist."""
         cdef ZNode* node = NULL
         cdef HEntry* e
-        ht_set(self.members, s, n, <const unsigned char*>&node, sizeof(ZNode*))
-        e = ht_find(self.members, s, n)
+        ht_set(self.zsl.members, s, n, <const unsigned char*>&node, sizeof(ZNode*))
+        e = ht_find(self.zsl.members, s, n)
         _set_node(e, zsl_insert(self.zsl, score, e))
         return 0
 
@@ -419,7 +418,7 @@ cdef class SortedSetValue:
             if off:
                 out[0] = _lp_score(self.lp, lp_next(self.lp, off))
             return off != 0
-        e = ht_find(self.members, s, n)
+        e = ht_find(self.zsl.members, s, n)
         if e != NULL:
             out[0] = _node_of(e).score
         return e != NULL
@@ -446,7 +445,7 @@ cdef class SortedSetValue:
                 self.nbytes += n
                 return 1
             self.convert()
-        e = ht_find(self.members, s, n)
+        e = ht_find(self.zsl.members, s, n)
         if e != NULL:
             x = _node_of(e)
             if x.score == score:        # (0 and -0 too: the old one stays)
@@ -473,11 +472,11 @@ cdef class SortedSetValue:
                 return False
             lp_delete(&self.lp, off, 2)
         else:
-            e = ht_find(self.members, s, n)
+            e = ht_find(self.zsl.members, s, n)
             if e == NULL:
                 return False
             zsl_delete(self.zsl, _node_of(e))
-            ht_delete(self.members, s, n)
+            ht_delete(self.zsl.members, s, n)
         self.nbytes -= n
         return True
 
@@ -495,7 +494,7 @@ cdef class SortedSetValue:
                 rank += 1
                 off = lp_next(self.lp, lp_next(self.lp, off))
             return rank
-        e = ht_find(self.members, s, n)
+        e = ht_find(self.zsl.members, s, n)
         if e == NULL:
             return -1
         return <int64_t>zsl_rank(self.zsl, _node_of(e)) - 1
@@ -670,7 +669,7 @@ cdef class SortedSetValue:
             entry = x.entry
             self.nbytes -= entry.klen
             zsl_delete(self.zsl, x)
-            ht_delete(self.members, _key(entry), entry.klen)    # frees the entry last
+            ht_delete(self.zsl.members, _key(entry), entry.klen)    # frees the entry last
             x = nxt
         return count
 
@@ -714,7 +713,7 @@ cdef class SortedSetValue:
         """Its C memory (MEMORY USAGE adds it to the footprint)."""
         if self.lp != NULL:
             return lp_bytes(self.lp)
-        return sizeof(ZSkiplist) + self.zsl.node_bytes + ht_bytes(self.members)
+        return sizeof(ZSkiplist) + self.zsl.node_bytes + ht_bytes(self.zsl.members)
 
     def add(self, bytes member, double score, EncodingLimits limits=None) -> bool:
         """Sets member's score (adding it when new); True when it is new."""
