@@ -674,11 +674,11 @@ cdef class SortedSetValue:
         return count
 
     cdef int visit(self, MemberFn fn, void* ctx) except -1:
-        cdef size_t off
+        cdef ZNode* x
+        cdef const unsigned char* s
         cdef LpEntry e
         cdef uint32_t n
-        cdef const unsigned char* s
-        cdef ZNode* x
+        cdef size_t off
         if self.lp != NULL:
             off = lp_first(self.lp)
             while off:
