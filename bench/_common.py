@@ -326,6 +326,12 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[obje
     sys.stdout.flush()
 
 
+def loadavg() -> str:
+    """/proc/loadavg as one line (benchmarks print it before and after their runs)."""
+    with open("/proc/loadavg") as f:
+        return f.read().strip()
+
+
 def header(name: str, args, extra: str = "") -> None:
     """One line saying what ran, with which Python, load and options."""
     import platform

@@ -19,7 +19,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SCRIPTS = ["claim_bench.py", "memory_bench.py", "throughput_bench.py", "server_bench.py",
-           "script_bench.py", "persistence_bench.py", "snapshot_bench.py", "spark_bench.py",
+           "redis_benchmark_bench.py", "script_bench.py", "persistence_bench.py", "snapshot_bench.py", "spark_bench.py",
            "worker_bench.py"]
 
 

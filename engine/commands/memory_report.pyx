@@ -60,6 +60,17 @@ def memory_usage(CommandContext ctx, list argv):
     return db.usage(key, value)
 
 
+def index_overhead(databases) -> int:
+    """The bytes of the keyspace index's C tables in the databases that hold keys (what
+    Redis counts as its dictionaries' overhead), for MEMORY STATS and INFO."""
+    cdef Database db
+    cdef int64_t total = 0
+    for db in databases:
+        if len(db):
+            total += db.main_table_bytes() + db.expires_table_bytes()
+    return total
+
+
 @command("memory|stats")
 def memory_stats(CommandContext ctx, list argv):
     keyspace = ctx.keyspace
@@ -67,6 +78,7 @@ def memory_stats(CommandContext ctx, list argv):
     cdef int64_t peak = max(keyspace.peak_memory, used)
     cdef int64_t rss = rss_bytes()
     cdef int64_t keys = 0
+    cdef int64_t overhead = index_overhead(keyspace.databases)
     cdef Database db
     stats = {b"peak.allocated": peak, b"total.allocated": used, b"startup.allocated": 0,
              b"replication.backlog": 0, b"clients.slaves": 0, b"clients.normal": 0,
@@ -75,15 +87,16 @@ def memory_stats(CommandContext ctx, list argv):
     for db in keyspace.databases:
         if len(db):
             keys += len(db)
-            stats[b"db.%d" % db.index] = {b"overhead.hashtable.main": 0,
-                                          b"overhead.hashtable.expires": 0,
-                                          b"overhead.hashtable.slot-to-keys": 0}
+            stats[b"db.%d" % db.index] = {
+                b"overhead.hashtable.main": db.main_table_bytes(),
+                b"overhead.hashtable.expires": db.expires_table_bytes(),
+                b"overhead.hashtable.slot-to-keys": 0}        # no cluster mode
     stats.update({
-        b"overhead.total": 0,
+        b"overhead.total": overhead,
         b"keys.count": keys,
         b"keys.bytes-per-key": used // keys if keys else 0,
-        b"dataset.bytes": used,
-        b"dataset.percentage": 100.0 if used else 0.0,
+        b"dataset.bytes": used - overhead,
+        b"dataset.percentage": 100.0 * (used - overhead) / used if used else 0.0,
         b"peak.percentage": 100.0 * used / peak if peak else 0.0,
         b"allocator.allocated": used,
         b"allocator.active": used,

@@ -35,6 +35,9 @@ from engine.core.set_value import SetValue
 from engine.core.sorted_set cimport SortedSetValue, ZLexBound, new_zset, score_text
 from engine.core.sorted_set import format_score
 from engine.formats.rewrite cimport recreate_commands
+from engine.core.zset_combine cimport (
+    OP_UNION, OP_INTER, OP_DIFF, AGGREGATE_SUM, AGGREGATE_MIN, AGGREGATE_MAX, combine_values,
+    intersection_size)
 
 NAN_SCORE = "ERR resulting score is not a number (NaN)"
 RANGE_NOT_FLOAT = "ERR min or max is not a float"
@@ -267,25 +270,25 @@ command("zrangebylex")(range_handler(BY_LEX, 0))
 command("zrevrangebylex")(range_handler(BY_LEX, 1))
 
 
-cdef Py_ssize_t store_pairs(CommandContext ctx, bytes dst, list pairs, bytes event) except -1:
-    """ZRANGESTORE's and ZUNIONSTORE & co.'s end: the sorted set of the (score, member)
-    `pairs` replaces dst, TTL included (no pairs: dst is deleted); the effect is DEL
-    plus the ZADDs of the stored set. Its size."""
+cdef Py_ssize_t store_zset(CommandContext ctx, bytes dst, SortedSetValue stored,
+                          bytes event) except -1:
+    """ZRANGESTORE's and ZUNIONSTORE & co.'s end: `stored` replaces dst, TTL included
+    (an empty set: dst is deleted); the effect is DEL plus the ZADDs of the stored set.
+    Its size."""
     cdef Database db = ctx.db
-    if not pairs:
+    if stored.size() == 0:
         if db.lookup(dst, ctx.now) is not None:
             db.remove(dst)
             ctx.touch(dst, "g", b"del")
             ctx.propagate([b"DEL", dst])
         return 0
-    stored = SortedSetValue.from_pairs(pairs, ctx.limits)
     db.persist(dst)
     db.store(dst, stored)
     ctx.touch(dst, "z", event)
     if ctx.logs():
         ctx.effects.append([b"DEL", dst])
         ctx.effects.extend(recreate_commands(dst, stored))
-    return len(stored)
+    return stored.size()
 
 
 @command("zrangestore")
@@ -293,8 +296,8 @@ def zrangestore(CommandContext ctx, list argv):
     cdef bint withscores
     cdef RangeSpec spec = parse_range(argv, 3, True, BY_AUTO, -1, &withscores)
     cdef SortedSetValue source = zset_at(ctx, argv[2])
-    return store_pairs(ctx, argv[1], [] if source is None else spec.select(source),
-                       b"zrangestore")
+    return store_zset(ctx, argv[1], SortedSetValue.from_pairs(
+        [] if source is None else spec.select(source), ctx.limits), b"zrangestore")
 
 
 # -- adding and removing ---------------------------------------------------------------
@@ -663,140 +666,84 @@ def zscan(CommandContext ctx, list argv):
 
 # -- unions, intersections and differences -------------------------------------------------
 
-# Which combination of the sources (Redis's SET_OP_*).
-cdef enum:
-    OP_UNION = 0
-    OP_INTER = 1
-    OP_DIFF = 2
+cdef list source_values(CommandContext ctx, list keys):
+    """The sources of a combination: sorted sets, sets (each member scores 1) or None
+    (no key); WRONGTYPE for any other type."""
+    cdef list values = []
+    for key in keys:
+        value = ctx.db.lookup(key, ctx.now)
+        if value is not None and type(value) is not SortedSetValue and type(value) is not SetValue:
+            raise ResponseError(WRONGTYPE)
+        values.append(value)
+    return values
 
 
-cdef inline double weighted(double score, double weight):
-    """A source's score times its weight; inf * 0 counts as 0, as in Redis."""
-    cdef double value = score * weight
-    return 0.0 if isnan(value) else value
+cdef class CombineArgs:
+    """What ZUNION & co. were asked (Redis's zunionInterDiffGenericCommand's parse): the
+    sources at the key count's place, then WEIGHTS and AGGREGATE but for ZDIFF and
+    ZINTERCARD, WITHSCORES for the replying forms, LIMIT for ZINTERCARD."""
+    cdef list values
+    cdef list weights
+    cdef int how
+    cdef int64_t limit
+    cdef bint withscores
 
-
-cdef inline double aggregate(double total, double value, int how):
-    """Redis's zunionInterAggregate: SUM (inf + -inf counts as 0), MIN or MAX."""
-    if how == 0:
-        total += value
-        return 0.0 if isnan(total) else total
-    if how == 1:
-        return value if value < total else total
-    return value if value > total else total
-
-
-cdef dict source_scores(CommandContext ctx, bytes key):
-    """A source as {member: score}: a sorted set, a set (each member scores 1), or
-    nothing; WRONGTYPE for any other type."""
-    value = ctx.db.lookup(key, ctx.now)
-    if value is None:
-        return {}
-    if type(value) is SortedSetValue:
-        return value.scores_dict()
-    if type(value) is SetValue:
-        return dict.fromkeys(value, 1.0)
-    raise ResponseError(WRONGTYPE)
-
-
-cdef dict combine(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int op, str name,
-                  bint store, bint card, bint* withscores):
-    """The shared core of ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD
-    (Redis's zunionInterDiffGenericCommand): reads the key count at argv[numkeys_at],
-    the sources after it and the options the command takes (WEIGHTS and AGGREGATE
-    but for ZDIFF and ZINTERCARD, WITHSCORES for the replying forms, LIMIT for
-    ZINTERCARD), and returns the result as {member: score}. ZINTERCARD's LIMIT
-    stops the intersection once it has that many members."""
-    cdef int64_t setnum = parse_int(argv[numkeys_at], NULL)
-    cdef int64_t limit = 0
-    cdef Py_ssize_t j, i, argc = len(argv), remaining
-    cdef int how = 0
-    cdef double score
-    withscores[0] = False
-    if setnum < 1:
-        raise ResponseError(f"ERR at least 1 input key is needed for '{name}' command")
-    if setnum > argc - numkeys_at - 1:
-        raise ResponseError(SYNTAX)
-    cdef list sources = [source_scores(ctx, key)
-                         for key in argv[numkeys_at + 1:numkeys_at + 1 + setnum]]
-    cdef list weights = [1.0] * setnum
-    cdef bint scored = op != OP_DIFF and not card
-    j = numkeys_at + 1 + setnum
-    while j < argc:
-        remaining = argc - j
-        if scored and remaining >= setnum + 1 and is_option(argv[j], b"weights"):
-            for i in range(setnum):
-                weights[i] = parse_double(argv[j + 1 + i], b"ERR weight value is not a float")
-            j += setnum + 1
-        elif scored and remaining >= 2 and is_option(argv[j], b"aggregate"):
-            if is_option(argv[j + 1], b"sum"):
-                how = 0
-            elif is_option(argv[j + 1], b"min"):
-                how = 1
-            elif is_option(argv[j + 1], b"max"):
-                how = 2
+    def __init__(self, CommandContext ctx, list argv, Py_ssize_t numkeys_at, int op, str name,
+                 bint store, bint card):
+        cdef int64_t setnum = parse_int(argv[numkeys_at], NULL)
+        cdef Py_ssize_t j, i, argc = len(argv), remaining
+        cdef bint scored = op != OP_DIFF and not card
+        if setnum < 1:
+            raise ResponseError(f"ERR at least 1 input key is needed for '{name}' command")
+        if setnum > argc - numkeys_at - 1:
+            raise ResponseError(SYNTAX)
+        self.values = source_values(ctx, argv[numkeys_at + 1:numkeys_at + 1 + setnum])
+        self.weights = [1.0] * setnum
+        self.how = AGGREGATE_SUM
+        j = numkeys_at + 1 + setnum
+        while j < argc:
+            remaining = argc - j
+            if scored and remaining >= setnum + 1 and is_option(argv[j], b"weights"):
+                for i in range(setnum):
+                    self.weights[i] = parse_double(argv[j + 1 + i],
+                                                   b"ERR weight value is not a float")
+                j += setnum + 1
+            elif scored and remaining >= 2 and is_option(argv[j], b"aggregate"):
+                if is_option(argv[j + 1], b"sum"):
+                    self.how = AGGREGATE_SUM
+                elif is_option(argv[j + 1], b"min"):
+                    self.how = AGGREGATE_MIN
+                elif is_option(argv[j + 1], b"max"):
+                    self.how = AGGREGATE_MAX
+                else:
+                    raise ResponseError(SYNTAX)
+                j += 2
+            elif not store and not card and is_option(argv[j], b"withscores"):
+                self.withscores = True
+                j += 1
+            elif card and remaining >= 2 and is_option(argv[j], b"limit"):
+                self.limit = parse_int_range(argv[j + 1], 0, INT64_MAX,
+                                             b"ERR LIMIT can't be negative")
+                j += 2
             else:
                 raise ResponseError(SYNTAX)
-            j += 2
-        elif not store and not card and is_option(argv[j], b"withscores"):
-            withscores[0] = True
-            j += 1
-        elif card and remaining >= 2 and is_option(argv[j], b"limit"):
-            limit = parse_int_range(argv[j + 1], 0, INT64_MAX, b"ERR LIMIT can't be negative")
-            j += 2
-        else:
-            raise ResponseError(SYNTAX)
-    cdef dict result = {}
-    if op == OP_DIFF:
-        first = sources[0]
-        others = sources[1:]
-        for member, value in first.items():
-            for scores in others:
-                if member in scores:
-                    break
-            else:
-                result[member] = value
-        return result
-    # smallest source first, as Redis orders them (the order of a float sum)
-    cdef list ranked = sorted(zip(sources, weights), key=lambda sw: len(sw[0]))
-    if op == OP_UNION:
-        for scores, weight in ranked:
-            for member, value in scores.items():
-                score = weighted(value, weight)
-                if member in result:
-                    result[member] = aggregate(result[member], score, how)
-                else:
-                    result[member] = score
-        return result
-    first, first_weight = ranked[0]
-    for member, value in first.items():
-        score = weighted(value, first_weight)
-        for scores, weight in ranked[1:]:
-            other = scores.get(member)
-            if other is None:
-                break
-            score = aggregate(score, <double>other * <double>weight, how)
-        else:
-            result[member] = score
-            if len(result) == limit:
-                break
-    return result
 
 
 cdef object combine_reply(CommandContext ctx, list argv, int op, str name):
     """ZUNION, ZINTER, ZDIFF: the result by (score, member), as Redis's skiplist
     orders it."""
-    cdef bint withscores
-    cdef dict result = combine(ctx, argv, 1, op, name, False, False, &withscores)
-    pairs = sorted([(score, member) for member, score in result.items()])
-    return pairs_reply(ctx, pairs, withscores, ctx.resp3)
+    cdef CombineArgs args = CombineArgs(ctx, argv, 1, op, name, False, False)
+    cdef SortedSetValue result = combine_values(args.values, args.weights, op, args.how, True,
+                                                ctx.limits)
+    return pairs_reply(ctx, result.range_pairs(0, result.size(), False), args.withscores,
+                       ctx.resp3)
 
 
 cdef object combine_store(CommandContext ctx, list argv, int op, str name):
-    """ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces argv[1] (store_pairs)."""
-    cdef bint withscores
-    cdef dict result = combine(ctx, argv, 2, op, name, True, False, &withscores)
-    return store_pairs(ctx, argv[1], [(s, m) for m, s in result.items()], name.encode())
+    """ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces argv[1] (store_zset)."""
+    cdef CombineArgs args = CombineArgs(ctx, argv, 2, op, name, True, False)
+    return store_zset(ctx, argv[1], combine_values(args.values, args.weights, op, args.how,
+                                                   False, ctx.limits), name.encode())
 
 
 def combine_handler(int op, str name, bint store):
@@ -818,5 +765,5 @@ command("zdiffstore")(combine_handler(OP_DIFF, "zdiffstore", True))
 
 @command("zintercard")
 def zintercard(CommandContext ctx, list argv):
-    cdef bint withscores
-    return len(combine(ctx, argv, 1, OP_INTER, "zintercard", False, True, &withscores))
+    cdef CombineArgs args = CombineArgs(ctx, argv, 1, OP_INTER, "zintercard", False, True)
+    return intersection_size(args.values, args.limit)

@@ -7,8 +7,7 @@ from engine.core.encoding_limits cimport EncodingLimits
 from engine.core.hashtable cimport HTable
 
 cdef class HashValue:
-    cdef bint hashtable              # else a listpack
-    cdef unsigned char* lp
+    cdef unsigned char* lp           # a listpack of pairs, NULL once a hash table
     cdef HTable* table
     cdef readonly int64_t nbytes     # the fields' and values' bytes
 

@@ -14,7 +14,7 @@ from engine.core.listpack cimport (
     lp_append, lp_bytes, lp_copy, lp_count, lp_delete, lp_find, lp_first, lp_free,
     lp_get_bytes, lp_new, lp_next, lp_replace, lp_seek)
 
-OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
+OBJECT_OVERHEAD = 48          # the value object itself (its C data is counted apart)
 
 
 cdef class HashValue:
@@ -36,13 +36,13 @@ cdef class HashValue:
             ht_free(self.table)
 
     def __len__(self):
-        return ht_count(self.table) if self.hashtable else lp_count(self.lp) // 2
+        return ht_count(self.table) if self.lp == NULL else lp_count(self.lp) // 2
 
     def __contains__(self, bytes field):
         return self.lookup(field, len(field)) is not None
 
     def encoding(self) -> bytes:
-        return b"hashtable" if self.hashtable else b"listpack"
+        return b"hashtable" if self.lp == NULL else b"listpack"
 
     def footprint(self) -> int:
         """The object itself: its members live in counted C memory (used_memory has
@@ -51,18 +51,18 @@ cdef class HashValue:
 
     def memory_bytes(self) -> int:
         """Its C memory (MEMORY USAGE adds it to the footprint)."""
-        return ht_bytes(self.table) if self.hashtable else lp_bytes(self.lp)
+        return ht_bytes(self.table) if self.lp == NULL else lp_bytes(self.lp)
 
     def copy(self) -> HashValue:
         cdef HashValue out = HashValue.__new__(HashValue)
         out.nbytes = self.nbytes
-        out.hashtable = self.hashtable
-        if self.hashtable:
+        if self.lp == NULL:
             lp_free(out.lp)
             out.lp = NULL
             out.table = ht_copy(self.table)
         else:
             lp_free(out.lp)
+            out.lp = NULL
             out.lp = lp_copy(self.lp)
         return out
 
@@ -72,7 +72,7 @@ cdef class HashValue:
         """The value of field f, None when absent."""
         cdef size_t off
         cdef HEntry* e
-        if self.hashtable:
+        if self.lp == NULL:
             e = ht_find(self.table, f, n)
             if e == NULL:
                 return None
@@ -88,14 +88,13 @@ cdef class HashValue:
             ht_set(self.table, flat[i], len(<bytes>flat[i]), flat[i + 1], len(<bytes>flat[i + 1]))
         lp_free(self.lp)
         self.lp = NULL
-        self.hashtable = True
         return 0
 
     cdef int store(self, bytes field, bytes value, EncodingLimits limits) except -1:
         """Sets one field (the caller has converted for long strings); 1 when new."""
         cdef size_t off, voff
         cdef object old
-        if self.hashtable:
+        if self.lp == NULL:
             old = self.lookup(field, len(field))
             ht_set(self.table, field, len(field), value, len(value))
         else:
@@ -121,7 +120,7 @@ cdef class HashValue:
         cdef uint64_t size = len(self)
         if size == 0:
             return None
-        if not self.hashtable:
+        if self.lp != NULL:
             return lp_get_bytes(self.lp, lp_seek(self.lp, <long>(2 * (ht_random_u64() % size))))
         e = ht_random(self.table)
         return PyBytes_FromStringAndSize(<const char*>ht_key(self.table, e), e.klen)
@@ -135,7 +134,7 @@ cdef class HashValue:
         if limits is None:
             limits = DEFAULT_LIMITS
         cdef Py_ssize_t i, added = 0
-        if not self.hashtable:
+        if self.lp != NULL:
             for i in range(start, len(flat)):
                 if <int64_t>len(<bytes>flat[i]) > limits.hash_max_listpack_value:
                     self.convert()
@@ -162,7 +161,7 @@ cdef class HashValue:
         old = self.lookup(field, len(field))
         if old is None:
             return False
-        if self.hashtable:
+        if self.lp == NULL:
             ht_delete(self.table, field, len(field))
         else:
             off = lp_find(self.lp, lp_first(self.lp), field, len(field), 1)
@@ -182,7 +181,7 @@ cdef class HashValue:
         cdef size_t off
         cdef HIter it
         cdef HEntry* e
-        if not self.hashtable:
+        if self.lp != NULL:
             off = lp_first(self.lp)
             while off:
                 out.append(lp_get_bytes(self.lp, off))
@@ -210,7 +209,7 @@ cdef class HashValue:
         """`count` distinct fields chosen at random (all of them, in order, when count
         >= size)."""
         return pick_distinct(self.keys, self.random_field, len(self), count,
-                             self.hashtable)
+                             self.lp == NULL)
 
     def random_picks(self, int64_t count) -> list:
         """`count` fields chosen at random, each independently (they may repeat)."""

@@ -59,6 +59,11 @@ cdef class Database:
     cdef bint persist(self, bytes key)
     # How many keys have a TTL.
     cpdef Py_ssize_t volatile_count(self)
+    # The bytes of the index's C tables (key -> slot, key -> expiry): their bucket
+    # arrays and entries (keys, slots and inline strings are in the entries), not their
+    # fixed headers, made with the database (startup memory, outside used_memory).
+    cpdef int64_t main_table_bytes(self)
+    cpdef int64_t expires_table_bytes(self)
     # When key (holding value) was last looked up or stored, in ms; set_access sets it.
     cpdef int64_t access_of(self, bytes key, object value) except? -1
     # What key (holding value) costs: its entries in the tables, its value's objects

@@ -10,8 +10,8 @@ from random import random
 
 from engine.core.errors import ResponseError, WRONGTYPE
 from engine.core.hashtable cimport (
-    HTable, HEntry, HIter, ht_new, ht_free, ht_clear, ht_count, ht_key, ht_value, ht_find,
-    ht_set, ht_delete, ht_random, ht_scan, ht_iter_init, ht_iter_next)
+    HTable, HEntry, HIter, ht_new, ht_free, ht_clear, ht_count, ht_bytes, ht_key, ht_value,
+    ht_find, ht_set, ht_delete, ht_random, ht_scan, ht_iter_init, ht_iter_next)
 from engine.core.memory cimport MemoryAccount
 from engine.core.stream cimport Stream
 from engine.core.value_types import COLLECTION_CLASSES
@@ -412,6 +412,12 @@ cdef class Database:
 
     cpdef Py_ssize_t volatile_count(self):
         return ht_count(self.volatile)
+
+    cpdef int64_t main_table_bytes(self):
+        return ht_bytes(self.table) - sizeof(HTable)
+
+    cpdef int64_t expires_table_bytes(self):
+        return ht_bytes(self.volatile) - sizeof(HTable)
 
     cpdef int64_t usage(self, bytes key, object value):
         cdef HEntry* e = self.entry(key)

@@ -3,9 +3,11 @@ key-only hash table, converted as Redis 7.2+ converts (intset -> listpack when a
 non-integer comes while the set is small, intset or listpack -> hashtable when it
 grows past the limits or a long member comes; never back)."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.stdio cimport snprintf
 
 from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
+from engine.core.members cimport MemberFn
 from engine.core.random_picks cimport pick_distinct
 from engine.core.hashtable cimport (
     HEntry, HIter, ht_bytes, ht_copy, ht_count, ht_delete, ht_find, ht_free, ht_iter_init,
@@ -16,7 +18,7 @@ from engine.core.listpack cimport (
     LpEntry, lp_append, lp_bytes, lp_copy, lp_count, lp_delete, lp_find, lp_first, lp_free,
     lp_get, lp_get_bytes, lp_new, lp_next, lp_seek, lp_string, parse_int64)
 
-OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
+OBJECT_OVERHEAD = 48          # the value object itself (its C data is counted apart)
 ENCODING_NAMES = (b"intset", b"listpack", b"hashtable")
 
 
@@ -39,7 +41,7 @@ cdef class SetValue:
 
     def __cinit__(self):
         self.kind = SET_INTSET
-        self.ints = is_new()
+        self.d.ints = is_new()
 
     def __init__(self, members=(), EncodingLimits limits=None):
         if limits is None:
@@ -51,19 +53,14 @@ cdef class SetValue:
             self.insert(member, len(<bytes>member), limits)
 
     def __dealloc__(self):
-        if self.ints != NULL:
-            is_free(self.ints)
-        if self.lp != NULL:
-            lp_free(self.lp)
-        if self.table != NULL:
-            ht_free(self.table)
+        self.free_members()
 
     def __len__(self):
         if self.kind == SET_INTSET:
-            return is_len(self.ints)
+            return is_len(self.d.ints)
         if self.kind == SET_LISTPACK:
-            return lp_count(self.lp)
-        return ht_count(self.table)
+            return lp_count(self.d.lp)
+        return ht_count(self.d.table)
 
     def __iter__(self):
         return iter(self.members())
@@ -82,23 +79,22 @@ cdef class SetValue:
     def memory_bytes(self) -> int:
         """Its C memory (MEMORY USAGE adds it to the footprint)."""
         if self.kind == SET_INTSET:
-            return is_bytes(self.ints)
+            return is_bytes(self.d.ints)
         if self.kind == SET_LISTPACK:
-            return lp_bytes(self.lp)
-        return ht_bytes(self.table)
+            return lp_bytes(self.d.lp)
+        return ht_bytes(self.d.table)
 
     def copy(self) -> SetValue:
         cdef SetValue out = SetValue.__new__(SetValue)
-        is_free(out.ints)
-        out.ints = NULL
+        out.free_members()
         out.kind = self.kind
         out.nbytes = self.nbytes
         if self.kind == SET_INTSET:
-            out.ints = is_copy(self.ints)
+            out.d.ints = is_copy(self.d.ints)
         elif self.kind == SET_LISTPACK:
-            out.lp = lp_copy(self.lp)
+            out.d.lp = lp_copy(self.d.lp)
         else:
-            out.table = ht_copy(self.table)
+            out.d.table = ht_copy(self.d.table)
         return out
 
     # the C paths
@@ -106,29 +102,45 @@ cdef class SetValue:
     cdef bint has(self, const unsigned char* s, size_t n) noexcept:
         cdef int64_t v
         if self.kind == SET_INTSET:
-            return parse_int64(s, n, &v) and is_find(self.ints, v)
+            return parse_int64(s, n, &v) and is_find(self.d.ints, v)
         if self.kind == SET_LISTPACK:
-            return lp_find(self.lp, lp_first(self.lp), s, n, 0) != 0
-        return ht_find(self.table, s, n) != NULL
+            return lp_find(self.d.lp, lp_first(self.d.lp), s, n, 0) != 0
+        return ht_find(self.d.table, s, n) != NULL
+
+    cdef void free_members(self) noexcept:
+        if self.d.lp == NULL:
+            return
+        if self.kind == SET_INTSET:
+            is_free(self.d.ints)
+        elif self.kind == SET_LISTPACK:
+            lp_free(self.d.lp)
+        else:
+            ht_free(self.d.table)
+        self.d.lp = NULL
 
     cdef int convert(self, SetEncoding kind) except -1:
         """Moves every member into the `kind` encoding (a later one than the current)."""
         cdef list members = self.members()
         cdef bytes m
+        cdef SetData fresh
         if kind == SET_LISTPACK:
-            self.lp = lp_new()
-            for m in members:
-                lp_append(&self.lp, m, len(m))
+            fresh.lp = lp_new()
+            try:
+                for m in members:
+                    lp_append(&fresh.lp, m, len(m))
+            except MemoryError:
+                lp_free(fresh.lp)
+                raise
         else:
-            self.table = ht_new(False)
-            for m in members:
-                ht_set(self.table, m, len(m), NULL, 0)
-        if self.kind == SET_INTSET:
-            is_free(self.ints)
-            self.ints = NULL
-        elif self.kind == SET_LISTPACK:
-            lp_free(self.lp)
-            self.lp = NULL
+            fresh.table = ht_new(False)
+            try:
+                for m in members:
+                    ht_set(fresh.table, m, len(m), NULL, 0)
+            except MemoryError:
+                ht_free(fresh.table)
+                raise
+        self.free_members()
+        self.d = fresh
         self.kind = kind
         return 0
 
@@ -138,31 +150,31 @@ cdef class SetValue:
         cdef uint64_t size
         if self.kind == SET_INTSET:
             if parse_int64(s, n, &v):
-                if not is_add(&self.ints, v):
+                if not is_add(&self.d.ints, v):
                     return 0
                 self.nbytes += n
-                if is_len(self.ints) > limits.set_max_intset_entries:
+                if is_len(self.d.ints) > limits.set_max_intset_entries:
                     self.convert(SET_HASHTABLE)
                 return 1
-            size = is_len(self.ints)
+            size = is_len(self.d.ints)
             if (<int64_t>size < limits.set_max_listpack_entries
                     and <int64_t>n <= limits.set_max_listpack_value
-                    and (size == 0 or max(_digits(is_get(self.ints, 0)),
-                                          _digits(is_get(self.ints, size - 1)))
+                    and (size == 0 or max(_digits(is_get(self.d.ints, 0)),
+                                          _digits(is_get(self.d.ints, size - 1)))
                          <= limits.set_max_listpack_value)):
                 self.convert(SET_LISTPACK)
             else:
                 self.convert(SET_HASHTABLE)
         if self.kind == SET_LISTPACK:
-            if lp_find(self.lp, lp_first(self.lp), s, n, 0):
+            if lp_find(self.d.lp, lp_first(self.d.lp), s, n, 0):
                 return 0
-            if (<int64_t>lp_count(self.lp) < limits.set_max_listpack_entries
+            if (<int64_t>lp_count(self.d.lp) < limits.set_max_listpack_entries
                     and <int64_t>n <= limits.set_max_listpack_value):
-                lp_append(&self.lp, s, n)
+                lp_append(&self.d.lp, s, n)
                 self.nbytes += n
                 return 1
             self.convert(SET_HASHTABLE)
-        if ht_set(self.table, s, n, NULL, 0):
+        if ht_set(self.d.table, s, n, NULL, 0):
             self.nbytes += n
             return 1
         return 0
@@ -172,14 +184,14 @@ cdef class SetValue:
         cdef size_t off
         cdef bint gone
         if self.kind == SET_INTSET:
-            gone = parse_int64(s, n, &v) and is_remove(&self.ints, v)
+            gone = parse_int64(s, n, &v) and is_remove(&self.d.ints, v)
         elif self.kind == SET_LISTPACK:
-            off = lp_find(self.lp, lp_first(self.lp), s, n, 0)
+            off = lp_find(self.d.lp, lp_first(self.d.lp), s, n, 0)
             gone = off != 0
             if gone:
-                lp_delete(&self.lp, off, 1)
+                lp_delete(&self.d.lp, off, 1)
         else:
-            gone = ht_delete(self.table, s, n)
+            gone = ht_delete(self.d.table, s, n)
         if gone:
             self.nbytes -= n
         return gone
@@ -190,11 +202,39 @@ cdef class SetValue:
         if size == 0:
             return None
         if self.kind == SET_INTSET:
-            return b"%d" % is_get(self.ints, ht_random_u64() % size)
+            return b"%d" % is_get(self.d.ints, ht_random_u64() % size)
         if self.kind == SET_LISTPACK:
-            return lp_get_bytes(self.lp, lp_seek(self.lp, <long>(ht_random_u64() % size)))
-        e = ht_random(self.table)
-        return PyBytes_FromStringAndSize(<const char*>ht_key(self.table, e), e.klen)
+            return lp_get_bytes(self.d.lp, lp_seek(self.d.lp, <long>(ht_random_u64() % size)))
+        e = ht_random(self.d.table)
+        return PyBytes_FromStringAndSize(<const char*>ht_key(self.d.table, e), e.klen)
+
+    cdef int visit(self, MemberFn fn, void* ctx) except -1:
+        cdef uint32_t i, n
+        cdef char text[24]
+        cdef size_t off
+        cdef LpEntry e
+        cdef const unsigned char* s
+        cdef HIter it
+        cdef HEntry* entry
+        if self.kind == SET_INTSET:
+            for i in range(is_len(self.d.ints)):
+                n = snprintf(text, sizeof(text), "%lld", <long long>is_get(self.d.ints, i))
+                if fn(ctx, <const unsigned char*>text, n, 1.0):
+                    return 0
+        elif self.kind == SET_LISTPACK:
+            off = lp_first(self.d.lp)
+            while off:
+                lp_get(self.d.lp, off, &e)
+                s = lp_string(&e, &n)
+                if fn(ctx, s, n, 1.0):
+                    return 0
+                off = lp_next(self.d.lp, off)
+        else:
+            ht_iter_init(self.d.table, &it)
+            entry = ht_iter_next(self.d.table, &it)
+            while entry != NULL and not fn(ctx, ht_key(self.d.table, entry), entry.klen, 1.0):
+                entry = ht_iter_next(self.d.table, &it)
+        return 0
 
     # changes
 
@@ -230,20 +270,20 @@ cdef class SetValue:
         cdef HIter it
         cdef HEntry* e
         if self.kind == SET_INTSET:
-            for i in range(is_len(self.ints)):
-                out.append(b"%d" % is_get(self.ints, i))
+            for i in range(is_len(self.d.ints)):
+                out.append(b"%d" % is_get(self.d.ints, i))
         elif self.kind == SET_LISTPACK:
-            off = lp_first(self.lp)
+            off = lp_first(self.d.lp)
             while off:
-                out.append(lp_get_bytes(self.lp, off))
-                off = lp_next(self.lp, off)
+                out.append(lp_get_bytes(self.d.lp, off))
+                off = lp_next(self.d.lp, off)
         else:
-            ht_iter_init(self.table, &it)
+            ht_iter_init(self.d.table, &it)
             while True:
-                e = ht_iter_next(self.table, &it)
+                e = ht_iter_next(self.d.table, &it)
                 if e == NULL:
                     break
-                out.append(PyBytes_FromStringAndSize(<const char*>ht_key(self.table, e),
+                out.append(PyBytes_FromStringAndSize(<const char*>ht_key(self.d.table, e),
                                                      e.klen))
         return out
 

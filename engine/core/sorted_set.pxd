@@ -13,6 +13,7 @@ from libc.stdint cimport int64_t, uint64_t
 
 from engine.core.encoding_limits cimport EncodingLimits
 from engine.core.hashtable cimport HEntry, HTable
+from engine.core.members cimport MemberFn
 
 cdef enum:
     ZSL_MAX_LEVEL = 32
@@ -35,6 +36,7 @@ cdef struct ZSkiplist:
     uint64_t length
     int level
     size_t node_bytes                # allocated bytes of the nodes (header included)
+    HTable* members                  # member -> node, beside the order
 
 # One end of a lex range: kind -1 `-` (below all), 1 `+` (above all), 0 the text s[:n].
 cdef struct ZLexBound:
@@ -45,8 +47,7 @@ cdef struct ZLexBound:
 
 cdef class SortedSetValue:
     cdef unsigned char* lp           # small: member, score, ... (NULL when big)
-    cdef ZSkiplist* zsl              # big: the order
-    cdef HTable* members             # big: member -> node
+    cdef ZSkiplist* zsl              # big: the order and the member -> node table
     cdef readonly int64_t nbytes     # the members' bytes
 
     cdef int64_t size(self) noexcept
@@ -67,6 +68,8 @@ cdef class SortedSetValue:
     cdef void lex_range(self, const ZLexBound* low, const ZLexBound* high, bint reverse,
                         int64_t skip, int64_t* start, int64_t* stop) noexcept
     cdef int64_t remove_ranks(self, int64_t start, int64_t stop) except -1
+    # fn(ctx, member, n, score) for each member in (score, member) order, until it says stop.
+    cdef int visit(self, MemberFn fn, void* ctx) except -1
 
 # An empty set for `size_hint` members about to come, the longest `longest_hint` bytes
 # (Redis's zsetTypeCreate: a skiplist from the start when they exceed the limits).

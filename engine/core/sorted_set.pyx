@@ -24,12 +24,13 @@ from engine.core.hashtable cimport (
 from engine.core.listpack cimport (
     LpEntry, lp_bytes, lp_copy, lp_count, lp_delete, lp_end, lp_find, lp_first, lp_free,
     lp_get, lp_insert, lp_last, lp_new, lp_next, lp_prev, lp_seek, lp_string)
+from engine.core.members cimport MemberFn
 from engine.core.memory cimport mem_alloc, mem_free
 
 cdef extern from "<malloc.h>":
     size_t malloc_usable_size(void* ptr) nogil
 
-OBJECT_OVERHEAD = 64          # the value object itself (its C data is counted apart)
+OBJECT_OVERHEAD = 48          # the value object itself (its C data is counted apart)
 # A listpack never grows past 1 GiB whatever the limits say (a skiplist takes over),
 # as Redis's lpSafeToAdd; a pair costs its member plus at most this much.
 cdef size_t LISTPACK_SAFE_BYTES = 1 << 30
@@ -365,9 +366,8 @@ cdef class SortedSetValue:
         if self.lp != NULL:
             lp_free(self.lp)
         if self.zsl != NULL:
+            ht_free(self.zsl.members)
             zsl_free(self.zsl)
-        if self.members != NULL:
-            ht_free(self.members)
 
     # the C paths
 
@@ -389,8 +389,8 @@ cdef class SortedSetValue:
         except MemoryError:
             zsl_free(zsl)
             raise
+        zsl.members = table
         self.zsl = zsl
-        self.members = table
         off = lp_first(self.lp)
         while off:
             s = _lp_member(self.lp, off, &le, &n)
@@ -404,8 +404,8 @@ cdef class SortedSetValue:
         """Links a member that is not there into the hash table and the skiplist."""
         cdef ZNode* node = NULL
         cdef HEntry* e
-        ht_set(self.members, s, n, <const unsigned char*>&node, sizeof(ZNode*))
-        e = ht_find(self.members, s, n)
+        ht_set(self.zsl.members, s, n, <const unsigned char*>&node, sizeof(ZNode*))
+        e = ht_find(self.zsl.members, s, n)
         _set_node(e, zsl_insert(self.zsl, score, e))
         return 0
 
@@ -417,7 +417,7 @@ cdef class SortedSetValue:
             if off:
                 out[0] = _lp_score(self.lp, lp_next(self.lp, off))
             return off != 0
-        e = ht_find(self.members, s, n)
+        e = ht_find(self.zsl.members, s, n)
         if e != NULL:
             out[0] = _node_of(e).score
         return e != NULL
@@ -444,7 +444,7 @@ cdef class SortedSetValue:
                 self.nbytes += n
                 return 1
             self.convert()
-        e = ht_find(self.members, s, n)
+        e = ht_find(self.zsl.members, s, n)
         if e != NULL:
             x = _node_of(e)
             if x.score == score:        # (0 and -0 too: the old one stays)
@@ -471,11 +471,11 @@ cdef class SortedSetValue:
                 return False
             lp_delete(&self.lp, off, 2)
         else:
-            e = ht_find(self.members, s, n)
+            e = ht_find(self.zsl.members, s, n)
             if e == NULL:
                 return False
             zsl_delete(self.zsl, _node_of(e))
-            ht_delete(self.members, s, n)
+            ht_delete(self.zsl.members, s, n)
         self.nbytes -= n
         return True
 
@@ -493,7 +493,7 @@ cdef class SortedSetValue:
                 rank += 1
                 off = lp_next(self.lp, lp_next(self.lp, off))
             return rank
-        e = ht_find(self.members, s, n)
+        e = ht_find(self.zsl.members, s, n)
         if e == NULL:
             return -1
         return <int64_t>zsl_rank(self.zsl, _node_of(e)) - 1
@@ -668,9 +668,28 @@ cdef class SortedSetValue:
             entry = x.entry
             self.nbytes -= entry.klen
             zsl_delete(self.zsl, x)
-            ht_delete(self.members, _key(entry), entry.klen)    # frees the entry last
+            ht_delete(self.zsl.members, _key(entry), entry.klen)    # frees the entry last
             x = nxt
         return count
+
+    cdef int visit(self, MemberFn fn, void* ctx) except -1:
+        cdef ZNode* x
+        cdef const unsigned char* s
+        cdef LpEntry e
+        cdef uint32_t n
+        cdef size_t off
+        if self.lp != NULL:
+            off = lp_first(self.lp)
+            while off:
+                s = _lp_member(self.lp, off, &e, &n)
+                if fn(ctx, s, n, _lp_score(self.lp, lp_next(self.lp, off))):
+                    return 0
+                off = lp_next(self.lp, lp_next(self.lp, off))
+            return 0
+        x = self.zsl.header.level[0].forward
+        while x != NULL and not fn(ctx, _key(x.entry), x.entry.klen, x.score):
+            x = x.level[0].forward
+        return 0
 
     # Python interface (other modules, tests)
 
@@ -693,7 +712,7 @@ cdef class SortedSetValue:
         """Its C memory (MEMORY USAGE adds it to the footprint)."""
         if self.lp != NULL:
             return lp_bytes(self.lp)
-        return sizeof(ZSkiplist) + self.zsl.node_bytes + ht_bytes(self.members)
+        return sizeof(ZSkiplist) + self.zsl.node_bytes + ht_bytes(self.zsl.members)
 
     def add(self, bytes member, double score, EncodingLimits limits=None) -> bool:
         """Sets member's score (adding it when new); True when it is new."""
@@ -746,10 +765,6 @@ cdef class SortedSetValue:
 
     def __iter__(self):
         return iter(self.range_pairs(0, self.size(), False))
-
-    def scores_dict(self) -> dict:
-        """{member: score} of every member."""
-        return {member: score for score, member in self.range_pairs(0, self.size(), False)}
 
     def copy(self) -> SortedSetValue:
         cdef SortedSetValue out = SortedSetValue.__new__(SortedSetValue)

@@ -31,7 +31,9 @@ included): node boundaries survive a DUMP/RESTORE, as in Redis.
 
 Lists, sets, hashes and sorted sets (any class of engine/core/value_types.py, through
 its to_record/from_record) are written in the plain types every Redis reads: LIST (1),
-SET (2), HASH (4), ZSET_2 (5, scores as little-endian doubles). Reading also takes the
+SET (2), HASH (4), ZSET_2 (5, scores as little-endian doubles); small ones in the
+compact type Redis writes for them, their listpack or intset copied whole (see
+put_compact). Reading also takes the
 compact encodings Redis writes: ziplists (10, 12, 13, 14: Redis < 7.0), intsets (11),
 listpacks (16, 17, 20) and quicklists of listpacks (18), and ZSET (3, text scores).
 
@@ -58,6 +60,13 @@ from engine.core.stream cimport (Stream, StreamNode, Entry, _data, _entry_head,
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time,
                                  pe_count, estimate_entries_read)
 from engine.core.radix cimport RadixIter, RADIX_FIRST, radix_iter_init, radix_seek, radix_next
+from engine.core.hash_value cimport HashValue
+from engine.core.intset cimport IntSet
+from engine.core.list_value cimport ListValue
+from engine.core.listpack cimport (LP_HEADER as PACKED_HEADER, lp_bytes as packed_bytes,
+                                   lp_count as packed_count)
+from engine.core.set_value cimport SetValue, SET_INTSET, SET_LISTPACK
+from engine.core.sorted_set cimport SortedSetValue
 from engine.core.streamid cimport StreamID, id_cmp, id_decode
 
 RDB_TYPE_STRING = 0
@@ -390,11 +399,66 @@ cdef int put_bytes(Buf* b, bytes s) except -1:
     return put_string(b, <const uint8_t*>PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
 
 
-cdef int put_collection(Buf* b, object value) except -1:
+cdef int put_listpack(Buf* b, const unsigned char* lp) except -1:
+    """One of our listpacks as Redis's, an RDB string: the same entries (their
+    encodings are Redis's), Redis's 6-byte header (total bytes, a 16-bit count that
+    reads 65535 when it does not fit) in place of our 8-byte one."""
+    cdef uint32_t total = packed_bytes(lp) - 2
+    cdef uint32_t count = packed_count(lp)
+    put_len(b, total)
+    put_le(b, total, 4)
+    put_le(b, count if count < 65535 else 65535, 2)
+    return put(b, lp + PACKED_HEADER, total - LP_HEADER)
+
+
+cdef bint put_compact(Buf* b, object value, int rdb_version) except -1:
+    """A small collection in the compact type Redis writes for its encoding, straight
+    from its listpack or intset: HASH_LISTPACK (16), ZSET_LISTPACK (17), a list's one
+    listpack node as QUICKLIST_2 (18), SET_INTSET (11), SET_LISTPACK (20, read by
+    Redis 7.2+: from RDB version 11 on). False when it has none of them (the plain
+    types then)."""
+    cdef type cls = type(value)
+    cdef const unsigned char* lp = NULL
+    cdef const IntSet* ints
+    cdef SetValue members
+    cdef ListValue items
+    cdef int rdbtype = 0
+    if cls is HashValue:
+        lp, rdbtype = (<HashValue>value).lp, RDB_TYPE_HASH_LISTPACK
+    elif cls is SortedSetValue:
+        lp, rdbtype = (<SortedSetValue>value).lp, RDB_TYPE_ZSET_LISTPACK
+    elif cls is ListValue:
+        items = <ListValue>value
+        if not items.quick and items.head != NULL:
+            lp, rdbtype = items.head.lp, RDB_TYPE_LIST_QUICKLIST_2
+    elif cls is SetValue:
+        members = <SetValue>value
+        if members.kind == SET_INTSET:      # Redis's layout, little-endian as here
+            ints = members.d.ints
+            put_byte(b, RDB_TYPE_SET_INTSET)
+            put_len(b, sizeof(IntSet) + <size_t>ints.length * ints.width)
+            put(b, ints, sizeof(IntSet) + <size_t>ints.length * ints.width)
+            return True
+        if members.kind == SET_LISTPACK and rdb_version >= 11:
+            lp, rdbtype = members.d.lp, RDB_TYPE_SET_LISTPACK
+    if lp == NULL:
+        return False
+    put_byte(b, rdbtype)
+    if rdbtype == RDB_TYPE_LIST_QUICKLIST_2:
+        put_len(b, 1)
+        put_len(b, QUICKLIST_PACKED)
+    put_listpack(b, lp)
+    return True
+
+
+cdef int put_collection(Buf* b, object value, int rdb_version) except -1:
     cdef bytes name = type(value).TYPE_NAME
-    cdef list items = value.to_record()
+    cdef list items
     cdef Py_ssize_t i
     cdef bytes score
+    if put_compact(b, value, rdb_version):
+        return 0
+    items = value.to_record()
     put_byte(b, WRITE_TYPES[name])
     if name == b"zset":
         put_len(b, len(items) // 2)
@@ -426,7 +490,7 @@ def dump_value(object value, int rdb_version=DUMP_RDB_VERSION) -> bytes:
                      else RDB_TYPE_STREAM_LISTPACKS_2)
             put_stream(&b, <Stream>value, rdb_version >= 11)
         elif getattr(type(value), "TYPE_NAME", None) in WRITE_TYPES:
-            put_collection(&b, value)
+            put_collection(&b, value, rdb_version)
         else:
             raise TypeError(f"no RDB encoding for {type(value).__name__}")
         put_le(&b, <uint64_t>rdb_version, 2)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Optional
 
 from engine.api.command_stats import CommandStats
 from engine.api.session import SERVER_VERSION
+from engine.commands.memory_report import index_overhead
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
@@ -193,8 +194,10 @@ def _clients(s: "Server") -> list:
 
 def _memory(s: "Server") -> list:
     """Redis 7.0's INFO memory fields, in its order, for those Sluice has: used_memory is
-    the stored data's cost (keys, values, their containers), so it is also the dataset."""
+    the stored data's cost (keys, values, their containers); the keyspace index's C
+    tables are its overhead, the rest its dataset."""
     used = s.engine.used_memory()
+    overhead = index_overhead(s.engine.databases)
     peak = s.engine.peak_memory
     rss = _rss()
     maxmemory = s.cfg.maxmemory
@@ -207,10 +210,10 @@ def _memory(s: "Server") -> list:
         ("used_memory_peak", peak),
         ("used_memory_peak_human", human_bytes(peak)),
         ("used_memory_peak_perc", "%.2f%%" % (100 * used / peak if peak else 0)),
-        ("used_memory_overhead", 0),
+        ("used_memory_overhead", overhead),
         ("used_memory_startup", 0),
-        ("used_memory_dataset", used),
-        ("used_memory_dataset_perc", "100.00%" if used else "0.00%"),
+        ("used_memory_dataset", used - overhead),
+        ("used_memory_dataset_perc", "%.2f%%" % (100 * (used - overhead) / used if used else 0)),
         ("total_system_memory", total),
         ("total_system_memory_human", human_bytes(total)),
         ("maxmemory", maxmemory),

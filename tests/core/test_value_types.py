@@ -25,6 +25,13 @@ def test_registry_names_every_collection_by_its_type():
         assert cls.TYPE_NAME == name
 
 
+def test_footprint_is_the_value_objects_real_size():
+    """A collection counts its Python object as CPython's small-object allocator pays
+    for it (16-byte classes): used_memory follows when the object shrinks or grows."""
+    for cls in VALUE_TYPES.values():
+        assert cls().footprint() == -(-cls.__basicsize__ // 16) * 16, cls.__name__
+
+
 def test_list_changes_keep_the_byte_count():
     value = ListValue([b"a", b"bb"])
     value.push([b"x", b"y"], left=True)

@@ -231,18 +231,18 @@ def skiplist_check(SortedSetValue zset) -> list:
         rank += 1
         rank_of[<size_t>x] = rank
         assert x.backward == prev, f"backward link of rank {rank}"
-        member = PyBytes_FromStringAndSize(<const char*>ht_key(zset.members, x.entry),
+        member = PyBytes_FromStringAndSize(<const char*>ht_key(zsl.members, x.entry),
                                            x.entry.klen)
-        e = ht_find(zset.members, <const unsigned char*><char*>member, len(member))
+        e = ht_find(zsl.members, <const unsigned char*><char*>member, len(member))
         assert e == x.entry, f"hash table entry of rank {rank}"
-        assert (<ZNode**>ht_value(zset.members, e))[0] == x, f"node address of rank {rank}"
+        assert (<ZNode**>ht_value(zsl.members, e))[0] == x, f"node address of rank {rank}"
         if out:         # (no negative indexes: the probes build without wraparound)
             assert out[len(out) - 1] < (x.score, member), f"order at rank {rank}"
         out.append((x.score, member))
         prev = x
         x = x.level[0].forward
     assert zsl.tail == prev, "tail"
-    assert zsl.length == rank == <uint64_t>ht_count(zset.members), "length"
+    assert zsl.length == rank == <uint64_t>ht_count(zsl.members), "length"
     for i in range(zsl.level):
         x = zsl.header
         r = 0

@@ -78,8 +78,38 @@ def test_stats_has_redis_fields_in_redis_order(both):
     assert names == _field_names(theirs.connection_pool.connection_kwargs["port"])
     assert b"db.0" in names and b"overhead.hashtable.expires" in names
     stats = ours.memory_stats()
-    assert stats["keys.count"] == 2 and stats["dataset.bytes"] == ours.info()["used_memory"]
+    assert stats["keys.count"] == 2
+    assert stats["dataset.bytes"] + stats["overhead.total"] == stats["total.allocated"]
     assert float(stats["fragmentation"]) > 1.0
+
+
+def test_stats_overhead_is_the_bytes_of_the_keyspace_tables(both):
+    """overhead.hashtable.main/expires are the index's C tables: they grow with the keys
+    and the TTLs (each entry holds its key), sum to overhead.total (one database) and
+    are INFO's used_memory_overhead; an empty database is not listed."""
+    _, ours = both
+    ours.flushall()
+    ours.set("a", 1)
+    ours.set("b", 2, ex=100)
+    small = ours.memory_stats()["db.0"]
+    assert small["overhead.hashtable.main"] >= 2 * 18 and small["overhead.hashtable.expires"] >= 18
+    pipe = ours.pipeline(transaction=False)
+    for i in range(1000):
+        pipe.set(f"key:{i:06d}", i)
+        if i % 2:
+            pipe.expire(f"key:{i:06d}", 1000)
+    pipe.execute()
+    stats = ours.memory_stats()
+    big = stats["db.0"]
+    # each entry holds at least its 10-byte key and a pointer to the next one
+    assert big["overhead.hashtable.main"] - small["overhead.hashtable.main"] >= 1000 * 18
+    assert big["overhead.hashtable.expires"] - small["overhead.hashtable.expires"] >= 500 * 18
+    assert stats["overhead.total"] == big["overhead.hashtable.main"] + \
+        big["overhead.hashtable.expires"]
+    assert stats["overhead.total"] <= stats["total.allocated"]
+    assert ours.info("memory")["used_memory_overhead"] == stats["overhead.total"]
+    ours.flushall()
+    assert "db.0" not in ours.memory_stats()
 
 
 def test_doctor_and_malloc_stats_are_bulk_strings(both):
