@@ -125,6 +125,28 @@ def test_each_micro_batch_names_its_rows_apart_under_a_fixed_producer_id(
     assert numbers_written(sluice_client) == Counter([*range(100), *range(1000, 1100)])
 
 
+def test_an_idempotency_key_names_a_row_whatever_its_partition(spark, sluice_client: redis.Redis) -> None:  # noqa: ANN001
+    """With idempotencyKey a row is named by its key: the same events written again in
+    other partitions, in another order, add nothing; a null key and a missing column are
+    refused."""
+    port = sluice_client.connection_pool.connection_kwargs["port"]
+    options = {"url": f"redis://127.0.0.1:{port}/0", "stream": "out", "producerId": "events",
+               "idempotencyKey": "event"}
+    events = spark.range(300, numPartitions=4).selectExpr("concat('e', id) as event", "cast(id as string) as n")
+    events.write.format("sluice").mode("append").options(**options).save()
+    events.repartition(3).orderBy("n").write.format("sluice").mode("append").options(**options).save()
+    assert numbers_written(sluice_client) == Counter(range(300))
+    assert sluice_client.xinfo_stream("out")["iids-duplicates"] == 300
+    assert {f[b"event"] for _, f in sluice_client.xrange("out")} == {f"e{n}".encode() for n in range(300)}
+    keyless = spark.createDataFrame([("7", None)], "n string, event string")
+    with pytest.raises(Exception, match="a row for stream 'out' has no idempotency key: column event "
+                                        "\\(option idempotencyKey\\) is null"):
+        keyless.write.format("sluice").mode("append").options(**options).save()
+    with pytest.raises(Exception, match="option idempotencyKey names column 'nope', which the DataFrame "
+                                        "does not have"):
+        events.write.format("sluice").mode("append").options(**{**options, "idempotencyKey": "nope"}).save()
+
+
 def test_a_server_without_idmp_is_refused_unless_turned_off(spark, redis_server) -> None:  # noqa: ANN001
     """redis-server 7.0 has no XADD IDMP: the write stops on the driver, before any task,
     saying how to write at least once instead."""
