@@ -6,7 +6,7 @@ SERVER_STAMP := $(VENV)/.installed-server
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: build probes test oracle java clean bench serve pipeline-demo conf
+.PHONY: build probes test oracle exporter java clean bench serve pipeline-demo conf
 
 # What the server needs: the core dependencies and the compiled engine.
 $(SERVER_STAMP): pyproject.toml setup.py
@@ -37,13 +37,20 @@ oracle:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools; }
 	@command -v redis-server >/dev/null 2>&1
 
+# The Prometheus exporter the monitoring test runs against both servers: Debian's
+# prometheus-redis-exporter (oliver006/redis_exporter).
+exporter:
+	@command -v prometheus-redis-exporter >/dev/null 2>&1 || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus-redis-exporter; }
+	@command -v prometheus-redis-exporter >/dev/null 2>&1
+
 # Spark 4 needs Java 17: Debian's headless JRE when no java is on the PATH.
 java:
 	@command -v java >/dev/null 2>&1 || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
 	@command -v java >/dev/null 2>&1
 
-test: probes oracle java
+test: probes oracle java exporter
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 # The RESP server on 127.0.0.1:6379 with persistence on (AOF + snapshots in ./data);

@@ -21,7 +21,7 @@ from typing import Callable, Optional, Sequence
 import pytest
 import redis
 
-from pipeline.examples.processes import ChildServer, ServerProcess, free_port
+from pipeline.examples.processes import ChildServer, ServerProcess, free_port, listens_on
 
 ROOT = Path(__file__).resolve().parents[1]      # the project's checkout
 READY_TIMEOUT_S = 10.0
@@ -74,15 +74,20 @@ it is not installed, except in CI, where the oracle is mandatory (the start fail
 
 def wait_for_ping(client: redis.Redis, proc: subprocess.Popen, log: Callable[[], str] = lambda: "") -> None:
     """Returns once the server answers PING through `client` (so its TLS settings are
-    checked too; a server that wants a password counts as up); kills it and fails, with
-    its log, when it exits or does not answer within READY_TIMEOUT_S."""
+    checked too; a server that wants a password counts as up) from the port `proc` listens
+    on (not another server's that took the port first); kills it and fails, with its log,
+    when it exits or does not answer within READY_TIMEOUT_S."""
     deadline = time.monotonic() + READY_TIMEOUT_S
+    port = client.connection_pool.connection_kwargs["port"]
     while True:
         try:
-            client.ping()
-            return
-        except redis.AuthenticationError:
-            return
+            try:
+                client.ping()
+            except redis.AuthenticationError:
+                pass
+            if listens_on(proc.pid, port):
+                return
+            raise redis.ConnectionError(f"port {port} is another process's")
         except redis.ConnectionError:
             if time.monotonic() > deadline or proc.poll() is not None:
                 proc.kill()

@@ -340,6 +340,8 @@ def check(client: redis.Redis, report: Report, key: str, window_seconds: int, pr
     report.add("events in windows closed by it", in_closed)
     report.add(f"windows written to {TOTALS}", windows)
     report.add("  sum of their event counts", counted)
+    idmp_added = client.xinfo_stream(TOTALS)["iids-added"] if client.exists(TOTALS) else 0
+    report.add("  added with XADD IDMP (XINFO STREAM iids-added)", idmp_added)
     report.add(f"totals consumed (group {GROUP})", consumed)
     report.expect(len(events) == produced, f"{produced} events produced, {len(events)} in {EVENTS}")
     report.expect(spark.read == produced, f"{produced} events produced, Spark read {spark.read}")
@@ -353,6 +355,7 @@ def check(client: redis.Redis, report: Report, key: str, window_seconds: int, pr
     report.expect(counted == in_closed, f"the window counts sum to {counted}, "
                                         f"the closed windows hold {in_closed} events")
     report.expect(consumed == windows, f"{windows} totals written, {consumed} consumed")
+    report.expect(idmp_added == windows, f"{windows} totals written, {idmp_added} of them with IDMP")
     check_alerts(client, report, windows, workers)
 
 

@@ -34,6 +34,45 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _listening_inodes(port: int) -> Optional[set]:
+    """Inodes of the TCP sockets listening on `port` (Linux's /proc/net), None without it."""
+    inodes = set()
+    found = False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        found = True
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                inodes.add(fields[9])
+    return inodes if found else None
+
+
+def listens_on(pid: int, port: int) -> bool:
+    """Whether process `pid` holds the socket listening on `port`: a PONG alone may come
+    from another server that took the port between free_port() and this one's bind (the
+    child then exits, and its caller would have talked to a stranger). True where /proc
+    cannot tell."""
+    inodes = _listening_inodes(port)
+    if inodes is None:
+        return True
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in descriptors:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in inodes:
+            return True
+    return False
+
+
 def _answers_ping(port: int, unix: Optional[str] = None) -> bool:
     try:
         if unix:
@@ -155,7 +194,8 @@ class ServerProcess(ChildServer):
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:
                     break
-                if _answers_ping(port, self.unixsocket if port == 0 else None):
+                if _answers_ping(port, self.unixsocket if port == 0 else None) and (
+                        port == 0 or listens_on(self.proc.pid, port)):
                     self.port = port
                     return self
                 time.sleep(0.05)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from pipeline.spark import register
 
@@ -15,15 +15,21 @@ if TYPE_CHECKING:
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def local_spark(app_name: str, cores: int = 2, shuffle_partitions: int = 2) -> "SparkSession":
-    """The session (Spark reuses a running one in this process); `cores` local threads."""
+def local_spark(app_name: str, cores: int = 2, shuffle_partitions: int = 2, attempts: int = 1,
+                conf: Optional[Mapping[str, str]] = None) -> "SparkSession":
+    """The session (Spark reuses a running one in this process); `cores` local threads,
+    `attempts` tries per task (local mode's default is 1: no retry), `conf` more settings."""
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     path = os.environ.get("PYTHONPATH", "")
     if ROOT not in path.split(os.pathsep):
         os.environ["PYTHONPATH"] = ROOT + (os.pathsep + path if path else "")
-    spark = (SparkSession.builder.master(f"local[{cores}]").appName(app_name)
+    builder = SparkSession.builder
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = (builder.master(f"local[{cores},{attempts}]" if attempts > 1 else f"local[{cores}]")
+             .appName(app_name)
              .config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
              .config("spark.ui.showConsoleProgress", "false")

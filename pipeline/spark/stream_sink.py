@@ -23,7 +23,9 @@ a key of another type fails before any task runs):
 Options: `url`, `cluster` (connection.py), `stream`, `batchSize` (XADDs per
 pipelined round trip, default 1000), `maxLen` (trim each stream to about that many
 entries as it is written) with `approximateTrim` (default true: MAXLEN ~, which
-lets the server trim whole nodes; false: exact MAXLEN = n), `skipExistingIds`.
+lets the server trim whole nodes; false: exact MAXLEN = n), `skipExistingIds`;
+`idempotent` (default true), `idempotencyKey`, `producerId`, `idmpDuration`,
+`idmpMaxSize` (idempotence.py).
 Save mode append only, and output mode append: a stream only grows, so mode
 overwrite and output mode complete (which replace what was written) are refused;
 Spark itself offers Python sinks no update mode (write such results with foreachBatch).
@@ -31,12 +33,15 @@ Spark itself offers Python sinks no update mode (write such results with foreach
 Guarantees. Each task writes its rows in order, chunk by chunk; a server error
 stops the task (and the job) with the server's message, the stream and the row's
 ID. Chunks sent before it stay written: a stream has no transactions across round
-trips. So the sink is at least once: when Spark retries a task or replays a
-micro-batch after a failure, rows with server-chosen IDs are appended again. With
-an `id` column and `skipExistingIds=true`, an XADD that the server refuses because
-the stream already holds that ID (or a later one) counts as already written, so a
-replay writes nothing twice: exactly once per ID, provided each stream's IDs
-increase in the order the rows are written.
+trips. Rows with server-chosen IDs are written with XADD ... IDMP (idempotence.py),
+so when Spark retries a task, runs a speculative copy or replays a micro-batch after
+a failure, the rows already added are not added again: exactly once within the
+IDMP window. With `idempotent=false` (servers without IDMP: Redis before 8.6) the
+sink is at least once: such rows are appended again. With an `id` column and
+`skipExistingIds=true`, an XADD that the server refuses because the stream already
+holds that ID (or a later one) counts as already written, so a replay writes nothing
+twice: exactly once per ID, provided each stream's IDs increase in the order the
+rows are written.
 """
 from __future__ import annotations
 
@@ -53,6 +58,7 @@ from pyspark.sql.types import (ArrayType, BinaryType, MapType, StringType, Struc
                                UserDefinedType)
 
 from pipeline.spark.connection import ServerAddress, server_address
+from pipeline.spark.idempotence import Idempotence, RowNames, check_idempotence, plan_idempotence
 from pipeline.spark.options import OptionError, bool_option, int_option, text_option
 from pipeline.spark.stream_catalog import check_stream_key
 
@@ -93,11 +99,12 @@ class SinkPlan:
     batch_size: int = DEFAULT_BATCH_SIZE
     trim: tuple = ()                       # XADD's MAXLEN arguments, or ()
     skip_existing_ids: bool = False
+    idempotence: Optional[Idempotence] = None
 
 
-def plan_sink(options: Mapping[str, str], schema: StructType) -> SinkPlan:
-    """The plan for writing rows of `schema`; OptionError (one sentence) when the
-    options or the schema cannot be written."""
+def plan_sink(options: Mapping[str, str], schema: StructType, streaming: bool = False) -> SinkPlan:
+    """The plan for writing rows of `schema` (in a streaming query, or a batch write);
+    OptionError (one sentence) when the options or the schema cannot be written."""
     columns = {f.name.lower(): f for f in schema.fields}
     if len(columns) != len(schema.fields):
         raise OptionError("the DataFrame has two columns whose names differ only in case; "
@@ -113,7 +120,10 @@ def plan_sink(options: Mapping[str, str], schema: StructType) -> SinkPlan:
     if id_col is not None:
         _require_text(id_col, "id")
     fields_col = columns.get("fields")
+    idempotence = plan_idempotence(options, columns, streaming)
     taken = {"stream", "id", "fields"} | set(IGNORED_COLUMNS)
+    if fields_col is not None and idempotence is not None and idempotence.key_column is not None:
+        taken.add(idempotence.key_column.lower())      # a key beside fields is not written
     others = [f for name, f in columns.items() if name not in taken]
     if fields_col is not None:
         if not (isinstance(fields_col.dataType, MapType)
@@ -152,6 +162,7 @@ def plan_sink(options: Mapping[str, str], schema: StructType) -> SinkPlan:
         batch_size=int_option(options, "batchSize", DEFAULT_BATCH_SIZE),
         trim=trim,
         skip_existing_ids=skip,
+        idempotence=idempotence,
     )
 
 
@@ -164,6 +175,8 @@ def check_target(plan: SinkPlan) -> None:
     try:
         if plan.stream is not None:
             check_stream_key(client, plan.stream, "stream")
+        if plan.idempotence is not None:
+            check_idempotence(client, plan.address.shown)
     finally:
         client.close()
 
@@ -197,20 +210,26 @@ def _batch_fields(plan: SinkPlan, batch: pa.RecordBatch) -> list:
 
 
 def _batch_commands(plan: SinkPlan, batch: pa.RecordBatch) -> Iterator[tuple]:
-    """(stream, id, fields) of each row; SinkError for a row that cannot be an entry."""
+    """(stream, id, fields, idempotencyKey value) of each row; SinkError for a row that
+    cannot be an entry."""
     rows = batch.num_rows
     streams = (batch.column(plan.stream_column).to_pylist() if plan.stream_column
                else [plan.stream] * rows)
     ids = batch.column(plan.id_column).to_pylist() if plan.id_column else [None] * rows
-    for stream, entry_id, fields in zip(streams, ids, _batch_fields(plan, batch)):
+    key_column = plan.idempotence.key_column if plan.idempotence is not None else None
+    keys = batch.column(key_column).to_pylist() if key_column else [None] * rows
+    for stream, entry_id, fields, key in zip(streams, ids, _batch_fields(plan, batch), keys):
         entry_id = entry_id or "*"
+        if key_column is not None and key is None and entry_id == "*":
+            raise SinkError(f"a row for stream {stream!r} has no idempotency key: column "
+                            f"{key_column} (option idempotencyKey) is null")
         if stream is None:
             raise SinkError(f"a row (id {entry_id}) has no stream: column "
                             f"{plan.stream_column} is null")
         if not fields:
             raise SinkError(f"a row for stream {stream!r} (id {entry_id}) has no non-null "
                             f"field, and an entry needs at least one")
-        yield stream, entry_id, fields
+        yield stream, entry_id, fields, key
 
 
 def _bulk(value: Union[str, bytes]) -> bytes:
@@ -257,10 +276,17 @@ class _ChunkSender:
         self.plan = plan
         self.client = client
         self.commands: List[tuple] = []
+        self.ids: List[str] = []               # each command's entry ID, for messages
         self.counts = WriteCounts()
+        self.names = RowNames(plan.idempotence) if plan.idempotence is not None else None
 
-    def add(self, stream: str, entry_id: str, fields: list) -> None:
-        self.commands.append(("XADD", stream, *self.plan.trim, entry_id, *fields))
+    def add(self, stream: str, entry_id: str, fields: list, key: Optional[object] = None) -> None:
+        idmp: tuple = ()
+        if self.names is not None and entry_id == "*":    # IDMP takes server-chosen IDs only
+            self.names.prepare(self.client, stream)
+            idmp = ("IDMP", *self.names.name(key))
+        self.commands.append(("XADD", stream, *idmp, *self.plan.trim, entry_id, *fields))
+        self.ids.append(entry_id)
         if len(self.commands) >= self.plan.batch_size:
             self.send()
 
@@ -269,10 +295,9 @@ class _ChunkSender:
         XADD (the others of the chunk have been applied: no transaction)."""
         if not self.commands:
             return
-        commands, self.commands = self.commands, []
-        skip = len(self.plan.trim) + 2          # XADD, the stream, the trim: then the ID
-        for command, reply in zip(commands, _round_trip(self.client, commands)):
-            stream, entry_id = command[1], command[skip]
+        commands, self.commands, ids, self.ids = self.commands, [], self.ids, []
+        for command, entry_id, reply in zip(commands, ids, _round_trip(self.client, commands)):
+            stream = command[1]
             if not isinstance(reply, Exception):
                 self.counts.entries += 1
             elif self.plan.skip_existing_ids and entry_id != "*" and STALE_ID_ERROR in str(reply):
@@ -290,8 +315,8 @@ def write_batches(plan: SinkPlan, batches: Iterator[pa.RecordBatch]) -> WriteCou
     try:
         sender = _ChunkSender(plan, client)
         for batch in batches:
-            for stream, entry_id, fields in _batch_commands(plan, batch):
-                sender.add(stream, entry_id, fields)
+            for row in _batch_commands(plan, batch):
+                sender.add(*row)
         sender.send()
         return sender.counts
     except redis.RedisError as exc:
@@ -311,11 +336,12 @@ class _XaddWriter:
     creates the writer, and each task's write."""
 
     overwrite_refusal = ""
+    streaming = False
 
     def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool = False) -> None:
         if overwrite:
             raise OptionError(self.overwrite_refusal)
-        self.plan = plan_sink(options, schema)
+        self.plan = plan_sink(options, schema, self.streaming)
         check_target(self.plan)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteCounts:
@@ -334,6 +360,8 @@ class StreamBatchWriter(_XaddWriter, DataSourceArrowWriter):
 
 class StreamStreamWriter(_XaddWriter, DataSourceStreamArrowWriter):
     """`df.writeStream.format("sluice")`: each micro-batch's tasks XADD their rows."""
+
+    streaming = True
 
     overwrite_refusal = ("format sluice cannot replace what earlier micro-batches wrote (output "
                          "mode complete): a stream only grows; use output mode append, or "

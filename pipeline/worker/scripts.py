@@ -78,7 +78,19 @@ return gone
 # Returns {outcome, new id}. Skips an entry whose lock someone else holds; XACKs and,
 # only when that acknowledged it, adds its fields back with the retry count raised
 # (or to the DLQ past max retries), all in one step so no crash can lose the entry.
+# Where the server has XADD IDMP (Redis 8.6, Sluice) the add is idempotent, named by
+# the group, the task's original ID and its retry count: an entry delivered again
+# after its requeue (a group moved back with XGROUP SETID, a PEL restored from an older
+# copy) and requeued again adds nothing; the reply is the entry added the first time.
+# Elsewhere XADD refuses IDMP as an invalid ID, and a plain XADD is done.
 _REQUEUE = """
+local function add(key, producer, iid, fields)
+  local id = redis.pcall('XADD', key, 'IDMP', producer, iid, '*', unpack(fields))
+  if type(id) == 'table' and id.err then
+    return redis.call('XADD', key, '*', unpack(fields))
+  end
+  return id
+end
 local lock = redis.call('GET', KEYS[3])
 if lock and lock ~= ARGV[6] then return {'alive', ''} end
 if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return {'handled', ''} end
@@ -98,11 +110,12 @@ for i = 1, #fields, 2 do
 end
 retries = retries + 1
 for _, v in ipairs({retry_f, tostring(retries), origin_f, origin, error_f, err}) do out[#out + 1] = v end
+local iid = origin .. ':' .. retries
 if retries > tonumber(ARGV[4]) then
-  if ARGV[7] == '1' then return {'dead', redis.call('XADD', KEYS[2], '*', unpack(out))} end
+  if ARGV[7] == '1' then return {'dead', add(KEYS[2], 'dead:' .. ARGV[1], iid, out)} end
   return {'dropped', ''}
 end
-return {'requeued', redis.call('XADD', KEYS[1], '*', unpack(out))}
+return {'requeued', add(KEYS[1], 'requeue:' .. ARGV[1], iid, out)}
 """
 
 

@@ -40,9 +40,13 @@ def entry_fields(stream: str, number: int) -> Fields:
     return fields
 
 
-def fill_streams(client, names: Iterable[str], per_stream: int, first: int = 0) -> Written:  # noqa: ANN001 - Redis or RedisCluster
+def fill_streams(client, names: Iterable[str], per_stream: int, first: int = 0,  # noqa: ANN001 - Redis or RedisCluster
+                 spaced: bool = False) -> Written:
     """Adds `per_stream` entries (numbered from `first`) to each stream with XADD *,
-    in pipelined chunks; returns what each stream received, ID by ID."""
+    in pipelined chunks; returns what each stream received, ID by ID. spaced: entry n
+    gets ID (n+1)-1 instead, one millisecond apart, for tests of where planning cuts
+    ranges of IDs (with *, the cuts depend on how many entries the server wrote in each
+    millisecond: a fast one writes a hundred in one)."""
     written: Written = {}
     for name in names:
         numbers = list(range(first, first + per_stream))
@@ -50,8 +54,9 @@ def fill_streams(client, names: Iterable[str], per_stream: int, first: int = 0) 
         for start in range(0, len(numbers), CHUNK):
             pipe = client.pipeline(transaction=False)
             chunk = [(number, entry_fields(name, number)) for number in numbers[start:start + CHUNK]]
-            for _, fields in chunk:
-                pipe.execute_command("XADD", name, "*", *[part for pair in fields for part in pair])
+            for number, fields in chunk:
+                entry_id = f"{number + 1}-1" if spaced else "*"
+                pipe.execute_command("XADD", name, entry_id, *[part for pair in fields for part in pair])
             ids = pipe.execute()
             entries.extend((entry_id.decode(), fields) for entry_id, (_, fields) in zip(ids, chunk))
         written[name] = entries

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Optional
 
@@ -58,14 +59,20 @@ def agreement(client: redis.Redis, watermark_ms: int, read: int = 5, consumed: i
     return report
 
 
+def write_total(client: redis.Redis, fields: dict) -> bytes:
+    """A total as the demo's Spark sink writes it: XADD ... IDMP, an iid of its own."""
+    pairs = [part for pair in fields.items() for part in pair]
+    return client.execute_command("XADD", TOTALS, "IDMP", "demo-test", uuid.uuid4().hex, "*", *pairs)
+
+
 def alert(client: redis.Redis, total_id: bytes) -> None:
     """What pipeline.examples.alerts writes for the total `total_id` (its fields elided)."""
     client.xadd(ALERTS, {"total": total_id})
 
 
 def test_closed_windows_totalled_exactly_agree(streams: redis.Redis) -> None:
-    streams.xadd(TOTALS, total("u1", W0, 2, "2.00"))
-    alert(streams, streams.xadd(TOTALS, total("u2", W0, 1, "2.00")))
+    write_total(streams, total("u1", W0, 2, "2.00"))
+    alert(streams, write_total(streams, total("u2", W0, 1, "2.00")))
     report = agreement(streams, W0 + WINDOW_S * 1000)  # closes the first window only
     assert report.problems == []
     assert report.closed_events == 3
@@ -76,9 +83,9 @@ def test_closed_windows_totalled_exactly_agree(streams: redis.Redis) -> None:
 
 
 def test_each_disagreement_is_named(streams: redis.Redis) -> None:
-    streams.xadd(TOTALS, total("u1", W0, 2, "2.01"))        # a wrong amount
-    first = streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))
-    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))        # a window written twice, not alerted
+    write_total(streams, total("u1", W0, 2, "2.01"))        # a wrong amount
+    first = write_total(streams, total("u2", W0, 1, "2.00"))
+    streams.xadd(TOTALS, total("u2", W0, 1, "2.00"))        # a window written twice (no IDMP), not alerted
     alert(streams, first)
     alert(streams, first)                                    # alerted twice
     streams.xadd(dlq_key(TOTALS), {"total": "x"})
@@ -95,12 +102,13 @@ def test_each_disagreement_is_named(streams: redis.Redis) -> None:
     assert "1 totals alerted more than once" in report.problems
     assert "2 totals deserve an alert, 1 have one, 1 differ" in report.problems
     assert "1 totals in the dead-letter stream" in report.problems
+    assert "3 totals written, 2 of them with IDMP" in report.problems
 
 
 def test_a_window_the_watermark_has_not_closed_must_not_be_written(streams: redis.Redis) -> None:
-    streams.xadd(TOTALS, total("u1", W0, 2, "2.00"))
-    alert(streams, streams.xadd(TOTALS, total("u2", W0, 1, "2.00")))
-    alert(streams, streams.xadd(TOTALS, total("u1", W0 + WINDOW_S * 1000, 2, "6.00")))
+    write_total(streams, total("u1", W0, 2, "2.00"))
+    alert(streams, write_total(streams, total("u2", W0, 1, "2.00")))
+    alert(streams, write_total(streams, total("u1", W0 + WINDOW_S * 1000, 2, "6.00")))
     report = agreement(streams, W0 + 2 * WINDOW_S * 1000 - 1, consumed=3)
     assert report.problems == ["totals differ from the events: 0 windows missing or wrong, "
                                "1 unexpected",

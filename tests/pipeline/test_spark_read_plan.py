@@ -212,7 +212,7 @@ def test_entries_trimmed_between_planning_and_reading(sluice_client: redis.Redis
     """A range whose planned first entry is gone when its task reads it lost entries: the
     task fails, or with failOnDataLoss=false warns and reads what is left. Trimming only
     entries the checkpoint had passed loses nothing."""
-    written = fill_streams(sluice_client, ["tr"], 100)
+    written = fill_streams(sluice_client, ["tr"], 100, spaced=True)   # the cuts: ids[20], [47], [73]
     ids = [entry_id for entry_id, _ in written["tr"]]
     stream_reader = reader(sluice_client, streams="tr", minPartitions="3")
     start = {"tr": {"id": ids[19], "added": 20}}
@@ -241,7 +241,7 @@ def test_entries_trimmed_between_planning_and_reading(sluice_client: redis.Redis
 
 
 def test_batch_ranges_trimmed_before_their_task(sluice_client: redis.Redis) -> None:
-    written = fill_streams(sluice_client, ["bt"], 60)
+    written = fill_streams(sluice_client, ["bt"], 60, spaced=True)    # the cut: ids[30]
     ids = [entry_id for entry_id, _ in written["bt"]]
     port = sluice_client.connection_pool.connection_kwargs["port"]
     options = {"url": f"redis://127.0.0.1:{port}", "streams": "bt", "minPartitions": "2"}

@@ -440,3 +440,34 @@ def test_sigterm_finishes_quick_tasks_and_requeues_the_rest(client: redis.Redis,
     assert again["task"] == "stuck" and again["_original_id"] == stuck and again["_retry_count"] == "1"
     assert "shut down" in again["_last_error"]
     assert client.xpending(STREAM, GROUP)["pending"] == 0 and client.keys("lock:*") == []
+
+
+@pytest.mark.parametrize("mode", ["sync"], indirect=True)
+@pytest.mark.parametrize("backend", SERVERS, indirect=True)
+def test_a_task_delivered_again_after_its_requeue_is_not_enqueued_twice(
+        client: redis.Redis, backend: Backend, workers) -> None:
+    """A failing task is requeued once (retry 1), then dead-lettered (retry 2); the worker
+    is killed with kill -9 and the group moved back to 0 (as a PEL restored from an older
+    copy would be), so a new worker gets the task and its retry copy again and requeues
+    them again. Sluice's XADD IDMP (named by group, original ID and retry count) adds
+    nothing the second time; redis-server 7.0, without IDMP, enqueues them again."""
+    task = client.xadd(STREAM, {"task": "poison", "fail": 1})
+    settings = {"recovery": {"max_retries": 1, "retry_backoff": "immediate"}}
+    first = workers("w1", **settings)
+    wait_for(lambda: client.xlen(dlq_key(STREAM)) == 1, "the task to reach the DLQ")
+    first.proc.kill()
+    first.proc.wait()
+    client.xgroup_setid(STREAM, GROUP, "0")
+    second = workers("w2", **settings)
+    # Sluice: the task and its copy run again and add nothing; redis-server: the task's
+    # second copy runs too, and each copy ends in the DLQ
+    runs, dead = (2, 1) if backend.name == "sluice" else (3, 3)
+    wait_for(lambda: Counter(s.split()[1] for s in starts(client))["w2"] == runs
+             and client.xlen(dlq_key(STREAM)) == dead and client.xpending(STREAM, GROUP)["pending"] == 0,
+             "w2 to run them again")
+    second.stop()
+    copies = Counter((f["_original_id"], f["_retry_count"]) for key in (STREAM, dlq_key(STREAM))
+                     for _, f in client.xrange(key) if "_retry_count" in f)
+    assert copies == ({(task, "1"): 1, (task, "2"): 1} if backend.name == "sluice"
+                      else {(task, "1"): 2, (task, "2"): 3})
+    assert Counter(s.split()[1] for s in starts(client))["w2"] == runs

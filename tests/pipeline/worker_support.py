@@ -4,6 +4,7 @@ stopped with SIGTERM, waiting, and the records the processes leave."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Any, Callable
 import redis
 
 from pipeline.worker import lock_key
+from servers import ROOT
 
 WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
 WAIT_S = 30.0
@@ -53,9 +55,11 @@ class ProcessWorker:
     CONFIG_JSON): killed with kill -9, or stopped with SIGTERM."""
 
     def __init__(self, port: int, consumer: str, mode: str, settings: dict) -> None:
-        self.proc = subprocess.Popen(
+        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        self.proc = subprocess.Popen(   # this checkout's pipeline, not the one installed
             [sys.executable, str(WORKER_SCRIPT), str(port), consumer, mode, json.dumps(settings)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": path})
         self.consumer, self.stream, self.group = consumer, settings["stream"], settings["group"]
 
     def kill_holding_locks(self, client: Any) -> None:
