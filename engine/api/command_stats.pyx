@@ -86,6 +86,27 @@ cdef class CommandStat:
                 return hist_highest_value(i)
         return 0
 
+    def cumulative_usec(self) -> list:
+        """LATENCY HISTOGRAM's buckets: for each power of two of 1024 ns that some calls
+        reached, (its bucket's highest value in us, the calls up to it), as
+        HdrHistogram's logarithmic iteration gives them."""
+        cdef list out = []
+        cdef uint64_t total = 0, before = 0
+        cdef int64_t upper = 1024
+        cdef Py_ssize_t i = 0, last
+        if self.latency is NULL:
+            return out
+        while total < self.samples and upper <= 2 * HIST_MAX_NS:
+            last = hist_index(upper if upper < HIST_MAX_NS else HIST_MAX_NS)
+            while i <= last:
+                total += self.latency[i]
+                i += 1
+            if total > before:
+                out.append((hist_highest_value(last) // 1000, total))
+                before = total
+            upper *= 2
+        return out
+
     def reset(self):
         self.calls = self.ns = self.rejected = self.failed = 0
         free(self.latency)

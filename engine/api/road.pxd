@@ -21,9 +21,11 @@ cdef enum ClientFlag:
     CLIENT_SCRIPT = 1 << 10         # a script's client (redis.call)
     CLIENT_DENY_BLOCKING = 1 << 11  # a blocking command answers at once (scripts, EXEC)
     CLIENT_CLOSE_AFTER_REPLY = 1 << 12  # QUIT: the connection closes after this reply
+    CLIENT_MONITOR = 1 << 13        # MONITOR: the client hears every command run
 
     # flags that send every command through all of process_command's checks
-    CLIENT_CHECKED = CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_NOAUTH | CLIENT_NO_TOUCH
+    CLIENT_CHECKED = (CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_NOAUTH | CLIENT_NO_TOUCH
+                      | CLIENT_MONITOR)
     # flags under which a reply is not sent
     CLIENT_REPLY_QUIET = CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP
     CLIENT_REPLY_MODES = CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT
@@ -41,7 +43,9 @@ cdef class HubState:
     cdef public dict blocked            # (db, key) -> parked clients
     cdef public dict ready              # keys changed since the parked were served
     cdef public dict watchers           # (db, key) -> clients WATCHing it
-    cdef public object call_hooks       # after_call(client, argv, ns) runs when not None
+    cdef public int64_t hook_ns         # calls that ran this long (ns) go to after_call; -1: none
+    cdef public bint monitoring         # MONITOR clients listen: before_call hears commands
+                                        # fed before they run (EVAL, FCALL)
 
 
 cdef class Client:

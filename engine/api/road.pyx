@@ -15,8 +15,8 @@ commands and scripts' redis.call enter here, after their own checks): by its lay
 (the engine's `execute_in`, or the record's `client_handler` for a session or server
 command: a method bound by `@client_command`), then the keys it touched and its
 events to the hub (after_command.pxd), INFO commandstats (CommandStat.count), the
-hook after a call (`HubState.call_hooks`: where the slow log and latency monitor
-listen), and a blocking command that must wait becomes the `BlockedRead` it returns: the caller parks it in the registry of blocked
+hooks after a call (`hub.after_call` for a call that ran at least `HubState.hook_ns`:
+where the slow log, the latency monitor and MONITOR listen), and a blocking command that must wait becomes the `BlockedRead` it returns: the caller parks it in the registry of blocked
 clients (engine/api/blocked_clients.py). Nothing else reads a command's block request
 (`ctx.block`): `run_engine` is the engine part of call for a parked command run again.
 
@@ -43,6 +43,7 @@ QUEUED = Status(b"QUEUED")
 EXECABORT_BECAUSE = "EXECABORT Transaction discarded because of: "
 NOAUTH = "NOAUTH Authentication required."
 NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
+REPLICA_KEYSPACE = "ERR Replica can't interact with the keyspace"
 PUBSUB_CONTEXT = ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
                   "QUIT / RESET are allowed in this context")
 
@@ -66,6 +67,7 @@ cdef class HubState:
     def __init__(self, engine):
         self.engine = engine
         self.memory = engine.memory
+        self.hook_ns = -1
         self.blocked = {}
         self.ready = {}
         self.watchers = {}
@@ -174,6 +176,15 @@ cdef class Client:
         self._set(CLIENT_CLOSE_AFTER_REPLY, on)
 
     @property
+    def monitor(self):
+        """MONITOR: the client hears every command (only the server's clients)."""
+        return self.flags & CLIENT_MONITOR != 0
+
+    @monitor.setter
+    def monitor(self, bint on):
+        self._set(CLIENT_MONITOR, on)
+
+    @property
     def replies_quiet(self):
         """CLIENT REPLY OFF, or SKIP for this command: the reply is not sent."""
         return self.flags & CLIENT_REPLY_QUIET != 0
@@ -268,6 +279,9 @@ cdef object _checked(Client client, HubState hub, object record, list argv):
     elif hub.write_refusal is not None and (
             record.denied_on_misconf or (record.aborts_exec and _queued_write(client))):
         error = hub.write_refusal
+    elif flags & CLIENT_MONITOR and (record.write or "readonly" in record.flags
+                                     or "may_replicate" in record.flags):
+        error = REPLICA_KEYSPACE
     elif flags & CLIENT_PUBSUB and not record.pubsub_ok and not client.ctx.resp3:
         error = PUBSUB_CONTEXT % record.name
     elif hub.busy is not None and not record.allow_busy and client is not hub.busy_caller:
@@ -334,6 +348,8 @@ cpdef object call(Client client, object record, list argv):
     cdef HubState hub = client.hub
     cdef CommandContext ctx = client.ctx
     cdef bint engine = record is None or record.layer == "engine"
+    if hub.monitoring:
+        hub.before_call(client, record, argv)
     cdef int64_t start = now_ns(), ns
     try:
         if engine:
@@ -346,20 +362,24 @@ cpdef object call(Client client, object record, list argv):
         ctx.block = None
         if hub.stats is not None and isinstance(exc, _ResponseError):
             _count_failure(<CommandStats>hub.stats, record, argv, ns)
+        if 0 <= hub.hook_ns <= ns:
+            hub.after_call(client, record, argv, ns, False)
         raise
     finally:
         report_command(hub, ctx, hub.notify_events)
     ns = now_ns() - start
     if hub.stats is not None:
         (<CommandStats>hub.stats).stat_of(record, argv).count(ns, CALLED)
-    if hub.call_hooks is not None:
-        hub.after_call(client, argv, ns)
     if engine and ctx.block is not None:
         request = ctx.block
         ctx.block = None
         if not client.flags & CLIENT_DENY_BLOCKING:
+            if 0 <= hub.hook_ns <= ns:
+                hub.after_call(client, record, argv, ns, True)
             hub.track()
             return client.new_blocked_read(argv, request)
+    if 0 <= hub.hook_ns <= ns:
+        hub.after_call(client, record, argv, ns, False)
     return reply
 
 

@@ -200,11 +200,14 @@ class Hub(HubState):
         """Keyspace events of a command (override: notifications), when notify_events
         is on or some key expired."""
 
-    def after_call(self, client: "Session", argv: list, ns: int) -> None:
-        """After every command, while `call_hooks` is a list: each hook hears the
-        command, its client and how long it ran (the slow log, the latency monitor)."""
-        for hook in self.call_hooks:
-            hook(client, argv, ns)
+    def after_call(self, client: "Session", record: Optional[Command], argv: list, ns: int,
+                   blocked: bool) -> None:
+        """A command that ran at least `hook_ns` ns (the road's call): the server's
+        slow log, latency monitor and MONITOR clients hear it (blocked: it waits now).
+        The embedded engine keeps none of them."""
+
+    def before_call(self, client: "Session", record: Optional[Command], argv: list) -> None:
+        """A command about to run while `monitoring`: MONITOR hears EVAL & co. here."""
 
     def interesting_keys(self, db: int) -> set:
         """Keys of database `db` that a WATCH or a blocked reader looks at."""

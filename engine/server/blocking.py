@@ -5,9 +5,12 @@ call_soon_threadsafe, and the replies it answers go out with the round's flush.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from engine.api.session import Hub
+from engine.commands.dispatch import resolve
+from engine.commands.table import Command
+from engine.core.errors import ResponseError
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
@@ -34,3 +37,49 @@ class ServerHub(Hub):
 
     def events(self, db: int, events: list) -> None:
         self.server.on_events(db, events)
+
+    # what the server keeps of the commands it runs (engine/server/call_watch.py)
+
+    def watch_calls(self) -> None:
+        """The slow log, latency monitor or MONITOR clients changed: the road hands
+        over calls from the shortest duration one of them wants to hear."""
+        server = self.server
+        wanted = [ns for ns in (server.slowlog.hook_ns(), server.latency.hook_ns(),
+                                server.monitors.hook_ns()) if ns >= 0]
+        self.hook_ns = min(wanted) if wanted else -1
+        self.monitoring = bool(server.monitors.conns)
+
+    def after_call(self, client, record: Optional[Command], argv: list, ns: int,
+                   blocked: bool) -> None:
+        if record is None:
+            try:
+                record = resolve(argv)
+            except ResponseError:
+                return              # refused by the engine's lookup: not a call
+        server = self.server
+        flags = record.flags
+        if server.monitors.conns and "skip_monitor" not in flags and "admin" not in flags:
+            server.monitors.feed(client.ctx.db.index, _monitor_addr(client), argv)
+        if not blocked and "skip_slowlog" not in flags:
+            server.slowlog.heard(argv, ns, _peer(client), client.name)
+        server.latency.heard(b"fast-command" if "fast" in flags else b"command", ns)
+
+    def before_call(self, client, record: Optional[Command], argv: list) -> None:
+        if record is not None and "skip_monitor" in record.flags:
+            self.server.monitors.feed(client.ctx.db.index, _monitor_addr(client), argv)
+
+
+def _peer(client) -> bytes:
+    """The client's address in the slow log (the scripts' client has none)."""
+    return b"?:0" if client.conn is None else client.conn.addr
+
+
+def _monitor_addr(client) -> bytes:
+    """The client as MONITOR names it: `lua` for scripts, `unix:<path>` for a Unix
+    socket, else ip:port."""
+    conn = client.conn
+    if conn is None:
+        return b"lua"
+    if conn.unix:
+        return b"unix:" + conn.laddr[:-2]
+    return conn.addr

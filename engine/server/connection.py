@@ -333,6 +333,16 @@ class ClientConnection(asyncio.Protocol):
             if not self.write_paused:
                 self.loop.call_soon(self.resume)
 
+    def send_status(self, line: bytes) -> None:
+        """A status line for a MONITOR client, written now and sent with the round's
+        flush."""
+        if self.closing:
+            return
+        self.out.write_raw(b"+%s\r\n" % line)
+        if not self.flush_scheduled:
+            self.flush_scheduled = True
+            self.server.schedule_flush(self)
+
     def push(self, items: list) -> None:
         """A pub/sub message (or keyspace notification) for this client."""
         if self.closing:
@@ -414,7 +424,7 @@ class ClientConnection(asyncio.Protocol):
         session = self.session
         if session is None:
             return b"addr=" + self.addr
-        flags = b""
+        flags = b"O" if session.monitor else b""
         if session.multi is not None:
             flags += b"x"
         if self.blocked_read is not None:
@@ -429,6 +439,7 @@ class ClientConnection(asyncio.Protocol):
             flags += b"e"
         if session.no_touch:
             flags += b"T"
+
         parser = self.parser
         qbuf = parser.pending
         omem = 0 if self.closed else self.transport.get_write_buffer_size()

@@ -41,6 +41,7 @@ from engine import Engine
 from engine.core.encoding_limits import EncodingLimits
 from engine.server.blocking import ServerHub
 from engine.server.busy import BusyScript
+from engine.server.call_watch import LatencyMonitor, Monitors, SlowLog
 from engine.server.config.errors import ConfigApplyError
 from engine.server.config.server_config import ServerConfig
 from engine.server.config.version import VERSION
@@ -125,6 +126,10 @@ class Server:
         self._set_notify_flags(cfg.notify_keyspace_events)
         self.stats = Stats()
         self.hub.stats = self.stats         # every command's call counts there
+        self.slowlog = SlowLog(cfg.slowlog_log_slower_than, cfg.slowlog_max_len)
+        self.latency = LatencyMonitor(cfg.latency_monitor_threshold)
+        self.monitors = Monitors()
+        self.hub.watch_calls()
         self.clients: dict = {}             # client id -> ClientConnection
         self.limits = Limits(cfg)
         self.obuf_limits = cfg.client_output_buffer_limit
@@ -212,6 +217,13 @@ class Server:
 
     def client_disconnected(self, conn: ClientConnection) -> None:
         self.clients.pop(conn.session.id, None)
+        if self.monitors.conns.pop(conn, None) is not None:
+            self.hub.watch_calls()
+
+    def start_monitor(self, conn: ClientConnection) -> None:
+        """MONITOR: conn hears every command from now on."""
+        self.monitors.conns[conn] = None
+        self.hub.watch_calls()
 
     def kill_client(self, conn: ClientConnection, killer: ClientConnection) -> None:
         """CLIENT KILL: the caller itself gets its reply first."""
@@ -480,6 +492,8 @@ class Server:
         cfg.add_listener(["stream-idmp-duration", "stream-idmp-maxsize"],
                          lambda name, old, new: setattr(self.engine, name.replace("-", "_"), new))
         cfg.add_listener("requirepass", self._on_requirepass)
+        cfg.add_listener(["slowlog-log-slower-than", "slowlog-max-len",
+                          "latency-monitor-threshold"], self._on_call_watch)
         cfg.add_listener(list(MEMORY_DIRECTIVES), self._on_memory_config)
         cfg.add_listener("notify-keyspace-events",
                          lambda name, old, new: self._set_notify_flags(new))
@@ -513,6 +527,16 @@ class Server:
         if name in ("maxmemory-policy", "maxmemory-samples"):
             engine.set_eviction_policy(options["maxmemory_policy"], options["maxmemory_samples"])
         engine.set_lfu_params(options["lfu_log_factor"], options["lfu_decay_time"])
+
+    def _on_call_watch(self, name, old, new) -> None:
+        if name == "slowlog-log-slower-than":
+            self.slowlog.slower_than_us = new
+        elif name == "slowlog-max-len":
+            self.slowlog.max_len = new
+            self.slowlog.trim()
+        else:
+            self.latency.threshold_ms = new
+        self.hub.watch_calls()
 
     def _on_requirepass(self, name, old, new) -> None:
         self.hub.password = _password(new)

@@ -128,6 +128,24 @@ class ServerSession(Session):
     def cmd_command(self, argv):
         return command_command(argv)
 
+    @client_command("slowlog")
+    def cmd_slowlog(self, argv):
+        return self.server.slowlog.command(argv)
+
+    @client_command("latency")
+    def cmd_latency(self, argv):
+        return self.server.latency.command(argv, self.server.stats)
+
+    @client_command("monitor")
+    def cmd_monitor(self, argv):
+        """MONITOR: from now on the connection hears every command the server runs and
+        may run only commands that touch no key; a second MONITOR answers nothing."""
+        if self.monitor:
+            return SILENT
+        self.monitor = True
+        self.server.start_monitor(self.conn)
+        return OK
+
     @client_command("shutdown")
     def cmd_shutdown(self, argv):
         save = None

@@ -51,10 +51,7 @@ EXCLUDED_COMMANDS = {
         "acl|help", "acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser",
         "acl|users", "acl|whoami"},
     "diagnostics of Redis's own internals (allocator, event loop, debugger)": {
-        "debug", "monitor", "lolwut", "script|debug",
-        "slowlog", "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help",
-        "latency", "latency|doctor", "latency|graph", "latency|help", "latency|history",
-        "latency|latest", "latency|reset", "latency|histogram"},
+        "debug", "lolwut", "script|debug"},
     "no module API": {"module", "module|list", "module|load", "module|unload",
                       "module|help", "module|loadex"},
     "SWAPDB is not built (databases are swapped by no other command)": {"swapdb"},

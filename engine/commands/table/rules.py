@@ -51,7 +51,7 @@ RULES: dict[str, dict] = {
     # run by the server (engine/server/session.py), only its clients have them
     **dict.fromkeys((
         "client|list", "client|kill", "client|unblock", "client|reply", "publish", "pubsub",
-        "config", "info", "shutdown"), rule(layer="server")),
+        "config", "info", "shutdown", "slowlog", "latency", "monitor"), rule(layer="server")),
     "sort": rule(find_keys=sort_keys),
     "sort_ro": rule(find_keys=first_key),
     "client": rule(layer="session"),

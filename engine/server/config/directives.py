@@ -84,6 +84,14 @@ DIRECTIVES: tuple[Directive, ...] = (
               "Milliseconds a script runs before other clients are served again, with BUSY "
               "errors until it ends (SCRIPT KILL and SHUTDOWN NOSAVE work then).",
               aliases=("lua-time-limit",)),
+    Directive("slowlog-log-slower-than", Int(-LLONG_MAX - 1, LLONG_MAX), 10000,
+              "Microseconds a command runs to enter the slow log (SLOWLOG); 0 logs every "
+              "command, a negative value none."),
+    Directive("slowlog-max-len", Int(0, LLONG_MAX), 128,
+              "Entries the slow log keeps (the oldest go first)."),
+    Directive("latency-monitor-threshold", Int(0, LLONG_MAX), 0,
+              "Milliseconds a command runs to be sampled by the latency monitor (LATENCY); "
+              "0: off."),
     Directive("maxmemory", Int(0, ULLONG_MAX, unsigned=True, memory=True), 0,
               "Limit of used_memory: above it keys are evicted by maxmemory-policy, and "
               "commands that may grow memory are refused (OOM) when none can be; 0: no limit."),
