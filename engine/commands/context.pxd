@@ -48,9 +48,22 @@ cdef class CommandContext:
         self.dirty += changes
         return self.logging
 
+    cdef inline void added(self, Database db):
+        """The `new` events of the keys db created so far (notify-keyspace-events n),
+        fired as Redis fires them, before the events of the change that made them."""
+        cdef list keys = db.added
+        if keys:
+            db.added = []
+            if not self.tracking:
+                return
+            for key in keys:
+                self.events.append(("n", b"new", key if db is self.db else (db.index, key)))
+
     cdef inline void touch(self, bytes key, str cls, bytes event):
         """key's value changed (wakes blocked readers, aborts WATCH) and event fires."""
         if self.tracking:
+            if self.db.added:
+                self.added(self.db)
             self.touched.append(key)
             self.events.append((cls, event, key))
 
@@ -60,6 +73,8 @@ cdef class CommandContext:
         if db is self.db:
             self.touch(key, cls, event)
         elif self.tracking:
+            if db.added:
+                self.added(db)
             where = (db.index, key)
             self.touched.append(where)
             self.events.append((cls, event, where))
@@ -68,10 +83,14 @@ cdef class CommandContext:
         """A consumer-group change: blocked readers look again, but (as in Redis) it
         does not count as a change of the key for WATCH."""
         if self.tracking:
+            if self.db.added:
+                self.added(self.db)
             self.woken.append(key)
             self.events.append((cls, event, key))
 
     cdef inline void notify(self, bytes key, str cls, bytes event):
         """A keyspace event for a change WATCH does not see (e.g. a new consumer)."""
         if self.tracking:
+            if self.db.added:
+                self.added(self.db)
             self.events.append((cls, event, key))

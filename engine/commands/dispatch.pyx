@@ -52,6 +52,8 @@ cpdef object dispatch(CommandContext ctx, list argv):
     try:
         return spec.handler(ctx, argv)
     finally:
+        if ctx.db.added:
+            ctx.added(ctx.db)
         if ctx.db.expired:
             drain_expired(ctx)
 

@@ -148,16 +148,16 @@ cdef object sort(CommandContext ctx, list argv, bint readonly):
 
 cdef int64_t store_result(CommandContext ctx, bytes dst, list out):
     cdef bint existed = ctx.db.lookup(dst, ctx.now) is not None
-    if existed:
-        ctx.db.remove(dst)
     if out:
         result = ListValue([b"" if item is None else item for item in out], ctx.limits)
+        ctx.db.persist(dst)         # replaced as Redis's setKey: no `new` key event
         ctx.db.store(dst, result)
         ctx.touch(dst, "l", b"sortstore")
         if ctx.logs(len(out)):
             ctx.effects.append([b"DEL", dst])
             ctx.effects.extend(result.rewrite_commands(dst))
     elif existed:
+        ctx.db.remove(dst)
         ctx.touch(dst, "g", b"del")
         ctx.propagate([b"DEL", dst])
     return len(out)

@@ -32,6 +32,8 @@ cdef class Database:
     cdef uint64_t sweep_cursor     # where the active sweep goes on in `volatile`
     cdef uint64_t version          # bumped by every add or removal (iteration check)
     cdef public list expired       # keys removed by expiry, drained by the caller
+    cdef public list added         # keys a store created, drained by the caller; None
+                                   # when nobody listens (notify-keyspace-events n)
     cdef readonly int64_t object_bytes  # Python-side bytes of the values
     cdef public bint lfu           # access slots hold LFU metadata (an LFU maxmemory-policy)
     cdef public int lfu_log_factor # lfu-log-factor, lfu-decay-time

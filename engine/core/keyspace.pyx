@@ -321,6 +321,8 @@ cdef class Database:
             Py_DECREF(previous)                    # the old entry's
         if e == NULL:
             self.version += 1
+            if self.added is not None:
+                self.added.append(key)
         if type(value) is Stream:
             (<Stream>value).access_time = s.access
         self.object_bytes += s.counted

@@ -44,6 +44,7 @@ from engine.core.encoding_limits import EncodingLimits
 from engine.server.blocking import ServerHub
 from engine.server.busy import BusyScript
 from engine.server.config.errors import ConfigApplyError
+from engine.server.config.keyspace_events import NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_NEW
 from engine.server.config.server_config import ServerConfig
 from engine.server.config.version import VERSION
 from engine.server.connection import ClientConnection, is_loopback, set_keepalive
@@ -188,6 +189,9 @@ class Server:
         """notify-keyspace-events: the hub then hands every command's events over."""
         self.pubsub.notify_flags = flags
         self.hub.notify_events = bool(flags)
+        new_keys = bool(flags & NOTIFY_NEW and flags & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT))
+        for db in self.engine.databases:       # the keyspace notes the keys it creates
+            db.added = [] if new_keys else None
 
     def on_events(self, db: int, events: list) -> None:
         """A command's keyspace events: count expirations, notify subscribers."""
