@@ -123,6 +123,9 @@ cdef object sort(CommandContext ctx, list argv, bint readonly):
     value = ctx.db.lookup(argv[1], ctx.now)
     if value is not None and type(value) not in (ListValue, SetValue, SortedSetValue):
         raise ResponseError(WRONGTYPE)
+    if type(value) is SortedSetValue and not value.big:
+        value.make_big()             # as Redis's SORT: a later -0 score stays -0
+        ctx.db.resized(argv[1])
     cdef list elements = [] if value is None else elements_of(value)
     if dontsort and type(value) is SetValue:
         dontsort, alpha, by = False, True, None

@@ -17,7 +17,7 @@ from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, is_option
 from engine.resp.numbers cimport string2ll
 from engine.commands.table import command
-from engine.core.errors import ResponseError, WRONGTYPE, SYNTAX, NOT_INTEGER
+from engine.core.errors import ResponseError, WRONGTYPE, SYNTAX, NOT_INTEGER, wrong_arity
 from engine.resp.reply import OK
 
 # proto-max-bulk-len: the largest string APPEND may build.
@@ -191,7 +191,7 @@ def getset(CommandContext ctx, list argv):
 
 cdef int check_pairs(list argv, str name) except -1:
     if len(argv) % 2 == 0:
-        raise ResponseError(f"ERR wrong number of arguments for '{name}' command")
+        raise wrong_arity(name)
     return 0
 
 
