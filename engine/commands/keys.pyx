@@ -118,8 +118,10 @@ cdef object rename(CommandContext ctx, list argv, bint nx):
         if nx:
             return 0
         db.remove(dst)
+    cdef int mark = db.encoding_mark(src)      # the object itself is renamed
     db.remove(src)
     db.store(dst, value)
+    db.mark_encoding(dst, mark)
     if expire != -1:
         db.set_expire(dst, expire)
     ctx.touch(src, "g", b"rename_from")

@@ -25,6 +25,16 @@ cdef struct KeySlot:
     PyObject* value             # a strong reference
     int64_t counted
 
+# How Redis would have encoded a string a command made (OBJECT ENCODING, REFCOUNT):
+# as its stored bytes say (an integer in 0..9999 shared), or as an sds Redis edited in
+# place (APPEND, SETRANGE: raw), made as text (INCRBYFLOAT: embstr), or an integer
+# object of its own (COPY of a shared one).
+cpdef enum:
+    ENCODED_AS_STORED = 0
+    ENCODED_AS_RAW = 1
+    ENCODED_AS_TEXT = 2
+    ENCODED_AS_OWN_INT = 3
+
 cdef class Database:
     cdef readonly int index
     cdef HTable* table             # key -> KeySlot
@@ -50,6 +60,8 @@ cdef class Database:
     # The value at key, None if absent, whether due or not, its access untouched.
     cpdef object peek(self, bytes key)
     # A collection at key changed in place: its footprint is counted again.
+    cpdef void mark_encoding(self, bytes key, int mark)
+    cpdef int encoding_mark(self, bytes key)
     cpdef void resized(self, bytes key)
     cpdef void store(self, bytes key, object value)
     cdef Py_ssize_t append(self, bytes key, bytes tail) except -1
