@@ -193,7 +193,7 @@ def test_public_api_names_exist(package: str) -> None:
 ENGINE_USERS = {
     "engine/commands/connection.pyx": "SELECT: the databases",
     "engine/commands/key_copy.pyx": "COPY ... DB, MOVE: the databases",
-    "engine/commands/keys.pyx": "FLUSHALL: the databases, and the snapshot it asks for",
+    "engine/commands/keys.pyx": "FLUSHALL, SWAPDB: the databases, and the snapshot FLUSHALL asks for",
     "engine/commands/idmp.pyx": "IDMP: the stream-idmp-* settings",
     "engine/commands/memory_report.pyx": "MEMORY STATS/DOCTOR: the memory account",
 }

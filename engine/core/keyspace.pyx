@@ -525,6 +525,16 @@ cdef class Database:
         self.sweep_cursor = 0
         self.version += 1
 
+    def swap(self, Database other) -> None:
+        """Exchanges keys, TTLs and counts with other (SWAPDB): each keeps its index,
+        and the sessions holding it see the other's keys."""
+        self.table, other.table = other.table, self.table
+        self.volatile, other.volatile = other.volatile, self.volatile
+        self.object_bytes, other.object_bytes = other.object_bytes, self.object_bytes
+        self.sweep_cursor = other.sweep_cursor = 0
+        self.version += 1
+        other.version += 1
+
     def items(self):
         """(key, value, expiry in ms or None) for every key, in table order. The
         database must not gain or lose keys meanwhile (SAVE, a rewrite)."""

@@ -57,7 +57,6 @@ EXCLUDED_COMMANDS = {
         "latency|latest", "latency|reset", "latency|histogram"},
     "no module API": {"module", "module|list", "module|load", "module|unload",
                       "module|help", "module|loadex"},
-    "SWAPDB is not built (databases are swapped by no other command)": {"swapdb"},
 }
 EXCLUDED = set().union(*EXCLUDED_COMMANDS.values())
 
