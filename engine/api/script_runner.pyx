@@ -123,12 +123,13 @@ cdef class ScriptRunner:
         own = session.ctx
         calls.begin(session, readonly)
         channels, patterns, cmd_name = session.channels, session.patterns, session.cmd_name
-        cdef bint subscribed = channels or patterns
+        shard_channels = session.shard_channels
+        cdef bint subscribed = channels or patterns or shard_channels
         session.ctx = ctx
         if subscribed:
             # the caller's subscriptions do not apply to the script's commands (a RESP3
             # subscriber may run scripts)
-            session.channels, session.patterns = {}, {}
+            session.channels, session.patterns, session.shard_channels = {}, {}, {}
         engine.transaction_begin()
         try:
             return run_script(self.runtime, fn, keys, args, name)
@@ -143,6 +144,7 @@ cdef class ScriptRunner:
                 if subscribed:
                     session.channels = channels
                     session.patterns = patterns
+                    session.shard_channels = shard_channels
                 session.cmd_name = cmd_name
                 session.null_array = session.rejected = False   # (the script ran)
                 if hub.tracking:

@@ -362,7 +362,8 @@ def process_command(session: "Session", argv: list) -> Any:
     busy = hub.busy
     record = session.lookup(argv[0])
     if record is None and session.multi is None and session.authenticated \
-            and not session.channels and not session.patterns and refusal is None \
+            and not session.channels and not session.patterns and not session.shard_channels \
+            and refusal is None \
             and busy is None and not hub.engine.maxmemory:
         return session.run_command(argv)     # the engine checks it itself
     try:
@@ -378,7 +379,8 @@ def process_command(session: "Session", argv: list) -> Any:
     elif refusal is not None and (record.denied_on_misconf
                                   or (record.aborts_exec and session._queued_write())):
         error = ResponseError(refusal)
-    elif (session.channels or session.patterns) and not record.pubsub_ok \
+    elif (session.channels or session.patterns or session.shard_channels) \
+            and not record.pubsub_ok \
             and not session.ctx.resp3:
         error = ResponseError(PUBSUB_CONTEXT % record.name)
     elif busy is not None and not record.allow_busy and session is not hub.busy_caller:
@@ -440,6 +442,7 @@ class Session(ScriptCommands, FunctionCommands):
         self.watch_dirty = False
         self.channels: dict = {}            # subscribed channels (an ordered set)
         self.patterns: dict = {}            # subscribed patterns
+        self.shard_channels: dict = {}      # subscribed shard channels (SSUBSCRIBE)
         self.quitting = False               # QUIT: close after the reply
         self.null_array = False             # the last reply's top-level None is *-1
         self.rejected = False               # the last call was refused before running
@@ -460,7 +463,7 @@ class Session(ScriptCommands, FunctionCommands):
 
     @property
     def subscriptions(self) -> int:
-        return len(self.channels) + len(self.patterns)
+        return len(self.channels) + len(self.patterns) + len(self.shard_channels)
 
     def auth_required(self) -> bool:
         return not self.authenticated and self.hub.password_required()
@@ -672,7 +675,7 @@ class Session(ScriptCommands, FunctionCommands):
 
     def cmd_ping(self, argv: list):
         """The engine's PING, except in a RESP2 subscribed context: a message."""
-        if (self.channels or self.patterns) and not self.ctx.resp3:
+        if (self.channels or self.patterns or self.shard_channels) and not self.ctx.resp3:
             if len(argv) > 2:
                 raise wrong_arity("ping")
             return [b"pong", argv[1] if len(argv) == 2 else b""]

@@ -51,7 +51,7 @@ cdef inline bint plain_session(object session, object hub):
     command takes the slow path, where process_command evicts before it runs; under
     CLIENT REPLY OFF or SKIP too, where the reply is dropped."""
     return (session.multi is None and session.authenticated and not session.channels
-            and not session.patterns and hub.write_refusal is None and hub.busy is None
+            and not session.patterns and not session.shard_channels and hub.write_refusal is None and hub.busy is None
             and not session.no_touch and not hub.engine.maxmemory and not session.replies)
 
 

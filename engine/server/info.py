@@ -247,6 +247,7 @@ def _stats(s: "Server") -> list:
         ("evicted_keys", s.engine.evicted_keys),
         ("pubsub_channels", s.pubsub.channel_count()),
         ("pubsub_patterns", s.pubsub.pattern_count()),
+        ("pubsubshard_channels", len(s.pubsub.shard_channels)),
         ("total_forks", 0),
         ("total_error_replies", st.error_replies),
         ("total_reads_processed", st.reads),

@@ -489,7 +489,7 @@ class Server:
                 continue
             session = conn.session
             if (timeout and conn.blocked_read is None and not session.channels
-                    and not session.patterns and now - conn.last_interaction > timeout):
+                    and not session.patterns and not session.shard_channels and now - conn.last_interaction > timeout):
                 self.log.log(15, "Closing idle client")
                 conn.close_after_reply()
                 continue

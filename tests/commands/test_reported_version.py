@@ -41,9 +41,6 @@ EXCLUDED_COMMANDS = {
         "wait", "sync", "psync", "replconf", "replicaof", "slaveof", "role",
         "failover", "client|pause", "client|unpause"},
     "moving keys between instances, a cluster's tool": {"migrate", "restore-asking"},
-    "sharded pub/sub: channels bound to cluster slots": {
-        "spublish", "ssubscribe", "sunsubscribe", "pubsub|shardchannels",
-        "pubsub|shardnumsub"},
     "client-side caching (key tracking and invalidation messages) is not built": {
         "client|tracking", "client|caching", "client|getredir", "client|trackinginfo"},
     "ACL users and permissions: Sluice has one user (AUTH with requirepass)": {

@@ -51,7 +51,8 @@ RULES: dict[str, dict] = {
         "fcall_ro", "flushall"), rule(layer="session")),
     # run by the server (engine/server/session.py), only its clients have them
     **dict.fromkeys((
-        "client|list", "client|kill", "client|unblock", "client|reply", "publish", "pubsub",
+        "client|list", "client|kill", "client|unblock", "client|reply", "publish", "spublish",
+        "pubsub",
         "config", "info", "shutdown"), rule(layer="server")),
     "sort": rule(find_keys=sort_keys),
     "sort_ro": rule(find_keys=first_key),
@@ -67,6 +68,8 @@ RULES: dict[str, dict] = {
     "punsubscribe": rule(layer="server", pubsub_ok=True),
     "subscribe": rule(layer="server", pubsub_ok=True),
     "unsubscribe": rule(layer="server", pubsub_ok=True),
+    "ssubscribe": rule(layer="server", pubsub_ok=True),
+    "sunsubscribe": rule(layer="server", pubsub_ok=True),
     "script": rule(layer="session", sub_methods=True),
     "command": rule(layer="server", base_ok=True),
 }
