@@ -115,18 +115,10 @@ def test_spublish_ssubscribe_with_publish_subscribe(r):
 
 # -- multi.tcl -------------------------------------------------------------------------
 
-def test_swapdb_is_able_to_touch_the_watched_keys_that_exist(r):
-    r("SELECT", 0)
-    r("SET", "x", 30)
-    r("WATCH", "x")
-    r("SWAPDB", 0, 1)
-    r("MULTI")
-    r("PING")
-    assert r("EXEC") is None
-
-
-def test_swapdb_is_able_to_touch_the_watched_keys_that_do_not_exist(r):
-    r("SELECT", 1)
+@pytest.mark.parametrize("where", [0, 1], ids=["that_exist", "that_do_not_exist"])
+def test_swapdb_is_able_to_touch_the_watched_keys(r, where):
+    """x, watched in db 0, is there (SWAPDB "deletes" it) or in db 1 (SWAPDB "creates" it)."""
+    r("SELECT", where)
     r("SET", "x", 30)
     r("SELECT", 0)
     r("WATCH", "x")
