@@ -52,8 +52,8 @@ cpdef object dispatch(CommandContext ctx, list argv):
     try:
         return spec.handler(ctx, argv)
     finally:
-        if ctx.db.added:
-            ctx.added(ctx.db)
+        if ctx.pending(ctx.db):
+            ctx.fire_pending(ctx.db)
         if ctx.db.expired:
             drain_expired(ctx)
 
@@ -61,13 +61,15 @@ cpdef object dispatch(CommandContext ctx, list argv):
 cpdef void drain_expired(CommandContext ctx):
     """Turns keys the keyspace expired into DEL effects and `expired` events."""
     cdef list expired = ctx.db.expired
+    cdef Py_ssize_t fired = ctx.expired_fired     # (their events fired as they expired)
     ctx.db.expired = []
+    ctx.expired_fired = 0
     # The log must delete an expired key before any later change to it, so these
     # effects go before whatever the command itself reported.
     # Expiring is no change for the save points (Redis does not count it either).
     if ctx.logging:
         ctx.effects[0:0] = [[b"DEL", key] for key in expired]
-    for key in expired:
+    for key in expired[fired:]:
         ctx.touch(key, "x", b"expired")
 
 

@@ -127,7 +127,7 @@ def move(CommandContext ctx, list argv):
     target.mark_encoding(key, mark)
     if expire != -1:
         target.set_expire(key, expire)
-    ctx.added(target)               # its `new` event first, as in Redis
+    ctx.fire_pending(target)        # its `new` event first, as in Redis
     ctx.touch(key, "g", b"move_from")
     ctx.touch_in(target, key, "g", b"move_to")
     if ctx.logs():

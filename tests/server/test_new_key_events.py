@@ -3,6 +3,8 @@ channels, for the commands and in the order (before the command's own events) th
 redis-server 7.0 publishes it; `A` does not include it."""
 from __future__ import annotations
 
+import time
+
 import pytest
 import redis
 
@@ -60,3 +62,39 @@ def test_dump_restore_creates(sluice, redis_server):
                                           ("RESTORE", "dst", 0, payload, "REPLACE")],
                              "KEAn", "__key*@*__:*")
     assert run("127.0.0.1", sluice.port) == run(*redis_server)
+
+
+def lazily_expired_then_written(port: int) -> list:
+    """A write to a key whose TTL has passed: its `expired` event, then the `new` one,
+    then the write's, in Redis's order (whether the lookup or the active cycle found it)."""
+    client = redis.Redis(port=port)
+    client.flushall()
+    client.config_set("notify-keyspace-events", "KEAn")
+    listener = client.pubsub()
+    listener.psubscribe("__keyevent@0__:*")
+    listener.get_message(timeout=1)
+    for command in (("SET", "k", "v", "PX", 1), ("RPUSH", "l", "a"), ("PEXPIRE", "l", 1)):
+        client.execute_command(*command)
+    time.sleep(0.05)
+    client.execute_command("SET", "k", "v2")
+    client.execute_command("RPUSH", "l", "b")
+    client.execute_command("DEL", "k", "l")
+    seen = []
+    while len(seen) < 14 and (message := listener.get_message(timeout=2)) is not None:
+        if message["type"] == "pmessage":
+            seen.append((message["channel"], message["data"]))
+    listener.close()
+    client.config_set("notify-keyspace-events", "")
+    client.close()
+    return seen
+
+
+def test_expired_fires_before_the_new_key(sluice, redis_server):
+    ours = lazily_expired_then_written(sluice.port)
+    theirs = lazily_expired_then_written(redis_server[1])
+    for key in (b"k", b"l"):    # each key's own (the active cycle may come in between)
+        mine, redis_own = ([event for event, which in seen if which == key]
+                           for seen in (ours, theirs))
+        assert redis_own[3:5] == [b"__keyevent@0__:expired", b"__keyevent@0__:new"]
+        assert mine == redis_own
+    assert len(ours) == len(theirs)
