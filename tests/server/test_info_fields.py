@@ -51,7 +51,7 @@ def sections(client: redis.Redis) -> dict:
             title = line[2:]
         elif ":" in line:
             name, value = line.split(":", 1)
-            out[(title, re.sub(r"^(cmdstat_|errorstat_|latency_percentiles_usec_|db)\w+",
+            out[(title, re.sub(r"^(cmdstat_|errorstat_|latency_percentiles_usec_|db)\S+",
                                r"\1*", name))] = value
     return out
 
