@@ -62,7 +62,7 @@ from redis.utils import SENTINEL
 from engine import Engine
 from engine.commands.dispatch import to_argv
 from engine.core.errors import ResponseError as EngineError
-from engine.resp.reply import Status
+from engine.resp.reply import BigNumber, SetReply, Status
 from engine.api.session import (SERVER_NAME, SERVER_VERSION, BlockedRead, Hub, Session,
                                 Verbatim)
 
@@ -220,6 +220,34 @@ def _plain(reply):
     """A reply as redis-py's parsers give it without decoding: Status -> bytes."""
     cls = reply.__class__
     return bytes(reply) if cls is Status or cls is Verbatim else reply
+
+
+# the commands whose reply may hold RESP3 types on a RESP2 connection (a script's reply
+# as it made it; EXEC's may hold one)
+_SCRIPT_REPLIES = frozenset(("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro",
+                             "exec"))
+
+
+def _resp2(reply):
+    """A reply as a RESP2 connection reads it back, as the server's codec downgrades it
+    (engine/resp/codec.pyx): a double as its %.17g bulk string, a map as a flat array, a
+    set as an array, true/false as 1/0, a big number as its digits."""
+    cls = reply.__class__
+    if cls is int:
+        return reply if -2**63 <= reply < 2**63 else str(reply).encode()
+    if cls is bytes or reply is None:
+        return reply
+    if cls is list or cls is SetReply or cls is tuple or cls is set or cls is frozenset:
+        return [_resp2(item) for item in reply]
+    if cls is dict:
+        return [_resp2(x) for pair in reply.items() for x in pair]
+    if cls is bool:
+        return int(reply)
+    if cls is float:
+        return b"%.17g" % reply
+    if cls is BigNumber:
+        return bytes(reply)
+    return reply
 
 
 def _decode_utf8(value):
@@ -445,9 +473,12 @@ class EmbeddedConnection(AbstractConnection):
             else:
                 if reply.__class__ is BlockedRead:
                     reply = self._block(reply)
-                elif reply.__class__ is list and session.cmd_name == "exec":
-                    reply = [self._parse_error(str(r)) if isinstance(r, EngineError)
-                             else _plain(r) for r in reply]
+                else:
+                    if session.cmd_name in _SCRIPT_REPLIES and not session.ctx.resp3:
+                        reply = _resp2(reply)
+                    if reply.__class__ is list and session.cmd_name == "exec":
+                        reply = [self._parse_error(str(r)) if isinstance(r, EngineError)
+                                 else _plain(r) for r in reply]
         finally:
             lock.release()
         self._replies.append(reply)

@@ -55,6 +55,7 @@ cdef class Client:
     cdef list _multi                    # queued (argv, record) while CLIENT_MULTI
     cdef public dict channels           # subscribed channels (an ordered set)
     cdef public dict patterns           # subscribed patterns
+    cdef public dict shard_channels     # subscribed shard channels (SSUBSCRIBE)
     cdef public object execute_in       # the engine's execute_in
     cdef public object cmd_name         # full name of the last command, once looked up
     cdef public bint null_array         # the last reply's top-level None is *-1

@@ -85,6 +85,7 @@ cdef class Client:
         self.spellings = spellings
         self.channels = {}
         self.patterns = {}
+        self.shard_channels = {}
 
     cdef object lookup(self, bytes name):
         """The record of a command the client runs itself, or ENGINE (the engine's, or
@@ -226,8 +227,10 @@ cdef class Client:
                         | CLIENT_REPLY_SKIP_NEXT)
 
     def subscriptions_changed(self):
-        """Its channels or patterns changed (the pub/sub context follows them)."""
-        self._set(CLIENT_PUBSUB, bool(self.channels) or bool(self.patterns))
+        """Its channels, patterns or shard channels changed (the pub/sub context
+        follows them)."""
+        self._set(CLIENT_PUBSUB, bool(self.channels) or bool(self.patterns)
+                  or bool(self.shard_channels))
 
 
 # -- processCommand ----------------------------------------------------------------------

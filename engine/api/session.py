@@ -400,7 +400,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
 
     @property
     def subscriptions(self) -> int:
-        return len(self.channels) + len(self.patterns)
+        return len(self.channels) + len(self.patterns) + len(self.shard_channels)
 
     def auth_required(self) -> bool:
         return not self.authenticated and self.hub.password_required()
@@ -565,7 +565,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
     @client_command("ping")
     def cmd_ping(self, argv: list):
         """The engine's PING, except in a RESP2 subscribed context: a message."""
-        if (self.channels or self.patterns) and not self.ctx.resp3:
+        if self.subscriptions and not self.ctx.resp3:
             if len(argv) > 2:
                 raise wrong_arity("ping")
             return [b"pong", argv[1] if len(argv) == 2 else b""]

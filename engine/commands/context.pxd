@@ -31,6 +31,7 @@ cdef class CommandContext:
     cdef public list woken            # keys whose blocked readers must look again
                                       # though their value did not change
     cdef public list events           # (class, event, key) keyspace notifications
+    cdef public Py_ssize_t expired_fired  # keys of db.expired whose events fired
     cdef public object block          # set by a blocking read that must wait
     cdef public bint flushed_all      # FLUSHALL ran: persistence snapshots (Engine.flush)
     cdef public uint64_t node_max_bytes
@@ -51,9 +52,36 @@ cdef class CommandContext:
         self.dirty += changes
         return self.logging
 
+    cdef inline bint pending(self, Database db):
+        """db has keys it expired on lookup or created whose events have not fired."""
+        return db.added or (db is self.db and len(db.expired) > self.expired_fired)
+
+    cdef inline void fire_pending(self, Database db):
+        """The events of the keys db expired on lookup (`expired`) or created (`new`,
+        notify-keyspace-events n) so far, fired as Redis fires them: before the events
+        of the change that follows."""
+        cdef list keys
+        cdef Py_ssize_t n
+        if db is self.db:
+            n = len(db.expired)
+            if n > self.expired_fired:
+                if self.tracking:
+                    for key in db.expired[self.expired_fired:]:
+                        self.touched.append(key)
+                        self.events.append(("x", b"expired", key))
+                self.expired_fired = n
+        keys = db.added
+        if keys:
+            db.added = []
+            if self.tracking:
+                for key in keys:
+                    self.events.append(("n", b"new", key if db is self.db else (db.index, key)))
+
     cdef inline void touch(self, bytes key, str cls, bytes event):
         """key's value changed (wakes blocked readers, aborts WATCH) and event fires."""
         if self.tracking:
+            if self.pending(self.db):
+                self.fire_pending(self.db)
             self.touched.append(key)
             self.events.append((cls, event, key))
 
@@ -63,6 +91,8 @@ cdef class CommandContext:
         if db is self.db:
             self.touch(key, cls, event)
         elif self.tracking:
+            if self.pending(db):
+                self.fire_pending(db)
             where = (db.index, key)
             self.touched.append(where)
             self.events.append((cls, event, where))
@@ -71,10 +101,14 @@ cdef class CommandContext:
         """A consumer-group change: blocked readers look again, but (as in Redis) it
         does not count as a change of the key for WATCH."""
         if self.tracking:
+            if self.pending(self.db):
+                self.fire_pending(self.db)
             self.woken.append(key)
             self.events.append((cls, event, key))
 
     cdef inline void notify(self, bytes key, str cls, bytes event):
         """A keyspace event for a change WATCH does not see (e.g. a new consumer)."""
         if self.tracking:
+            if self.pending(self.db):
+                self.fire_pending(self.db)
             self.events.append((cls, event, key))

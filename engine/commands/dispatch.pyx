@@ -5,7 +5,7 @@ event here, so the keyspace never needs to know about logs or clients.
 """
 from engine.commands.context cimport CommandContext
 from engine.commands.table import ENGINE_COMMANDS
-from engine.core.errors import ResponseError, wrong_arity, unknown_command, unknown_subcommand
+from engine.core.errors import ResponseError, arity_refused, unknown_command, unknown_subcommand
 
 cdef dict _commands = ENGINE_COMMANDS
 
@@ -33,14 +33,14 @@ cdef inline object _check(object spec, list argv):
     cdef Py_ssize_t argc = len(argv)
     if spec.subcommands is not None and (argc >= 2 or not spec.base_ok):
         if argc < 2:
-            raise wrong_arity(spec.name)
+            raise arity_refused(spec.name)
         sub = spec.subcommands.get(argv[1].lower())
         if sub is None:
             raise unknown_subcommand(argv[0], argv[1])
         spec = sub
     cdef int arity = spec.arity
     if (arity > 0 and argc != arity) or (arity < 0 and argc < -arity):
-        raise wrong_arity(spec.name)
+        raise arity_refused(spec.name)
     return spec
 
 
@@ -52,6 +52,8 @@ cpdef object dispatch(CommandContext ctx, list argv):
     try:
         return spec.handler(ctx, argv)
     finally:
+        if ctx.pending(ctx.db):
+            ctx.fire_pending(ctx.db)
         if ctx.db.expired:
             drain_expired(ctx)
 
@@ -59,13 +61,15 @@ cpdef object dispatch(CommandContext ctx, list argv):
 cpdef void drain_expired(CommandContext ctx):
     """Turns keys the keyspace expired into DEL effects and `expired` events."""
     cdef list expired = ctx.db.expired
+    cdef Py_ssize_t fired = ctx.expired_fired     # (their events fired as they expired)
     ctx.db.expired = []
+    ctx.expired_fired = 0
     # The log must delete an expired key before any later change to it, so these
     # effects go before whatever the command itself reported.
     # Expiring is no change for the save points (Redis does not count it either).
     if ctx.logging:
         ctx.effects[0:0] = [[b"DEL", key] for key in expired]
-    for key in expired:
+    for key in expired[fired:]:
         ctx.touch(key, "x", b"expired")
 
 

@@ -18,7 +18,8 @@ which Sluice's engine never runs with, so it replies Redis's error for that case
 """
 from libc.stdint cimport int64_t, uint64_t
 
-from engine.core.keyspace cimport Database
+from engine.core.keyspace cimport Database, ENCODED_AS_STORED, ENCODED_AS_RAW, ENCODED_AS_TEXT
+from engine.commands.strings cimport shared_integer
 from engine.core.stream cimport Stream
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, is_option
@@ -38,8 +39,7 @@ LFU_NOT_SELECTED = ("ERR An LFU maxmemory policy is not selected, access frequen
 LFU_SELECTED = ("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note "
                 "that when switching between policies at runtime LRU and LFU data will take "
                 "some time to adjust.")
-# Redis shares the integer objects 0..9999 (OBJ_SHARED_INTEGERS) with this refcount.
-cdef int64_t SHARED_INTEGERS = 10000
+# Redis's refcount of its shared integer objects (0..9999, OBJ_SHARED_INTEGERS).
 cdef int64_t SHARED_REFCOUNT = 2147483647
 # The largest value of Redis's LRU clock (24 bits of seconds), where idle times wrap.
 cdef int64_t LRU_CLOCK_MAX = (1 << 24) - 1
@@ -134,16 +134,15 @@ cdef object peek(CommandContext ctx, bytes key):
     return value
 
 
-cdef bint shared_integer(bytes s):
-    cdef int64_t v
-    return string2ll(s, len(s), &v) and 0 <= v < SHARED_INTEGERS
-
-
-cpdef bytes encoding_of(object value):
-    """What OBJECT ENCODING says for a value, as Redis 7 would store it."""
+cpdef bytes encoding_of(object value, int mark=ENCODED_AS_STORED):
+    """What OBJECT ENCODING says for a value, as Redis 7 would store it (a string as
+    the command that made it left it: its keyspace mark)."""
     cdef int64_t v
     if type(value) is bytes:
-        if len(<bytes>value) <= 20 and string2ll(value, len(<bytes>value), &v):
+        if mark == ENCODED_AS_RAW:
+            return b"raw"
+        if (mark != ENCODED_AS_TEXT and len(<bytes>value) <= 20
+                and string2ll(value, len(<bytes>value), &v)):
             return b"int"
         return b"embstr" if len(<bytes>value) <= EMBSTR_LIMIT else b"raw"
     if type(value) is Stream:
@@ -154,7 +153,7 @@ cpdef bytes encoding_of(object value):
 @command("object|encoding")
 def object_encoding(CommandContext ctx, list argv):
     value = peek(ctx, argv[2])
-    return None if value is None else encoding_of(value)
+    return None if value is None else encoding_of(value, ctx.db.encoding_mark(argv[2]))
 
 
 @command("object|refcount")
@@ -162,7 +161,8 @@ def object_refcount(CommandContext ctx, list argv):
     value = peek(ctx, argv[2])
     if value is None:
         return None
-    if type(value) is bytes and shared_integer(value):
+    if (type(value) is bytes and ctx.db.encoding_mark(argv[2]) == ENCODED_AS_STORED
+            and shared_integer(value)):
         return SHARED_REFCOUNT
     return 1
 

@@ -19,7 +19,8 @@ still stored when the log was loaded would move nothing.
 """
 from libc.stdint cimport int64_t
 
-from engine.core.keyspace cimport Database
+from engine.core.keyspace cimport Database, ENCODED_AS_STORED, ENCODED_AS_OWN_INT
+from engine.commands.strings cimport shared_integer
 from engine.core.stream cimport Stream
 from engine.core.groups cimport copy_stream
 from engine.core.value_types import COLLECTION_CLASSES
@@ -93,7 +94,11 @@ def copy_(CommandContext ctx, list argv):
         if not replace:
             return 0
         target.remove(dst)
+    cdef int mark = db.encoding_mark(src)
+    if mark == ENCODED_AS_STORED and type(value) is bytes and shared_integer(value):
+        mark = ENCODED_AS_OWN_INT       # Redis duplicates a shared integer's object
     target.store(dst, duplicate(value))
+    target.mark_encoding(dst, mark)
     if expire != -1:
         target.set_expire(dst, expire)
     ctx.touch_in(target, dst, "g", b"copy_to")
@@ -116,10 +121,13 @@ def move(CommandContext ctx, list argv):
     if value is None or occupied(target, key, ctx.now):
         return 0
     cdef int64_t expire = db.expire_at(key)
+    cdef int mark = db.encoding_mark(key)     # the object itself moves
     db.remove(key)
     target.store(key, value)
+    target.mark_encoding(key, mark)
     if expire != -1:
         target.set_expire(key, expire)
+    ctx.fire_pending(target)        # its `new` event first, as in Redis
     ctx.touch(key, "g", b"move_from")
     ctx.touch_in(target, key, "g", b"move_to")
     if ctx.logs():

@@ -1,5 +1,5 @@
 """Generic key commands: DEL, UNLINK, EXISTS, TYPE, RENAME, RENAMENX, KEYS, SCAN,
-DBSIZE, FLUSHDB, FLUSHALL, EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT, TTL, PTTL,
+DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT, TTL, PTTL,
 EXPIRETIME, PEXPIRETIME, PERSIST, TOUCH, RANDOMKEY.
 
 Removing or replacing a key drops its value object, so a stream's consumer groups
@@ -13,16 +13,17 @@ shrinks); keys added during the scan may or may not be returned.
 
 Effects: DEL/UNLINK log `DEL` with the keys actually removed; the EXPIRE family
 logs `PEXPIREAT key <absolute ms>` (options dropped), or `DEL key` when the time
-is already past; RENAMENX logs RENAME; nothing is logged when nothing changed.
+is already past; RENAMENX logs RENAME; SWAPDB logs itself; nothing is logged when
+nothing changed.
 """
-from libc.stdint cimport int64_t, uint64_t, INT64_MAX
+from libc.stdint cimport int64_t, uint64_t, INT64_MAX, INT32_MIN, INT32_MAX
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
 from engine.core.keyspace cimport Database
 from engine.core.stream cimport Stream
 from engine.core.glob cimport stringmatchlen
 from engine.commands.context cimport CommandContext
-from engine.commands.parsing cimport parse_int, parse_cursor, is_option, scan_options, SCAN_TYPE
+from engine.commands.parsing cimport parse_int, parse_int_range, parse_cursor, is_option, scan_options, SCAN_TYPE
 from engine.commands.table import command
 from engine.core.value_types import VALUE_TYPES
 from engine.core.errors import ResponseError, SYNTAX, NO_SUCH_KEY, arg_text
@@ -118,8 +119,10 @@ cdef object rename(CommandContext ctx, list argv, bint nx):
         if nx:
             return 0
         db.remove(dst)
+    cdef int mark = db.encoding_mark(src)      # the object itself is renamed
     db.remove(src)
     db.store(dst, value)
+    db.mark_encoding(dst, mark)
     if expire != -1:
         db.set_expire(dst, expire)
     ctx.touch(src, "g", b"rename_from")
@@ -227,6 +230,27 @@ def flushall(CommandContext ctx, list argv):
     if removed:
         ctx.propagate([b"FLUSHALL"], removed)
     ctx.flushed_all = True                  # persistence snapshots, with save points
+    return OK
+
+
+@command("swapdb")
+def swapdb(CommandContext ctx, list argv):
+    cdef int64_t first = parse_int_range(argv[1], INT32_MIN, INT32_MAX,
+                                         b"ERR invalid first DB index")
+    cdef int64_t second = parse_int_range(argv[2], INT32_MIN, INT32_MAX,
+                                          b"ERR invalid second DB index")
+    cdef list databases = ctx.keyspace.databases
+    cdef Py_ssize_t n = len(databases)
+    if first < 0 or first >= n or second < 0 or second >= n:
+        raise ResponseError("ERR DB index is out of range")
+    cdef Database a = databases[first], b = databases[second]
+    if a is not b:
+        if ctx.tracking:    # a key of either, at either index: WATCH, blocked readers
+            keys = a.keys() + b.keys()
+            for db in (a, b):
+                ctx.touched.extend(keys if db is ctx.db else [(db.index, k) for k in keys])
+        a.swap(b)
+    ctx.propagate([b"SWAPDB", argv[1], argv[2]])
     return OK
 
 

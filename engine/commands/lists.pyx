@@ -154,12 +154,12 @@ def brpop(CommandContext ctx, list argv):
     return block_pop(ctx, argv, False)
 
 
-cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t timeout,
-                 bint blocking):
+cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, bint blocking):
     """LMPOP/BLMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]."""
     cdef bint right
     cdef int64_t count
     cdef list keys = mpop_args(argv, numkeys_at, b"left", b"right", &right, &count)
+    cdef int64_t timeout = block_timeout(ctx, argv[1]) if blocking else 0   # checked last
     cdef bint left = not right
     cdef bytes key
     cdef ListValue value
@@ -178,12 +178,12 @@ cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t t
 
 @command("lmpop")
 def lmpop(CommandContext ctx, list argv):
-    return mpop(ctx, argv, 1, 0, False)
+    return mpop(ctx, argv, 1, False)
 
 
 @command("blmpop")
 def blmpop(CommandContext ctx, list argv):
-    return mpop(ctx, argv, 2, block_timeout(ctx, argv[1]), True)
+    return mpop(ctx, argv, 2, True)
 
 
 # -- moving ----------------------------------------------------------------------------

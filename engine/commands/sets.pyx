@@ -203,8 +203,7 @@ cdef int64_t store(CommandContext ctx, list argv, str op, bytes event):
     cdef bint existed = ctx.db.lookup(dst, ctx.now) is not None
     cdef SetValue stored
     if result:
-        if existed:
-            ctx.db.remove(dst)
+        ctx.db.persist(dst)         # replaced as Redis's setKey: no `new` key event
         stored = SetValue()         # as Redis builds it: an intset, then each member added
         for member in result:
             stored.insert(member, len(<bytes>member), ctx.limits)

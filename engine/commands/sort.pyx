@@ -124,6 +124,9 @@ cdef object sort(CommandContext ctx, list argv, bint readonly):
     value = ctx.db.lookup(argv[1], ctx.now)
     if value is not None and type(value) not in (ListValue, SetValue, SortedSetValue):
         raise ResponseError(WRONGTYPE)
+    if type(value) is SortedSetValue and not value.big:
+        value.make_big()             # as Redis's SORT: a later -0 score stays -0
+        ctx.db.resized(argv[1])
     cdef list elements = [] if value is None else elements_of(value)
     if dontsort and type(value) is SetValue:
         dontsort, alpha, by = False, True, None
@@ -149,16 +152,16 @@ cdef object sort(CommandContext ctx, list argv, bint readonly):
 
 cdef int64_t store_result(CommandContext ctx, bytes dst, list out):
     cdef bint existed = ctx.db.lookup(dst, ctx.now) is not None
-    if existed:
-        ctx.db.remove(dst)
     if out:
         result = ListValue([b"" if item is None else item for item in out], ctx.limits)
+        ctx.db.persist(dst)         # replaced as Redis's setKey: no `new` key event
         ctx.db.store(dst, result)
         ctx.touch(dst, "l", b"sortstore")
         if ctx.logs(len(out)):
             ctx.effects.append([b"DEL", dst])
             ctx.effects.extend(recreate_commands(dst, result))
     elif existed:
+        ctx.db.remove(dst)
         ctx.touch(dst, "g", b"del")
         ctx.propagate([b"DEL", dst])
     return len(out)

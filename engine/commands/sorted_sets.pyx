@@ -592,12 +592,12 @@ def bzpopmax(CommandContext ctx, list argv):
     return bzpop(ctx, argv, True)
 
 
-cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t timeout,
-                 bint blocking):
+cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, bint blocking):
     """ZMPOP/BZMPOP from argv[numkeys_at] on."""
     cdef bint from_max
     cdef int64_t count
     cdef list keys = mpop_args(argv, numkeys_at, b"min", b"max", &from_max, &count)
+    cdef int64_t timeout = block_timeout(ctx, argv[1]) if blocking else 0   # checked last
     key, zset = first_nonempty(ctx, keys)
     if key is None:
         if blocking:
@@ -609,12 +609,12 @@ cdef object mpop(CommandContext ctx, list argv, Py_ssize_t numkeys_at, int64_t t
 
 @command("zmpop")
 def zmpop(CommandContext ctx, list argv):
-    return mpop(ctx, argv, 1, 0, False)
+    return mpop(ctx, argv, 1, False)
 
 
 @command("bzmpop")
 def bzmpop(CommandContext ctx, list argv):
-    return mpop(ctx, argv, 2, block_timeout(ctx, argv[1]), True)
+    return mpop(ctx, argv, 2, True)
 
 
 # -- random members and scanning ------------------------------------------------------------

@@ -15,7 +15,7 @@ from libc.string cimport memcpy, memchr, memset
 from cpython.bytes cimport (PyBytes_AS_STRING, PyBytes_GET_SIZE,
                             PyBytes_FromStringAndSize)
 
-from engine.core.keyspace cimport Database
+from engine.core.keyspace cimport Database, ENCODED_AS_RAW, ENCODED_AS_TEXT
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, parse_long_double, is_option
 from engine.commands.strings cimport string_at, check_string_length
@@ -87,6 +87,7 @@ def setrange(CommandContext ctx, list argv):
         memset(p + size, 0, offset - size)
     memcpy(p + offset, PyBytes_AS_STRING(patch), n)
     ctx.db.store(key, out)   # keeps the key's TTL
+    ctx.db.mark_encoding(key, ENCODED_AS_RAW)         # an sds Redis edits: raw
     ctx.touch(key, "$", b"setrange")
     ctx.propagate([b"SETRANGE", key, argv[2], patch])
     return total
@@ -118,6 +119,7 @@ def incrbyfloat(CommandContext ctx, list argv):
         raise ResponseError("ERR increment would produce NaN or Infinity")
     cdef bytes text = format_long_double(result)
     ctx.db.store(key, text)   # keeps the key's TTL
+    ctx.db.mark_encoding(key, ENCODED_AS_TEXT)        # made from its text: embstr
     ctx.touch(key, "$", b"incrbyfloat")
     if ctx.logs():
         ctx.effects.append([b"SET", key, text, b"KEEPTTL"])

@@ -8,3 +8,5 @@ cdef object string_at(CommandContext ctx, bytes key)
 # ctx.max_string):
 # Redis's error (checkStringLength), else nothing.
 cdef int check_string_length(CommandContext ctx, int64_t offset, int64_t length) except -1
+# An integer Redis keeps as one of its shared objects (0..9999: OBJECT REFCOUNT says so).
+cdef bint shared_integer(bytes s)

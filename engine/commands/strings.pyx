@@ -12,12 +12,12 @@ counters as INCRBY with the delta.
 from libc.stdint cimport int64_t, INT64_MAX, INT64_MIN
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 
-from engine.core.keyspace cimport Database
+from engine.core.keyspace cimport Database, ENCODED_AS_RAW
 from engine.commands.context cimport CommandContext
 from engine.commands.parsing cimport parse_int, is_option
 from engine.resp.numbers cimport string2ll
 from engine.commands.table import command
-from engine.core.errors import ResponseError, WRONGTYPE, SYNTAX, NOT_INTEGER
+from engine.core.errors import ResponseError, WRONGTYPE, SYNTAX, NOT_INTEGER, wrong_arity
 from engine.resp.reply import OK
 
 # proto-max-bulk-len: the largest string APPEND may build.
@@ -191,7 +191,7 @@ def getset(CommandContext ctx, list argv):
 
 cdef int check_pairs(list argv, str name) except -1:
     if len(argv) % 2 == 0:
-        raise ResponseError(f"ERR wrong number of arguments for '{name}' command")
+        raise wrong_arity(name)
     return 0
 
 
@@ -294,6 +294,11 @@ def getdel(CommandContext ctx, list argv):
     return value
 
 
+cdef bint shared_integer(bytes s):
+    cdef int64_t v
+    return string2ll(s, len(s), &v) and 0 <= v < 10000
+
+
 @command("append")
 def append(CommandContext ctx, list argv):
     cdef bytes key = argv[1], tail = argv[2]
@@ -305,6 +310,7 @@ def append(CommandContext ctx, list argv):
         check_string_length(ctx, PyBytes_GET_SIZE(value), length)
         value = None        # the keyspace's reference alone lets it grow in place
         length = ctx.db.append(key, tail)
+        ctx.db.mark_encoding(key, ENCODED_AS_RAW)     # Redis unshares it: raw
     ctx.touch(key, "$", b"append")
     ctx.propagate([b"APPEND", key, tail])
     return length

@@ -13,8 +13,18 @@ NO_SUCH_KEY = "ERR no such key"
 INVALID_STREAM_ID = "ERR Invalid stream ID specified as stream command argument"
 
 
-def wrong_arity(name: str) -> ResponseError:
-    return ResponseError(f"ERR wrong number of arguments for '{name}' command")
+class ArityError(ResponseError):
+    """The command table's arity check refused the call (a script's redis.call says so
+    in words of its own, unlike a command's own count of its arguments: HSET's pairs)."""
+
+
+def wrong_arity(name: str, cls: type = ResponseError) -> ResponseError:
+    return cls(f"ERR wrong number of arguments for '{name}' command")
+
+
+def arity_refused(name: str) -> ArityError:
+    """The error of the command table's arity check (dispatch)."""
+    return wrong_arity(name, ArityError)
 
 
 def arg_text(arg: bytes, limit: int = -1) -> str:

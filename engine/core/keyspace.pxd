@@ -26,6 +26,16 @@ cdef struct KeySlot:
     PyObject* value             # a strong reference
     int64_t counted
 
+# How Redis would have encoded a string a command made (OBJECT ENCODING, REFCOUNT):
+# as its stored bytes say (an integer in 0..9999 shared), or as an sds Redis edited in
+# place (APPEND, SETRANGE: raw), made as text (INCRBYFLOAT: embstr), or an integer
+# object of its own (COPY of a shared one).
+cpdef enum:
+    ENCODED_AS_STORED = 0
+    ENCODED_AS_RAW = 1
+    ENCODED_AS_TEXT = 2
+    ENCODED_AS_OWN_INT = 3
+
 cdef class Database:
     cdef readonly int index
     cdef HTable* table             # key -> KeySlot
@@ -33,6 +43,8 @@ cdef class Database:
     cdef uint64_t sweep_cursor     # where the active sweep goes on in `volatile`
     cdef uint64_t version          # bumped by every add or removal (iteration check)
     cdef public list expired       # keys removed by expiry, drained by the caller
+    cdef public list added         # keys a store created, drained by the caller; None
+                                   # when nobody listens (notify-keyspace-events n)
     cdef readonly int64_t object_bytes  # Python-side bytes of the values
     cdef public bint lfu           # access slots hold LFU metadata (an LFU maxmemory-policy)
     cdef public int lfu_log_factor # lfu-log-factor, lfu-decay-time
@@ -49,6 +61,8 @@ cdef class Database:
     # The value at key, None if absent, whether due or not, its access untouched.
     cpdef object peek(self, bytes key)
     # A collection at key changed in place: its footprint is counted again.
+    cpdef void mark_encoding(self, bytes key, int mark)
+    cpdef int encoding_mark(self, bytes key)
     cpdef void resized(self, bytes key)
     cpdef void store(self, bytes key, object value)
     cdef Py_ssize_t append(self, bytes key, bytes tail) except -1

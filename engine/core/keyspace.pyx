@@ -54,6 +54,11 @@ cdef enum:
     INLINE_MAX = 44                # longest string kept in its entry (Redis's embstr)
     ACCESS_SIZE = 8
 cdef int64_t INLINE = 1LL << 62    # in `access`: the string follows it in the entry
+# In `access` too: how Redis would have encoded a string that a command made other than
+# by storing it (OBJECT ENCODING / REFCOUNT); a store clears it (ENCODED_AS_* in keyspace.pxd).
+cdef int64_t MARK_SHIFT = 60
+cdef int64_t MARKS = 3LL << MARK_SHIFT
+cdef int64_t FLAGS = INLINE | MARKS
 cdef int64_t STREAM_OBJECT = sys.getsizeof(Stream()) + sys.getsizeof({})
 
 # What a database frees when it is dropped goes here: the garbage collector may drop
@@ -253,8 +258,8 @@ cdef class Database:
                 (<Stream>value).access_time = now
             return value
         h = head(self.table, e)
-        set_head(self.table, e, (h & INLINE) | (
-            lfu_touched(h & ~INLINE, now, self.lfu_log_factor, self.lfu_decay_time)
+        set_head(self.table, e, (h & FLAGS) | (
+            lfu_touched(h & ~FLAGS, now, self.lfu_log_factor, self.lfu_decay_time)
             if self.lfu else now))
         return value
 
@@ -297,7 +302,7 @@ cdef class Database:
             # A replaced key keeps its LFU count.
             s.access = (self.last_now if not self.lfu else
                         (<Stream>previous).access_time if type(previous) is Stream
-                        else h & ~INLINE)
+                        else h & ~FLAGS)
         if inline:
             vlen = ACCESS_SIZE + PyBytes_GET_SIZE(value)
             h = s.access | INLINE
@@ -321,6 +326,8 @@ cdef class Database:
             Py_DECREF(previous)                    # the old entry's
         if e == NULL:
             self.version += 1
+            if self.added is not None:
+                self.added.append(key)
         if type(value) is Stream:
             (<Stream>value).access_time = s.access
         self.object_bytes += s.counted
@@ -359,6 +366,19 @@ cdef class Database:
         write_slot(self.table, e, &s)
         self.object_bytes += bytes_object(size + n)
         return size + n
+
+    cpdef void mark_encoding(self, bytes key, int mark):
+        """Records how Redis would have encoded the string just stored at key (an
+        ENCODED_AS_* mark), until the next store."""
+        cdef HEntry* e = self.entry(key)
+        if e != NULL:
+            set_head(self.table, e, (head(self.table, e) & ~MARKS)
+                     | ((<int64_t>mark << MARK_SHIFT) & MARKS))
+
+    cpdef int encoding_mark(self, bytes key):
+        """The ENCODED_AS_* mark of key (ENCODED_AS_STORED when none, or absent)."""
+        cdef HEntry* e = self.entry(key)
+        return 0 if e == NULL else <int>((head(self.table, e) & MARKS) >> MARK_SHIFT)
 
     cpdef void resized(self, bytes key):
         cdef HEntry* e = self.entry(key)
@@ -445,7 +465,7 @@ cdef class Database:
         e = self.entry(key)
         if e == NULL:
             return self.last_now
-        return head(self.table, e) & ~INLINE
+        return head(self.table, e) & ~FLAGS
 
     cpdef void set_access(self, bytes key, object value, int64_t when):
         cdef HEntry* e
@@ -455,7 +475,7 @@ cdef class Database:
             return
         e = self.entry(key)
         if e != NULL:
-            set_head(self.table, e, (head(self.table, e) & INLINE) | (when & ~INLINE))
+            set_head(self.table, e, (head(self.table, e) & FLAGS) | (when & ~FLAGS))
 
     def sweep_expired(self, int64_t now, int limit=200) -> list:
         """Active expiry: removes expired keys found by walking the TTL table from
@@ -510,6 +530,16 @@ cdef class Database:
         self.expired = []
         self.sweep_cursor = 0
         self.version += 1
+
+    def swap(self, Database other) -> None:
+        """Exchanges keys, TTLs and counts with other (SWAPDB): each keeps its index,
+        and the sessions holding it see the other's keys."""
+        self.table, other.table = other.table, self.table
+        self.volatile, other.volatile = other.volatile, self.volatile
+        self.object_bytes, other.object_bytes = other.object_bytes, self.object_bytes
+        self.sweep_cursor = other.sweep_cursor = 0
+        self.version += 1
+        other.version += 1
 
     def items(self):
         """(key, value, expiry in ms or None) for every key, in table order. The

@@ -704,6 +704,11 @@ cdef class SortedSetValue:
     def encoding(self) -> bytes:
         return b"listpack" if self.lp != NULL else b"skiplist"
 
+    def make_big(self) -> None:
+        """Takes the skiplist encoding whatever its size (SORT does so, as Redis)."""
+        if self.lp != NULL:
+            self.convert()
+
     def footprint(self) -> int:
         """The object itself: its pairs live in counted C memory."""
         return OBJECT_OVERHEAD

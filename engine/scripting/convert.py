@@ -99,7 +99,7 @@ class ReplyToLua:
                 flat.append(self.convert(k, resp3))
                 flat.append(self.convert(v, resp3))
             return self._table(flat)
-        if t is set or t is frozenset:
+        if t is set or t is frozenset or t is SetReply:
             if resp3:
                 return self._table({b"set": self._table({self.convert(k, resp3): True for k in value})})
             return self._table([self.convert(item, resp3) for item in value])

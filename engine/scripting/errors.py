@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.core.errors import ArityError, ResponseError
+
 class LuaRaise(Exception):
     """Raised by a Python function a script called: the sandbox turns it into the Lua error
     `value` (a message string as C libraries raise, or the {err=...} table of redis.call)."""
@@ -44,11 +46,13 @@ def script_error_text(failure: ScriptFailure, name: str) -> str:
     return f"{failure.message} script: {name}"
 
 
-def call_error_text(text: str) -> str:
+def call_error_text(err: ResponseError) -> str:
     """A command's error as redis.call reports it: Redis checks the command's existence and
-    arity itself before running it from a script, in words of its own."""
+    arity itself before running it from a script, in words of its own (a command that
+    counts its own arguments, as HSET its pairs, keeps its text)."""
+    text = str(err)
     if text.startswith(("ERR unknown command '", "ERR unknown subcommand '")):
         return UNKNOWN_COMMAND
-    if text.startswith("ERR wrong number of arguments for '"):
+    if isinstance(err, ArityError):
         return WRONG_ARITY
     return text

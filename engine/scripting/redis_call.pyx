@@ -41,7 +41,7 @@ cdef class RedisCall:
         try:
             reply = (self.call_resp3 if resp3 else self.call)(argv)
         except _ResponseError as err:
-            return self.failed(call_error_text(str(err)).encode("utf-8", "surrogateescape"))
+            return self.failed(call_error_text(err).encode("utf-8", "surrogateescape"))
         t = type(reply)
         if t is int or t is bytes:
             return reply

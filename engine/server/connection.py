@@ -364,7 +364,9 @@ class ClientConnection(asyncio.Protocol):
             self.loop.call_soon(self.resume)
 
     def client_type(self) -> str:
-        return "pubsub" if self.session.channels or self.session.patterns else "normal"
+        session = self.session
+        return ("pubsub" if session.channels or session.patterns or session.shard_channels
+                else "normal")
 
     def _update_water_marks(self) -> None:
         cls = self.client_type()
@@ -429,7 +431,7 @@ class ClientConnection(asyncio.Protocol):
             flags += b"x"
         if self.blocked_read is not None:
             flags += b"b"
-        if session.channels or session.patterns:
+        if session.channels or session.patterns or session.shard_channels:
             flags += b"P"
         if self.closing:
             flags += b"A"
@@ -447,12 +449,13 @@ class ClientConnection(asyncio.Protocol):
             if session.multi else 0
         now = monotonic()
         return (b"id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d "
-                b"sub=%d psub=%d ssub=0 multi=%d watch=%d qbuf=%d qbuf-free=%d argv-mem=0 "
+                b"sub=%d psub=%d ssub=%d multi=%d watch=%d qbuf=%d qbuf-free=%d argv-mem=0 "
                 b"multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s "
                 b"user=default redir=-1 resp=%d lib-name=%s lib-ver=%s"
                 % (session.id, self.addr, self.laddr, self.fd, session.name or b"",
                    now - self.created, now - self.last_interaction, flags or b"N",
                    self.ctx.db.index, len(session.channels), len(session.patterns),
+                   len(session.shard_channels),
                    -1 if session.multi is None else len(session.multi), len(session.watched),
                    qbuf, max(parser.capacity - qbuf, 0), multi_mem, parser.capacity,
                    parser.capacity, len(self.out), omem,

@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
 
 OPS_SAMPLES = 16
+LRU_CLOCK_MAX = (1 << 24) - 1
+TITLES = {"cpu": "CPU"}                      # a section whose title is not capitalized
 LATENCY_PERCENTILES = (50.0, 99.0, 99.9)     # Redis's latency-tracking-info-percentiles
 
 
@@ -137,7 +139,7 @@ def render_info(server: "Server", args: list) -> bytes:
     out = []
     for section in wanted_sections(args):
         lines = SECTIONS[section](server)
-        title = section.capitalize()
+        title = TITLES.get(section) or section.capitalize()
         out.append("# " + title + "\r\n" + "".join(f"{k}:{v}\r\n" for k, v in lines))
     return "\r\n".join(out).encode()
 
@@ -155,6 +157,7 @@ def _server(s: "Server") -> list:
         ("redis_mode", "standalone"),
         ("os", f"{uname.system} {uname.release} {uname.machine}"),
         ("arch_bits", 64 if sys.maxsize > 2 ** 32 else 32),
+        ("monotonic_clock", "POSIX clock_gettime"),     # Python's time.monotonic
         ("multiplexing_api", s.loop_name),
         ("python_version", platform.python_version()),
         ("process_id", os.getpid()),
@@ -166,6 +169,7 @@ def _server(s: "Server") -> list:
         ("uptime_in_days", uptime // 86400),
         ("hz", s.cfg.hz),
         ("configured_hz", s.cfg.hz),
+        ("lru_clock", int(now) & LRU_CLOCK_MAX),      # Redis's LRU clock: seconds, 24 bits
         ("executable", s.executable),
         ("config_file", s.cfg.config_file or ""),
         ("io_threads_active", 0),
@@ -216,13 +220,22 @@ def _memory(s: "Server") -> list:
         ("used_memory_dataset_perc", "%.2f%%" % (100 * (used - overhead) / used if used else 0)),
         ("total_system_memory", total),
         ("total_system_memory_human", human_bytes(total)),
+        *_script_memory(s),
         ("maxmemory", maxmemory),
         ("maxmemory_human", human_bytes(maxmemory)),
         ("maxmemory_policy", s.cfg.maxmemory_policy),
         ("mem_fragmentation_ratio", "%.2f" % (rss / used if used else 0)),
         ("mem_fragmentation_bytes", rss - used),
         ("mem_not_counted_for_evict", 0),
+        # no replica, no cluster link, no AOF buffer between writes (the log is written
+        # when the event-loop turn ends)
+        ("mem_replication_backlog", 0),
+        ("mem_total_replication_buffers", 0),
+        ("mem_clients_slaves", 0),
+        ("mem_cluster_links", 0),
+        ("mem_aof_buffer", 0),
         ("mem_allocator", "libc"),
+        ("active_defrag_running", 0),
         ("lazyfree_pending_objects", 0),
         ("lazyfreed_objects", 0),
     ]
@@ -230,11 +243,12 @@ def _memory(s: "Server") -> list:
 
 def _persistence(s: "Server") -> list:
     fields = [("loading", 0), ("async_loading", 0)]
+    no_modules = [("module_fork_in_progress", 0), ("module_fork_last_cow_size", 0)]
     if s.durability is None:
         return fields + [("rdb_changes_since_last_save", s.engine.dirty), ("rdb_bgsave_in_progress", 0),
                          ("rdb_saves", 0), ("aof_enabled", 0), ("aof_rewrite_in_progress", 0),
-                         ("aof_rewrite_scheduled", 0), ("aof_rewrites", 0)]
-    return fields + list(s.durability.info().items())
+                         ("aof_rewrite_scheduled", 0), ("aof_rewrites", 0)] + no_modules
+    return fields + list(s.durability.info().items()) + no_modules
 
 
 def _stats(s: "Server") -> list:
@@ -245,15 +259,38 @@ def _stats(s: "Server") -> list:
         ("instantaneous_ops_per_sec", st.ops_per_sec()),
         ("total_net_input_bytes", st.net_input),
         ("total_net_output_bytes", st.net_output),
+        ("total_net_repl_input_bytes", 0),          # no replication
+        ("total_net_repl_output_bytes", 0),
+        ("instantaneous_input_repl_kbps", "0.00"),
+        ("instantaneous_output_repl_kbps", "0.00"),
         ("rejected_connections", st.rejected_connections),
+        ("sync_full", 0),
+        ("sync_partial_ok", 0),
+        ("sync_partial_err", 0),
         ("expired_keys", st.expired_keys),
         ("evicted_keys", s.engine.evicted_keys),
+        ("evicted_clients", 0),                     # no maxmemory-clients
         ("pubsub_channels", s.pubsub.channel_count()),
         ("pubsub_patterns", s.pubsub.pattern_count()),
+        ("pubsubshard_channels", len(s.pubsub.shard_channels)),
         ("total_forks", 0),
+        ("migrate_cached_sockets", 0),              # no MIGRATE
+        ("slave_expires_tracked_keys", 0),
+        ("active_defrag_hits", 0),                  # no active defragmentation
+        ("active_defrag_misses", 0),
+        ("active_defrag_key_hits", 0),
+        ("active_defrag_key_misses", 0),
+        ("total_active_defrag_time", 0),
+        ("current_active_defrag_time", 0),
+        ("tracking_total_keys", 0),                 # no CLIENT TRACKING
+        ("tracking_total_items", 0),
+        ("tracking_total_prefixes", 0),
+        ("unexpected_error_replies", 0),            # (errors from a master or an AOF)
         ("total_error_replies", st.error_replies),
         ("total_reads_processed", st.reads),
         ("total_writes_processed", st.writes),
+        ("io_threaded_reads_processed", 0),         # no I/O threads
+        ("io_threaded_writes_processed", 0),
     ]
 
 
@@ -267,17 +304,35 @@ def _replication(s: "Server") -> list:
         ("master_repl_offset", 0),
         ("second_repl_offset", -1),
         ("repl_backlog_active", 0),
+        ("repl_backlog_size", 1048576),             # repl-backlog-size's default, unused
+        ("repl_backlog_first_byte_offset", 0),
+        ("repl_backlog_histlen", 0),
     ]
 
 
 def _cpu(s: "Server") -> list:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    main = resource.getrusage(resource.RUSAGE_THREAD)     # INFO runs on the event loop's
     return [
         ("used_cpu_sys", f"{me.ru_stime:.6f}"),
         ("used_cpu_user", f"{me.ru_utime:.6f}"),
         ("used_cpu_sys_children", f"{kids.ru_stime:.6f}"),
         ("used_cpu_user_children", f"{kids.ru_utime:.6f}"),
+        ("used_cpu_sys_main_thread", f"{main.ru_stime:.6f}"),
+        ("used_cpu_user_main_thread", f"{main.ru_utime:.6f}"),
+    ]
+
+
+def _script_memory(s: "Server") -> list:
+    """Redis 7.0's scripts fields that Sluice knows: how many scripts EVAL cached, the
+    libraries and functions FUNCTION LOAD made."""
+    scripting = s.engine.scripting
+    functions = s.engine.functions
+    return [
+        ("number_of_cached_scripts", 0 if scripting is None else len(scripting.scripts)),
+        ("number_of_functions", 0 if functions is None else len(functions.functions)),
+        ("number_of_libraries", 0 if functions is None else len(functions.libraries)),
     ]
 
 

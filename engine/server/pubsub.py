@@ -30,6 +30,7 @@ CLASS_BITS = {"g": NOTIFY_GENERIC, "$": NOTIFY_STRING, "t": NOTIFY_STREAM,
 
 MESSAGE = b"message"
 PMESSAGE = b"pmessage"
+SMESSAGE = b"smessage"
 
 
 def _add(table: dict, own: dict, conn: "ClientConnection", name: bytes) -> bool:
@@ -64,6 +65,7 @@ class PubSub:
     def __init__(self) -> None:
         self.channels: dict[bytes, dict] = {}    # channel -> {conn: None}
         self.patterns: dict[bytes, dict] = {}    # pattern -> {conn: None}
+        self.shard_channels: dict[bytes, dict] = {}  # shard channel -> {conn: None}
         self.notify_flags = 0                    # notify-keyspace-events bits
 
     def channel_count(self) -> int:
@@ -86,12 +88,20 @@ class PubSub:
     def punsubscribe(self, conn: "ClientConnection", pattern: bytes) -> bool:
         return _remove(self.patterns, conn.session.patterns, conn, pattern)
 
+    def ssubscribe(self, conn: "ClientConnection", channel: bytes) -> bool:
+        return _add(self.shard_channels, conn.session.shard_channels, conn, channel)
+
+    def sunsubscribe(self, conn: "ClientConnection", channel: bytes) -> bool:
+        return _remove(self.shard_channels, conn.session.shard_channels, conn, channel)
+
     def drop(self, conn: "ClientConnection") -> None:
         """Forgets every subscription of a connection (closed, or RESET)."""
         for channel in list(conn.session.channels):
             self.unsubscribe(conn, channel)
         for pattern in list(conn.session.patterns):
             self.punsubscribe(conn, pattern)
+        for channel in list(conn.session.shard_channels):
+            self.sunsubscribe(conn, channel)
 
     # messages
 
@@ -114,13 +124,25 @@ class PubSub:
                         receivers += 1
         return receivers
 
-    def matching_channels(self, pattern=None) -> list:
-        if pattern is None:
-            return list(self.channels)
-        return [c for c in self.channels if match(pattern, c)]
+    def spublish(self, channel: bytes, message: bytes) -> int:
+        """Sends message to the shard channel's subscribers (no pattern sees it, as in
+        Redis); returns how many received it."""
+        subscribers = self.shard_channels.get(channel)
+        if not subscribers:
+            return 0
+        push = [SMESSAGE, channel, message]
+        for conn in list(subscribers):
+            conn.push(push)
+        return len(subscribers)
 
-    def numsub(self, channel: bytes) -> int:
-        return len(self.channels.get(channel, ()))
+    def matching_channels(self, pattern=None, shard: bool = False) -> list:
+        table = self.shard_channels if shard else self.channels
+        if pattern is None:
+            return list(table)
+        return [c for c in table if match(pattern, c)]
+
+    def numsub(self, channel: bytes, shard: bool = False) -> int:
+        return len((self.shard_channels if shard else self.channels).get(channel, ()))
 
     # keyspace notifications
 

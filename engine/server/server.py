@@ -43,6 +43,7 @@ from engine.server.blocking import ServerHub
 from engine.server.busy import BusyScript
 from engine.server.call_watch import LatencyMonitor, Monitors, SlowLog
 from engine.server.config.errors import ConfigApplyError
+from engine.server.config.keyspace_events import NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_NEW
 from engine.server.config.server_config import ServerConfig
 from engine.server.config.version import VERSION
 from engine.server.connection import ClientConnection, is_loopback, set_keepalive
@@ -174,6 +175,9 @@ class Server:
         """notify-keyspace-events: the hub then hands every command's events over."""
         self.pubsub.notify_flags = flags
         self.hub.notify_events = bool(flags)
+        new_keys = bool(flags & NOTIFY_NEW and flags & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT))
+        for db in self.engine.databases:       # the keyspace notes the keys it creates
+            db.added = [] if new_keys else None
 
     def on_events(self, db: int, events: list) -> None:
         """A command's keyspace events: count expirations, notify subscribers."""
@@ -478,7 +482,7 @@ class Server:
                 continue
             session = conn.session
             if (timeout and conn.blocked_read is None and not session.channels
-                    and not session.patterns and now - conn.last_interaction > timeout):
+                    and not session.patterns and not session.shard_channels and now - conn.last_interaction > timeout):
                 self.log.log(15, "Closing idle client")
                 conn.close_after_reply()
                 continue

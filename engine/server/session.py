@@ -290,6 +290,10 @@ class ServerSession(Session):
     # Pub/Sub ---------------------------------------------------------------------
 
     def _confirm(self, kind: bytes, name) -> list:
+        """A (un)subscribe's push: the client's count of subscriptions of the kind's
+        family (shard channels are counted apart, as in Redis)."""
+        if kind in SHARD_CONFIRMATIONS:
+            return [kind, name, len(self.shard_channels)]
         return [kind, name, len(self.channels) + len(self.patterns)]
 
     def _each(self, kind: bytes, change, names: list) -> Pushes:
@@ -321,6 +325,23 @@ class ServerSession(Session):
         return self._each(b"punsubscribe", self.server.pubsub.punsubscribe,
                           argv[1:] or list(self.patterns))
 
+    @client_command("ssubscribe")
+    def cmd_ssubscribe(self, argv):
+        if self.cmd_name == "exec":     # in a transaction: a client that may not block
+            raise ResponseError("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+        return self._each(b"ssubscribe", self.server.pubsub.ssubscribe, argv[1:])
+
+    @client_command("sunsubscribe")
+    def cmd_sunsubscribe(self, argv):
+        return self._each(b"sunsubscribe", self.server.pubsub.sunsubscribe,
+                          argv[1:] or list(self.shard_channels))
+
+    @client_command("spublish")
+    def cmd_spublish(self, argv):
+        receivers = self.server.pubsub.spublish(argv[1], argv[2])
+        self.server.flush_pending()
+        return receivers
+
     @client_command("publish")
     def cmd_publish(self, argv):
         receivers = self.server.pubsub.publish(argv[1], argv[2])
@@ -331,19 +352,22 @@ class ServerSession(Session):
     def cmd_pubsub(self, argv):
         pubsub = self.server.pubsub
         sub = argv[1].lower()
-        if sub == b"channels":
+        if sub == b"channels" or sub == b"shardchannels":
             if len(argv) > 3:
                 raise subcommand_syntax(argv[0], argv[1])
-            return pubsub.matching_channels(argv[2] if len(argv) == 3 else None)
-        if sub == b"numsub":
+            return pubsub.matching_channels(argv[2] if len(argv) == 3 else None,
+                                            sub == b"shardchannels")
+        if sub == b"numsub" or sub == b"shardnumsub":
             out = []
             for channel in argv[2:]:
-                out += [channel, pubsub.numsub(channel)]
+                out += [channel, pubsub.numsub(channel, sub == b"shardnumsub")]
             return out
         if sub == b"numpat":
             return pubsub.pattern_count()
         return [Status(line.encode()) for line in PUBSUB_HELP]
 
+
+SHARD_CONFIRMATIONS = (b"ssubscribe", b"sunsubscribe")
 
 PUBSUB_HELP = (
     "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -354,6 +378,10 @@ PUBSUB_HELP = (
     "NUMSUB [<channel> ...]",
     "    Return the number of subscribers for the specified channels, excluding",
     "    pattern subscriptions(default: no channels).",
+    "SHARDCHANNELS [<pattern>]",
+    "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+    "SHARDNUMSUB [<shardchannel> ...]",
+    "    Return the number of subscribers for the specified shard level channel(s)",
     "HELP",
     "    Print this help.",
 )

@@ -41,9 +41,6 @@ EXCLUDED_COMMANDS = {
         "wait", "sync", "psync", "replconf", "replicaof", "slaveof", "role",
         "failover", "client|pause", "client|unpause"},
     "moving keys between instances, a cluster's tool": {"migrate", "restore-asking"},
-    "sharded pub/sub: channels bound to cluster slots": {
-        "spublish", "ssubscribe", "sunsubscribe", "pubsub|shardchannels",
-        "pubsub|shardnumsub"},
     "client-side caching (key tracking and invalidation messages) is not built": {
         "client|tracking", "client|caching", "client|getredir", "client|trackinginfo"},
     "ACL users and permissions: Sluice has one user (AUTH with requirepass)": {
@@ -54,7 +51,6 @@ EXCLUDED_COMMANDS = {
         "debug", "lolwut", "script|debug"},
     "no module API": {"module", "module|list", "module|load", "module|unload",
                       "module|help", "module|loadex"},
-    "SWAPDB is not built (databases are swapped by no other command)": {"swapdb"},
 }
 EXCLUDED = set().union(*EXCLUDED_COMMANDS.values())
 

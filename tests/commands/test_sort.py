@@ -95,9 +95,29 @@ SORTS = cmds("""
     SORT
 """)
 
+# SORT and SORT_RO take a small sorted set to its skiplist encoding, as Redis does:
+# a -0 score added later stays -0 (a listpack keeps it as 0)
+ENCODINGS = cmds("""
+    ZADD small 2 b 1 a
+    OBJECT ENCODING small
+    SORT_RO small BY nosort
+    OBJECT ENCODING small
+    ZADD small -0 c
+    ZSCORE small c
+    ZADD small2 1 a
+    SORT small2 ALPHA LIMIT 0 1
+    OBJECT ENCODING small2
+    ZADD small2 -0 z
+    ZRANGE small2 0 -1 WITHSCORES
+""")
+
 
 def test_sort_matches_redis(engine, oracle):
     run_both(engine, oracle, SETUP + SORTS, label="SORT")
+
+
+def test_sort_converts_sorted_sets_as_redis(engine, oracle):
+    run_both(engine, oracle, ENCODINGS, label="SORT encodings")
 
 
 def test_sort_keys():

@@ -50,8 +50,9 @@ RULES: dict[str, dict] = {
         "fcall_ro", "flushall"), rule(layer="session")),
     # run by the server (engine/server/session.py), only its clients have them
     **dict.fromkeys((
-        "client|list", "client|kill", "client|unblock", "client|reply", "publish", "pubsub",
-        "config", "info", "shutdown", "slowlog", "latency", "monitor"), rule(layer="server")),
+        "client|list", "client|kill", "client|unblock", "client|reply", "publish", "spublish",
+        "pubsub", "config", "info", "shutdown", "slowlog", "latency", "monitor"),
+        rule(layer="server")),
     "sort": rule(find_keys=sort_keys),
     "sort_ro": rule(find_keys=first_key),
     "client": rule(layer="session"),
@@ -66,6 +67,8 @@ RULES: dict[str, dict] = {
     "punsubscribe": rule(layer="server", pubsub_ok=True),
     "subscribe": rule(layer="server", pubsub_ok=True),
     "unsubscribe": rule(layer="server", pubsub_ok=True),
+    "ssubscribe": rule(layer="server", pubsub_ok=True),
+    "sunsubscribe": rule(layer="server", pubsub_ok=True),
     "script": rule(layer="session"),
     "command": rule(layer="server", base_ok=True),
 }
