@@ -14,7 +14,8 @@ from typing import Any, Callable
 
 import redis
 
-from pipeline.worker import lock_key
+from servers import checkout_env
+from sluice.worker import lock_key
 
 WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
 WAIT_S = 30.0
@@ -55,7 +56,7 @@ class ProcessWorker:
     def __init__(self, port: int, consumer: str, mode: str, settings: dict) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, str(WORKER_SCRIPT), str(port), consumer, mode, json.dumps(settings)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=checkout_env())
         self.consumer, self.stream, self.group = consumer, settings["stream"], settings["group"]
 
     def kill_holding_locks(self, client: Any) -> None:
