@@ -15,9 +15,13 @@ if TYPE_CHECKING:
 
 
 def register(spark: "SparkSession") -> None:
-    """Registers every Sluice format with this Spark session."""
+    """Registers every Sluice format with this Spark session, and has their options
+    checked in this process at load(), save() and start() (driver_checks)."""
+    from sluice.spark import driver_checks
     from sluice.spark.snapshot_source import SluiceSnapshotDataSource
     from sluice.spark.stream_source import SluiceDataSource
+
+    driver_checks.install()
 
     spark.dataSource.register(SluiceDataSource)
     spark.dataSource.register(SluiceSnapshotDataSource)

@@ -63,6 +63,9 @@ class ServerAddress:
         return client
 
 
+CONNECTION_OPTIONS = ("url", "cluster")
+
+
 def server_address(options: Mapping[str, str]) -> ServerAddress:
     """The server named by the `url` and `cluster` options."""
     url = text_option(options, "url", DEFAULT_URL)

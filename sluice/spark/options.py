@@ -2,11 +2,25 @@
 refused with one sentence that names the option."""
 from __future__ import annotations
 
-from typing import Mapping, Optional
+import difflib
+from typing import Iterable, Mapping, Optional
 
 
 class OptionError(ValueError):
     """A data source option is missing or malformed; the message names the option."""
+
+
+def check_names(options: Mapping[str, str], known: Iterable[str], what: str) -> None:
+    """Refuses an option that `what` does not take (Spark would pass it on unread, so a
+    misspelt name would silently change nothing), naming the closest known name."""
+    names = {name.lower(): name for name in known}
+    for given in options:
+        if given.lower() in names:
+            continue
+        close = difflib.get_close_matches(given.lower(), list(names), n=1, cutoff=0.6)
+        hint = (f"did you mean '{names[close[0]]}'?" if close
+                else f"{what} takes {', '.join(sorted(names.values(), key=str.lower))}")
+        raise OptionError(f"unknown option '{given}'; {hint}")
 
 
 def _lookup(options: Mapping[str, str], name: str) -> Optional[str]:

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
-from sluice.spark.connection import ServerAddress, server_address
+from sluice.spark.connection import CONNECTION_OPTIONS, ServerAddress, server_address
 from sluice.spark.offsets import EARLIEST, LATEST, OffsetSpec, offset_spec
-from sluice.spark.options import OptionError, bool_option, int_option, text_option
+from sluice.spark.options import OptionError, bool_option, check_names, int_option, text_option
 
 DEFAULT_PAGE_SIZE = 10_000
+READ_OPTIONS = (*CONNECTION_OPTIONS, "streams", "streamPattern", "startingOffsets", "endingOffsets",
+                "minPartitions", "pageSize", "decode", "failOnDataLoss", "maxEntriesPerTrigger",
+                "commitGroup")
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ def _stream_choice(options: Mapping[str, str]) -> Tuple[Optional[Tuple[str, ...]
 
 def read_options(options: Mapping[str, str]) -> ReadOptions:
     """Parses and checks every reading option."""
+    check_names(options, READ_OPTIONS, "reading format sluice")
     streams, pattern = _stream_choice(options)
     starting = offset_spec("startingOffsets", text_option(options, "startingOffsets"), EARLIEST,
                            (EARLIEST, LATEST))

@@ -37,7 +37,7 @@ from engine import glob_match
 from persist import (Block, PendingEntries, StreamEntries, aof_base_file, block_contents, block_index,
                      is_snapshot, refuse_rdb)
 from sluice.spark.arrow_entries import arrow_entry_schema, entry_schema
-from sluice.spark.options import OptionError, bool_option, int_option, text_option
+from sluice.spark.options import OptionError, bool_option, check_names, int_option, text_option
 from sluice.spark.read_options import _stream_choice
 
 PEL_SCHEMA_DDL = ("stream string, group string, consumer string, id string, "
@@ -48,6 +48,8 @@ PEL_ARROW_SCHEMA = pa.schema([("stream", pa.string()), ("group", pa.string()),
 TABLES = ("entries", "pel")
 DEFAULT_MIN_PARTITIONS = 2             # as local[2]; set minPartitions to the executors' cores
 DEFAULT_MAX_PARTITION_BYTES = 32 << 20  # of snapshot file (lz4-compressed) per task
+SNAPSHOT_OPTIONS = ("path", "table", "streams", "streamPattern", "decode", "db", "minPartitions",
+                    "maxPartitionBytes")
 TEMP_PREFIX = "temp-"        # a snapshot being written beside the real one
 EXPECTED = "a Sluice snapshot"
 
@@ -101,6 +103,7 @@ class SnapshotOptions:
 
 def snapshot_options(options: Mapping[str, str]) -> SnapshotOptions:
     """Parses and checks every option; the path is resolved to a file."""
+    check_names(options, SNAPSHOT_OPTIONS, "format sluice-snapshot")
     path = text_option(options, "path")
     if path is None:
         raise OptionError("option path (a snapshot file or a data directory) is required: "

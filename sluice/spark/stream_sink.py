@@ -27,6 +27,8 @@ lets the server trim whole nodes; false: exact MAXLEN = n), `skipExistingIds`.
 Save mode append only, and output mode append: a stream only grows, so mode
 overwrite and output mode complete (which replace what was written) are refused;
 Spark itself offers Python sinks no update mode (write such results with foreachBatch).
+Unknown option names and output modes other than append are refused at save() and
+start() (driver_checks), the rest when Spark makes the writer.
 
 Guarantees. Each task writes its rows in order, chunk by chunk; a server error
 stops the task (and the job) with the server's message, the stream and the row's
@@ -52,8 +54,8 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 from pyspark.sql.types import (ArrayType, BinaryType, MapType, StringType, StructType,
                                UserDefinedType)
 
-from sluice.spark.connection import ServerAddress, server_address
-from sluice.spark.options import OptionError, bool_option, int_option, text_option
+from sluice.spark.connection import CONNECTION_OPTIONS, ServerAddress, server_address
+from sluice.spark.options import OptionError, bool_option, check_names, int_option, text_option
 from sluice.spark.stream_catalog import check_stream_key
 
 if TYPE_CHECKING:
@@ -64,6 +66,9 @@ log = logging.getLogger("sluice.spark")
 DEFAULT_BATCH_SIZE = 1000
 STALE_ID_ERROR = "The ID specified in XADD is equal or smaller than the target stream top item"
 IGNORED_COLUMNS = ("ms", "seq")
+# checkpointLocation: a streaming query's own option, which Spark hands the sink too.
+WRITE_OPTIONS = (*CONNECTION_OPTIONS, "stream", "batchSize", "maxLen", "approximateTrim", "skipExistingIds",
+                 "checkpointLocation")
 
 
 class SinkError(RuntimeError):
@@ -95,9 +100,32 @@ class SinkPlan:
     skip_existing_ids: bool = False
 
 
+def check_sink_options(options: Mapping[str, str]) -> None:
+    """The options alone, before any schema is known (on the driver at save() and
+    start()): names, and values that need no column."""
+    check_names(options, WRITE_OPTIONS, "writing format sluice")
+    server_address(options)
+    int_option(options, "batchSize", DEFAULT_BATCH_SIZE)
+    int_option(options, "maxLen", None, minimum=0)
+    bool_option(options, "approximateTrim", True)
+    bool_option(options, "skipExistingIds", False)
+
+
+def check_output_mode(mode: str) -> None:
+    """Append only, refused when the query starts: complete would replace what earlier
+    micro-batches wrote, and Spark offers a Python sink no update mode."""
+    mode = mode.lower()
+    if mode == "complete":
+        raise OptionError(StreamStreamWriter.overwrite_refusal)
+    if mode != "append":
+        raise OptionError(f"format sluice takes output mode append, not {mode}: Spark writes "
+                          f"update results to a Python sink only through foreachBatch")
+
+
 def plan_sink(options: Mapping[str, str], schema: StructType) -> SinkPlan:
     """The plan for writing rows of `schema`; OptionError (one sentence) when the
     options or the schema cannot be written."""
+    check_sink_options(options)
     columns = {f.name.lower(): f for f in schema.fields}
     if len(columns) != len(schema.fields):
         raise OptionError("the DataFrame has two columns whose names differ only in case; "
@@ -344,4 +372,4 @@ class StreamStreamWriter(_XaddWriter, DataSourceStreamArrowWriter):
 
 
 __all__ = ["StreamBatchWriter", "StreamStreamWriter", "SinkError", "SinkPlan", "WriteCounts",
-           "check_target", "plan_sink", "write_batches"]
+           "check_output_mode", "check_sink_options", "check_target", "plan_sink", "write_batches"]

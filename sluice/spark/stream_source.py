@@ -19,6 +19,8 @@ Reading options (names are case-insensitive):
   fail the query with a message naming the stream; false: a warning, and the read goes on;
 - streaming: `maxEntriesPerTrigger`, `commitGroup` (a consumer group moved to each
   processed offset, so XINFO GROUPS shows the lag).
+An unknown option name is refused, naming the closest known one; `driver_checks` runs
+these checks in the user's process at load(), save() and start().
 Reading is planned in `batch_reader` and `stream_reader`; writing lives in `stream_sink`."""
 from __future__ import annotations
 
