@@ -66,9 +66,10 @@ log = logging.getLogger("sluice.spark")
 DEFAULT_BATCH_SIZE = 1000
 STALE_ID_ERROR = "The ID specified in XADD is equal or smaller than the target stream top item"
 IGNORED_COLUMNS = ("ms", "seq")
-# checkpointLocation: a streaming query's own option, which Spark hands the sink too.
+# checkpointLocation, queryName: a streaming query's own options (writeStream.queryName()
+# is one too), which Spark hands the sink with the rest.
 WRITE_OPTIONS = (*CONNECTION_OPTIONS, "stream", "batchSize", "maxLen", "approximateTrim", "skipExistingIds",
-                 "checkpointLocation")
+                 "checkpointLocation", "queryName")
 
 
 class SinkError(RuntimeError):

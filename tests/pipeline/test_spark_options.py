@@ -11,8 +11,10 @@ import sys
 import textwrap
 
 import pytest
+import redis
 
 from servers import checkout_env, free_port
+from spark_streams import sluice_server  # noqa: F401 - a fixture
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 from sluice.spark.options import OptionError  # noqa: E402
@@ -80,6 +82,21 @@ def test_update_mode_is_refused_at_start(spark, tmp_path, how: str) -> None:
     assert refusal(start) == ("format sluice takes output mode append, not update: Spark writes "
                               "update results to a Python sink only through foreachBatch")
     assert spark.streams.active == []
+
+
+def test_the_querys_own_options_pass_to_the_sink(spark, tmp_path, sluice_server) -> None:
+    """checkpointLocation and queryName are options of Spark's query that Spark hands
+    the sink too: they are not refused as unknown."""
+    client = redis.Redis(port=sluice_server.port)
+    rows = tmp_path / "rows"
+    rows.mkdir()
+    (rows / "a.json").write_text('{"v": "x"}\n')
+    query = (spark.readStream.schema("v string").json(str(rows)).writeStream.format("sluice")
+             .options(url=f"redis://127.0.0.1:{sluice_server.port}", stream="named")
+             .option("checkpointLocation", str(tmp_path / "checkpoint")).queryName("sluice_named")
+             .trigger(availableNow=True).start())
+    query.awaitTermination(120)
+    assert query.exception() is None and client.xlen("named") == 1
 
 
 def test_unknown_sink_option_is_refused_at_start(spark, tmp_path) -> None:
