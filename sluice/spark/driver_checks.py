@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Optional
 
+from py4j.protocol import Py4JError
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 
@@ -25,6 +26,15 @@ from sluice.spark.snapshot_source import snapshot_options
 from sluice.spark.stream_sink import check_output_mode, check_sink_options
 
 CHECKED = "_sluice_checked"
+
+
+def _format(jvm_object: Any, arguments: Mapping[str, Any]) -> Optional[str]:
+    """The format the call reads or writes; None when this Spark's JVM reader or writer
+    does not tell (then Spark's own checks, in its workers, are all there is)."""
+    try:
+        return arguments.get("format") or jvm_object.source()
+    except Py4JError:
+        return None
 
 
 def _jvm_options(jvm_object: Any) -> dict:
@@ -50,7 +60,7 @@ def _given(jvm_object: Any, arguments: Mapping[str, Any]) -> dict:
 
 
 def _check_read(jvm_object: Any, arguments: Mapping[str, Any]) -> None:
-    source = arguments.get("format") or jvm_object.source()
+    source = _format(jvm_object, arguments)
     if source == "sluice":
         read_options(_given(jvm_object, arguments))
     elif source == "sluice-snapshot":
@@ -58,12 +68,12 @@ def _check_read(jvm_object: Any, arguments: Mapping[str, Any]) -> None:
 
 
 def _check_save(jvm_object: Any, arguments: Mapping[str, Any]) -> None:
-    if (arguments.get("format") or jvm_object.source()) == "sluice":
+    if _format(jvm_object, arguments) == "sluice":
         check_sink_options(_given(jvm_object, arguments))
 
 
 def _check_start(jvm_object: Any, arguments: Mapping[str, Any]) -> None:
-    if (arguments.get("format") or jvm_object.source()) == "sluice":
+    if _format(jvm_object, arguments) == "sluice":
         check_sink_options(_given(jvm_object, arguments))
         check_output_mode(arguments.get("outputMode") or str(jvm_object.outputMode()))
 
