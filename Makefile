@@ -62,15 +62,15 @@ serve: build
 conf: build
 	$(PY) -m engine.server.config.example > sluice.conf
 
-# The example pipeline (pipeline/examples/): a temporary persistent sluice-server, a
+# The example pipeline (examples/, not installed): a temporary persistent sluice-server, a
 # page-view generator, a Spark Structured Streaming job totalling them per user per
 # window into another stream, a consumer group printing the totals, two sluice-worker
 # processes alerting on them; ~90 s, then the
 # counts of every stage, checked for agreement (non-zero exit if they disagree).
 pipeline-demo: build $(STAMP) java
-	$(PY) -m pipeline.examples.demo
+	$(PY) -m examples.demo
 
-# The bench extra: the libraries worker_bench.py compares pipeline.worker with.
+# The bench extra: the libraries worker_bench.py compares sluice.worker with.
 $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install -q -e '.[bench]'
 	touch $(BENCH_STAMP)

@@ -1,7 +1,7 @@
 """Shared helpers for the benchmark scripts (not a benchmark itself).
 
 Each script imports this first: it puts the checkout on sys.path when no `engine`
-is importable otherwise (so the scripts run as `python bench/<name>.py` without
+is importable otherwise (and after the rest of sys.path always, for examples/) (so the scripts run as `python bench/<name>.py` without
 PYTHONPATH, and PYTHONPATH=<another build> takes precedence), starts/stops a private
 redis-server, computes order statistics and prints tables (with `rich` when it is
 installed, plain aligned text otherwise).
@@ -25,6 +25,9 @@ try:
     import engine  # noqa: F401
 except ImportError:
     sys.path.insert(0, REPO)
+# examples/ (ServerProcess) is never installed: always the checkout's, found after the rest.
+if REPO not in sys.path:
+    sys.path.append(REPO)
 
 NA_CLIENT = "n/a (engine.api.client not available)"
 NA_REDIS = "n/a (redis-server not available)"
@@ -87,7 +90,7 @@ class RedisServer:
         return redis.Redis(host="127.0.0.1", port=self.port, **kw)
 
     def stop(self) -> None:
-        from pipeline.examples.processes import stop_child
+        from examples.processes import stop_child
         stop_child(self.proc)
 
 
@@ -157,7 +160,7 @@ def sluice_beside_redis():
         yield None
         return
     import redis
-    from pipeline.examples.processes import ServerProcess
+    from examples.processes import ServerProcess
     no_persistence = ["--save", "", "--appendonly", "no"]      # as the redis-server
     with redis_server() as redis_srv, \
             ServerProcess(no_persistence, loglevel="warning") as sluice:

@@ -19,7 +19,7 @@ import time
 import _common  # noqa: F401  (puts the checkout on sys.path)
 import redis
 
-from pipeline.examples.processes import ServerProcess, free_port
+from examples.processes import ServerProcess, free_port
 
 
 def worst_ping(port: int, stop: threading.Event, out: list) -> None:

@@ -96,7 +96,7 @@ def measure(pid: int, client, kind: str, keys: int, per_key: int) -> tuple[float
 def one_row(kind: str, keys: int, per_key: int) -> dict:
     """{server: (rss B/elem, used B/elem)} on a fresh pair of servers."""
     import redis
-    from pipeline.examples.processes import ServerProcess
+    from examples.processes import ServerProcess
     out = {}
     with C.redis_server() as redis_srv, \
             ServerProcess(["--save", "", "--appendonly", "no"], loglevel="warning") as sluice:

@@ -31,7 +31,7 @@ import redis
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common as C  # noqa: E402  (also makes the checkout's `engine` importable)
 
-from pipeline.examples.processes import ServerProcess, free_port  # noqa: E402
+from examples.processes import ServerProcess, free_port  # noqa: E402
 
 LOADED = re.compile(r"DB loaded from append only file: ([0-9.]+) seconds")
 

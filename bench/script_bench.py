@@ -2,7 +2,7 @@
 """Scripts (EVALSHA, cached EVAL) on sluice-server beside redis-server, in one run.
 
 Both servers run on free loopback ports (sluice-server through
-pipeline/examples/processes.py's ServerProcess, redis-server with `--save "" --appendonly
+examples/processes.py's ServerProcess, redis-server with `--save "" --appendonly
 no`); the contenders alternate round by round and each verdict is the median of the
 per-round ratios, so load that comes and goes on a shared machine hits both sides alike.
 

@@ -2,7 +2,7 @@
 """sluice-server against redis-server over RESP, side by side in one run.
 
 Both servers run on free loopback ports (sluice-server through
-pipeline/examples/processes.py's ServerProcess, redis-server with `--save "" --appendonly
+examples/processes.py's ServerProcess, redis-server with `--save "" --appendonly
 no`); every measurement alternates between them, round after round, and a verdict
 is the median of the per-round ratios, so load that comes and goes on a shared
 machine hits both sides of a ratio alike.

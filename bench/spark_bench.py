@@ -3,7 +3,7 @@
 
 Data: N entries (default 1,000,000; --quick 100,000) spread over 4 streams
 `s0..s3`, each `user u<0..999> amount <0..99999>`, loaded into a sluice-server
-(pipeline/examples/processes.py's ServerProcess, no persistence) and a redis-server
+(examples/processes.py's ServerProcess, no persistence) and a redis-server
 (`--save "" --appendonly no`), both on free loopback ports; the sluice-server then
 SAVEs them into a snapshot file. Spark runs locally (local[2], the machine's 2 cores).
 
@@ -45,7 +45,7 @@ import _common as C  # noqa: E402  (also makes the checkout's `engine` importabl
 
 import redis  # noqa: E402
 
-from pipeline.examples.processes import ServerProcess  # noqa: E402
+from examples.processes import ServerProcess  # noqa: E402
 
 STREAMS = 4
 USERS = 1000
@@ -135,7 +135,7 @@ def canned_source():
     entries from a Python reader: no reader of this schema can go faster."""
     from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-    from pipeline.spark.arrow_entries import EntryBatchBuilder, entry_schema
+    from sluice.spark.arrow_entries import EntryBatchBuilder, entry_schema
 
     class CannedReader(DataSourceReader):
         def __init__(self, decode: bool, total: int) -> None:
@@ -243,7 +243,7 @@ def main(argv=None) -> int:
     repeat = args.repeat or (1 if args.quick else 3)
     C.header("spark_bench", args, f"entries={total} streams={STREAMS} repeat={repeat}")
     try:
-        from pipeline.spark.local import local_spark
+        from sluice.spark.local import local_spark
         spark = local_spark("spark-bench")
     except ImportError as exc:
         print(f"note: no Spark ({exc}); its rows read n/a", file=sys.stderr)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The reliable consumer (pipeline.worker, run as `sluice-worker`) beside taskiq-redis's
+"""The reliable consumer (sluice.worker, run as `sluice-worker`) beside taskiq-redis's
 RedisStreamBroker and faststream's Redis stream subscriber, on one redis-server.
 
     python bench/worker_bench.py            # --tasks 20000, 10 recovery trials, 5 slow tasks
@@ -197,7 +197,7 @@ def start_worker(lib: str, srv: c.RedisServer, consumer: str, ours: Optional[dic
             flags = ["--lock-ttl", str(ours["lock_ttl"]), "--min-idle-time", str(ours["min_idle_time"]),
                      "--reconciliation-interval", str(ours["reconciliation_interval"]),
                      "--keyspace-listener" if ours["listener"] else "--no-keyspace-listener"]
-        argv = ["-m", "pipeline.worker.cli", "worker_bench:handle_sluice", "--path", HERE, "--url", url_of(srv),
+        argv = ["-m", "sluice.worker.cli", "worker_bench:handle_sluice", "--path", HERE, "--url", url_of(srv),
                 "--stream", STREAM, "--group", GROUP, "--consumer", consumer, "--log-level", "WARNING", *flags]
     else:
         argv = [os.path.join(HERE, "worker_bench.py"), "child", lib, url_of(srv), consumer, str(idle_ms)]
@@ -350,7 +350,7 @@ def duplicates(lib: str, srv: c.RedisServer, slow_tasks: int) -> tuple[int, int]
 
 def available(lib: str) -> Optional[str]:
     """None when the library can run here, else why not."""
-    module = {"sluice": "pipeline.worker", "taskiq": "taskiq_redis", "faststream": "faststream.redis"}[lib]
+    module = {"sluice": "sluice.worker", "taskiq": "taskiq_redis", "faststream": "faststream.redis"}[lib]
     try:
         __import__(module)
     except ImportError as error:

@@ -12,7 +12,7 @@ first use: they load redis-py).
 
 The package is layered, each layer importing only those below it (ARCHITECTURE.md):
 core (storage) -> resp -> commands -> (persist) -> api -> server. The names below
-are its public API, all that tools/ and pipeline/ may use (tests/test_layers.py):
+are its public API, all that tools/ and sluice/ may use (tests/test_layers.py):
 
     Engine, EmbeddedRedis       the engine and a redis.Redis running in it
     AsyncEmbeddedRedis          a redis.asyncio.Redis running in it

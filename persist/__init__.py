@@ -16,7 +16,7 @@ knows nothing of sockets, and of the engine only its storage (engine.core) and R
     durability.py       one object tying them to an Engine (Engine(dir=...))
 
 The names below are its public API: the server, the embedded Engine, tools/ and
-pipeline/ use these and no module of the package (tests/test_layers.py checks it).
+sluice/ use these and no module of the package (tests/test_layers.py checks it).
 
 Owning a data directory
     Durability          an Engine's persistence in a directory: loads it on start,

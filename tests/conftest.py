@@ -157,7 +157,7 @@ def spark():  # noqa: ANN201 - pyspark is imported lazily, so the suite collects
     if shutil.which("java") is None:
         pytest.fail("Spark needs Java 17 and no java is on the PATH; `make test` installs it",
                     pytrace=False)
-    from pipeline.spark.local import local_spark  # noqa: PLC0415
+    from sluice.spark.local import local_spark  # noqa: PLC0415
 
     session = local_spark("sluice-tests", shuffle_partitions=4)
     try:

@@ -21,7 +21,7 @@ from typing import Callable, Optional, Sequence
 import pytest
 import redis
 
-from pipeline.examples.processes import ChildServer, ServerProcess, free_port, listens_on
+from examples.processes import ChildServer, ServerProcess, free_port, listens_on
 
 ROOT = Path(__file__).resolve().parents[1]      # the project's checkout
 READY_TIMEOUT_S = 10.0
@@ -37,6 +37,13 @@ tmp_path_factory: Optional[pytest.TempPathFactory] = None
 
 # Servers started and not yet reported on (see servers_seen_since).
 _started: list = []
+
+
+def checkout_env(**extra: str) -> dict:
+    """os.environ with this checkout first on PYTHONPATH (and `extra` set): a child
+    Python process runs this tree's sluice, engine and examples, not an installed copy."""
+    return dict(os.environ, **extra,
+                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 def log_tail(path: str | os.PathLike, limit: int = LOG_TAIL_CHARS) -> str:
@@ -208,7 +215,7 @@ class RedisServer(_Tracked):
 
 
 class SluiceServer(_Tracked, ServerProcess):
-    """pipeline.examples.processes's ServerProcess, kept in a directory of the test run when
+    """examples.processes's ServerProcess, kept in a directory of the test run when
     given none, and named in the report of a test that fails while it runs."""
 
     def __init__(self, args: Sequence[str] = (), *, workdir: Optional[str | os.PathLike] = None,

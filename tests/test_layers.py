@@ -1,11 +1,11 @@
 """Imports only look down: the layer check of ARCHITECTURE.md, run by `make test`.
 
-Every `import`, `from ... import` and `cimport` of engine/, persist/, tools/ and pipeline/
+Every `import`, `from ... import` and `cimport` of engine/, persist/, tools/, sluice/ and examples/
 (.py through `ast`, lazy imports inside functions included; .pyx/.pxd through a regex) is
 given the layer of the module it names, and an import that goes up fails the test with the
 file, the line and both layers. Two narrower rules sit on top: persist/ uses nothing of the
 engine above engine.formats (the rest the engine hands it at run time), and tools/ and
-pipeline/ use only the public API of `engine` and `persist` (their `__all__`), and the engine
+sluice/ use only the public API of `engine` and `persist` (their `__all__`), and the engine
 uses persistence only through `persist`'s.
 """
 from __future__ import annotations
@@ -28,16 +28,17 @@ def _project_root() -> Path:
 
 
 ROOT = _project_root()
-CHECKED = ("engine", "persist", "tools", "pipeline")
+CHECKED = ("engine", "persist", "tools", "sluice", "examples")
 
 # Lowest first; a module takes the layer of its longest matching prefix.
 LAYERS = ("engine.core", "engine.resp", "engine.formats", "engine.commands", "persist",
-          "engine.api", "engine.server", "tools/pipeline")
+          "engine.api", "engine.server", "tools/sluice", "examples")
 PREFIX_LAYER = {
     "engine.core": 0, "engine.resp": 1, "engine.formats": 2, "engine.commands": 3, "persist": 4,
-    "engine.api": 5, "engine": 5, "engine.server": 6, "tools": 7, "pipeline": 7,
+    "engine.api": 5, "engine": 5, "engine.server": 6, "tools": 7, "sluice": 7,
+    "examples": 8,      # the repository's example pipeline, not installed: nothing may use it
 }
-CLIENTS = ("tools", "pipeline")        # use the public API only
+CLIENTS = ("tools", "sluice")        # use the public API only
 PERSIST_CEILING = PREFIX_LAYER["engine.formats"]
 
 
@@ -176,7 +177,7 @@ def test_imports_only_look_down() -> None:
     assert not found, "imports that go up (see ARCHITECTURE.md):\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("package", ["engine", "persist"])
+@pytest.mark.parametrize("package", ["engine", "persist", "sluice"])
 def test_public_api_names_exist(package: str) -> None:
     module = import_module(package)
     missing = [name for name in public_api(package) if not hasattr(module, name)]

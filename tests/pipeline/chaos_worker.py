@@ -21,8 +21,8 @@ from typing import Any, Callable, Optional
 import redis
 import redis.asyncio
 
-from pipeline.worker import AsyncWorker, RecoveryConfig, Task, Worker, WorkerConfig
-from pipeline.worker.flows import resolve, run_sync
+from sluice.worker import AsyncWorker, RecoveryConfig, Task, Worker, WorkerConfig
+from sluice.worker.flows import resolve, run_sync
 
 
 class Recorder:

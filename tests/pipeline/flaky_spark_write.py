@@ -23,9 +23,9 @@ from pyspark import TaskContext
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pipeline.spark.local import local_spark  # noqa: E402
-from pipeline.spark.stream_sink import StreamBatchWriter, StreamStreamWriter  # noqa: E402
-from pipeline.spark.stream_source import SluiceDataSource  # noqa: E402
+from sluice.spark.local import local_spark  # noqa: E402
+from sluice.spark.stream_sink import StreamBatchWriter, StreamStreamWriter  # noqa: E402
+from sluice.spark.stream_source import SluiceDataSource  # noqa: E402
 
 
 def faulty(options: dict, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

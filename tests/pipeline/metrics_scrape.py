@@ -1,4 +1,4 @@
-"""Reading a worker's /metrics over HTTP, as Prometheus would (tests of pipeline.worker)."""
+"""Reading a worker's /metrics over HTTP, as Prometheus would (tests of sluice.worker)."""
 from __future__ import annotations
 
 import urllib.request

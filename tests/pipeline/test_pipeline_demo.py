@@ -15,13 +15,13 @@ from decimal import Decimal
 import pytest
 import redis
 
-from servers import ROOT, SluiceServer
+from servers import ROOT, SluiceServer, checkout_env
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
-from pipeline.examples.alerts import ALERTS  # noqa: E402
-from pipeline.examples.demo import EVENTS, TOTALS, Report, SparkCounts, WorkerCounts, check  # noqa: E402
-from pipeline.worker import dlq_key  # noqa: E402
-from pipeline.examples.totals_job import JOB_GROUP  # noqa: E402
+from examples.alerts import ALERTS  # noqa: E402
+from examples.demo import EVENTS, TOTALS, Report, SparkCounts, WorkerCounts, check  # noqa: E402
+from sluice.worker import dlq_key  # noqa: E402
+from examples.totals_job import JOB_GROUP  # noqa: E402
 
 WINDOW_S = 10
 W0 = 1_700_000_000_000  # a window start (a multiple of 10 s)
@@ -66,7 +66,7 @@ def write_total(client: redis.Redis, fields: dict) -> bytes:
 
 
 def alert(client: redis.Redis, total_id: bytes) -> None:
-    """What pipeline.examples.alerts writes for the total `total_id` (its fields elided)."""
+    """What examples.alerts writes for the total `total_id` (its fields elided)."""
     client.xadd(ALERTS, {"total": total_id})
 
 
@@ -133,10 +133,9 @@ def test_demo_short_run_agrees_and_stops_everything(spark, tmp_path: Path) -> No
     """The whole pipeline for 20 s (the `spark` fixture only makes sure Spark can run
     here; the demo starts its own)."""
     data = tmp_path / "data"
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-m", "pipeline.examples.demo", "--seconds", "20",
+    done = subprocess.run([sys.executable, "-m", "examples.demo", "--seconds", "20",
                            "--rate", "200", "--window", "5", "--watermark", "3", "--dir", str(data)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, env=checkout_env(), capture_output=True, text=True, timeout=600)
     output = done.stdout + done.stderr[-5000:]
     assert done.returncode == 0, output
     assert done.stdout.strip().splitlines()[-1].startswith("agreement: OK"), output

@@ -9,7 +9,7 @@ import pytest
 import redis
 
 import servers
-from pipeline.examples import processes
+from examples import processes
 from servers import RedisServer, ServerDidNotStart, SluiceServer, needs_redis
 
 

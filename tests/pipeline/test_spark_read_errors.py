@@ -1,6 +1,7 @@
 """Bad input to the `sluice` reader: each fails on the driver, before any Spark job runs,
 with one sentence naming the option or key, and that sentence is in the exception text
-PySpark raises to the user."""
+PySpark raises to the user (a bad option: the OptionError itself, raised at load(), see
+test_spark_options.py; a bad key or server: Spark's AnalysisException around it)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -13,6 +14,8 @@ from spark_streams import fill_streams
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 from pyspark.errors import AnalysisException, StreamingQueryException  # noqa: E402
+
+from sluice.spark.options import OptionError  # noqa: E402
 
 PASSWORD = "s3cret-pw"
 
@@ -38,7 +41,7 @@ def batch_failure(spark, **options: str) -> str:  # noqa: ANN001
     group = f"bad-input-{free_port()}"
     spark.sparkContext.setJobGroup(group, "a read that must fail on the driver")
     try:
-        with pytest.raises(AnalysisException) as failure:
+        with pytest.raises((AnalysisException, OptionError)) as failure:
             spark.read.format("sluice").options(**options).load().collect()
     finally:
         jobs = spark.sparkContext.statusTracker().getJobIdsForGroup(group)

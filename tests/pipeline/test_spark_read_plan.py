@@ -16,13 +16,13 @@ from spark_streams import fill_streams, sluice_client, sluice_server  # noqa: F4
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxRows, ReadMinRows  # noqa: E402
 
-from pipeline.spark.id_ranges import IdRange, allocate_parts, split_range  # noqa: E402
-from pipeline.spark.offsets import MAX_PART, EntryId, parse_offsets  # noqa: E402
-from pipeline.spark.options import OptionError  # noqa: E402
-from pipeline.spark.read_options import read_options  # noqa: E402
-from pipeline.spark.batch_reader import SluiceBatchReader  # noqa: E402
-from pipeline.spark.data_loss import DataLossError  # noqa: E402
-from pipeline.spark.stream_reader import SluiceStreamReader  # noqa: E402
+from sluice.spark.id_ranges import IdRange, allocate_parts, split_range  # noqa: E402
+from sluice.spark.offsets import MAX_PART, EntryId, parse_offsets  # noqa: E402
+from sluice.spark.options import OptionError  # noqa: E402
+from sluice.spark.read_options import read_options  # noqa: E402
+from sluice.spark.batch_reader import SluiceBatchReader  # noqa: E402
+from sluice.spark.data_loss import DataLossError  # noqa: E402
+from sluice.spark.stream_reader import SluiceStreamReader  # noqa: E402
 
 
 def reader(client: redis.Redis, **options: str) -> SluiceStreamReader:
@@ -229,7 +229,7 @@ def test_entries_trimmed_between_planning_and_reading(sluice_client: redis.Redis
         read_pieces(stream_reader, pieces[:1])
     assert read_pieces(stream_reader, pieces[-1:])[-1] == ("tr", ids[-1])  # its head is still there
     lenient = reader(sluice_client, streams="tr", minPartitions="3", failOnDataLoss="false")
-    with caplog.at_level(logging.WARNING, logger="pipeline.spark.data_loss"):
+    with caplog.at_level(logging.WARNING, logger="sluice.spark.data_loss"):
         assert read_pieces(lenient, pieces) == [("tr", entry_id) for entry_id in ids[50:]]
     assert f"entries of stream 'tr' from {ids[20]} on" in caplog.text and "failOnDataLoss is false" in caplog.text
     # A batch Spark planned before a restart and replays: partitions() finds the loss too.

@@ -16,7 +16,7 @@ pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` ins
 from servers import SluiceServer  # noqa: E402
 from persist import snapshot  # noqa: E402
 from persist.snapshot_blocks import snapshot_blocks  # noqa: E402
-from pipeline.spark.snapshot_source import block_runs  # noqa: E402
+from sluice.spark.snapshot_source import block_runs  # noqa: E402
 
 STREAMS = ("orders", "clicks", "empty")
 

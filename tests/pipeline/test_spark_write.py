@@ -16,6 +16,7 @@ from pyspark.sql.types import (BinaryType, BooleanType, DoubleType, LongType, Ma
                                StringType, StructField, StructType)
 
 from servers import SluiceServer, free_port  # noqa: E402
+from sluice.spark.options import OptionError  # noqa: E402
 from spark_targets import redis_cluster, sluice_server, target  # noqa: E402,F401 - fixtures
 
 
@@ -193,12 +194,12 @@ def test_overwrite_and_complete_mode_are_refused(spark, sluice_server, tmp_path)
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.json").write_text('{"k": "a"}\n')
     counts = spark.readStream.schema("k string").json(str(tmp_path / "in")).groupBy("k").count()
-    query = (counts.selectExpr("k", "cast(count as string) as n").writeStream.format("sluice")
-             .options(**options).option("stream", "totals").outputMode("complete")
-             .option("checkpointLocation", str(tmp_path / "checkpoint"))
-             .trigger(availableNow=True).start())
-    with pytest.raises(Exception, match=r"cannot replace what earlier micro-batches wrote"):
-        query.awaitTermination(120)
+    writer = (counts.selectExpr("k", "cast(count as string) as n").writeStream.format("sluice")
+              .options(**options).option("stream", "totals").outputMode("complete")
+              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True))
+    with pytest.raises(OptionError, match=r"cannot replace what earlier micro-batches wrote"):
+        writer.start()
+    assert spark.streams.active == []
 
 
 # -- streaming writes ------------------------------------------------------------------------

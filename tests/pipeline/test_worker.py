@@ -1,4 +1,4 @@
-"""The reliable-consumer library (pipeline.worker, issue 16) against a real redis-server:
+"""The reliable-consumer library (sluice.worker, issue 16) against a real redis-server:
 its scripts, its configuration checks, and worker processes killed with kill -9,
 stopped with SIGTERM, handed slow and poison tasks."""
 from __future__ import annotations
@@ -20,10 +20,10 @@ from redis.crc import key_slot
 
 import servers
 from engine import AsyncEmbeddedRedis, EmbeddedRedis, Engine
-from pipeline.worker import (AsyncWorker, ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
+from sluice.worker import (AsyncWorker, ConfigError, RecoveryConfig, Scripts, Task, Worker, WorkerConfig,
                              dlq_key, ensure_expired_events, lock_key)
-from pipeline.worker.flows import resolve, run_sync, then
-from pipeline.worker.keys import error_key
+from sluice.worker.flows import resolve, run_sync, then
+from sluice.worker.keys import error_key
 from worker_process import async_handler, config_of, sync_handler
 from worker_support import ProcessWorker, done, stop_and_collect, wait_for
 from worker_thread import WorkerThread
@@ -193,7 +193,7 @@ def test_each_worker_refuses_the_other_kind_of_client() -> None:
 
 
 def test_a_flow_runs_to_its_end_on_values_and_refuses_awaitables() -> None:
-    """pipeline/worker/flows.py: one coroutine serves both workers; a sync run of it must
+    """sluice/worker/flows.py: one coroutine serves both workers; a sync run of it must
     never meet an awaitable (it would drop the step silently)."""
     class Suspends:
         """An awaitable that suspends once, as an asyncio client's reply does."""
@@ -323,7 +323,7 @@ def test_refused_config_says_what_to_set(tmp_path: Path, caplog: pytest.LogCaptu
     refusing = servers.ORACLE_FLAGS + ("--rename-command", "CONFIG", "")
     with servers.RedisServer(refusing, workdir=tmp_path) as srv:
         c = srv.client(decode_responses=True)
-        with caplog.at_level(logging.WARNING, logger="pipeline.worker"):
+        with caplog.at_level(logging.WARNING, logger="sluice.worker"):
             assert not ensure_expired_events(c)
         c.close()
     assert "set notify-keyspace-events to include 'Ex'" in caplog.text

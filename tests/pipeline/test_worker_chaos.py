@@ -32,7 +32,7 @@ import redis
 
 import servers
 from metrics_scrape import SampleKey, sample, scrape
-from pipeline.worker import dlq_key
+from sluice.worker import dlq_key
 
 STREAM, GROUP = "chaos", "crew"
 TASKS, POISON = 2500, 6                 # good tasks, and poison ones among them
@@ -103,7 +103,8 @@ class Fleet:
         argv = [sys.executable, str(WORKER_SCRIPT), str(self.port), name, mode, json.dumps(settings), str(log),
                 *([str(SLOW_S)] if role == "slow" else [])]
         with open(self.workdir / f"{name}.err", "w") as err:
-            popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
+            popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True,
+                                     env=servers.checkout_env())
         proc = Proc(name, role, mode, popen, log, settings["metrics_port"])
         self.procs.append(proc)
         return proc

@@ -1,4 +1,4 @@
-"""`sluice-worker` (pipeline/worker/cli.py) as a real process: a handler module from a
+"""`sluice-worker` (sluice/worker/cli.py) as a real process: a handler module from a
 temporary directory processes tasks on a real sluice-server and a real Redis Cluster,
 serves its metrics on /metrics, SIGTERM stops it with status 0, and every usage error
 exits 2 with its reason."""
@@ -19,9 +19,9 @@ from redis.cluster import RedisCluster
 
 import servers
 from metrics_scrape import sample, scrape
-from pipeline.worker import RecoveryConfig, WorkerConfig
+from sluice.worker import RecoveryConfig, WorkerConfig
 from redis_cluster import redis_cluster  # noqa: F401 - a fixture
-from pipeline.worker.cli import (EXIT_STOPPED, EXIT_UNREACHABLE, EXIT_USAGE, build_parser, config_from,
+from sluice.worker.cli import (EXIT_STOPPED, EXIT_UNREACHABLE, EXIT_USAGE, build_parser, config_from,
                                  setting_fields, shown_url)
 
 STREAM, GROUP = "jobs", "cli"
@@ -89,9 +89,8 @@ def handlers(tmp_path: Path) -> Path:
 def sluice_worker(*args: str, cwd: Path, port: int = 0, **popen: object) -> subprocess.Popen:
     """`sluice-worker ARGS` as a process (run as `python -m`: the shared venv's console
     script is the main checkout's)."""
-    env = dict(os.environ, DONE_PORT=str(port),
-               PYTHONPATH=str(servers.ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-m", "pipeline.worker.cli", *args], cwd=cwd, env=env,
+    return subprocess.Popen([sys.executable, "-m", "sluice.worker.cli", *args], cwd=cwd,
+                            env=servers.checkout_env(DONE_PORT=str(port)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 

@@ -1,4 +1,4 @@
-"""The reliable-consumer library (pipeline.worker, issue 16) in Redis Cluster mode, on a
+"""The reliable-consumer library (sluice.worker, issue 16) in Redis Cluster mode, on a
 real 3-master cluster: streams whose slots live on different masters, the expiry
 listener on the master that owns its stream's slot, kill -9 of worker processes,
 poison tasks, a slot moved to another master under a running worker, and a failover
@@ -15,8 +15,8 @@ import redis
 import redis.asyncio.cluster
 from redis.cluster import RedisCluster
 
-from pipeline.worker import AsyncWorker, RecoveryConfig, Task, Worker, WorkerConfig, dlq_key, lock_key
-from pipeline.worker.keys import error_key
+from sluice.worker import AsyncWorker, RecoveryConfig, Task, Worker, WorkerConfig, dlq_key, lock_key
+from sluice.worker.keys import error_key
 from redis_cluster import redis_cluster, running_cluster  # noqa: F401 - a fixture
 from worker_support import ProcessWorker, done, stop_and_collect, wait_for
 

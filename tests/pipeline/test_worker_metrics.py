@@ -1,4 +1,4 @@
-"""The worker's Prometheus metrics (pipeline.worker.metrics) scraped from its /metrics
+"""The worker's Prometheus metrics (sluice.worker.metrics) scraped from its /metrics
 endpoint, registries shared and not, and a worker riding out a kill -9 of its server;
 each case for the sync Worker and the AsyncWorker."""
 from __future__ import annotations
@@ -21,10 +21,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 import servers
 from metrics_scrape import sample, scrape
-from pipeline.worker import AsyncWorker, ConfigError, RecoveryConfig, Task, Worker, WorkerConfig, dlq_key
-from pipeline.worker.background import stopped_within
-from pipeline.worker.flows import run_sync
-from pipeline.worker.reconnect import until_connected
+from sluice.worker import AsyncWorker, ConfigError, RecoveryConfig, Task, Worker, WorkerConfig, dlq_key
+from sluice.worker.background import stopped_within
+from sluice.worker.flows import run_sync
+from sluice.worker.reconnect import until_connected
 from worker_support import WAIT_S, wait_for
 from worker_thread import WorkerThread
 
@@ -291,7 +291,7 @@ def test_a_step_waits_out_a_server_restart(sluice: servers.SluiceServer, mode: s
     caplog.clear()
     restart = threading.Timer(0.5, sluice.start)
     restart.start()
-    with caplog.at_level(logging.WARNING, logger="pipeline.worker"):
+    with caplog.at_level(logging.WARNING, logger="sluice.worker"):
         assert ping(give_up=False)
     restart.join()
     assert caplog.text.count("pinging: the server is unreachable, retrying until it is back") == 1

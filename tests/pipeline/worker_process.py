@@ -22,12 +22,12 @@ import redis.asyncio
 import redis.asyncio.cluster
 from redis.cluster import RedisCluster
 
-from pipeline.worker import AsyncWorker, RecoveryConfig, Task, Worker, WorkerConfig
-from pipeline.worker.flows import resolve, run_sync
+from sluice.worker import AsyncWorker, RecoveryConfig, Task, Worker, WorkerConfig
+from sluice.worker.flows import resolve, run_sync
 
 
 async def record_and_run(client: Any, consumer: str, sleep: Callable[[float], Any], task: Task) -> None:
-    """The test handler, for a sync or an asyncio client (see pipeline/worker/flows.py)."""
+    """The test handler, for a sync or an asyncio client (see sluice/worker/flows.py)."""
     await resolve(client.xadd("starts", {"task": task.fields["task"], "consumer": consumer}))
     await resolve(sleep(float(task.fields.get("sleep", 0))))
     if task.fields.get("fail"):

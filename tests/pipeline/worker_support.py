@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import redis
 
-from pipeline.worker import lock_key
-from servers import ROOT
+from servers import checkout_env
+from sluice.worker import lock_key
 
 WORKER_SCRIPT = Path(__file__).with_name("worker_process.py")
 WAIT_S = 30.0
@@ -58,8 +58,7 @@ class ProcessWorker:
         path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         self.proc = subprocess.Popen(   # this checkout's pipeline, not the one installed
             [sys.executable, str(WORKER_SCRIPT), str(port), consumer, mode, json.dumps(settings)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": path})
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=checkout_env())
         self.consumer, self.stream, self.group = consumer, settings["stream"], settings["group"]
 
     def kill_holding_locks(self, client: Any) -> None:

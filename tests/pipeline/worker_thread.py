@@ -1,12 +1,12 @@
 """Running a Worker, or an AsyncWorker on an event loop of its own, in a thread of the
-test process until `stop` (tests of pipeline.worker)."""
+test process until `stop` (tests of sluice.worker)."""
 from __future__ import annotations
 
 import asyncio
 import threading
 from collections import Counter
 
-from pipeline.worker import AsyncWorker, Worker
+from sluice.worker import AsyncWorker, Worker
 
 JOIN_S = 15.0
 
