@@ -16,9 +16,11 @@ commands and scripts' redis.call enter here, after their own checks): by its lay
 command: a method bound by `@client_command`), then the keys it touched and its
 events to the hub (after_command.pxd), INFO commandstats (CommandStat.count), the
 hooks after a call (`hub.after_call` for a call that ran at least `HubState.hook_ns`:
-where the slow log, the latency monitor and MONITOR listen), and a blocking command that must wait becomes the `BlockedRead` it returns: the caller parks it in the registry of blocked
-clients (engine/api/blocked_clients.py). Nothing else reads a command's block request
-(`ctx.block`): `run_engine` is the engine part of call for a parked command run again.
+where the slow log, the latency monitor and MONITOR listen), and a blocking command
+that must wait becomes the `BlockedRead` it returns: the caller parks it in the
+registry of blocked clients (engine/api/blocked_clients.py). Nothing else reads a
+command's block request (`ctx.block`): `run_engine` is the engine part of call for a
+parked command run again.
 
 A `Client` is what the road needs of a client, as plain data: its context (database,
 RESP version), the flag bits of road.pxd, the MULTI queue and subscriptions. Sessions
