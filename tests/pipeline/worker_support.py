@@ -4,7 +4,6 @@ stopped with SIGTERM, waiting, and the records the processes leave."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -55,8 +54,7 @@ class ProcessWorker:
     CONFIG_JSON): killed with kill -9, or stopped with SIGTERM."""
 
     def __init__(self, port: int, consumer: str, mode: str, settings: dict) -> None:
-        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-        self.proc = subprocess.Popen(   # this checkout's pipeline, not the one installed
+        self.proc = subprocess.Popen(   # this checkout's code, not the one installed
             [sys.executable, str(WORKER_SCRIPT), str(port), consumer, mode, json.dumps(settings)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=checkout_env())
         self.consumer, self.stream, self.group = consumer, settings["stream"], settings["group"]
