@@ -66,13 +66,15 @@ class Child:
 
     def _pump(self) -> None:
         for line in self.proc.stdout:
+            # echoed before it becomes the last line: a stage whose count was read has
+            # had every line of its output printed
+            print(f"{self.name:>9} | {line.strip()}", flush=True)
             self.last_line = line.strip()
-            print(f"{self.name:>9} | {self.last_line}", flush=True)
 
     def count(self, word: str, timeout: float) -> int:
         """Waits for the process to end; the N of its final `word N` line."""
         self.proc.wait(timeout)
-        self._echo.join(5)
+        self._echo.join(30)
         verb, _, number = self.last_line.partition(" ")
         if self.proc.returncode != 0 or verb != word:
             raise self._failed()
@@ -81,7 +83,7 @@ class Child:
     def stopped_stats(self, timeout: float) -> Dict[str, int]:
         """Waits for a sluice-worker to end; the counts of its last line (`stopped: k=v ...`)."""
         self.proc.wait(timeout)
-        self._echo.join(5)
+        self._echo.join(30)
         _, found, counts = self.last_line.partition("stopped: ")
         if self.proc.returncode != 0 or not found:
             raise self._failed()

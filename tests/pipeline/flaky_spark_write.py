@@ -28,6 +28,9 @@ from sluice.spark.stream_sink import StreamBatchWriter, StreamStreamWriter  # no
 from sluice.spark.stream_source import SluiceDataSource  # noqa: E402
 
 
+FAULT_OPTIONS = ("marker", "partition", "after_batches")     # this job's, not the sink's
+
+
 def faulty(options: dict, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The batches of one task, with the fault when this task is the one."""
     context = TaskContext.get()
@@ -47,7 +50,8 @@ class Faulty:
     """A writer whose tasks' rows pass through faulty() first."""
 
     def __init__(self, options: dict, schema, overwrite: bool) -> None:  # noqa: ANN001
-        super().__init__(options, schema, overwrite)
+        super().__init__({name: value for name, value in options.items() if name not in FAULT_OPTIONS},
+                         schema, overwrite)
         self.fault = dict(options)
 
     def write(self, iterator: Iterator[pa.RecordBatch]):  # noqa: ANN201

@@ -12,6 +12,11 @@ from redis_cluster import redis_cluster  # noqa: F401 - fixtures, imported with 
 from spark_streams import sluice_server  # noqa: F401
 
 
+def source_options(options: dict) -> dict:
+    """The target's options a read takes: without the sink's `idempotent`."""
+    return {name: value for name, value in options.items() if name != "idempotent"}
+
+
 @pytest.fixture(params=["sluice", "redis-server", "redis-cluster"])
 def target(request: pytest.FixtureRequest) -> Iterator[tuple[dict, object]]:
     """(options naming the server, a flushed redis-py client for it); the sink's IDMP

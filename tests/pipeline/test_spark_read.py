@@ -6,7 +6,7 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from spark_targets import redis_cluster, target  # noqa: F401 - fixtures
+from spark_targets import redis_cluster, source_options, target  # noqa: F401 - fixtures
 from spark_streams import entry_ids, expected_rows, fill_streams, read_back, sluice_client, sluice_server  # noqa: F401 - fixtures
 
 STREAMS = ["orders", "clicks", "views", "payments"]
@@ -14,7 +14,7 @@ PER_STREAM = 25_000  # 100,000 entries in all
 
 
 def read(spark, options: dict, **more: str):  # noqa: ANN001, ANN201
-    return spark.read.format("sluice").options(**options, **more).load()
+    return spark.read.format("sluice").options(**source_options(options), **more).load()
 
 
 def test_every_entry_is_read_once_with_its_fields(spark, target) -> None:  # noqa: ANN001

@@ -17,7 +17,7 @@ from pyspark.sql.types import (BinaryType, BooleanType, DoubleType, LongType, Ma
 
 from servers import SluiceServer, free_port  # noqa: E402
 from sluice.spark.options import OptionError  # noqa: E402
-from spark_targets import redis_cluster, sluice_server, target  # noqa: E402,F401 - fixtures
+from spark_targets import redis_cluster, sluice_server, source_options, target  # noqa: E402,F401 - fixtures
 
 
 TWO_SERVERS = pytest.mark.parametrize("target", ["sluice", "redis-server"], indirect=True)
@@ -73,7 +73,7 @@ def test_option_stream_wins_over_a_stream_column(spark, target):
     options, client = target
     client.xadd("src", {"a": "1"}, id="5-1")
     client.xadd("src", {"a": "2"}, id="5-2")
-    copied = spark.read.format("sluice").options(**options).option("streams", "src").load()
+    copied = spark.read.format("sluice").options(**source_options(options)).option("streams", "src").load()
     write(copied, options, stream="copy")
     assert entries(client, "copy") == entries(client, "src")
 
@@ -249,7 +249,7 @@ def test_round_trip_of_100000_entries(spark, target):
     write(df.repartition(streams, "stream").sortWithinPartitions(F.expr("cast(n as long)")), options,
           batchSize=500)
     assert sum(client.xlen(f"rt:{s}") for s in range(streams)) == total
-    back = (spark.read.format("sluice").options(**options).option("streamPattern", "rt:*")
+    back = (spark.read.format("sluice").options(**source_options(options)).option("streamPattern", "rt:*")
             .option("decode", "true").option("minPartitions", "6").load())
     n = F.col("fields")["n"].cast("long")
     checked = back.select(n.alias("n"), ((F.col("stream") == F.concat(F.lit("rt:"), (n % streams).cast("string")))
