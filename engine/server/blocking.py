@@ -12,6 +12,8 @@ from engine.commands.dispatch import resolve
 from engine.commands.table import Command
 from engine.core.errors import ResponseError
 
+INT64_MAX = (1 << 63) - 1
+
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
 
@@ -46,7 +48,8 @@ class ServerHub(Hub):
         server = self.server
         wanted = [ns for ns in (server.slowlog.hook_ns(), server.latency.hook_ns(),
                                 server.monitors.hook_ns()) if ns >= 0]
-        self.hook_ns = min(wanted) if wanted else -1
+        # (a threshold past 2**63 ns - 292 years - is one no call reaches either)
+        self.hook_ns = min(min(wanted), INT64_MAX) if wanted else -1
         self.monitoring = bool(server.monitors.conns)
 
     def after_call(self, client, record: Optional[Command], argv: list, ns: int,

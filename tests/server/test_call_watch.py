@@ -182,6 +182,23 @@ def test_latency_monitor_samples_slow_commands(both) -> None:
     assert got["sluice"] == got["redis"]
 
 
+def test_thresholds_at_their_limits_are_taken(both) -> None:
+    """The largest thresholds Redis accepts are accepted (no call reaches them), and the
+    server goes on answering."""
+    def steps(conn):
+        replies = [raw(conn, "CONFIG", "SET", name, value) for name, value in (
+            ("latency-monitor-threshold", "9223372036854775807"),
+            ("slowlog-log-slower-than", "9223372036854775807"),
+            ("slowlog-log-slower-than", "-9223372036854775808"))]
+        conn.execute_command("SET", "after", "1")
+        replies.append(conn.execute_command("PING"))
+        conn.execute_command("CONFIG", "SET", "latency-monitor-threshold", "0")
+        conn.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        return replies
+    got = on_both(both, steps)
+    assert got["sluice"] == got["redis"]
+
+
 def test_watching_costs_nothing_when_off(both) -> None:
     """With every watcher off, the road's hook threshold says so (INFO shows no slow log
     entries however long a command runs)."""

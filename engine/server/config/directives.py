@@ -84,7 +84,7 @@ DIRECTIVES: tuple[Directive, ...] = (
               "Milliseconds a script runs before other clients are served again, with BUSY "
               "errors until it ends (SCRIPT KILL and SHUTDOWN NOSAVE work then).",
               aliases=("lua-time-limit",)),
-    Directive("slowlog-log-slower-than", Int(-LLONG_MAX - 1, LLONG_MAX), 10000,
+    Directive("slowlog-log-slower-than", Int(-1, LLONG_MAX), 10000,
               "Microseconds a command runs to enter the slow log (SLOWLOG); 0 logs every "
               "command, a negative value none."),
     Directive("slowlog-max-len", Int(0, LLONG_MAX), 128,
