@@ -26,6 +26,13 @@ cdef enum:
     CACHE_MAX = 4096            # command spellings remembered
 
 
+cdef class _Entry:
+    """A command as a script spells it: its record (None: unknown), whether only the
+    flag tests of `call` concern it (an engine command without subcommands that neither
+    blocks nor is refused to scripts), and its write flag and arity, read without Python
+    attribute lookups."""
+
+
 cdef class ScriptCalls:
     """The commands of the running script: `begin` when a script starts, `end` after;
     `call(argv)` runs one (redis.call)."""
@@ -56,26 +63,27 @@ cdef class ScriptCalls:
 
     cpdef object call(self, list argv):
         """One command of the script: its reply, or raises ResponseError."""
-        cdef tuple entry = self.records.get(argv[0])
+        cdef _Entry entry = self.records.get(argv[0])
         if entry is None:
             entry = self._entry(argv[0])
-        record = entry[0]
         cdef HubState hub = self.client.hub
-        if not entry[1] or hub.write_refusal is not None or hub.memory.limit \
-                or (self.refuse_writes and record.write):
-            return self._checked(record, argv)
-        if record.write and record.arity_ok(len(argv)):
+        if not entry.direct or hub.write_refusal is not None or hub.memory.limit \
+                or (self.refuse_writes and entry.write):
+            return self._checked(entry.record, argv)
+        cdef Py_ssize_t argc = len(argv)
+        if entry.write and (argc == entry.arity if entry.arity > 0 else argc >= -entry.arity):
             self.wrote = True
         return call(self.client, None, argv)    # the engine checks its arity
 
-    cdef tuple _entry(self, bytes name):
-        """(record, whether only the flag tests of `call` concern it: an engine command
-        without subcommands that neither blocks nor is refused to scripts), cached by
-        spelling."""
-        record = COMMANDS.get(name.lower())
-        cdef tuple entry = (record, record is not None and record.layer == "engine"
-                            and record.subcommands is None
+    cdef _Entry _entry(self, bytes name):
+        """The command spelled `name`, cached by spelling."""
+        cdef _Entry entry = _Entry.__new__(_Entry)
+        record = entry.record = COMMANDS.get(name.lower())
+        if record is not None:
+            entry.direct = (record.layer == "engine" and record.subcommands is None
                             and _CHECKED_FLAGS.isdisjoint(record.flags))
+            entry.write = record.write
+            entry.arity = record.arity
         if len(self.records) < CACHE_MAX:
             self.records[name] = entry
         return entry
