@@ -66,7 +66,7 @@ def build_context(cfg: Any) -> ssl.SSLContext:
     if cfg.tls_prefer_server_ciphers:
         ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
     openssl = _OpenSSL.of(ctx)
-    _session_cache(openssl, cfg)
+    _session_cache(ctx, openssl, cfg)
     try:
         ctx.load_cert_chain(cfg.tls_cert_file, cfg.tls_key_file, cfg.tls_key_file_pass or None)
     except OSError as exc:
@@ -107,14 +107,15 @@ def parse_protocols(text: str) -> list[str]:
     return [name for name in PROTOCOLS if name in chosen]
 
 
-def _session_cache(openssl: "_OpenSSL", cfg: Any) -> None:
+def _session_cache(ctx: ssl.SSLContext, openssl: "_OpenSSL", cfg: Any) -> None:
     if cfg.tls_session_caching:
         openssl.ctrl(_SET_SESS_CACHE_MODE, _SESS_CACHE_SERVER)
         openssl.ctrl(_SET_SESS_CACHE_SIZE, cfg.tls_session_cache_size)
         openssl.set_timeout(cfg.tls_session_cache_timeout)
         openssl.set_session_id_context(b"redis")
-    else:
+    else:       # and no tickets, which would resume sessions without the cache
         openssl.ctrl(_SET_SESS_CACHE_MODE, _SESS_CACHE_OFF)
+        ctx.options |= ssl.OP_NO_TICKET
 
 
 def _is_key_failure(exc: OSError, cfg: Any) -> bool:
