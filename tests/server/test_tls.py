@@ -338,3 +338,45 @@ def test_hostile_handshakes_leave_no_trace(certs):
         assert _ping(srv.tls_port, **certs.client_options())
         log = srv.log_text()
     assert "Traceback" not in log and "Unexpected error" not in log, log
+
+
+def test_a_long_script_keeps_tls_clients_waiting_then_serves_them(certs):
+    """While a script runs past busy-reply-threshold the plain clients get BUSY; a TLS
+    client already connected and one connecting meanwhile wait (their bytes are the TLS
+    transport's to read) and are answered once SCRIPT KILL ends it."""
+    with tls_server("sluice", certs, ["--busy-reply-threshold", "100"]) as srv:
+        connected = redis.Redis(port=srv.tls_port, socket_timeout=20, **certs.client_options())
+        assert connected.ping()
+        looping = socket.create_connection(("127.0.0.1", srv.port))
+        looping.sendall(b"EVAL \"while true do end\" 0\r\n")
+        plain = redis.Redis(port=srv.port, socket_timeout=20)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                plain.ping()
+            except redis.ResponseError as exc:
+                assert str(exc).startswith("BUSY"), exc
+                break
+            assert time.monotonic() < deadline, "the script never became busy"
+            time.sleep(0.05)
+        raw_ctx = ssl.create_default_context(cafile=str(certs.ca))
+        raw_ctx.load_cert_chain(str(certs.client_cert), str(certs.client_key))
+        raw = socket.create_connection(("127.0.0.1", srv.tls_port), timeout=20)
+        newcomer = raw_ctx.wrap_socket(raw, server_hostname="127.0.0.1", do_handshake_on_connect=False)
+        newcomer.setblocking(False)
+        waiting = connected.connection_pool.get_connection()
+        waiting.send_command("PING")
+        time.sleep(0.5)
+        assert plain.script_kill()
+        newcomer.settimeout(20)
+        newcomer.do_handshake()
+        newcomer.sendall(b"PING\r\n")
+        assert newcomer.recv(100) == b"+PONG\r\n"
+        newcomer.close()
+        assert waiting.read_response() == b"PONG"
+        connected.connection_pool.release(waiting)
+        assert looping.recv(200).startswith(b"-ERR Script killed by user with SCRIPT KILL")
+        looping.close()
+        assert connected.ping() and plain.ping()
+        log = srv.log_text()
+    assert "Traceback" not in log, log
