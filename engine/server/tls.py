@@ -29,6 +29,10 @@ _NO_PROTOCOL = {"tlsv1": ssl.OP_NO_TLSv1, "tlsv1.1": ssl.OP_NO_TLSv1_1,
                 "tlsv1.2": ssl.OP_NO_TLSv1_2, "tlsv1.3": ssl.OP_NO_TLSv1_3}
 _CLIENT_CERTS = {"no": ssl.CERT_NONE, "optional": ssl.CERT_OPTIONAL, "yes": ssl.CERT_REQUIRED}
 _ERR_SYSTEM_FLAG = 0x80000000       # OpenSSL 3's code of an error of the C library
+# OpenSSL's numbers of the libraries whose failures ssl.SSLError names (openssl/err.h):
+# the code of an error is the library's number << 23 | the reason (the SSLError's errno).
+_LIBRARIES = {"RSA": 4, "DH": 5, "EVP": 6, "BUF": 7, "OBJ": 8, "PEM": 9, "X509": 11,
+              "ASN1": 13, "SSL": 20, "X509V3": 34, "OSSL_STORE": 44, "DECODER": 60}
 
 # SSL_CTX_ctrl commands and the session cache's modes (openssl/ssl.h).
 _SET_SESS_CACHE_SIZE, _SET_SESS_CACHE_MODE = 42, 44
@@ -130,10 +134,13 @@ def _is_key_failure(exc: OSError, cfg: Any) -> bool:
 
 
 def _reason(exc: OSError) -> str:
-    """OpenSSL's text of a failure, as `ERR_error_string` words a system error."""
+    """OpenSSL's text of a failure, as its `ERR_error_string` words it (Redis logs that)."""
     if not isinstance(exc, ssl.SSLError) and exc.errno:
         return (f"error:{_ERR_SYSTEM_FLAG | exc.errno:08X}:system library::"
                 f"{os.strerror(exc.errno)}")
+    library = _LIBRARIES.get(getattr(exc, "library", None) or "")
+    if library is not None and isinstance(exc.errno, int) and 0 < exc.errno < 1 << 23:
+        return _OpenSSL.error_string(library << 23 | exc.errno)
     reason = getattr(exc, "reason", None)
     return reason.lower().replace("_", " ") if reason else str(exc)
 
@@ -170,8 +177,17 @@ class _OpenSSL:
             lib.SSL_CTX_set_session_id_context.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
                                                            ctypes.c_uint]
             lib.ERR_clear_error.restype = None
+            lib.ERR_error_string_n.restype = None
+            lib.ERR_error_string_n.argtypes = [ctypes.c_ulong, ctypes.c_char_p, ctypes.c_size_t]
             cls._lib = lib
         return cls._lib
+
+    @classmethod
+    def error_string(cls, code: int) -> str:
+        """OpenSSL's text of an error code ("error:05800074:x509 certificate routines::...")."""
+        buffer = ctypes.create_string_buffer(256)
+        cls._library().ERR_error_string_n(code, buffer, len(buffer))
+        return buffer.value.decode("utf-8", "replace")
 
     def ctrl(self, command: int, value: int) -> None:
         self.lib.SSL_CTX_ctrl(self.ssl_ctx, command, value, None)

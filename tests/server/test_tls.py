@@ -259,6 +259,8 @@ STARTS = {
                             "--tls-auth-clients", "no"],
     "key missing": ["--tls-cert-file", "{server_cert}", "--tls-key-file", "nope.key",
                     "--tls-auth-clients", "no"],
+    "key of another certificate": ["--tls-cert-file", "{server_cert}", "--tls-key-file",
+                                   "{client_key}", "--tls-auth-clients", "no"],
     "CA missing": ["--tls-cert-file", "{server_cert}", "--tls-key-file", "{server_key}",
                    "--tls-ca-cert-file", "nope"],
     "bad protocols": ["--tls-cert-file", "{server_cert}", "--tls-key-file", "{server_key}",
@@ -270,8 +272,8 @@ STARTS = {
 
 @pytest.mark.parametrize("case", STARTS)
 def test_a_start_refused_logs_as_redis(case, certs, tmp_path):
-    args = [a.format(server_cert=certs.server_cert, server_key=certs.server_key)
-            for a in STARTS[case]]
+    args = [a.format(server_cert=certs.server_cert, server_key=certs.server_key,
+                     client_key=certs.client_key) for a in STARTS[case]]
     args = ["--tls-port", str(free_port()), *args]
     redis_out = RedisServer(["--save", "", *args], workdir=tmp_path).try_start()
     assert redis_out is not None
