@@ -335,9 +335,13 @@ class Server:
 
     # listening -----------------------------------------------------------------------
 
-    def _tcp_sockets(self, port: int, binds: list, kind: str = "tcp") -> list:
-        """Bound, listening sockets for `bind` (a '-' prefix: skip if unavailable)."""
+    def _tcp_sockets(self, port: int, binds: list, kind: str = "tcp",
+                     listening: Optional[dict] = None) -> list:
+        """Bound, listening sockets for `bind` (a '-' prefix: skip if unavailable);
+        `listening` maps (host, port) to a socket already listening there, taken again
+        (a copy of its descriptor) rather than bound a second time."""
         socks = []
+        listening = listening or {}
         if not port:
             return socks
         try:
@@ -350,6 +354,9 @@ class Server:
                     family, host = socket.AF_INET6, "::"
                 else:
                     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+                if (host, port) in listening:
+                    socks.append(socket.socket(fileno=os.dup(listening[host, port].fileno())))
+                    continue
                 try:
                     sock = socket.socket(family, socket.SOCK_STREAM)
                 except OSError as exc:
@@ -634,19 +641,22 @@ class Server:
             durability.update_refusal()
 
     def _on_listen_change(self, name, old, new) -> None:
-        """port, tls-port or bind: new sockets first (a failure changes nothing), then
-        the old listeners of those kinds close (their clients stay)."""
+        """port, tls-port or bind: new sockets first (an address listened on already
+        keeps its socket; a failure changes nothing), then the old listeners of those
+        kinds close (their clients stay)."""
         if self.loop is None:
             return
         cfg = self.cfg
         kinds = ["tcp", "tls"] if name == "bind" else ["tls" if name == "tls-port" else "tcp"]
         if "tls" in kinds and cfg.tls_port and (name == "tls-port" or self.tls_context is None):
             self._configure_tls()
+        listening = {sock.getsockname()[:2]: sock for srv, kind in self._listeners
+                     if kind in kinds for sock in srv.sockets}
         socks: dict = {}
         try:
             for kind in kinds:
                 socks[kind] = self._tcp_sockets(cfg.tls_port if kind == "tls" else cfg.port,
-                                                cfg.bind, kind)
+                                                cfg.bind, kind, listening)
         except ListenError as exc:
             for opened in socks.values():
                 for sock in opened:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import redis
 
+import servers
 from servers import (SERVER_KINDS, RedisServer, ServerDidNotStart, SluiceServer, free_port,
                      needs_redis, tls_server)
 from tls_certs import TestCerts, make_certs
@@ -382,3 +383,30 @@ def test_a_long_script_keeps_tls_clients_waiting_then_serves_them(certs):
         assert connected.ping() and plain.ping()
         log = srv.log_text()
     assert "Traceback" not in log, log
+
+
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_tls_port_opened_and_closed_by_config_set(kind, certs):
+    """A server started without TLS: tls-port refused until a certificate and key are
+    set (Redis's error), then listening; a change of bind moves it too; 0 closes it."""
+    with servers.server_of_kind(kind) as srv:
+        admin = redis.Redis(port=srv.port)
+        tls_port = free_port()
+        with pytest.raises(redis.ResponseError) as refused:
+            admin.config_set("tls-port", tls_port)
+        assert str(refused.value) == ("CONFIG SET failed (possibly related to argument "
+                                      "'tls-port') - Unable to update TLS configuration. "
+                                      "Check server logs.")
+        assert admin.config_get("tls-port") == {"tls-port": "0"}
+        assert admin.config_set("tls-cert-file", str(certs.server_cert))
+        assert admin.config_set("tls-key-file", str(certs.server_key))
+        assert admin.config_set("tls-ca-cert-file", str(certs.ca))
+        assert admin.config_set("tls-port", tls_port)
+        assert _ping(tls_port, **certs.client_options())
+        assert admin.config_set("bind", "127.0.0.1 -::1")
+        assert _ping(tls_port, **certs.client_options()) and admin.ping()
+        assert admin.config_set("tls-port", 0)
+        with pytest.raises(redis.ConnectionError):
+            _ping(tls_port, **certs.client_options())
+        assert admin.ping()
+        admin.close()
