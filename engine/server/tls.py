@@ -72,7 +72,9 @@ def build_context(cfg: Any) -> ssl.SSLContext:
     openssl = _OpenSSL.of(ctx)
     _session_cache(ctx, openssl, cfg)
     try:
-        ctx.load_cert_chain(cfg.tls_cert_file, cfg.tls_key_file, cfg.tls_key_file_pass or None)
+        # a callable even without a passphrase: OpenSSL would ask the terminal for one
+        passphrase = os.fsencode(cfg.tls_key_file_pass)
+        ctx.load_cert_chain(cfg.tls_cert_file, cfg.tls_key_file, lambda: passphrase)
     except OSError as exc:
         failed = "private key" if _is_key_failure(exc, cfg) else "certificate"
         path = cfg.tls_key_file if failed == "private key" else cfg.tls_cert_file

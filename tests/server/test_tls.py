@@ -410,3 +410,31 @@ def test_tls_port_opened_and_closed_by_config_set(kind, certs):
             _ping(tls_port, **certs.client_options())
         assert admin.ping()
         admin.close()
+
+
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_encrypted_key_and_ca_directory(kind, certs, tmp_path):
+    """tls-key-file-pass opens an encrypted key (a wrong one, or none, refuses the start;
+    sluice-server never asks the terminal for one); tls-ca-cert-dir, a c_rehash'ed
+    directory of CAs, alone verifies the clients."""
+    key = tmp_path / "encrypted.key"
+    subprocess.run(["openssl", "pkey", "-in", str(certs.server_key), "-aes256", "-passout",
+                    "pass:sesame", "-out", str(key)], check=True, capture_output=True)
+    ca_dir = tmp_path / "cas"
+    ca_dir.mkdir()
+    shutil.copy(certs.ca, ca_dir / "ca.crt")
+    subprocess.run(["openssl", "rehash", str(ca_dir)], check=True, capture_output=True)
+    args = ["--tls-key-file", str(key), "--tls-ca-cert-file", "", "--tls-ca-cert-dir", str(ca_dir)]
+    with tls_server(kind, certs, [*args, "--tls-key-file-pass", "sesame"], workdir=tmp_path) as srv:
+        assert _ping(srv.tls_port, **certs.client_options())
+        assert _refused(srv.tls_port, **certs.client_options(cert=certs.other_client_cert))
+    for wrong in (["--tls-key-file-pass", "wrong"], []):
+        srv = tls_server(kind, certs, [*args, *wrong], workdir=tmp_path,
+                         **({"port": free_port()} if kind == "sluice" else {}))
+        refusal = srv.try_start() if kind == "redis" else None
+        if kind == "sluice":
+            with pytest.raises(ServerDidNotStart) as failure:
+                srv.start()
+            refusal = str(failure.value)
+        assert f"Failed to load private key: {key}: " in refusal
+        assert "Failed to configure TLS. Check logs for more info." in refusal
