@@ -31,11 +31,14 @@ build: $(SERVER_STAMP)
 probes: build $(STAMP)
 	$(PY) tests/native/setup.py -q build_ext --inplace
 
-# The differential oracle: Debian's redis-server.
+# The differential oracle: Debian's redis-server (built with TLS), and openssl, which
+# makes the TLS tests' CA and certificates.
 oracle:
 	@command -v redis-server >/dev/null 2>&1 || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools; }
-	@command -v redis-server >/dev/null 2>&1
+	@command -v openssl >/dev/null 2>&1 || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl; }
+	@command -v redis-server >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1
 
 # The Prometheus exporter the monitoring test runs against both servers: Debian's
 # prometheus-redis-exporter (oliver006/redis_exporter).

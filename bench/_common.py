@@ -150,10 +150,12 @@ def redis_benchmark_rps(port: int, requests: int, command: Sequence[str],
 
 
 @contextlib.contextmanager
-def sluice_beside_redis():
+def sluice_beside_redis(tls_certs=None):
     """Yields ({"sluice": (port, client), "redis": (port, client)}, redis-server's version)
     for sluice-server and redis-server, both without persistence, RESP2 redis-py clients;
-    or None (with a note) when redis-server or redis-benchmark is missing."""
+    or None (with a note) when redis-server or redis-benchmark is missing. With
+    `tls_certs` (tests/tls_certs.py's TestCerts) each also listens for TLS (no client
+    certificate asked) and the port yielded is that one; the clients stay plain."""
     if shutil.which(REDIS_BENCHMARK) is None or redis_server_path() is None:
         print("redis-server / redis-benchmark not installed: nothing to compare against "
               "(`make oracle` installs them)")
@@ -162,12 +164,20 @@ def sluice_beside_redis():
     import redis
     from examples.processes import ServerProcess
     no_persistence = ["--save", "", "--appendonly", "no"]      # as the redis-server
-    with redis_server() as redis_srv, \
-            ServerProcess(no_persistence, loglevel="warning") as sluice:
+    tls_ports = {"sluice": free_port(), "redis": free_port()} if tls_certs else {}
+
+    def tls_args(name: str) -> list:
+        if not tls_certs:
+            return []
+        return ["--tls-port", str(tls_ports[name]), "--tls-cert-file", str(tls_certs.server_cert),
+                "--tls-key-file", str(tls_certs.server_key), "--tls-auth-clients", "no"]
+
+    with redis_server(*tls_args("redis")) as redis_srv, \
+            ServerProcess(no_persistence + tls_args("sluice"), loglevel="warning") as sluice:
         servers = {
-            "sluice": (sluice.port, redis.Redis(host="127.0.0.1", port=sluice.port,
-                                                protocol=2)),
-            "redis": (redis_srv.port, redis_srv.client(protocol=2)),
+            "sluice": (tls_ports.get("sluice", sluice.port),
+                       redis.Redis(host="127.0.0.1", port=sluice.port, protocol=2)),
+            "redis": (tls_ports.get("redis", redis_srv.port), redis_srv.client(protocol=2)),
         }
         try:
             yield servers, redis_srv.version

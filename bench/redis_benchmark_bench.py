@@ -16,6 +16,9 @@ server spent between the line before and its own (in 10 ms ticks: figures want
 `-n 100000`, `--quick` only shows the table works). On a shared machine the rate is
 noisy, the CPU per request much less. Target: >= 1.0x redis-server on every row in both
 modes on a quiet machine; /proc/loadavg is printed before and after.
+
+`--tls`: the same over TLS (`redis-benchmark --tls`), each server on a TLS port with a
+certificate of a test CA made with openssl for the run (tests/tls_certs.py).
 """
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ import csv
 import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Iterator, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -45,9 +50,11 @@ COMMANDS: dict[str, tuple[list[str], bool]] = {
 }
 
 
-def benchmark_command(port: int, requests: int, pipeline: int, keyspace: int) -> list[str]:
+def benchmark_command(port: int, requests: int, pipeline: int, keyspace: int,
+                      tls: list[str]) -> list[str]:
+    """`tls`: redis-benchmark's TLS arguments ([] for plain TCP)."""
     cmd = ["stdbuf", "-oL", C.REDIS_BENCHMARK, "-p", str(port), "-c", str(C.BENCH_CLIENTS),
-           "-n", str(requests), "--csv", "-P", str(pipeline)]
+           "-n", str(requests), "--csv", "-P", str(pipeline), *tls]
     return cmd + (["-r", str(keyspace)] if keyspace > 0 else [])
 
 
@@ -89,7 +96,8 @@ def one_run(port: int, client, pid: int, args, pipeline: int) -> dict:
     got = {}
     client.flushall()
     for test, rate, cpu in timed_rows(benchmark_command(port, args.requests, pipeline,
-                                                        args.random_keys) + ["-t", TESTS], pid):
+                                                        args.random_keys, args.tls_args)
+                                      + ["-t", TESTS], pid):
         got[test.split(" (")[0] + (" (fill)" if "needed" in test else "")] = (
             rate, cpu / args.requests)
     client.flushall()
@@ -97,7 +105,8 @@ def one_run(port: int, client, pid: int, args, pipeline: int) -> dict:
     for name, (command, on_board) in COMMANDS.items():
         keyspace = args.members if on_board else args.random_keys
         ((_, rate, cpu),) = timed_rows(
-            benchmark_command(port, args.requests, pipeline, keyspace) + command, pid)
+            benchmark_command(port, args.requests, pipeline, keyspace, args.tls_args) + command,
+            pid)
         got[name] = (rate, cpu / args.requests)
     return got
 
@@ -112,12 +121,26 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="members of `board` (default 200,000)")
     ap.add_argument("--random-keys", "-r", type=int, default=0,
                     help="redis-benchmark -r for the -t tests and XADD (0: one key each)")
+    ap.add_argument("--tls", action="store_true",
+                    help="over TLS: redis-benchmark --tls against each server's tls-port")
     args = ap.parse_args(argv)
     C.quick_defaults(args, requests=(10_000, 100_000), members=(20_000, 200_000))
     C.header("redis_benchmark_bench", args)
+    with tempfile.TemporaryDirectory(prefix="bench-tls-") as directory:
+        certs = None
+        args.tls_args = []
+        if args.tls:
+            sys.path.insert(0, os.path.join(C.REPO, "tests"))
+            from tls_certs import make_certs
+            certs = make_certs(Path(directory))
+            args.tls_args = ["--tls", "--cacert", str(certs.ca)]
+        return run(args, certs)
+
+
+def run(args: argparse.Namespace, certs) -> int:
     print("loadavg before:", C.loadavg(), flush=True)
     results: dict = {}       # (test, pipeline, server) -> [(rps, cpu/request) per round]
-    with C.sluice_beside_redis() as both:
+    with C.sluice_beside_redis(certs) as both:
         if both is None:
             return 0
         servers, version = both
@@ -142,9 +165,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "%.2f" % (cpu_ours * 1e6), "%.2f" % (cpu_theirs * 1e6),
                          C.fmt_ratio(cpu_theirs / cpu_ours if cpu_ours else None),
                          C.verdict(rate >= 1.0)])
-    C.print_table("redis-benchmark -c %d -n %d, sluice-server vs redis-server %s (medians of "
+    C.print_table("redis-benchmark -c %d -n %d%s, sluice-server vs redis-server %s (medians of "
                   "%d rounds; CPU ratio: redis / sluice, higher is better)"
-                  % (C.BENCH_CLIENTS, args.requests, version, args.rounds),
+                  % (C.BENCH_CLIENTS, args.requests, " --tls" if args.tls else "", version,
+                     args.rounds),
                   ["test", "mode", "sluice rps", "redis rps", "ratio", "sluice CPU us/req",
                    "redis CPU us/req", "CPU ratio", ">= 1.0x"], rows, "llrrrrrrl")
     return 0

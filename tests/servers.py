@@ -229,3 +229,23 @@ class SluiceServer(_Tracked, ServerProcess):
             return super().start()
         except RuntimeError as exc:
             raise ServerDidNotStart(str(exc)) from None
+
+
+SERVER_KINDS = {"redis": RedisServer, "sluice": SluiceServer}
+"""The two servers by name, for tests run against either (`pytest.mark.parametrize("kind", SERVER_KINDS)`)."""
+
+
+def server_of_kind(kind: str, args: Sequence[str] = (), **options) -> _Tracked:
+    """A server of `kind` ("redis" or "sluice"), not started, that keeps nothing on disk."""
+    return SERVER_KINDS[kind](["--save", "", "--appendonly", "no", *args], **options)
+
+
+def tls_server(kind: str, certs, args: Sequence[str] = (), **options) -> _Tracked:
+    """A server of `kind` with a plain port (`port`) and a TLS port (`tls_port`) using
+    `certs` (tests/tls_certs.py's TestCerts); `args` come after the TLS ones, so they may
+    change them (`--tls-auth-clients no`, `--port 0` with `--unixsocket` for TLS only)."""
+    tls_port = free_port()
+    srv = server_of_kind(kind, ["--tls-port", str(tls_port), *certs.server_args(), *args],
+                         **options)
+    srv.tls_port = tls_port
+    return srv

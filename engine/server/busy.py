@@ -10,7 +10,8 @@ which answer BUSY to all but the allow-busy commands (SCRIPT KILL, SHUTDOWN NOSA
 AUTH, HELLO, MULTI, WATCH...), whose replies are written at once (uvloop's transports
 write directly). The keyspace is untouched meanwhile, as in Redis.
 
-Served only when the script ends: its own client (its reply comes then), clients
+Served only when the script ends: its own client (its reply comes then), TLS clients
+(their bytes are the TLS transport's to decrypt; new ones wait in the backlog), clients
 blocked in XREAD/XREADGROUP, clients whose reading is paused, and clients whose
 earlier replies wait for this round's AOF write (they must not go out before it).
 
@@ -111,9 +112,11 @@ class BusyScript:
         self.server = server
         self.defer_replies = server.defer_replies
         server.defer_replies = False        # BUSY replies do not wait for the AOF write
-        # our own descriptors of the listening sockets (uvloop keeps its own)
+        # our own descriptors of the listening sockets (uvloop keeps its own); TLS
+        # clients wait for the event loop, which makes their handshakes
         self.listeners = [(socket.socket(fileno=os.dup(sock.fileno())), kind == "unix")
-                          for srv, kind in server._listeners for sock in srv.sockets]
+                          for srv, kind in server._listeners if kind != "tls"
+                          for sock in srv.sockets]
         self.guests: list = []
         self.signalled: Optional[str] = None
         self.handlers = {sig: signal.signal(sig, self._note_signal) for sig in STOP_SIGNALS}
@@ -133,6 +136,7 @@ class BusyScript:
         poll = select.poll()
         for conn in list(server.clients.values()):
             if (conn.session is caller or conn.closing or conn.write_paused or conn.fd < 0
+                    or conn.tls
                     or conn.blocked_read is not None or conn.flush_scheduled):
                 continue
             targets[conn.fd] = conn

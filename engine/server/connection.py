@@ -39,8 +39,9 @@ DEFAULT_HIGH_WATER = 1024 * 1024   # pause reading a client with this much unsen
 class ClientConnection(asyncio.Protocol):
     """A client of the server (see the module docstring)."""
 
-    def __init__(self, server: "Server", unix: bool = False) -> None:
+    def __init__(self, server: "Server", unix: bool = False, tls: bool = False) -> None:
         self.server = server
+        self.tls = tls          # its bytes are TLS records: read only through the transport
         self.loop = server.loop
         self.hub = server.hub
         self.unix = unix

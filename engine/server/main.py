@@ -112,7 +112,8 @@ async def _run(server, pidfile: PidFile) -> None:
         await server.start(bound=pidfile.write)
     except ListenError as exc:
         log.warning("%s", exc)
-        log.warning("Failed listening on port %d (tcp), aborting.", server.cfg.port)
+        log.warning("Failed listening on port %d (%s), aborting.",
+                    server.cfg.port if exc.port is None else exc.port, exc.kind)
         server.exit_code = 1
         return
     for sig, name in ((signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")):
@@ -153,6 +154,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     "to specify a config file use %s /path/to/sluice.conf",
                     "sluice-server")
     from engine.server.server import Server
+    from engine.server.tls import FAILED_TO_CONFIGURE, TlsConfigError
     from persist import DirectoryInUse, PersistError
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
@@ -163,6 +165,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         log.warning("Fatal error, can't start: %s", exc)
         if cfg.logfile:
             sys.stderr.write(f"Fatal error, can't start: {exc}\n")
+        loop.close()
+        return 1
+    except TlsConfigError as exc:
+        log.warning("%s", exc)
+        log.warning("%s", FAILED_TO_CONFIGURE)
         loop.close()
         return 1
     except PersistError as exc:

@@ -21,6 +21,11 @@ refuse write commands (and PING) with it; the round's AOF write is retried every
 round and cron tick until it succeeds. A failed AOF write under `appendfsync always`
 ends the process at once instead: nothing of that round is answered.
 
+TLS: with `tls-port` set, a second set of listeners (on the same `bind` addresses)
+speaks TLS with the context engine/server/tls.py builds; `port 0` leaves only them.
+A CONFIG SET of a `tls-*` directive builds a new context and new listeners on the same
+sockets take it: new connections get it, open ones keep theirs.
+
 A script running past busy-reply-threshold: see engine/server/busy.py (the other clients
 are served with BUSY meanwhile); SHUTDOWN NOSAVE then exits inside the script
 (`exit_inside_script`).
@@ -32,6 +37,7 @@ import errno
 import logging
 import os
 import socket
+import ssl
 import stat
 import sys
 import time
@@ -49,6 +55,7 @@ from engine.server.config.version import VERSION
 from engine.server.connection import ClientConnection, is_loopback, set_keepalive
 from engine.server.info import Stats
 from engine.server.pubsub import PubSub
+from engine.server.tls import UNABLE_TO_UPDATE, TlsConfigError, build_context
 from persist import DirectoryInUse, DirectoryLock
 
 log = logging.getLogger("sluice")
@@ -96,7 +103,12 @@ class Limits:
 
 
 class ListenError(Exception):
-    """A listening socket could not be opened (the text says which and why)."""
+    """A listening socket could not be opened (the text says which and why); `kind` and
+    `port` name the listener ("tcp" or "tls")."""
+
+    def __init__(self, text: str, kind: str = "tcp", port: Optional[int] = None) -> None:
+        super().__init__(text)
+        self.kind, self.port = kind, port
 
 
 class Server:
@@ -105,6 +117,8 @@ class Server:
     def __init__(self, cfg: ServerConfig, *, engine: Optional[Engine] = None) -> None:
         self.cfg = cfg
         self.version = VERSION
+        # Before the data loads, as Redis: a TLS setting that does not work ends the start.
+        self.tls_context: Optional[ssl.SSLContext] = build_context(cfg) if cfg.tls_port else None
         self.engine = engine if engine is not None else Engine(
             databases=cfg.databases, stream_node_max_entries=cfg.stream_node_max_entries,
             stream_node_max_bytes=cfg.stream_node_max_bytes,
@@ -321,9 +335,13 @@ class Server:
 
     # listening -----------------------------------------------------------------------
 
-    def _tcp_sockets(self, port: int, binds: list) -> list:
-        """Bound, listening sockets for `bind` (a '-' prefix: skip if unavailable)."""
+    def _tcp_sockets(self, port: int, binds: list, kind: str = "tcp",
+                     listening: Optional[dict] = None) -> list:
+        """Bound, listening sockets for `bind` (a '-' prefix: skip if unavailable);
+        `listening` maps (host, port) to a socket already listening there, taken again
+        (a copy of its descriptor) rather than bound a second time."""
         socks = []
+        listening = listening or {}
         if not port:
             return socks
         try:
@@ -336,13 +354,16 @@ class Server:
                     family, host = socket.AF_INET6, "::"
                 else:
                     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+                if (host, port) in listening:
+                    socks.append(socket.socket(fileno=os.dup(listening[host, port].fileno())))
+                    continue
                 try:
                     sock = socket.socket(family, socket.SOCK_STREAM)
                 except OSError as exc:
                     if optional:
                         continue
                     raise ListenError(f"Could not create server TCP listening socket "
-                                      f"{host}:{port}: {exc.strerror}") from None
+                                      f"{host}:{port}: {exc.strerror}", kind, port) from None
                 try:
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                     if family == socket.AF_INET6:
@@ -356,7 +377,8 @@ class Server:
                                                   errno.EPROTONOSUPPORT, errno.EINVAL):
                         continue
                     raise ListenError(f"Could not create server TCP listening socket "
-                                      f"{host}:{port}: bind: {exc.strerror}") from None
+                                      f"{host}:{port}: bind: {exc.strerror}", kind,
+                                      port) from None
                 socks.append(sock)
         except BaseException:
             for sock in socks:
@@ -378,16 +400,23 @@ class Server:
             raise ListenError(f"Failed opening Unix socket: {exc.strerror}") from None
         return sock
 
-    async def _serve_sockets(self, socks: list, unix: bool = False) -> None:
+    async def _serve_sockets(self, socks: list, kind: str = "tcp") -> None:
+        """Serves listening sockets: kind "tcp", "unix" or "tls" (with tls_context; the
+        handshake is done before the connection is made, and it times out with the
+        client's idle `timeout`, or after a minute)."""
         loop = self.loop
         for sock in socks:
-            if unix:
+            if kind == "unix":
                 srv = await loop.create_unix_server(
                     lambda: ClientConnection(self, unix=True), sock=sock, backlog=TCP_BACKLOG)
+            elif kind == "tls":
+                srv = await loop.create_server(
+                    lambda: ClientConnection(self, tls=True), sock=sock, backlog=TCP_BACKLOG,
+                    ssl=self.tls_context, ssl_handshake_timeout=self.timeout or 60.0)
             else:
                 srv = await loop.create_server(
                     lambda: ClientConnection(self), sock=sock, backlog=TCP_BACKLOG)
-            self._listeners.append((srv, "unix" if unix else "tcp"))
+            self._listeners.append((srv, kind))
 
     async def start(self, bound: Optional[Callable[[], None]] = None) -> None:
         """Opens the listeners and starts the cron. Raises ListenError. `bound` runs
@@ -399,34 +428,40 @@ class Server:
             f"{getattr(getattr(self.loop, '_selector', None), '__class__', type(None)).__name__} (asyncio)"
         self._stopped = self.loop.create_future()
         socks = self._tcp_sockets(self.cfg.port, self.cfg.bind)
+        tls_socks: list = []
         unix = None
-        if self.cfg.unixsocket:
-            try:
+        try:
+            tls_socks = self._tcp_sockets(self.cfg.tls_port, self.cfg.bind, "tls")
+            if self.cfg.unixsocket:
                 unix = self._unix_socket(self.cfg.unixsocket, self.cfg.unixsocketperm)
-            except ListenError:
-                for sock in socks:
-                    sock.close()
-                raise
+        except ListenError:
+            for sock in socks + tls_socks:
+                sock.close()
+            raise
+        if unix is not None:
             self._unix_path = self.cfg.unixsocket
-        if not socks and unix is None:
+        if not socks and not tls_socks and unix is None:
             self.log.warning("Configured to not listen anywhere, exiting.")
             raise ListenError("Configured to not listen anywhere, exiting.")
         if bound is not None:
             bound()
         await self._serve_sockets(socks)
+        await self._serve_sockets(tls_socks, "tls")
         if unix is not None:
-            await self._serve_sockets([unix], unix=True)
+            await self._serve_sockets([unix], "unix")
         self._schedule_cron()
         if socks:
             self.log.info("Ready to accept connections tcp")
+        if tls_socks:
+            self.log.info("Ready to accept connections tls")
         if unix is not None:
             self.log.info("Ready to accept connections unix")
 
-    def addresses(self) -> list:
-        """(host, port) of every TCP listener (tests read the port when it was 0)."""
+    def addresses(self, kind: str = "tcp") -> list:
+        """(host, port) of every TCP (or "tls") listener (tests read the port when it was 0)."""
         out = []
-        for srv, kind in self._listeners:
-            if kind == "tcp":
+        for srv, listener_kind in self._listeners:
+            if listener_kind == kind:
                 for sock in srv.sockets:
                     out.append(sock.getsockname()[:2])
         return out
@@ -510,7 +545,10 @@ class Server:
         cfg.add_listener(list(ENCODING_DIRECTIVES), lambda name, old, new: setattr(
             self.engine.encoding_limits, name.replace("-", "_"), new))
         cfg.add_listener("dir", self._on_dir)
-        cfg.add_listener(["port", "bind"], self._on_listen_change)
+        cfg.add_listener(["port", "tls-port", "bind"], self._on_listen_change)
+        cfg.add_listener([d.name for d in cfg.directives
+                          if d.name.startswith("tls-") and d.name != "tls-port"],
+                         self._on_tls_change)
         cfg.add_listener(list(PERSISTENCE_DIRECTIVES), self._on_persistence_config)
 
     def _on_node_limits(self, name, old, new) -> None:
@@ -603,20 +641,55 @@ class Server:
             durability.update_refusal()
 
     def _on_listen_change(self, name, old, new) -> None:
+        """port, tls-port or bind: new sockets first (an address listened on already
+        keeps its socket; a failure changes nothing), then the old listeners of those
+        kinds close (their clients stay)."""
         if self.loop is None:
             return
-        port = new if name == "port" else self.cfg.port
-        binds = new if name == "bind" else self.cfg.bind
+        cfg = self.cfg
+        kinds = ["tcp", "tls"] if name == "bind" else ["tls" if name == "tls-port" else "tcp"]
+        if "tls" in kinds and cfg.tls_port and (name == "tls-port" or self.tls_context is None):
+            self._configure_tls()
+        listening = {sock.getsockname()[:2]: sock for srv, kind in self._listeners
+                     if kind in kinds for sock in srv.sockets}
+        socks: dict = {}
         try:
-            socks = self._tcp_sockets(port, binds)
+            for kind in kinds:
+                socks[kind] = self._tcp_sockets(cfg.tls_port if kind == "tls" else cfg.port,
+                                                cfg.bind, kind, listening)
         except ListenError as exc:
+            for opened in socks.values():
+                for sock in opened:
+                    sock.close()
             self.log.warning("%s", exc)
             raise ConfigApplyError("Unable to listen on this port. Check server logs.") from None
-        old_listeners = [(srv, kind) for srv, kind in self._listeners if kind == "tcp"]
-        self._listeners = [(srv, kind) for srv, kind in self._listeners if kind != "tcp"]
-        for srv, _ in old_listeners:
+        for kind, opened in socks.items():
+            self._replace_listeners(kind, opened)
+
+    def _on_tls_change(self, name, old, new) -> None:
+        """A `tls-*` setting (even set to its value): the files are read again and new
+        connections get the new context (only while a tls-port is set, as in Redis)."""
+        if self.loop is None or not self.cfg.tls_port:
+            return
+        self._configure_tls()
+        self._replace_listeners("tls", [socket.socket(fileno=os.dup(sock.fileno()))
+                                        for srv, kind in self._listeners if kind == "tls"
+                                        for sock in srv.sockets])
+
+    def _configure_tls(self) -> None:
+        try:
+            self.tls_context = build_context(self.cfg)
+        except TlsConfigError as exc:
+            self.log.warning("%s", exc)
+            raise ConfigApplyError(UNABLE_TO_UPDATE) from None
+
+    def _replace_listeners(self, kind: str, socks: list) -> None:
+        """Listeners of `kind` on `socks` (already listening) replace the old ones."""
+        old = [srv for srv, listener_kind in self._listeners if listener_kind == kind]
+        self._listeners = [entry for entry in self._listeners if entry[1] != kind]
+        for srv in old:
             srv.close()
-        self.loop.create_task(self._serve_sockets(socks))
+        self.loop.create_task(self._serve_sockets(socks, kind))
 
     # shutdown ------------------------------------------------------------------------
 

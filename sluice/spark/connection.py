@@ -1,13 +1,17 @@
 """Connections from Spark's driver and executors to the server that holds the streams:
-Sluice, Redis, or a Redis Cluster, chosen by the `url` and `cluster` options.
+Sluice, Redis, or a Redis Cluster, chosen by the `url`, `cluster` and `user` options.
+The URL carries the credentials (`redis://user:password@host`) and, for TLS
+(`rediss://`), redis-py's `ssl_*` options as its query (`?ssl_ca_certs=ca.pem&
+ssl_certfile=client.pem&ssl_keyfile=client.key`); `user` names the ACL user when the
+URL has only a password (`rediss://:password@host`).
 
 The address travels to executors inside the pickled reader or writer; each task opens
 its own client from it (redis-py clients do not pickle)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Union
-from urllib.parse import urlsplit, urlunsplit
+from typing import Mapping, Optional, Union
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import redis
 from redis.cluster import RedisCluster
@@ -29,6 +33,7 @@ class ServerAddress:
 
     url: str
     cluster: bool = False
+    user: Optional[str] = None
 
     @property
     def shown(self) -> str:
@@ -44,11 +49,12 @@ class ServerAddress:
     def connect(self) -> Client:
         """A new client (one per task); raises ServerError if the server is unreachable
         or refuses the credentials."""
+        user = {"username": self.user} if self.user else {}
         try:
             if self.cluster:
-                client: Client = RedisCluster.from_url(self.url)
+                client: Client = RedisCluster.from_url(self.url, **user)
             else:
-                client = redis.Redis.from_url(self.url)
+                client = redis.Redis.from_url(self.url, **user)
             client.ping()
         except redis.AuthenticationError as exc:
             raise ServerError(f"the server at {self.shown} (option url) refused the "
@@ -63,11 +69,11 @@ class ServerAddress:
         return client
 
 
-CONNECTION_OPTIONS = ("url", "cluster")
+CONNECTION_OPTIONS = ("url", "cluster", "user")
 
 
 def server_address(options: Mapping[str, str]) -> ServerAddress:
-    """The server named by the `url` and `cluster` options."""
+    """The server named by the `url`, `cluster` and `user` options."""
     url = text_option(options, "url", DEFAULT_URL)
     scheme = urlsplit(url).scheme
     if scheme not in ("redis", "rediss", "unix"):
@@ -76,4 +82,9 @@ def server_address(options: Mapping[str, str]) -> ServerAddress:
         urlsplit(url).port
     except ValueError:
         raise OptionError(f"option url has an invalid port: {url!r}") from None
-    return ServerAddress(url, bool_option(options, "cluster", False))
+    user = text_option(options, "user")
+    in_url = urlsplit(url).username
+    if user and in_url and unquote(in_url) != user:
+        raise OptionError(f"option user {user!r} differs from the user of option url "
+                          f"{unquote(in_url)!r}: give it once")
+    return ServerAddress(url, bool_option(options, "cluster", False), user)

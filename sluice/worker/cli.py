@@ -16,7 +16,7 @@ import socket
 import sys
 import typing
 from typing import Any, Optional, Sequence
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import redis
 from redis.cluster import RedisCluster
@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="this worker's consumer name (default: HOST-PID)")
     ap.add_argument("--url", default="redis://127.0.0.1:6379/0",
                     help="redis://, rediss:// (TLS) or unix:// URL of the server (default: %(default)s)")
+    ap.add_argument("--user", help="the ACL user to connect as when the URL names none "
+                                   "(its password in the URL: rediss://:PASSWORD@host)")
     ap.add_argument("--cluster", action="store_true",
                     help="the URL names a node of a Redis Cluster (RedisCluster client)")
     ap.add_argument("--raw", action="store_true",
@@ -155,12 +157,24 @@ def load_handler(spec: str, paths: Sequence[str] = ()) -> Handler:
     return target
 
 
-def make_client(url: str, cluster: bool, decode: bool) -> Any:
+def make_client(url: str, cluster: bool, decode: bool, user: Optional[str] = None) -> Any:
     """A redis-py client for `url` (a RedisCluster with `cluster`, which asks the node for
-    the cluster's layout at once)."""
+    the cluster's layout at once), as `user` when given. The URL carries the password and,
+    for rediss://, redis-py's ssl_* options as its query (?ssl_ca_certs=ca.pem&...)."""
+    options: dict[str, Any] = {"decode_responses": decode}
+    if user:
+        options["username"] = user
     if cluster:
-        return RedisCluster.from_url(url, decode_responses=decode)
-    return redis.Redis.from_url(url, decode_responses=decode)
+        return RedisCluster.from_url(url, **options)
+    return redis.Redis.from_url(url, **options)
+
+
+def check_user(url: str, user: Optional[str]) -> None:
+    """ValueError when --user and the URL's user name differ."""
+    in_url = urlsplit(url).username
+    if user and in_url and unquote(in_url) != user:
+        raise ValueError(f"--user {user!r} differs from the URL's user {unquote(in_url)!r}: "
+                         "give it once")
 
 
 def shown_url(url: str) -> str:
@@ -182,10 +196,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         config = config_from(args)
         handler = load_handler(args.handler, args.path)
         redis.connection.parse_url(args.url)        # a bad URL is a usage error
+        check_user(args.url, args.user)
     except (ConfigError, ValueError) as error:
         ap.error(str(error))
     try:
-        client = make_client(args.url, args.cluster, decode=not args.raw)   # a cluster client connects
+        client = make_client(args.url, args.cluster, decode=not args.raw,
+                             user=args.user)        # a cluster client connects
         client.ping()
     except (redis.RedisError, RedisClusterException) as error:
         log.error("cannot reach %s: %s", shown_url(args.url), error)

@@ -55,6 +55,13 @@ def test_out_of_range_values_are_refused_at_load(spark) -> None:
         == "option maxEntriesPerTrigger must be at least 1, not -5"
 
 
+def test_a_user_given_twice_must_agree(spark) -> None:
+    url = URL.replace("redis://", "rediss://ann:pw@")
+    assert refusal(lambda: spark.read.format("sluice").options(url=url, streams="s", user="bob")
+                   .load()) == ("option user 'bob' differs from the user of option url 'ann': "
+                                "give it once")
+
+
 def test_snapshot_options(spark, tmp_path) -> None:
     assert refusal(lambda: spark.read.format("sluice-snapshot").option("tabel", "pel")
                    .load(str(tmp_path))) == "unknown option 'tabel'; did you mean 'table'?"

@@ -1,45 +1,35 @@
-"""Format `sluice` over TLS (`rediss://`) with a password: Debian's redis-server serving
-TLS only, with a certificate made for the test; the reader and the sink both go
-through it, and a client that does not trust the certificate is refused clearly."""
+"""Format `sluice` over TLS (`rediss://`) with a password, on redis-server and on
+sluice-server: a server serving TLS beside its plain port, with the test CA's
+certificate (tests/tls_certs.py); the reader and the sink both go through it, and a
+client that does not trust the certificate is refused clearly."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 
-from servers import RedisServer  # noqa: E402
+from servers import SERVER_KINDS, needs_redis, tls_server  # noqa: E402
 from spark_streams import expected_rows, fill_streams, read_back  # noqa: E402
+from tls_certs import make_certs  # noqa: E402
 
+pytestmark = needs_redis
 PASSWORD = "tls-s3cret"
 
 
-@pytest.fixture
-def tls_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """(TLS port, CA file) of a redis-server that only speaks TLS and wants a password."""
-    if shutil.which("openssl") is None:
-        pytest.fail("openssl is needed to make the test's certificate", pytrace=False)
-    directory = tmp_path
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
-                    "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
-    with RedisServer(["--port", "0", "--tls-cert-file", str(cert), "--tls-key-file", str(key),
-                      "--tls-ca-cert-file", str(cert), "--tls-auth-clients", "no",
-                      "--requirepass", PASSWORD, "--save", "", "--appendonly", "no"],
-                     workdir=directory, port_option="--tls-port",
-                     client_options={"password": PASSWORD, "ssl": True,
-                                     "ssl_ca_certs": str(cert)}) as srv:
-        yield srv.port, cert
+@pytest.fixture(params=list(SERVER_KINDS))
+def tls_server_port(request, tmp_path) -> Iterator[tuple[int, str]]:
+    """(TLS port, CA file) of a server that wants a password (no client certificate)."""
+    certs = make_certs(tmp_path / "certs")
+    with tls_server(request.param, certs, ["--tls-auth-clients", "no", "--requirepass", PASSWORD],
+                    workdir=tmp_path) as srv:
+        yield srv.tls_port, certs.ca
 
 
-def test_read_and_write_over_tls_with_a_password(spark, tls_server):
-    port, ca = tls_server
+def test_read_and_write_over_tls_with_a_password(spark, tls_server_port):
+    port, ca = tls_server_port
     url = f"rediss://:{PASSWORD}@127.0.0.1:{port}/0?ssl_ca_certs={ca}"
     client = redis.Redis.from_url(url)
     client.flushall()
@@ -57,8 +47,8 @@ def test_read_and_write_over_tls_with_a_password(spark, tls_server):
     client.close()
 
 
-def test_an_untrusted_certificate_is_refused_clearly(spark, tls_server):
-    port, _ = tls_server
+def test_an_untrusted_certificate_is_refused_clearly(spark, tls_server_port):
+    port, _ = tls_server_port
     url = f"rediss://:{PASSWORD}@127.0.0.1:{port}/0"      # the system's CAs: not ours
     with pytest.raises(Exception) as failure:
         spark.read.format("sluice").option("url", url).option("streams", "tls:a").load().count()

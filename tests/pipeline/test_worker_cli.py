@@ -226,6 +226,8 @@ def test_cluster_mode(redis_cluster: tuple[str, int], handlers: Path) -> None:
     (["cli_handlers:missing"], "module 'cli_handlers' has no 'missing'"),
     (["cli_handlers:not_callable"], "cli_handlers:not_callable is a int, not a callable"),
     (["cli_handlers:record", "--url", "http://x"], "Redis URL must specify one of the following schemes"),
+    (["cli_handlers:record", "--url", "rediss://ann:pw@127.0.0.1:1/0", "--user", "bob"],
+     "--user 'bob' differs from the URL's user 'ann': give it once"),
 ])
 def test_usage_errors_exit_2_with_the_reason(handlers: Path, args: list, message: str) -> None:
     proc = sluice_worker(*args, "--stream", STREAM, "--group", GROUP, cwd=handlers)

@@ -27,6 +27,8 @@ class Directive:
     protected     CONFIG SET only when enable-protected-configs allows it (dir, dbfilename)
     deny_loading  CONFIG SET refused with -LOADING while the dataset loads
     sensitive     the value is a secret: redact it in MONITOR/SLOWLOG/logs
+    volatile      CONFIG SET to the same value still runs its listeners (the file it
+                  names may have changed: a certificate is reloaded)
     check         extra validation after parsing: value -> error text or None
     default       the value, or a zero-argument callable computing it (dir: the cwd)
     """
@@ -39,6 +41,7 @@ class Directive:
     protected: bool = False
     deny_loading: bool = False
     sensitive: bool = False
+    volatile: bool = False
     aliases: tuple[str, ...] = ()
     check: Optional[Callable[[Any], Optional[str]]] = None
 
@@ -71,6 +74,37 @@ DIRECTIVES: tuple[Directive, ...] = (
               "Maximum number of connected clients."),
     Directive("requirepass", String(empty_is_null=True, c_string=False), "",
               "Password clients must AUTH with; empty: no password.", sensitive=True),
+    # --- TLS (engine/server/tls.py); a change of any of them reloads the files ---
+    Directive("tls-port", Int(0, 65535), 0,
+              "TCP port to accept TLS connections on (beside `port`); 0: none."),
+    *(Directive(name, String(empty_is_null=True), "", doc, volatile=True) for name, doc in (
+        ("tls-cert-file", "The server's certificate (PEM), its chain after it."),
+        ("tls-key-file", "The private key of tls-cert-file (PEM)."),
+        ("tls-client-cert-file", "Accepted as Redis has it (a certificate for outgoing "
+                                 "connections); Sluice makes none."),
+        ("tls-client-key-file", "The key of tls-client-cert-file; unused."),
+        ("tls-dh-params-file", "Diffie-Hellman parameters (PEM) for DHE ciphers."),
+        ("tls-ca-cert-file", "CA certificates (PEM) that sign the clients' certificates."),
+        ("tls-ca-cert-dir", "A directory of CA certificates (c_rehash'ed)."),
+        ("tls-protocols", "Versions allowed, among TLSv1 TLSv1.1 TLSv1.2 TLSv1.3; empty: "
+                          "TLSv1.2 and TLSv1.3."),
+        ("tls-ciphers", "OpenSSL's cipher list for TLS 1.2 and older."),
+        ("tls-ciphersuites", "OpenSSL's ciphersuites for TLS 1.3."))),
+    *(Directive(name, String(empty_is_null=True), "", doc, volatile=True, sensitive=True)
+      for name, doc in (("tls-key-file-pass", "Passphrase of an encrypted tls-key-file."),
+                        ("tls-client-key-file-pass", "Passphrase of tls-client-key-file."))),
+    Directive("tls-auth-clients", Enum("no", "yes", "optional"), "yes",
+              "Whether a TLS client must present a certificate signed by the CAs (optional: "
+              "verified when given).", volatile=True),
+    Directive("tls-prefer-server-ciphers", Bool(), False,
+              "Choose the cipher by the server's order rather than the client's.",
+              volatile=True),
+    Directive("tls-session-caching", Bool(), True,
+              "Let TLS clients resume their sessions.", volatile=True),
+    Directive("tls-session-cache-size", Int(0, INT_MAX), 20480,
+              "Sessions the TLS session cache keeps.", volatile=True),
+    Directive("tls-session-cache-timeout", Int(0, INT_MAX), 300,
+              "Seconds a cached TLS session may be resumed.", volatile=True),
     # --- limits ---
     Directive("proto-max-bulk-len", Int(MB, LLONG_MAX, memory=True), 512 * MB,
               "Largest bulk string a client may send."),

@@ -222,7 +222,7 @@ class ServerConfig:
         ran: list[tuple[Listener, str, Any, Any]] = []
         for d, registered, new in updates:
             old = olds[d.name]
-            if old == new:
+            if old == new and not d.volatile:
                 continue
             for callback in self._listeners.get(d.name, []) + self._listeners.get(None, []):
                 ran.append((callback, d.name, old, new))
