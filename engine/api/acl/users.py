@@ -1,0 +1,260 @@
+"""The ACL users of one engine (the hub's `acl`): the `default` user and requirepass
+as Redis maps them, authentication (SHA-256 digests compared in constant time),
+the refusals of the check (ACL LOG, INFO's acl_access_denied_*), users from the
+config file or the aclfile (ACL LOAD all or nothing, ACL SAVE atomically)."""
+from __future__ import annotations
+
+import hmac
+import os
+import tempfile
+from typing import Callable, Iterable, Optional
+
+from engine.api.acl.acl_log import REASONS, AclLog
+from engine.api.acl.permissions import User
+from engine.api.acl.user_rules import (RuleError, apply_rule, apply_rules, assign,
+                                       describe_user, merge_selector_args, new_user,
+                                       password_digest)
+from engine.resp.args import split_args
+
+DEFAULT = b"default"
+NO_ACLFILE = ("ERR This Redis instance is not configured to use an ACL file. You may want to "
+              "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
+              "(assuming you have a Redis configuration file set) in order to store users in "
+              "the Redis configuration.")
+SAVE_FAILED = ("ERR There was an error trying to save the ACLs. Please check the server logs "
+               "for more information")
+BAD_USERNAME = "Usernames can't contain spaces or null characters"
+NOPERM = {1: "NOPERM this user has no permissions to run the '%s' command",
+          2: "NOPERM this user has no permissions to access one of the keys used as arguments",
+          4: ("NOPERM this user has no permissions to access one of the channels used as "
+              "arguments")}
+DRYRUN = {1: "This user has no permissions to run the '%s' command",
+          2: "This user has no permissions to access the '%s' key",
+          4: "This user has no permissions to access the '%s' channel"}
+SCRIPT_DENIED = {1: "ERR The user executing the script can't run this command or subcommand",
+                 2: ("ERR The user executing the script can't access at least one of the keys "
+                     "mentioned in the command arguments"),
+                 4: ("ERR The user executing the script can't publish to the channel mentioned "
+                     "in the command")}
+EXEC_DENIED = {1: "no permission to execute the command or subcommand",
+               2: "no permission to touch the specified keys",
+               4: "no permission to access one of the channels used as arguments"}
+EXEC_CHANGED = ("NOPERM ACLs rules changed between the moment the transaction was accumulated "
+                "and the EXEC call. This command is no longer allowed for the following "
+                "reason: %s")
+
+
+def valid_username(name: bytes) -> bool:
+    return b" " not in name and b"\0" not in name
+
+
+class AclUsers:
+    """The users of one engine and what the ACL keeps beside them."""
+
+    def __init__(self) -> None:
+        self.users: dict[bytes, User] = {}
+        self.default = self._fresh_default()
+        self.users[DEFAULT] = self.default
+        self.all_channels_default = False       # acl-pubsub-default allchannels
+        self.log = AclLog()
+        self.denied = {"auth": 0, "cmd": 0, "key": 0, "channel": 0}
+        self.aclfile: Optional[str] = None
+        # called with the users whose rules changed or that are gone (deleted: True):
+        # the hub refreshes its clients' flags, or disconnects them
+        self.on_change: Callable[[list, bool], None] = lambda users, deleted: None
+
+    @staticmethod
+    def _fresh_default() -> User:
+        user = User(DEFAULT)
+        for rule in (b"on", b"nopass", b"~*", b"&*", b"+@all"):
+            apply_rule(user, rule, False)
+        return user
+
+    # passwords and authentication
+
+    def set_requirepass(self, password: Optional[bytes]) -> None:
+        """requirepass is the default user's password (none: nopass)."""
+        user = self.default
+        apply_rule(user, b"resetpass", False)
+        apply_rule(user, b">" + password if password is not None else b"nopass", False)
+
+    def password_required(self) -> bool:
+        """Whether a new connection must authenticate (the default user is not an
+        enabled nopass user)."""
+        return not (self.default.nopass and self.default.enabled)
+
+    def authenticate(self, username: bytes, password: bytes) -> Optional[User]:
+        """The user these credentials open, or None (unknown, off, wrong password)."""
+        user = self.users.get(username)
+        if user is None or not user.enabled:
+            return None
+        if user.nopass:
+            return user
+        digest = password_digest(password)
+        matched = False
+        for known in user.passwords:
+            matched |= hmac.compare_digest(known, digest)
+        return user if matched else None
+
+    # refusals
+
+    def refused(self, verdict: int, pos: int, record, argv: list, context: str,
+                client) -> str:
+        """A refusal of the check, counted (INFO) and logged (ACL LOG): the error text
+        for where the command came from (context: toplevel, multi, lua, or exec for a
+        queued command refused at EXEC)."""
+        reason = REASONS[verdict]
+        self.denied["cmd" if verdict == 1 else reason] += 1
+        obj = record.name.encode() if verdict == 1 else argv[pos]
+        self.log.add(reason, "multi" if context == "exec" else context, obj,
+                     client.user.name, client.client_line())
+        if context == "lua":
+            return SCRIPT_DENIED[verdict]
+        if context == "exec":
+            return EXEC_CHANGED % EXEC_DENIED[verdict]
+        return NOPERM[verdict] % record.name if verdict == 1 else NOPERM[verdict]
+
+    def auth_failed(self, username: bytes, context: str, client_info: bytes) -> None:
+        self.denied["auth"] += 1
+        self.log.add("auth", context, b"AUTH", username, client_info)
+
+    # users
+
+    def setuser(self, name: bytes, rules: list) -> User:
+        """ACL SETUSER: the user created or changed (all rules or none); RuleError."""
+        if not valid_username(name):
+            raise RuleError(BAD_USERNAME)
+        rules = merge_selector_args(rules)
+        user = self.users.get(name)
+        created = user is None
+        base = new_user(name, self.all_channels_default) if created else user
+        if created:
+            base.disabled = True
+        changed = apply_rules(base, rules, self.all_channels_default)
+        if created:
+            self.users[name] = changed
+            return changed
+        assign(user, changed)
+        self.on_change([user], False)
+        return user
+
+    def deluser(self, names: Iterable[bytes]) -> int:
+        gone = []
+        for name in names:
+            user = self.users.pop(name, None)
+            if user is not None and user not in gone:
+                user.deleted = True
+                gone.append(user)
+        if gone:
+            self.on_change(gone, True)
+        return len(gone)
+
+    def sorted_users(self) -> list:
+        return [self.users[name] for name in sorted(self.users)]
+
+    def list_lines(self) -> list:
+        return [b"user " + user.name + b" " + describe_user(user) for user in self.sorted_users()]
+
+    # users from the config file and the aclfile
+
+    def load_lines(self, lines: list, where: Callable[[int], str]) -> dict:
+        """Users from `user <name> <rules...>` argument lists: name -> User; raises
+        RuleError holding every line's error (Redis's texts, `where(i)` naming line i)."""
+        users: dict[bytes, User] = {}
+        errors = []
+        for i, argv in lines:
+            if argv is None:
+                errors.append("%s: unbalanced quotes in acl line. " % where(i))
+                continue
+            if not argv:
+                continue
+            if argv[0] != b"user":
+                errors.append("%s should start with user keyword. " % where(i))
+                continue
+            if len(argv) < 2:
+                errors.append("%s should have the username. " % where(i))
+                continue
+            name = argv[1]
+            if not valid_username(name):
+                errors.append("%s: %s. " % (where(i), BAD_USERNAME))
+                continue
+            if name in users:
+                errors.append("%s: Duplicate user '%s' found. "
+                              % (where(i), name.decode("utf-8", "replace")))
+                continue
+            try:
+                rules = merge_selector_args(argv[2:])
+            except RuleError as err:
+                errors.append("%s: %s. " % (where(i), err))
+                continue
+            user = new_user(name, self.all_channels_default)
+            user.disabled = True
+            failed = False
+            for rule in rules:
+                try:
+                    apply_rule(user, rule, self.all_channels_default)
+                except RuleError as err:
+                    errors.append("%s: %s. " % (where(i), err))
+                    failed = True
+                    break
+            if not failed:
+                users[name] = user
+        if errors:
+            raise RuleError("".join(errors))
+        return users
+
+    def replace_users(self, users: dict) -> None:
+        """The users become `users` (a default user kept, made fresh if absent); the
+        clients of users that are gone or changed are disconnected, as Redis's ACL LOAD."""
+        fresh = users.pop(DEFAULT, None) or self._fresh_default()
+        old = [u for name, u in self.users.items() if name != DEFAULT]
+        assign(self.default, fresh)
+        self.users = {DEFAULT: self.default, **users}
+        for user in old:
+            user.deleted = True
+        if old:
+            self.on_change(old, True)
+        self.on_change([self.default], False)
+
+    def load_aclfile(self) -> None:
+        """ACL LOAD (and the server's start): all users of the aclfile or, on any
+        error, none (raises RuleError with Redis's text, OSError's included)."""
+        path = self.aclfile
+        try:
+            with open(path, "rb") as f:
+                content = f.read()
+        except OSError as exc:
+            raise RuleError("Error loading ACLs, opening file '%s': %s"
+                            % (path, os.strerror(exc.errno or 2))) from None
+        lines = []
+        for number, raw in enumerate(content.split(b"\n"), 1):
+            line = raw.strip(b" \t\r\n")
+            if not line or line[:1] == b"#":
+                continue
+            lines.append((number, split_args(line)))
+        self.replace_users(self.load_lines(lines, lambda n: "%s:%d" % (path, n)))
+
+    def save_aclfile(self) -> None:
+        """ACL SAVE: every user as a line of the aclfile, written atomically (a
+        temporary file fsynced, renamed over it); raises OSError."""
+        path = self.aclfile
+        folder = os.path.dirname(os.path.abspath(path))
+        data = b"".join(line + b"\n" for line in self.list_lines())
+        fd, temp = tempfile.mkstemp(prefix=".acl-", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+            raise
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
