@@ -154,6 +154,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     "sluice-server")
     from engine.server.server import Server
     from persist import DirectoryInUse, PersistError
+    from engine.api.acl.user_rules import RuleError
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     try:
@@ -167,6 +168,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     except PersistError as exc:
         log.warning("Could not load the data directory: %s", exc)
+        loop.close()
+        return 1
+    except RuleError as exc:            # the ACL's users (aclfile, `user` lines)
+        log.warning("%s", exc)
         loop.close()
         return 1
     log.info("Running mode=standalone, port=%d.", cfg.port)

@@ -32,7 +32,12 @@ class AclCommands:
         handler = _SUBCOMMANDS.get(sub)
         if handler is None:
             raise unknown_subcommand(argv[0], argv[1])
-        return handler(self, argv)
+        acl = self.hub.acl
+        acl.caller = self           # (its own connection closes after this reply)
+        try:
+            return handler(self, argv)
+        finally:
+            acl.caller = None
 
     def acl_setuser(self, argv: list) -> Any:
         try:
@@ -145,8 +150,8 @@ class AclCommands:
 
 
 def _wrong_arity(argv: list) -> ResponseError:
-    return ResponseError("ERR wrong number of arguments for 'acl|%s' command"
-                         % arg_text(argv[1]).lower())
+    return ResponseError("ERR unknown subcommand or wrong number of arguments for '%s'. "
+                         "Try ACL HELP." % arg_text(argv[1]))
 
 
 _SUBCOMMANDS = {name.encode(): getattr(AclCommands, "acl_" + name) for name in (

@@ -170,8 +170,6 @@ cpdef list key_refs(object record, list argv):
             if argv[i].lower() == b"get":
                 return [(1, KEY_READ | KEY_WRITE)]
         return [(1, KEY_WRITE)]
-    if name == "bitfield" and argc > 1:
-        return [(1, _bitfield_access(argv))]
     for spec in specs:
         if spec.index:
             first = spec.index
@@ -209,21 +207,6 @@ cpdef list key_refs(object record, list argv):
             out.append((i, access))
             i += step
     return out
-
-
-cdef int _bitfield_access(list argv):
-    """BITFIELD reads only when every operation is a GET (or OVERFLOW)."""
-    cdef Py_ssize_t i = 2, argc = len(argv), rest
-    while i < argc:
-        rest = argc - i - 1
-        word = argv[i].lower()
-        if word == b"get" and rest >= 2:
-            i += 3
-        elif word == b"overflow" and rest >= 1:
-            i += 2
-        else:
-            return KEY_READ | KEY_WRITE
-    return KEY_READ
 
 
 cdef dict _CHANNEL_ARGS = {"publish": (1, False, False), "spublish": (1, False, False),

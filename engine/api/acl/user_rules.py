@@ -226,9 +226,7 @@ def _add_key_pattern(selector: Selector, rule: bytes) -> None:
     else:
         flags = 0
         offset = 1
-        while True:
-            if offset >= len(rule):
-                raise RuleError(SYNTAX)
+        while offset < len(rule):        # (no `~`: Redis takes an empty pattern)
             c = rule[offset:offset + 1].upper()
             offset += 1
             if c == b"R" and not flags & KEY_READ:
@@ -260,7 +258,7 @@ def _command_rule(selector: Selector, rule: bytes) -> None:
         selector.all_commands = False
     top, sep, sub = name.partition("|")
     container = by_name(top)
-    if container is None:
+    if container is None or (sep and not allow and container.subcommands is None):
         raise RuleError(UNKNOWN_NAME)
     if not sep:
         set_command(selector, container, allow)
@@ -273,8 +271,8 @@ def _command_rule(selector: Selector, rule: bytes) -> None:
         set_command(selector, record, allow)
         return
     # a command without subcommands: its first argument (SELECT 0)
-    if not allow or not sub or "|" in sub:
-        raise RuleError(SYNTAX)
+    if not sub or "|" in sub:
+        raise RuleError(UNKNOWN_NAME)
     cmd_id = ID_BY_NAME[container.name]
     if not selector.allows_command(cmd_id):
         allowed = selector.first_args.setdefault(cmd_id, [])

@@ -23,6 +23,11 @@ NO_ACLFILE = ("ERR This Redis instance is not configured to use an ACL file. You
               "the Redis configuration.")
 SAVE_FAILED = ("ERR There was an error trying to save the ACLs. Please check the server logs "
                "for more information")
+BOTH_USER_SOURCES = (
+    "Configuring Redis with users defined in redis.conf and at the same setting an ACL file "
+    "path is invalid. This setup is very likely to lead to configuration errors and security "
+    "holes, please define either an ACL file or declare users directly in your redis.conf, but "
+    "not both.")
 BAD_USERNAME = "Usernames can't contain spaces or null characters"
 NOPERM = {1: "NOPERM this user has no permissions to run the '%s' command",
           2: "NOPERM this user has no permissions to access one of the keys used as arguments",
@@ -48,6 +53,22 @@ def valid_username(name: bytes) -> bool:
     return b" " not in name and b"\0" not in name
 
 
+def user_declaration_error(argv: list) -> Optional[str]:
+    """A `user <name> <rules>...` line of the configuration file: Redis's error for
+    its first bad rule, or None."""
+    scratch = new_user(argv[1], False)
+    try:
+        rules = merge_selector_args(argv[2:])
+    except RuleError as err:
+        return "Error in user declaration '%s': %s" % (argv[-1].decode("utf-8", "replace"), err)
+    for rule in rules:
+        try:
+            apply_rule(scratch, rule, False)
+        except RuleError as err:
+            return "Error in user declaration '%s': %s" % (rule.decode("utf-8", "replace"), err)
+    return None
+
+
 class AclUsers:
     """The users of one engine and what the ACL keeps beside them."""
 
@@ -59,6 +80,7 @@ class AclUsers:
         self.log = AclLog()
         self.denied = {"auth": 0, "cmd": 0, "key": 0, "channel": 0}
         self.aclfile: Optional[str] = None
+        self.caller = None              # the client running an ACL command that changes users
         # called with the users whose rules changed or that are gone (deleted: True):
         # the hub refreshes its clients' flags, or disconnects them
         self.on_change: Callable[[list, bool], None] = lambda users, deleted: None
@@ -113,6 +135,10 @@ class AclUsers:
         if context == "exec":
             return EXEC_CHANGED % EXEC_DENIED[verdict]
         return NOPERM[verdict] % record.name if verdict == 1 else NOPERM[verdict]
+
+    def reset_denied(self) -> None:
+        """CONFIG RESETSTAT: INFO's acl_access_denied_* start again from 0."""
+        self.denied = dict.fromkeys(self.denied, 0)
 
     def auth_failed(self, username: bytes, context: str, client_info: bytes) -> None:
         self.denied["auth"] += 1
@@ -215,6 +241,25 @@ class AclUsers:
         if old:
             self.on_change(old, True)
         self.on_change([self.default], False)
+
+    def configure(self, aclfile: Optional[str], user_lines: list, pubsub_default: str,
+                  log_max_len: int) -> None:
+        """The server's start: users from the aclfile or from the configuration's
+        `user` lines (not both, as Redis); raises RuleError with Redis's reason."""
+        self.all_channels_default = pubsub_default == "allchannels"
+        self.log.max_len = log_max_len
+        self.aclfile = aclfile or None
+        if self.aclfile is not None and user_lines:
+            raise RuleError(BOTH_USER_SOURCES)
+        if user_lines:
+            self.replace_users(self.load_lines(list(enumerate(user_lines, 1)),
+                                               lambda n: "user line %d" % n))
+        elif self.aclfile is not None:
+            try:
+                self.load_aclfile()
+            except RuleError as err:
+                raise RuleError("Aborting Redis startup because of ACL errors: %s" % err) \
+                    from None
 
     def load_aclfile(self) -> None:
         """ACL LOAD (and the server's start): all users of the aclfile or, on any

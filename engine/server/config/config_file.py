@@ -10,6 +10,7 @@ import os
 import tempfile
 from typing import TYPE_CHECKING, Optional
 
+from engine.api.acl.users import user_declaration_error
 from engine.resp.args import c_string, split_args
 from engine.server.config.errors import ConfigError, ConfigValueError, Origin
 from engine.server.config.value_parsing import as_str
@@ -60,6 +61,12 @@ def load_line(cfg: ServerConfig, raw: bytes, origin: Origin, depth: int = 0) -> 
             cfg.load_value(d, argv[1:])
         except ConfigValueError as exc:
             raise ConfigError(str(exc), origin, line) from None
+        return
+    if name == b"user" and len(argv) >= 2:
+        reason = user_declaration_error(argv)
+        if reason is not None:
+            raise ConfigError(reason, origin, line)
+        cfg.user_lines.append(argv)
         return
     if name == b"include" and len(argv) == 2:
         _include(cfg, argv[1], origin, line, depth)

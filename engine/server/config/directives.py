@@ -71,6 +71,11 @@ DIRECTIVES: tuple[Directive, ...] = (
               "Maximum number of connected clients."),
     Directive("requirepass", String(empty_is_null=True, c_string=False), "",
               "Password clients must AUTH with; empty: no password.", sensitive=True),
+    Directive("aclfile", String(), "", "File of the ACL users (ACL LOAD, ACL SAVE); empty: "
+              "users come from `user` lines of the configuration file.", mutable=False),
+    Directive("acllog-max-len", Int(0, LLONG_MAX), 128, "Entries ACL LOG keeps."),
+    Directive("acl-pubsub-default", Enum("allchannels", "resetchannels"), "resetchannels",
+              "The channels a new ACL user may use: all, or none until granted."),
     # --- limits ---
     Directive("proto-max-bulk-len", Int(MB, LLONG_MAX, memory=True), 512 * MB,
               "Largest bulk string a client may send."),
