@@ -121,10 +121,9 @@ class Server:
         self.hub = ServerHub(self)
         if self.durability is not None:
             self.durability.fsync_listeners.append(self.hub.blocked_clients.fsynced)
+        self.hub.password = _password(cfg.requirepass)     # the aclfile's default wins
         self.hub.acl.configure(cfg.aclfile, cfg.user_lines, cfg.acl_pubsub_default,
                                cfg.acllog_max_len)
-        if cfg.requirepass or not cfg.user_lines:
-            self.hub.password = _password(cfg.requirepass)
         self.hub.busy_threshold = cfg.busy_reply_threshold / 1000
         self.pubsub = PubSub()
         self._set_notify_flags(cfg.notify_keyspace_events)

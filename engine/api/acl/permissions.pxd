@@ -19,7 +19,8 @@ cdef class Selector:
     cdef public bint all_keys
     cdef public bint all_channels
     cdef public list key_patterns       # (KeyAccess bits, pattern bytes), in order
-    cdef public list channels           # channel patterns (bytes), in order
+    cdef public dict pattern_at         # pattern -> its index in key_patterns
+    cdef public dict channels           # channel patterns (bytes) -> None, in order
     cdef public dict first_args         # command id -> allowed first arguments (lower)
 
     cdef int check(self, int cmd_id, object record, list argv, list refs, int* pos) except -1

@@ -42,7 +42,8 @@ cdef class Selector:
         from engine.api.acl.command_ids import BITMAP_BYTES
         self.bits = bytearray(BITMAP_BYTES)
         self.key_patterns = []
-        self.channels = []
+        self.pattern_at = {}
+        self.channels = {}
         self.first_args = {}
 
     cpdef bint allows_command(self, int cmd_id):

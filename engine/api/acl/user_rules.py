@@ -106,7 +106,8 @@ def copy_selector(selector: Selector) -> Selector:
     twin.all_keys = selector.all_keys
     twin.all_channels = selector.all_channels
     twin.key_patterns = list(selector.key_patterns)
-    twin.channels = list(selector.channels)
+    twin.pattern_at = dict(selector.pattern_at)
+    twin.channels = dict(selector.channels)
     twin.first_args = copy.deepcopy(selector.first_args)
     return twin
 
@@ -178,16 +179,16 @@ def apply_selector_rule(selector: Selector, rule: bytes) -> None:
     word = rule.lower()
     if word == b"allkeys" or rule == b"~*":
         selector.all_keys = True
-        selector.key_patterns = []
+        selector.key_patterns, selector.pattern_at = [], {}
     elif word == b"resetkeys":
         selector.all_keys = False
-        selector.key_patterns = []
+        selector.key_patterns, selector.pattern_at = [], {}
     elif word == b"allchannels" or rule == b"&*":
         selector.all_channels = True
-        selector.channels = []
+        selector.channels = {}
     elif word == b"resetchannels":
         selector.all_channels = False
-        selector.channels = []
+        selector.channels = {}
     elif word in (b"allcommands", b"+@all"):
         selector.bits[:] = b"\xff" * len(selector.bits)
         selector.all_commands = True
@@ -201,8 +202,7 @@ def apply_selector_rule(selector: Selector, rule: bytes) -> None:
     elif rule[:1] == b"&":
         if selector.all_channels:
             raise RuleError(AFTER_ALL_CHANNELS)
-        if rule[1:] not in selector.channels:
-            selector.channels.append(rule[1:])
+        selector.channels[rule[1:]] = None
     elif rule[:2] in (b"+@", b"-@"):
         allow = rule[:1] == b"+"
         category = rule[2:].lower().decode("utf-8", "replace")
@@ -242,12 +242,13 @@ def _add_key_pattern(selector: Selector, rule: bytes) -> None:
         pattern = rule[offset:]
     if pattern == b"*" and flags == KEY_ALL:
         selector.all_keys = True
-        selector.key_patterns = []
+        selector.key_patterns, selector.pattern_at = [], {}
         return
-    for i, (known, existing) in enumerate(selector.key_patterns):
-        if existing == pattern:
-            selector.key_patterns[i] = (known | flags, pattern)
-            return
+    at = selector.pattern_at.get(pattern)
+    if at is not None:                  # the same pattern again: its access widens
+        selector.key_patterns[at] = (selector.key_patterns[at][0] | flags, pattern)
+        return
+    selector.pattern_at[pattern] = len(selector.key_patterns)
     selector.key_patterns.append((flags, pattern))
 
 

@@ -11,10 +11,9 @@ from typing import Callable, Iterable, Optional
 
 from engine.api.acl.acl_log import REASONS, AclLog
 from engine.api.acl.permissions import User
-from engine.api.acl.user_rules import (RuleError, apply_rule, apply_rules, assign,
+from engine.api.acl.user_rules import (UNKNOWN_NAME, RuleError, apply_rule, apply_rules, assign,
                                        describe_user, merge_selector_args, new_user,
                                        password_digest)
-from engine.resp.args import split_args
 
 DEFAULT = b"default"
 NO_ACLFILE = ("ERR This Redis instance is not configured to use an ACL file. You may want to "
@@ -60,12 +59,14 @@ def user_declaration_error(argv: list) -> Optional[str]:
     try:
         rules = merge_selector_args(argv[2:])
     except RuleError as err:
-        return "Error in user declaration '%s': %s" % (argv[-1].decode("utf-8", "replace"), err)
-    for rule in rules:
+        return "Error in user declaration '%s': %s" % (argv[0].decode("utf-8", "replace"), err)
+    for i, rule in enumerate(rules):
         try:
             apply_rule(scratch, rule, False)
         except RuleError as err:
-            return "Error in user declaration '%s': %s" % (rule.decode("utf-8", "replace"), err)
+            # (Redis 7.0 names the line's word at the rule's index among the rules)
+            return "Error in user declaration '%s': %s" % (
+                argv[i].decode("utf-8", "replace"), err)
     return None
 
 
@@ -184,48 +185,47 @@ class AclUsers:
     # users from the config file and the aclfile
 
     def load_lines(self, lines: list, where: Callable[[int], str]) -> dict:
-        """Users from `user <name> <rules...>` argument lists: name -> User; raises
-        RuleError holding every line's error (Redis's texts, `where(i)` naming line i)."""
+        """Users from `user <name> <rules...>` lines ((number, words) pairs): name ->
+        User; raises RuleError holding every line's error in Redis's words (`where(n)`
+        naming line n), and its closing warning."""
         users: dict[bytes, User] = {}
         errors = []
-        for i, argv in lines:
-            if argv is None:
-                errors.append("%s: unbalanced quotes in acl line. " % where(i))
-                continue
-            if not argv:
-                continue
-            if argv[0] != b"user":
-                errors.append("%s should start with user keyword. " % where(i))
-                continue
-            if len(argv) < 2:
-                errors.append("%s should have the username. " % where(i))
+        for number, argv in lines:
+            if argv[0] != b"user" or len(argv) < 2:
+                errors.append("%s should start with user keyword followed by the username. "
+                              % where(number))
                 continue
             name = argv[1]
             if not valid_username(name):
-                errors.append("%s: %s. " % (where(i), BAD_USERNAME))
+                errors.append("'%s: username '%s' contains invalid characters. "
+                              % (where(number), name.decode("utf-8", "replace")))
                 continue
             if name in users:
-                errors.append("%s: Duplicate user '%s' found. "
-                              % (where(i), name.decode("utf-8", "replace")))
+                errors.append("WARNING: Duplicate user '%s' found on line %d. "
+                              % (name.decode("utf-8", "replace"), number))
                 continue
+            user = users[name] = new_user(name, self.all_channels_default)
+            user.disabled = True
             try:
                 rules = merge_selector_args(argv[2:])
-            except RuleError as err:
-                errors.append("%s: %s. " % (where(i), err))
+            except RuleError:
+                errors.append("%s: Unmatched parenthesis in selector definition."
+                              % where(number))
                 continue
-            user = new_user(name, self.all_channels_default)
-            user.disabled = True
-            failed = False
+            first_error = True
             for rule in rules:
                 try:
-                    apply_rule(user, rule, self.all_channels_default)
+                    apply_rule(user, rule.strip(b"\t\r\n"), self.all_channels_default)
                 except RuleError as err:
-                    errors.append("%s: %s. " % (where(i), err))
-                    failed = True
-                    break
-            if not failed:
-                users[name] = user
+                    if str(err) == UNKNOWN_NAME:
+                        errors.append("%s: Error in applying operation '%s': %s. "
+                                      % (where(number), rule.decode("utf-8", "replace"), err))
+                    elif first_error:
+                        errors.append("%s: %s. " % (where(number), err))
+                        first_error = False
         if errors:
+            errors.append("WARNING: ACL errors detected, no change to the previously active "
+                          "ACL rules was performed")
             raise RuleError("".join(errors))
         return users
 
@@ -274,9 +274,8 @@ class AclUsers:
         lines = []
         for number, raw in enumerate(content.split(b"\n"), 1):
             line = raw.strip(b" \t\r\n")
-            if not line or line[:1] == b"#":
-                continue
-            lines.append((number, split_args(line)))
+            if line:        # (words: no quoting, no comments, as Redis 7.0 reads it)
+                lines.append((number, line.split(b" ")))
         self.replace_users(self.load_lines(lines, lambda n: "%s:%d" % (path, n)))
 
     def save_aclfile(self) -> None:
