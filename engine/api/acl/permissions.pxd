@@ -22,6 +22,7 @@ cdef class Selector:
     cdef public dict pattern_at         # pattern -> its index in key_patterns
     cdef public dict channels           # channel patterns (bytes) -> None, in order
     cdef public dict first_args         # command id -> allowed first arguments (lower)
+    cdef public list command_rules      # the command rules since +@all/-@all, as written
 
     cdef int check(self, int cmd_id, object record, list argv, list refs, int* pos) except -1
     cpdef bint allows_command(self, int cmd_id)

@@ -45,6 +45,7 @@ cdef class Selector:
         self.pattern_at = {}
         self.channels = {}
         self.first_args = {}
+        self.command_rules = []
 
     cpdef bint allows_command(self, int cmd_id):
         return self.all_commands or (self.bits[cmd_id >> 3] >> (cmd_id & 7)) & 1

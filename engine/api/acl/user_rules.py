@@ -1,13 +1,15 @@
 """ACL rules: how ACL SETUSER's rules change a user (and its selectors), and how a
-user is written back as rules (ACL LIST, the aclfile) and as ACL GETUSER's reply,
-as Redis 7.0 does (its rule syntax, its error texts, its rule order)."""
+user is written back as rules (ACL LIST, the aclfile) and as ACL GETUSER's reply:
+Redis's rule syntax and error texts (7.0's), its command rules kept in the order
+they were written (7.2's, which redis-py's tests expect; 7.0 recomputed them from the
+bitmap, the same permissions in other words)."""
 from __future__ import annotations
 
 import copy
 import hashlib
 from typing import Optional
 
-from engine.api.acl.command_ids import (CATEGORIES, FUTURE_ID, ID_BY_NAME, RECORDS, by_name,
+from engine.api.acl.command_ids import (CATEGORIES, FUTURE_ID, ID_BY_NAME, by_name,
                                         category_members, ids_with_subcommands)
 from engine.api.acl.permissions import READ as KEY_READ, WRITE as KEY_WRITE, Selector, User
 from engine.resp.reply import SetReply
@@ -109,6 +111,7 @@ def copy_selector(selector: Selector) -> Selector:
     twin.pattern_at = dict(selector.pattern_at)
     twin.channels = dict(selector.channels)
     twin.first_args = copy.deepcopy(selector.first_args)
+    twin.command_rules = list(selector.command_rules)
     return twin
 
 
@@ -193,10 +196,12 @@ def apply_selector_rule(selector: Selector, rule: bytes) -> None:
         selector.bits[:] = b"\xff" * len(selector.bits)
         selector.all_commands = True
         selector.first_args = {}
+        selector.command_rules = []
     elif word in (b"nocommands", b"-@all"):
         selector.bits[:] = bytes(len(selector.bits))
         selector.all_commands = False
         selector.first_args = {}
+        selector.command_rules = []
     elif rule[:1] in (b"~", b"%"):
         _add_key_pattern(selector, rule)
     elif rule[:1] == b"&":
@@ -212,6 +217,7 @@ def apply_selector_rule(selector: Selector, rule: bytes) -> None:
             selector.all_commands = False
         for record in category_members(category):
             set_command(selector, record, allow)
+        update_command_rules(selector, "@" + category, allow)
     elif rule[:1] in (b"+", b"-"):
         _command_rule(selector, rule)
     else:
@@ -261,6 +267,7 @@ def _command_rule(selector: Selector, rule: bytes) -> None:
     container = by_name(top)
     if container is None or (sep and not allow and container.subcommands is None):
         raise RuleError(UNKNOWN_NAME)
+    update_command_rules(selector, name, allow)
     if not sep:
         set_command(selector, container, allow)
         return
@@ -281,6 +288,15 @@ def _command_rule(selector: Selector, rule: bytes) -> None:
             allowed.append(sub.encode())
 
 
+def update_command_rules(selector: Selector, rule: str, allow: bool) -> None:
+    """The rule goes last, written once: an earlier rule of the same command (or
+    category), or of one of its subcommands or first arguments, goes."""
+    nested = rule + "|"
+    selector.command_rules = [r for r in selector.command_rules
+                              if r[1:] != rule and not r[1:].startswith(nested)]
+    selector.command_rules.append(("+" if allow else "-") + rule)
+
+
 def set_command(selector: Selector, record, allow: bool) -> None:
     """A command's bit (and its subcommands') on or off; its first arguments go."""
     bits = selector.bits
@@ -299,43 +315,11 @@ def _bit(selector: Selector, cmd_id: int) -> bool:
 
 
 def command_rules(selector: Selector) -> str:
-    """The command part of a selector's rules, as Redis 7.0 finds it: +@all or -@all
-    (whether future commands are allowed), then the categories that fit best, then
-    single commands until the bitmap is matched exactly, then first arguments."""
-    additive = not _bit(selector, FUTURE_ID)
-    fake = Selector()
-    apply_selector_rule(fake, b"-@all" if additive else b"+@all")
-    rules = ["-@all" if additive else "+@all"]
-    temp = copy_selector(selector)
-    applied: set = set()
-    while True:
-        best, mindiff, maxsame = None, None, 0
-        for category in CATEGORIES:
-            if category in applied:
-                continue
-            members = category_members(category)
-            on = sum(1 for r in members if _bit(temp, ID_BY_NAME[r.name]))
-            off = len(members) - on
-            diff, same = (off, on) if additive else (on, off)
-            if same > diff and (mindiff is None or diff < mindiff
-                                or (diff == mindiff and same > maxsame)):
-                best, mindiff, maxsame = category, diff, same
-        if best is None:
-            break
-        rules.append(("+@" if additive else "-@") + best)
-        apply_selector_rule(fake, rules[-1].encode())
-        apply_selector_rule(temp, (("-@" if additive else "+@") + best).encode())
-        applied.add(best)
-    for record in RECORDS:
-        cmd_id = ID_BY_NAME[record.name]
-        user_bit = _bit(selector, cmd_id)
-        if user_bit != _bit(fake, cmd_id):
-            rules.append(("+" if user_bit else "-") + record.name)
-            set_command(fake, record, user_bit)
-        if not user_bit:
-            for arg in selector.first_args.get(cmd_id, ()):
-                rules.append("+%s|%s" % (record.name, arg.decode("utf-8", "replace")))
-    return " ".join(rules)
+    """The command part of a selector's rules, as Redis 7.2+ writes it: +@all or -@all
+    (whether future commands are allowed), then the command and category rules applied
+    since, in order, each only where it was last written (update_command_rules)."""
+    return " ".join(["-@all" if not _bit(selector, FUTURE_ID) else "+@all"]
+                    + selector.command_rules)
 
 
 def key_rules(selector: Selector) -> list:
