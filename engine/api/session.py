@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 from engine.api.acl.acl_command import AclCommands
 from engine.api.acl.permissions import acl_refusal
-from engine.api.acl.users import AclUsers
+from engine.api.acl.users import AclUsers, may_stay_subscribed
 from engine.api.blocked_clients import BlockedClients
 from engine.api.functions import FunctionCommands
 from engine.api.road import QUEUED, Client, HubState, call, process_command, run_engine
@@ -167,10 +167,11 @@ class Hub(HubState):
 
     def acl_users_changed(self, users: list, deleted: bool) -> None:
         """ACL SETUSER, DELUSER, LOAD changed these users: their clients are checked
-        as the users now say; those of a user that is gone are disconnected."""
+        as the users now say; those of a user that is gone, or subscribed to a channel
+        it may no longer use, are disconnected (as Redis)."""
         for session in list(self.sessions.values()):
             if session.user in users:
-                if deleted:
+                if deleted or not may_stay_subscribed(session.user, session):
                     self.disconnect(session)
                 else:
                     session.restricted = not session.user.unrestricted()

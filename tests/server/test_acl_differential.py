@@ -328,3 +328,35 @@ def test_client_list_user_and_kill_user(pair, servers) -> None:
         pair.both("CLIENT", "KILL", "USER", "k")
     finally:
         user.close()
+
+
+def test_subscriber_killed_when_its_channel_is_revoked(pair, servers) -> None:
+    pair.both("ACL", "SETUSER", "sub", "on", "nopass", "+@all", "~*", "&news*", "&other")
+    user = Pair(*servers)
+    user.both("AUTH", "sub", "x")
+    user.both("SUBSCRIBE", "news1")
+    pair.both("ACL", "SETUSER", "sub", "resetchannels", "&other")
+    for conn in user.conns:
+        with pytest.raises(redis.ConnectionError):
+            conn.execute("PING")
+    user.close()
+
+
+def test_blocked_command_rechecked_when_served(pair, servers) -> None:
+    """A client blocked while its user loses the key is answered NOPERM when served
+    (Redis 7.2+ runs the command again through every check); the entry stays."""
+    sluice = pair.conns[1]
+    sluice.execute("ACL", "SETUSER", "blk", "on", "nopass", "+@all", "~k*")
+    waiter = RedisOracle("127.0.0.1", servers[1].port)
+    try:
+        waiter.execute("AUTH", "blk", "x")
+        waiter.send("BLPOP", "k1", "0")
+        sluice.execute("ACL", "SETUSER", "blk", "resetkeys", "~z*")
+        sluice.execute("LPUSH", "k1", "x")
+        with pytest.raises(redis.ResponseError) as err:
+            waiter.read()
+        assert str(err.value) == ("NOPERM this user has no permissions to access one of the "
+                                  "keys used as arguments")
+        assert sluice.execute("LRANGE", "k1", "0", "-1") == [b"x"]
+    finally:
+        waiter.close()

@@ -70,6 +70,17 @@ def user_declaration_error(argv: list) -> Optional[str]:
     return None
 
 
+def may_stay_subscribed(user: User, client) -> bool:
+    """Whether the user still allows every channel and pattern the client is
+    subscribed to (a selector allowing each)."""
+    for channels, is_pattern in ((client.channels, False), (client.shard_channels, False),
+                                 (client.patterns, True)):
+        for channel in channels:
+            if not any(s.allows_channel(channel, is_pattern) for s in user.selectors):
+                return False
+    return True
+
+
 class AclUsers:
     """The users of one engine and what the ACL keeps beside them."""
 
