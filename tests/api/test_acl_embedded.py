@@ -50,7 +50,7 @@ def test_refusals_are_logged(r) -> None:
     assert r.execute_command("AUTH", "app", "any")
     with pytest.raises(ResponseError):
         r.get("other")
-    entry = r.execute_command("ACL", "LOG", "1")[0]
+    entry = EmbeddedRedis(r.engine).execute_command("ACL", "LOG", "1")[0]
     assert (entry[b"reason"], entry[b"object"], entry[b"username"]) == (b"key", b"other", b"app")
 
 
