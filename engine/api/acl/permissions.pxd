@@ -13,6 +13,16 @@ cdef enum KeyAccess:
     KEY_WRITE = 2
 
 
+cdef class CommandPlan:
+    cdef int cmd_id
+    cdef bint no_auth
+    cdef bint has_keys                  # (key specs)
+    cdef bint simple                    # one spec, an index and a range: keys by position
+    cdef Py_ssize_t first, lastkey, step
+    cdef int access                     # KeyAccess of those keys
+    cdef bint channels                  # publishes or subscribes
+
+
 cdef class Selector:
     cdef public bytearray bits          # one bit per command id (command_ids.py)
     cdef public bint all_commands       # +@all: future commands too, bits not read
@@ -24,7 +34,8 @@ cdef class Selector:
     cdef public dict first_args         # command id -> allowed first arguments (lower)
     cdef public list command_rules      # the command rules since +@all/-@all, as written
 
-    cdef int check(self, int cmd_id, object record, list argv, list refs, int* pos) except -1
+    cdef int check(self, CommandPlan plan, object record, list argv, list refs,
+                   int* pos) except -1
     cpdef bint allows_command(self, int cmd_id)
     cpdef bint allows_key(self, bytes key, int access)
     cpdef bint allows_channel(self, bytes channel, bint is_pattern)

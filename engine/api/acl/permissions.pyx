@@ -13,6 +13,10 @@ from engine.api.acl.command_ids import FUTURE_ID, ID_BY_NAME
 from engine.core.glob cimport stringmatchlen
 
 cdef dict _ids = ID_BY_NAME
+cdef frozenset _VARIABLE_ACCESS = frozenset(("set",))  # access read from the arguments
+cdef dict _CHANNEL_ARGS = {"publish": (1, False, False), "spublish": (1, False, False),
+                           "subscribe": (-1, False, False), "ssubscribe": (-1, False, False),
+                           "psubscribe": (-1, True, False)}
 READ, WRITE = KEY_READ, KEY_WRITE       # the KeyAccess bits, for Python (user_rules.py)
 
 # key spec flags -> the access they need
@@ -35,6 +39,39 @@ cdef inline bint _matches(bytes pattern, bytes s):
     return stringmatchlen(pattern, len(pattern), s, len(s), 0)
 
 
+cdef class CommandPlan:
+    """What the check needs of a command record, compiled once per record: its id,
+    whether it has keys, and for the common shape (one key spec: an index and a range)
+    where its keys are and the access they need, read without building a list."""
+
+
+cdef dict _plans = {}       # record name -> its CommandPlan
+
+
+cdef CommandPlan plan_of(object record):
+    cdef CommandPlan plan = _plans.get(record.name)
+    if plan is not None:
+        return plan
+    plan = CommandPlan()
+    plan.cmd_id = _ids[record.name]
+    plan.no_auth = record.no_auth
+    specs = record.key_specs
+    plan.has_keys = len(specs) > 0
+    plan.channels = record.name in _CHANNEL_ARGS
+    if len(specs) == 1 and record.find_keys is None and record.keyword is None \
+            and record.name not in _VARIABLE_ACCESS:
+        spec = specs[0]
+        if spec.index > 0 and spec.range is not None and (spec.range[0] >= 0
+                                                          or spec.range[2] == 0):
+            plan.simple = True
+            plan.first = spec.index
+            plan.lastkey = spec.range[0]
+            plan.step = spec.range[1] if spec.range[1] > 0 else 1
+            plan.access = _access(spec.flags)
+    _plans[record.name] = plan
+    return plan
+
+
 cdef class Selector:
     """One set of permissions (see the module docstring); new ones allow nothing."""
 
@@ -54,8 +91,13 @@ cdef class Selector:
         if self.all_keys:
             return True
         cdef int flags
-        for flags, pattern in self.key_patterns:
-            if flags & access == access and _matches(pattern, key):
+        cdef tuple entry
+        cdef bytes pattern
+        for entry in self.key_patterns:
+            flags = entry[0]
+            pattern = entry[1]
+            if flags & access == access and \
+                    stringmatchlen(pattern, len(pattern), key, len(key), 0):
                 return True
         return False
 
@@ -68,24 +110,35 @@ cdef class Selector:
                 return True
         return False
 
-    cdef int check(self, int cmd_id, object record, list argv, list refs, int* pos) except -1:
+    cdef int check(self, CommandPlan plan, object record, list argv, list refs,
+                   int* pos) except -1:
         """The verdict of this selector; `pos` the refused argument's position.
         refs: [key refs or None, channel refs or None], computed once per command."""
-        cdef Py_ssize_t i
-        if not self.all_commands and not record.no_auth and \
+        cdef Py_ssize_t i, last, argc = len(argv)
+        cdef int cmd_id = plan.cmd_id
+        if not self.all_commands and not plan.no_auth and \
                 not (self.bits[cmd_id >> 3] >> (cmd_id & 7)) & 1:
-            allowed = self.first_args.get(cmd_id) if len(argv) > 1 else None
+            allowed = self.first_args.get(cmd_id) if argc > 1 else None
             if allowed is None or argv[1].lower() not in allowed:
                 pos[0] = 0
                 return DENIED_CMD
-        if not self.all_keys and record.key_specs:
-            if refs[0] is None:
-                refs[0] = key_refs(record, argv)
-            for i, access in refs[0]:
-                if not self.allows_key(argv[i], access):
-                    pos[0] = i
-                    return DENIED_KEY
-        if not self.all_channels:
+        if not self.all_keys and plan.has_keys:
+            if plan.simple:
+                last = plan.first + plan.lastkey if plan.lastkey >= 0 else argc + plan.lastkey
+                i = plan.first
+                while i <= last and i < argc:
+                    if not self.allows_key(<bytes>argv[i], plan.access):
+                        pos[0] = i
+                        return DENIED_KEY
+                    i += plan.step
+            else:
+                if refs[0] is None:
+                    refs[0] = key_refs(record, argv)
+                for i, access in refs[0]:
+                    if not self.allows_key(argv[i], access):
+                        pos[0] = i
+                        return DENIED_KEY
+        if not self.all_channels and plan.channels:
             if refs[1] is None:
                 refs[1] = channel_refs(record, argv)
             for i, is_pattern in refs[1]:
@@ -110,12 +163,12 @@ cdef class User:
         return root.all_commands and root.all_keys and root.all_channels
 
     cdef int check(self, object record, list argv, int* pos) except -1:
-        cdef int cmd_id = _ids[record.name]
+        cdef CommandPlan plan = plan_of(record)
         cdef int verdict, best = DENIED_CMD, best_pos = 0, at = 0
         cdef list refs = [None, None]
         cdef Selector selector
         for selector in self.selectors:
-            verdict = selector.check(cmd_id, record, argv, refs, &at)
+            verdict = selector.check(plan, record, argv, refs, &at)
             if verdict == ACL_OK:
                 return ACL_OK
             if verdict > best or (verdict == best and at > best_pos):
@@ -167,7 +220,7 @@ cpdef list key_refs(object record, list argv):
                     break
         return out
     name = record.name
-    if name == "set" and argc > 1:
+    if name in _VARIABLE_ACCESS and argc > 1:     # SET: read too with GET
         for i in range(3, argc):
             if argv[i].lower() == b"get":
                 return [(1, KEY_READ | KEY_WRITE)]
@@ -210,10 +263,6 @@ cpdef list key_refs(object record, list argv):
             i += step
     return out
 
-
-cdef dict _CHANNEL_ARGS = {"publish": (1, False, False), "spublish": (1, False, False),
-                           "subscribe": (-1, False, False), "ssubscribe": (-1, False, False),
-                           "psubscribe": (-1, True, False)}
 
 cpdef list channel_refs(object record, list argv):
     """[(position, is_pattern)] of the channels argv publishes or subscribes to."""
