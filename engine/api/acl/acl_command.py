@@ -126,24 +126,24 @@ class AclCommands:
         return text.encode("utf-8", "surrogateescape")
 
     def acl_load(self, argv: list) -> Any:
-        acl = self.hub.acl
-        if acl.aclfile is None:
-            raise ResponseError(NO_ACLFILE)
         try:
-            acl.load_aclfile()
+            self._with_aclfile().load_aclfile()
         except RuleError as err:
             raise ResponseError("ERR %s" % err) from None
         return OK
 
     def acl_save(self, argv: list) -> Any:
-        acl = self.hub.acl
-        if acl.aclfile is None:
-            raise ResponseError(NO_ACLFILE)
         try:
-            acl.save_aclfile()
+            self._with_aclfile().save_aclfile()
         except OSError:
             raise ResponseError(SAVE_FAILED) from None
         return OK
+
+    def _with_aclfile(self):
+        """The hub's users, when an aclfile is configured (else Redis's error)."""
+        if self.hub.acl.aclfile is None:
+            raise ResponseError(NO_ACLFILE)
+        return self.hub.acl
 
     def acl_help(self, argv: list) -> Any:
         return [Status(line.encode()) for line in ACL_HELP]

@@ -9,6 +9,8 @@ import os
 import tempfile
 from typing import Callable, Iterable, Optional
 
+from persist import fsync_dir
+
 from engine.api.acl.acl_log import REASONS, AclLog
 from engine.api.acl.permissions import User
 from engine.api.acl.user_rules import (UNKNOWN_NAME, RuleError, apply_rule, apply_rules, assign,
@@ -308,8 +310,4 @@ class AclUsers:
             except OSError:
                 pass
             raise
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        fsync_dir(folder)
