@@ -152,15 +152,13 @@ class Hub(HubState):
 
     # authentication
 
-    @property
-    def password(self) -> None:
-        """requirepass: write-only, it sets the default user's password (None: nopass)."""
-        return None
-
-    @password.setter
-    def password(self, password: Optional[bytes]) -> None:
+    def _set_password(self, password: Optional[bytes]) -> None:
         self.acl.set_requirepass(password)
         self.acl_users_changed([self.acl.default], False)
+
+    password = property(fset=_set_password,
+                        doc="requirepass (write-only): the default user's password; None: "
+                            "nopass.")
 
     def password_required(self) -> bool:
         return self.acl.password_required()

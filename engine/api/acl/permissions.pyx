@@ -55,7 +55,7 @@ cdef CommandPlan plan_of(object record):
     plan = CommandPlan()
     plan.cmd_id = _ids[record.name]
     plan.no_auth = record.no_auth
-    specs = record.key_specs
+    specs = _key_specs(record)
     plan.has_keys = len(specs) > 0
     plan.channels = record.name in _CHANNEL_ARGS
     if len(specs) == 1 and record.find_keys is None and record.keyword is None \
@@ -202,12 +202,17 @@ cpdef object acl_refusal(object client, object record, list argv, str context=No
 
 # -- where a command's keys and channels are ------------------------------------------
 
+cdef tuple _key_specs(object record):
+    """The key specs that name keys (SPUBLISH's shard channel is NOT_KEY: a channel)."""
+    return tuple(spec for spec in record.key_specs if "NOT_KEY" not in spec.flags)
+
+
 cpdef list key_refs(object record, list argv):
     """[(position, access)] of the keys of argv, from the record's key specs (and the
     commands whose access depends on their arguments, as Redis's getkeys procs)."""
     cdef list out = []
     cdef Py_ssize_t argc = len(argv), i, first, last, step
-    specs = record.key_specs
+    specs = _key_specs(record)
     if record.find_keys is not None or record.keyword is not None:
         keys = record.keys(argv)
         taken = set()
