@@ -360,3 +360,38 @@ def test_blocked_command_rechecked_when_served(pair, servers) -> None:
         assert sluice.execute("LRANGE", "k1", "0", "-1") == [b"x"]
     finally:
         waiter.close()
+
+
+def test_acl_pubsub_default_and_acllog_max_len(pair, servers) -> None:
+    try:
+        pair.both("CONFIG", "SET", "acl-pubsub-default", "allchannels")
+        pair.both("CONFIG", "GET", "acl-pubsub-default")
+        pair.both("ACL", "SETUSER", "open", "(+get)")
+        pair.both("ACL", "SETUSER", "open2", "reset")
+        same_permissions(pair)
+    finally:
+        pair.both("CONFIG", "SET", "acl-pubsub-default", "resetchannels")
+    pair.both("CONFIG", "SET", "acllog-max-len", "2")
+    pair.both("ACL", "SETUSER", "lim", "on", "nopass", "+get", "~k*")
+    user = Pair(*servers)
+    try:
+        user.both("AUTH", "lim", "x")
+        for key in ("a", "b", "c"):
+            user.both("GET", key)
+    finally:
+        user.close()
+        expected, got = pair.both("ACL", "LOG", same=False)
+        pair.both("CONFIG", "SET", "acllog-max-len", "128")
+    assert [e[7] for e in got] == [e[7] for e in expected] == [b"c", b"b"]
+
+
+def test_getuser_in_resp3(servers) -> None:
+    replies = []
+    for srv in servers:
+        client = redis.Redis(port=srv.port, protocol=3)
+        client.execute_command("ACL", "SETUSER", "r3", "on", ">p", "~k*", "&c", "+get",
+                               "(%R~r* +@read)")
+        replies.append(client.execute_command("ACL", "GETUSER", "r3"))
+        client.execute_command("ACL", "DELUSER", "r3")
+        client.close()
+    assert replies[1] == replies[0]
