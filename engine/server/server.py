@@ -124,6 +124,7 @@ class Server:
         self.hub.password = _password(cfg.requirepass)     # the aclfile's default wins
         self.hub.acl.configure(cfg.aclfile, cfg.user_lines, cfg.acl_pubsub_default,
                                cfg.acllog_max_len)
+        cfg.user_rewrite = lambda: [] if self.hub.acl.aclfile else self.hub.acl.list_lines()
         self.hub.busy_threshold = cfg.busy_reply_threshold / 1000
         self.pubsub = PubSub()
         self._set_notify_flags(cfg.notify_keyspace_events)

@@ -133,3 +133,25 @@ def test_hostile_rules_are_answered(sluice) -> None:
     for name in ("many", "huge", "deep"):
         client.execute_command("ACL", "DELUSER", name)
     assert "Traceback" not in sluice.log_text()
+
+
+def test_config_rewrite_writes_the_users_as_redis(tmp_path) -> None:
+    """Without an aclfile CONFIG REWRITE writes every user as a `user` line (replacing
+    the file's), as redis-server does; the server started from the file has them."""
+    files = []
+    for kind in (RedisServer, SluiceServer):
+        folder = tmp_path / kind.__name__
+        folder.mkdir()
+        conf = folder / "server.conf"
+        conf.write_text("user old on nopass +@all ~*\n")
+        with kind(workdir=folder, config_file=str(conf)) as srv:
+            client = redis.Redis(port=srv.port)
+            client.execute_command("ACL", "SETUSER", "app", "on", ">pw", "~app:*", "+get")
+            client.execute_command("ACL", "DELUSER", "old")
+            client.config_rewrite()
+        files.append(sorted(line for line in conf.read_text().splitlines()
+                            if line.startswith("user ")))
+    assert files[1] == files[0]
+    with SluiceServer(workdir=tmp_path / "SluiceServer",
+                      config_file=str(tmp_path / "SluiceServer" / "server.conf")) as srv:
+        assert redis.Redis(port=srv.port, username="app", password="pw").get("app:1") is None
