@@ -4,9 +4,9 @@
 Every client command enters at `process_command(client, argv)`: the server's
 connections (engine/server/fastpath.pyx), the embedded client (engine/api/client.py).
 It looks the command up and makes Redis's checks once, in Redis's order - lookup and
-arity, NOAUTH, the ACL of a restricted user, maxmemory (evictions, then OOM), MISCONF while persistence fails, the
-RESP2 pub/sub context, BUSY while a script runs long, MULTI queueing - and then calls
-it. When the client has no flag that needs a check and the engine is in its normal
+arity, NOAUTH, the ACL of a restricted user (engine/api/acl/), maxmemory (evictions,
+then OOM), MISCONF while persistence fails, the RESP2 pub/sub context, BUSY while a
+script runs long, MULTI queueing - and then calls it. When the client has no flag that needs a check and the engine is in its normal
 state (no refusal, no busy script, no maxmemory), an engine command goes straight to
 `call`: the checks cost one test of the client's flag bits.
 

@@ -2,11 +2,12 @@
 """redis.call and redis.pcall, compiled: Redis's checks for a command a script calls
 (as its scriptCall: lookup and arity, a command scripts may not run, the ACL of the
 caller's user, a write from a read-only script, XREAD/XREADGROUP with BLOCK, a write
-while persistence fails, a denyoom command over maxmemory), then the road's `call` (engine/api/road.pyx) on the
-scripts' own client: the command runs in the script's context (its database, its
-RESP version), counts in commandstats and reports what it touched, and a blocking
-command answers at once (the client denies blocking). The client is made once, of the
-caller's kind (a server session for a server's scripts: PUBLISH, INFO...).
+while persistence fails, a denyoom command over maxmemory), then the road's `call`
+(engine/api/road.pyx) on the scripts' own client: the command runs in the script's
+context (its database, its RESP version), counts in commandstats and reports what it
+touched, and a blocking command answers at once (the client denies blocking). The
+client is made once, of the caller's kind (a server session for a server's scripts:
+PUBLISH, INFO...).
 
 Most calls are engine commands without subcommands that these checks concern only by
 a flag or two: their record is cached by spelling and they go straight to `call`."""
