@@ -67,9 +67,10 @@ def _tokens(reply):
 @pytest.fixture
 def pair(servers):
     p = Pair(*servers)
-    for name in p.both("ACL", "USERS", same=False)[0]:
-        if name != b"default":
-            p.both("ACL", "DELUSER", name, same=False)
+    for conn in p.conns:
+        for name in conn.execute("ACL", "USERS"):
+            if name != b"default":
+                conn.execute("ACL", "DELUSER", name)
     p.both("ACL", "SETUSER", "default", "reset", "on", "nopass", "~*", "&*", "+@all", same=False)
     p.both("ACL", "LOG", "RESET")
     p.both("CONFIG", "RESETSTAT")

@@ -9,7 +9,7 @@ declares (read for ACCESS, write for INSERT, DELETE, UPDATE: `%R~`, `%W~`, `~`) 
 every channel it publishes or subscribes to. Otherwise the verdict is the most
 relevant refusal of all selectors, as Redis picks it: a key or channel over a
 command, and among those the argument furthest right."""
-from engine.api.acl.command_ids import FUTURE_ID, ID_BY_NAME
+from engine.api.acl.command_ids import BITMAP_BYTES, ID_BY_NAME
 from engine.core.glob cimport stringmatchlen
 
 cdef dict _ids = ID_BY_NAME
@@ -76,7 +76,6 @@ cdef class Selector:
     """One set of permissions (see the module docstring); new ones allow nothing."""
 
     def __init__(self):
-        from engine.api.acl.command_ids import BITMAP_BYTES
         self.bits = bytearray(BITMAP_BYTES)
         self.key_patterns = []
         self.pattern_at = {}
