@@ -20,6 +20,7 @@ cdef class CommandPlan:
     cdef bint simple                    # one spec, an index and a range: keys by position
     cdef Py_ssize_t first, lastkey, step
     cdef int access                     # KeyAccess of those keys
+    cdef bint reads_with_get            # SET: its key is read too when GET is given
     cdef bint channels                  # publishes or subscribes
 
 

@@ -58,8 +58,7 @@ cdef CommandPlan plan_of(object record):
     specs = _key_specs(record)
     plan.has_keys = len(specs) > 0
     plan.channels = record.name in _CHANNEL_ARGS
-    if len(specs) == 1 and record.find_keys is None and record.keyword is None \
-            and record.name not in _VARIABLE_ACCESS:
+    if len(specs) == 1 and record.find_keys is None and record.keyword is None:
         spec = specs[0]
         if spec.index > 0 and spec.range is not None and (spec.range[0] >= 0
                                                           or spec.range[2] == 0):
@@ -68,6 +67,9 @@ cdef CommandPlan plan_of(object record):
             plan.lastkey = spec.range[0]
             plan.step = spec.range[1] if spec.range[1] > 0 else 1
             plan.access = _access(spec.flags)
+            if record.name in _VARIABLE_ACCESS:
+                plan.access = KEY_WRITE
+                plan.reads_with_get = True
     _plans[record.name] = plan
     return plan
 
@@ -114,7 +116,7 @@ cdef class Selector:
         """The verdict of this selector; `pos` the refused argument's position.
         refs: [key refs or None, channel refs or None], computed once per command."""
         cdef Py_ssize_t i, last, argc = len(argv)
-        cdef int cmd_id = plan.cmd_id
+        cdef int cmd_id = plan.cmd_id, access
         if not self.all_commands and not plan.no_auth and \
                 not (self.bits[cmd_id >> 3] >> (cmd_id & 7)) & 1:
             allowed = self.first_args.get(cmd_id) if argc > 1 else None
@@ -124,9 +126,12 @@ cdef class Selector:
         if not self.all_keys and plan.has_keys:
             if plan.simple:
                 last = plan.first + plan.lastkey if plan.lastkey >= 0 else argc + plan.lastkey
+                access = plan.access
+                if plan.reads_with_get and _gets(argv):
+                    access |= KEY_READ
                 i = plan.first
                 while i <= last and i < argc:
-                    if not self.allows_key(<bytes>argv[i], plan.access):
+                    if not self.allows_key(<bytes>argv[i], access):
                         pos[0] = i
                         return DENIED_KEY
                     i += plan.step
@@ -201,6 +206,15 @@ cpdef object acl_refusal(object client, object record, list argv, str context=No
 
 # -- where a command's keys and channels are ------------------------------------------
 
+cdef bint _gets(list argv):
+    """SET ... GET: the old value is read (Redis's setGetKeys)."""
+    cdef Py_ssize_t i
+    for i in range(3, len(argv)):
+        if len(<bytes>argv[i]) == 3 and (<bytes>argv[i]).lower() == b"get":
+            return True
+    return False
+
+
 cdef tuple _key_specs(object record):
     """The key specs that name keys (SPUBLISH's shard channel is NOT_KEY: a channel)."""
     return tuple(spec for spec in record.key_specs if "NOT_KEY" not in spec.flags)
@@ -223,12 +237,8 @@ cpdef list key_refs(object record, list argv):
                     out.append((i, _access(spec.flags)))
                     break
         return out
-    name = record.name
-    if name in _VARIABLE_ACCESS and argc > 1:     # SET: read too with GET
-        for i in range(3, argc):
-            if argv[i].lower() == b"get":
-                return [(1, KEY_READ | KEY_WRITE)]
-        return [(1, KEY_WRITE)]
+    if record.name in _VARIABLE_ACCESS and argc > 1:
+        return [(1, KEY_WRITE | (KEY_READ if _gets(argv) else 0))]
     for spec in specs:
         if spec.index:
             first = spec.index
