@@ -17,7 +17,7 @@ from setuptools import Extension, setup
 
 CORES = os.cpu_count() or 1
 FOLDERS = ("engine/core", "engine/resp", "engine/formats", "engine/commands", "engine/scripting",
-           "engine/api", "engine/server", "persist")
+           "engine/api", "engine/api/acl", "engine/server", "persist")
 
 extensions = [Extension("*", [f"{folder}/*.pyx"], extra_compile_args=["-O2", "-g0"], extra_link_args=["-s"])
               for folder in FOLDERS]

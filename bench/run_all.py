@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SCRIPTS = ["claim_bench.py", "memory_bench.py", "throughput_bench.py", "server_bench.py",
            "redis_benchmark_bench.py", "script_bench.py", "persistence_bench.py", "snapshot_bench.py", "spark_bench.py",
-           "worker_bench.py"]
+           "worker_bench.py", "acl_bench.py"]
 
 
 def main(argv=None) -> int:

@@ -3,6 +3,7 @@
 # command takes, process_command (Redis's checks) and call (the run and what follows it).
 from libc.stdint cimport int64_t
 
+from engine.api.acl.permissions cimport User
 from engine.commands.context cimport CommandContext
 from engine.core.memory cimport MemoryAccount
 
@@ -22,10 +23,11 @@ cdef enum ClientFlag:
     CLIENT_DENY_BLOCKING = 1 << 11  # a blocking command answers at once (scripts, EXEC)
     CLIENT_CLOSE_AFTER_REPLY = 1 << 12  # QUIT: the connection closes after this reply
     CLIENT_MONITOR = 1 << 13        # MONITOR: the client hears every command run
+    CLIENT_ACL = 1 << 14            # its user is restricted: commands are checked (ACL)
 
     # flags that send every command through all of process_command's checks
     CLIENT_CHECKED = (CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_NOAUTH | CLIENT_NO_TOUCH
-                      | CLIENT_MONITOR)
+                      | CLIENT_MONITOR | CLIENT_ACL)
     # flags under which a reply is not sent
     CLIENT_REPLY_QUIET = CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP
     CLIENT_REPLY_MODES = CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT
@@ -51,6 +53,7 @@ cdef class HubState:
 cdef class Client:
     cdef public HubState hub
     cdef public CommandContext ctx
+    cdef public User user               # its ACL user (engine/api/acl/)
     cdef public unsigned int flags      # ClientFlag bits
     cdef list _multi                    # queued (argv, record) while CLIENT_MULTI
     cdef public dict channels           # subscribed channels (an ordered set)

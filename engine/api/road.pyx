@@ -4,9 +4,9 @@
 Every client command enters at `process_command(client, argv)`: the server's
 connections (engine/server/fastpath.pyx), the embedded client (engine/api/client.py).
 It looks the command up and makes Redis's checks once, in Redis's order - lookup and
-arity, NOAUTH, maxmemory (evictions, then OOM), MISCONF while persistence fails, the
-RESP2 pub/sub context, BUSY while a script runs long, MULTI queueing - and then calls
-it. When the client has no flag that needs a check and the engine is in its normal
+arity, NOAUTH, the ACL of a restricted user (engine/api/acl/), maxmemory (evictions,
+then OOM), MISCONF while persistence fails, the RESP2 pub/sub context, BUSY while a
+script runs long, MULTI queueing - and then calls it. When the client has no flag that needs a check and the engine is in its normal
 state (no refusal, no busy script, no maxmemory), an engine command goes straight to
 `call`: the checks cost one test of the client's flag bits.
 
@@ -29,6 +29,7 @@ RESP version), the flag bits of road.pxd, the MULTI queue and subscriptions. Ses
 from libc.stdint cimport int64_t
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
+from engine.api.acl.permissions cimport acl_refusal
 from engine.api.after_command cimport report_command
 from engine.api.command_stats cimport CALLED, FAILED, REJECTED, CommandStat, CommandStats
 from engine.commands.dispatch cimport check, resolve
@@ -188,6 +189,15 @@ cdef class Client:
         self._set(CLIENT_MONITOR, on)
 
     @property
+    def restricted(self):
+        """Its ACL user is restricted: every command is checked against it."""
+        return self.flags & CLIENT_ACL != 0
+
+    @restricted.setter
+    def restricted(self, bint on):
+        self._set(CLIENT_ACL, on)
+
+    @property
     def replies_quiet(self):
         """CLIENT REPLY OFF, or SKIP for this command: the reply is not sent."""
         return self.flags & CLIENT_REPLY_QUIET != 0
@@ -279,6 +289,8 @@ cdef object _checked(Client client, HubState hub, object record, list argv):
     cdef object error
     if flags & CLIENT_NOAUTH and not record.no_auth and client.auth_required():
         error = NOAUTH
+    elif flags & CLIENT_ACL and (error := acl_refusal(client, record, argv)) is not None:
+        pass
     elif hub.memory.limit and (error := hub.memory_refusal(record, client)) is not None:
         pass
     elif hub.write_refusal is not None and (

@@ -1,17 +1,19 @@
 # cython: language_level=3
 """redis.call and redis.pcall, compiled: Redis's checks for a command a script calls
-(as its scriptCall: lookup and arity, a command scripts may not run, a write from a
-read-only script, XREAD/XREADGROUP with BLOCK, a write while persistence fails, a
-denyoom command over maxmemory), then the road's `call` (engine/api/road.pyx) on the
-scripts' own client: the command runs in the script's context (its database, its
-RESP version), counts in commandstats and reports what it touched, and a blocking
-command answers at once (the client denies blocking). The client is made once, of the
-caller's kind (a server session for a server's scripts: PUBLISH, INFO...).
+(as its scriptCall: lookup and arity, a command scripts may not run, the ACL of the
+caller's user, a write from a read-only script, XREAD/XREADGROUP with BLOCK, a write
+while persistence fails, a denyoom command over maxmemory), then the road's `call`
+(engine/api/road.pyx) on the scripts' own client: the command runs in the script's
+context (its database, its RESP version), counts in commandstats and reports what it
+touched, and a blocking command answers at once (the client denies blocking). The
+client is made once, of the caller's kind (a server session for a server's scripts:
+PUBLISH, INFO...).
 
 Most calls are engine commands without subcommands that these checks concern only by
 a flag or two: their record is cached by spelling and they go straight to `call`."""
 from engine.api.command_stats cimport FAILED, REJECTED, CommandStats
-from engine.api.road cimport HubState, call
+from engine.api.acl.permissions cimport acl_refusal
+from engine.api.road cimport CLIENT_ACL, Client, HubState, call
 from engine.commands.dispatch cimport check, resolve
 from engine.commands.table import COMMANDS, classify
 from engine.core.errors import OOM, ResponseError
@@ -68,7 +70,8 @@ cdef class ScriptCalls:
             entry = self._entry(argv[0])
         cdef HubState hub = self.client.hub
         if not entry.direct or hub.write_refusal is not None or hub.memory.limit \
-                or (self.refuse_writes and entry.write):
+                or (self.refuse_writes and entry.write) \
+                or (<Client>self.session).flags & CLIENT_ACL:
             return self._checked(entry.record, argv)
         cdef Py_ssize_t argc = len(argv)
         if entry.write and (argc == entry.arity if entry.arity > 0 else argc >= -entry.arity):
@@ -98,6 +101,9 @@ cdef class ScriptCalls:
             name = spec.name
             if "noscript" in spec.flags or "noscript" in record.flags:
                 raise _ResponseError(NOT_FROM_SCRIPT)
+            if (<Client>self.session).flags & CLIENT_ACL and \
+                    (error := acl_refusal(self.session, spec, argv, "lua")) is not None:
+                raise _ResponseError(error)
             if self.refuse_writes and (spec.write or "may_replicate" in spec.flags):
                 raise _ResponseError(WRITE_IN_READONLY)
             if hub.write_refusal is not None and spec.denied_on_misconf:

@@ -27,10 +27,14 @@ from __future__ import annotations
 from itertools import count as _count
 from typing import Any, Optional
 
+from engine.api.acl.acl_command import AclCommands
+from engine.api.acl.permissions import acl_refusal
+from engine.api.acl.users import AclUsers, may_stay_subscribed
 from engine.api.blocked_clients import BlockedClients
 from engine.api.functions import FunctionCommands
 from engine.api.road import QUEUED, Client, HubState, call, process_command, run_engine
 from engine.api.scripts import ScriptCommands
+from engine.commands.dispatch import resolve
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, client_command, layer_commands
 from engine.core.errors import OOM, ResponseError, arg_text, wrong_arity
@@ -86,7 +90,8 @@ class Hub(HubState):
         self.blocked_clients = BlockedClients(self)
         self.blocked = self.blocked_clients.by_key    # (db, key) -> parked clients
         self.ready = self.blocked_clients.ready       # keys changed since served
-        self.password: Optional[bytes] = None   # requirepass; None: no password
+        self.acl = AclUsers()           # the ACL users; requirepass is default's password
+        self.acl.on_change = self.acl_users_changed
         self.accept_any_auth = False    # AUTH always succeeds (the embedded client)
         # write_refusal: the error write commands get instead of running while
         # persistence fails (Redis's MISCONF); None normally. Its owner (the server)
@@ -147,16 +152,32 @@ class Hub(HubState):
 
     # authentication
 
-    def password_required(self) -> bool:
-        return self.password is not None
+    def _set_password(self, password: Optional[bytes]) -> None:
+        self.acl.set_requirepass(password)
+        self.acl_users_changed([self.acl.default], False)
 
-    def check_password(self, username: bytes, password: bytes) -> bool:
-        """The default user is the only user: any password when none is set."""
-        if self.accept_any_auth:
-            return True
-        if username != b"default":
-            return False
-        return self.password is None or password == self.password
+    password = property(fset=_set_password,
+                        doc="requirepass (write-only): the default user's password; None: "
+                            "nopass.")
+
+    def password_required(self) -> bool:
+        return self.acl.password_required()
+
+    def acl_users_changed(self, users: list, deleted: bool) -> None:
+        """ACL SETUSER, DELUSER, LOAD changed these users: their clients are checked
+        as the users now say; those of a user that is gone, or subscribed to a channel
+        it may no longer use, are disconnected (as Redis)."""
+        for session in list(self.sessions.values()):
+            if session.user in users:
+                if deleted or not may_stay_subscribed(session.user, session):
+                    self.disconnect(session)
+                else:
+                    session.restricted = not session.user.unrestricted()
+
+    def disconnect(self, session: "Session") -> None:
+        """A client whose user was deleted: the server closes its connection; an
+        embedded client goes back to the default user, unauthenticated."""
+        session.set_user(self.acl.default, not self.password_required())
 
     # tracking and readiness
 
@@ -266,6 +287,10 @@ class BlockedRead:
         off."""
         if self.key_type is not None and not self._holds_key_type():
             return False, None
+        if self.session.restricted:     # its user may have lost the right meanwhile
+            record = resolve(self.argv)
+            if (error := acl_refusal(self.session, record, self.argv)) is not None:
+                return True, ResponseError(error)
         try:
             reply, waits = run_engine(self.session, self.argv)
         except ResponseError as err:
@@ -348,7 +373,7 @@ CLIENT_HELP = (
 )
 
 
-class Session(Client, ScriptCommands, FunctionCommands):
+class Session(Client, ScriptCommands, FunctionCommands, AclCommands):
     """One client of an engine (see the module docstring).
 
     Session(hub, ctx=None): a new client (database 0, RESP2; authenticated unless a
@@ -375,7 +400,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
         self.name = None
         self.lib_name = None
         self.lib_ver = None
-        self.authenticated = not hub.password_required()
+        self.set_user(hub.acl.default, not hub.password_required())
         self.watched: dict = {}             # (db, key) -> existed when WATCHed
         hub.sessions[self.id] = self
 
@@ -401,6 +426,12 @@ class Session(Client, ScriptCommands, FunctionCommands):
     @property
     def subscriptions(self) -> int:
         return len(self.channels) + len(self.patterns) + len(self.shard_channels)
+
+    def set_user(self, user, authenticated: bool = True) -> None:
+        """The client runs as ACL `user` (checked unless it is unrestricted)."""
+        self.user = user
+        self.restricted = not user.unrestricted()
+        self.authenticated = authenticated
 
     def auth_required(self) -> bool:
         return not self.authenticated and self.hub.password_required()
@@ -488,6 +519,8 @@ class Session(Client, ScriptCommands, FunctionCommands):
         """One queued command inside EXEC (the road's call): its reply, or the error
         instance."""
         self.null_array = False
+        if self.restricted and (error := acl_refusal(self, record, argv, "exec")) is not None:
+            return ResponseError(error)
         try:
             reply = call(self, record, argv)
         except ResponseError as err:
@@ -617,10 +650,17 @@ class Session(Client, ScriptCommands, FunctionCommands):
         return fields
 
     def authenticate(self, username: bytes, password: bytes) -> None:
-        """AUTH / HELLO AUTH: raises WRONGPASS unless the credentials are right."""
-        if not self.hub.check_password(username, password):
+        """AUTH / HELLO AUTH: raises WRONGPASS unless the credentials open an enabled
+        user (the embedded client's accept_any_auth: any user that exists)."""
+        acl = self.hub.acl
+        user = acl.authenticate(username, password)
+        if user is None and self.hub.accept_any_auth:
+            user = acl.users.get(username, acl.default)
+        if user is None:
+            acl.auth_failed(username, "multi" if self.multi is not None else "toplevel",
+                            self.client_line())
             raise ResponseError(WRONGPASS)
-        self.authenticated = True
+        self.set_user(user)
         self.on_authenticated()
 
     def on_authenticated(self) -> None:
@@ -705,7 +745,7 @@ class Session(Client, ScriptCommands, FunctionCommands):
         self.ctx.resp3 = False
         self.name = None
         self.reset_modes()
-        self.authenticated = not self.hub.password_required()
+        self.set_user(self.hub.acl.default, not self.hub.password_required())
         self.on_reset()
         return RESET_REPLY
 

@@ -37,6 +37,12 @@ class ServerHub(Hub):
     def busy_over(self) -> None:
         self.server.busy_script_over()
 
+    def disconnect(self, session) -> None:
+        """A client whose ACL user was deleted is disconnected (as Redis), after the
+        reply of the command that deleted it when it is the caller."""
+        if session.conn is not None:
+            self.server.kill_client(session.conn, self.acl.caller and self.acl.caller.conn)
+
     def events(self, db: int, events: list) -> None:
         self.server.on_events(db, events)
 

@@ -452,7 +452,7 @@ class ClientConnection(asyncio.Protocol):
         return (b"id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d "
                 b"sub=%d psub=%d ssub=%d multi=%d watch=%d qbuf=%d qbuf-free=%d argv-mem=0 "
                 b"multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s "
-                b"user=default redir=-1 resp=%d lib-name=%s lib-ver=%s"
+                b"user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s"
                 % (session.id, self.addr, self.laddr, self.fd, session.name or b"",
                    now - self.created, now - self.last_interaction, flags or b"N",
                    self.ctx.db.index, len(session.channels), len(session.patterns),
@@ -461,7 +461,7 @@ class ClientConnection(asyncio.Protocol):
                    qbuf, max(parser.capacity - qbuf, 0), multi_mem, parser.capacity,
                    parser.capacity, len(self.out), omem,
                    parser.capacity + len(self.out) + omem + multi_mem,
-                   self.last_cmd.lower(), 3 if self.ctx.resp3 else 2,
+                   self.last_cmd.lower(), session.user.name, 3 if self.ctx.resp3 else 2,
                    session.lib_name or b"", session.lib_ver or b""))
 
 

@@ -291,6 +291,11 @@ def _stats(s: "Server") -> list:
         ("total_writes_processed", st.writes),
         ("io_threaded_reads_processed", 0),         # no I/O threads
         ("io_threaded_writes_processed", 0),
+        # (Redis 7.2's, at the end of the section)
+        ("acl_access_denied_auth", s.hub.acl.denied["auth"]),
+        ("acl_access_denied_cmd", s.hub.acl.denied["cmd"]),
+        ("acl_access_denied_key", s.hub.acl.denied["key"]),
+        ("acl_access_denied_channel", s.hub.acl.denied["channel"]),
     ]
 
 

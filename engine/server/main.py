@@ -156,6 +156,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from engine.server.server import Server
     from engine.server.tls import FAILED_TO_CONFIGURE, TlsConfigError
     from persist import DirectoryInUse, PersistError
+    from engine.api.acl.user_rules import RuleError
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     try:
@@ -174,6 +175,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     except PersistError as exc:
         log.warning("Could not load the data directory: %s", exc)
+        loop.close()
+        return 1
+    except RuleError as exc:            # the ACL's users (aclfile, `user` lines)
+        log.warning("%s", exc)
         loop.close()
         return 1
     log.info("Running mode=standalone, port=%d.", cfg.port)

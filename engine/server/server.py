@@ -135,7 +135,10 @@ class Server:
         self.hub = ServerHub(self)
         if self.durability is not None:
             self.durability.fsync_listeners.append(self.hub.blocked_clients.fsynced)
-        self.hub.password = _password(cfg.requirepass)
+        self.hub.password = _password(cfg.requirepass)     # the aclfile's default wins
+        self.hub.acl.configure(cfg.aclfile, cfg.user_lines, cfg.acl_pubsub_default,
+                               cfg.acllog_max_len)
+        cfg.user_rewrite = lambda: [] if self.hub.acl.aclfile else self.hub.acl.list_lines()
         self.hub.busy_threshold = cfg.busy_reply_threshold / 1000
         self.pubsub = PubSub()
         self._set_notify_flags(cfg.notify_keyspace_events)
@@ -168,6 +171,7 @@ class Server:
         self._stopped: Optional[asyncio.Future] = None
         self._shutting_down = False
         cfg.add_resetstat_hook(self.stats.reset)
+        cfg.add_resetstat_hook(self.hub.acl.reset_denied)
         self._register_config_listeners()
         if self.durability is not None:
             self.shutdown_hooks.append(self._close_durability)
@@ -531,6 +535,8 @@ class Server:
         cfg.add_listener(["stream-idmp-duration", "stream-idmp-maxsize"],
                          lambda name, old, new: setattr(self.engine, name.replace("-", "_"), new))
         cfg.add_listener("requirepass", self._on_requirepass)
+        cfg.add_listener("acllog-max-len", self._on_acl_config)
+        cfg.add_listener("acl-pubsub-default", self._on_acl_config)
         cfg.add_listener(["slowlog-log-slower-than", "slowlog-max-len",
                           "latency-monitor-threshold"], self._on_call_watch)
         cfg.add_listener(list(MEMORY_DIRECTIVES), self._on_memory_config)
@@ -584,6 +590,14 @@ class Server:
         self.hub.password = _password(new)
         for conn in self.clients.values():
             conn.parser.authenticated = not conn.session.auth_required()
+
+    def _on_acl_config(self, name, old, new) -> None:
+        acl = self.hub.acl
+        if name == "acllog-max-len":
+            acl.log.max_len = new
+            acl.log.trim()
+        else:
+            acl.all_channels_default = new == "allchannels"
 
     def _on_parser_limits(self, name, old, new) -> None:
         if name == "proto-max-bulk-len":

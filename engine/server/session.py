@@ -225,8 +225,10 @@ class ServerSession(Session):
                     raise ResponseError("ERR Unknown client type '%s'" % arg_text(value))
                 filters.append(lambda c, k=kind.decode(): c.client_type() == k)
             elif opt == b"user":
-                if value != b"default":
+                user = self.hub.acl.users.get(value)
+                if user is None:
                     raise ResponseError("ERR No such user '%s'" % arg_text(value))
+                filters.append(lambda c, u=user: c.session.user is u)
             elif opt == b"addr":
                 filters.append(lambda c, a=value: c.addr == a)
             elif opt == b"laddr":

@@ -43,10 +43,6 @@ EXCLUDED_COMMANDS = {
     "moving keys between instances, a cluster's tool": {"migrate", "restore-asking"},
     "client-side caching (key tracking and invalidation messages) is not built": {
         "client|tracking", "client|caching", "client|getredir", "client|trackinginfo"},
-    "ACL users and permissions: Sluice has one user (AUTH with requirepass)": {
-        "acl", "acl|cat", "acl|deluser", "acl|dryrun", "acl|genpass", "acl|getuser",
-        "acl|help", "acl|list", "acl|load", "acl|log", "acl|save", "acl|setuser",
-        "acl|users", "acl|whoami"},
     "diagnostics of Redis's own internals (allocator, event loop, debugger)": {
         "debug", "lolwut", "script|debug"},
     "no module API": {"module", "module|list", "module|load", "module|unload",

@@ -70,6 +70,7 @@ RULES: dict[str, dict] = {
     "ssubscribe": rule(layer="server", pubsub_ok=True),
     "sunsubscribe": rule(layer="server", pubsub_ok=True),
     "script": rule(layer="session"),
+    "acl": rule(layer="session"),
     "command": rule(layer="server", base_ok=True),
 }
 """name ("client|list" for a subcommand) -> its rules; a subcommand runs in its

@@ -10,6 +10,7 @@ import os
 import tempfile
 from typing import TYPE_CHECKING, Optional
 
+from engine.api.acl.users import user_declaration_error
 from engine.resp.args import c_string, split_args
 from engine.server.config.errors import ConfigError, ConfigValueError, Origin
 from engine.server.config.value_parsing import as_str
@@ -61,6 +62,12 @@ def load_line(cfg: ServerConfig, raw: bytes, origin: Origin, depth: int = 0) -> 
         except ConfigValueError as exc:
             raise ConfigError(str(exc), origin, line) from None
         return
+    if name == b"user" and len(argv) >= 2:
+        reason = user_declaration_error(argv)
+        if reason is not None:
+            raise ConfigError(reason, origin, line)
+        cfg.user_lines.append(argv)
+        return
     if name == b"include" and len(argv) == 2:
         _include(cfg, argv[1], origin, line, depth)
         return
@@ -110,18 +117,20 @@ def rewrite_config_file(cfg: ServerConfig, path: str, umask: int) -> None:
         argv = split_args(line)
         name = argv[0].lower() if argv else b""
         d = cfg.lookup(name)
-        if d is None and name != b"include":
+        if d is None and name not in (b"include", b"user"):
             lines.append(b"# ??? " + line)
             continue
         lines.append(line)
-        option_lines.setdefault(d.name if d else "include", []).append(len(lines) - 1)
+        option_lines.setdefault(d.name if d else name.decode(), []).append(len(lines) - 1)
 
-    processed: set[str] = set()
-    for d in cfg.directives:
-        processed.add(d.name)
-        rewritten = d.kind.rewrite(d.name, cfg.get(d.name), cfg.default(d.name))
+    processed: set[str] = {"user"}
+    # the ACL's users as `user` lines, unless an aclfile holds them (then none: Redis's)
+    users = [(line, True) for line in cfg.user_rewrite()]
+    for name, rewritten in [(d.name, d.kind.rewrite(d.name, cfg.get(d.name), cfg.default(d.name)))
+                            for d in cfg.directives] + [("user", users)]:
+        processed.add(name)
         for new_line, force in rewritten or []:
-            reuse = option_lines.get(d.name)
+            reuse = option_lines.get(name)
             if reuse:
                 lines[reuse.pop(0)] = new_line
             elif force:

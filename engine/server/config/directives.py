@@ -105,6 +105,11 @@ DIRECTIVES: tuple[Directive, ...] = (
               "Sessions the TLS session cache keeps.", volatile=True),
     Directive("tls-session-cache-timeout", Int(0, INT_MAX), 300,
               "Seconds a cached TLS session may be resumed.", volatile=True),
+    Directive("aclfile", String(), "", "File of the ACL users (ACL LOAD, ACL SAVE); empty: "
+              "users come from `user` lines of the configuration file.", mutable=False),
+    Directive("acllog-max-len", Int(0, LLONG_MAX), 128, "Entries ACL LOG keeps."),
+    Directive("acl-pubsub-default", Enum("allchannels", "resetchannels"), "resetchannels",
+              "The channels a new ACL user may use: all, or none until granted."),
     # --- limits ---
     Directive("proto-max-bulk-len", Int(MB, LLONG_MAX, memory=True), 512 * MB,
               "Largest bulk string a client may send."),

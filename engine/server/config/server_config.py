@@ -46,6 +46,9 @@ class ServerConfig:
             self._values[d.name] = _copy(default)
         self._defaults = {d.name: _copy(self._values[d.name]) for d in self._table}
         self.config_file: Optional[str] = None
+        self.user_lines: list[list[bytes]] = []     # `user <name> <rules>...` (the ACL's)
+        # CONFIG REWRITE's `user` lines: the server's ACL users, or none with an aclfile
+        self.user_rewrite: Callable[[], list[bytes]] = lambda: []
         self._listeners: dict[Optional[str], list[Listener]] = {}
         self._resetstat_hooks: list[Callable[[], None]] = []
         self._save_loaded = False
