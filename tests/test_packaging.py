@@ -2,7 +2,7 @@
 wheel from the sdist, so the sdist is proven to build), each is installed with pip into
 a fresh venv (dependencies from the package index, nothing from the checkout), and a
 smoke test runs there from an empty directory: the embedded engine (SET, GET, XADD,
-EmbeddedRedis), `import sluice.worker, sluice.spark`, `sluice-worker --help`, and a
+EmbeddedRedis), `import sluice.worker, sluice.spark`, `sluice-worker --help`, `sluice-top --help`, and a
 `sluice-server` that answers PING. The wheel carries no generated C, no Cython sources,
 no examples or tests, and extension modules without debug information or symbols."""
 from __future__ import annotations
@@ -108,6 +108,9 @@ def test_installs_in_a_fresh_venv_and_runs(dist, kind: str, tmp_path: Path) -> N
     helped = subprocess.run([str(scripts / "sluice-worker"), "--help"], cwd=empty, env=clean_env,
                             capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and helped.stdout.startswith("usage: sluice-worker"), helped.stderr
+    top = subprocess.run([str(scripts / "sluice-top"), "--help"], cwd=empty, env=clean_env,
+                         capture_output=True, text=True, timeout=60)
+    assert top.returncode == 0 and top.stdout.startswith("usage: sluice-top"), top.stderr
 
     port = free_port()
     log = empty / "server.log"
