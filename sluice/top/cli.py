@@ -50,7 +50,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def connect(args: argparse.Namespace) -> redis.Redis:
-    options = {"decode_responses": True, "socket_timeout": 10}
+    # Names that are not UTF-8 come back as str and go out again as the same bytes.
+    options = {"decode_responses": True, "encoding_errors": "surrogateescape", "socket_timeout": 10}
     if args.user:
         options["username"] = args.user
     if args.password:

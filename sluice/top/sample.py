@@ -67,6 +67,12 @@ PERSISTENCE_FIELDS = ("loading", "aof_enabled", "aof_rewrite_in_progress", "aof_
                       "rdb_last_bgsave_status")
 
 
+def raw(name: str) -> bytes:
+    """A name as the server has it: replies decode with surrogateescape (sluice.top.cli),
+    and bytes that are not UTF-8 go back as they came."""
+    return name.encode("utf-8", "surrogateescape")
+
+
 def read_server(client: redis.Redis) -> ServerReading:
     info = client.info("everything")
     return ServerReading(
@@ -98,9 +104,9 @@ def read_streams(client: redis.Redis, names: List[str]) -> List[StreamReading]:
         page = names[start:start + SCAN_PAGE]
         pipe = client.pipeline(transaction=False)
         for name in page:
-            pipe.xinfo_stream(name)
-            pipe.xinfo_groups(name)
-            pipe.memory_usage(name)
+            pipe.xinfo_stream(raw(name))
+            pipe.xinfo_groups(raw(name))
+            pipe.memory_usage(raw(name))
         replies = pipe.execute(raise_on_error=False)
         read: List[StreamReading] = []
         for index, name in enumerate(page):
@@ -121,8 +127,8 @@ def _read_groups(client: redis.Redis, streams: List[StreamReading]) -> None:
     pipe = client.pipeline(transaction=False)
     places = [(stream, group) for stream in streams for group in stream.groups]
     for stream, group in places:
-        pipe.xinfo_consumers(stream.name, group.name)
-        pipe.xpending_range(stream.name, group.name, "-", "+", 1)
+        pipe.xinfo_consumers(raw(stream.name), raw(group.name))
+        pipe.xpending_range(raw(stream.name), raw(group.name), "-", "+", 1)
     replies = pipe.execute(raise_on_error=False)
     for index, (stream, group) in enumerate(places):
         consumers, oldest = replies[2 * index:2 * index + 2]

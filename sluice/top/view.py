@@ -15,6 +15,12 @@ from sluice.top.sample import Sample, StreamReading
 KEYS_HELP = "s sort  r reverse  / filter  Esc clear  q quit"
 
 
+def printable(name: str) -> str:
+    """A key, group or consumer name as text: bytes that are not UTF-8 as \\xNN (and, in
+    the tables, as a Text: no rich markup is read in it)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def size(n: Optional[int]) -> str:
     """Bytes as Redis's INFO writes them humanly (1.50M)."""
     if n is None:
@@ -74,7 +80,7 @@ def _streams_table(streams: List[StreamReading], history: History) -> Table:
         table.add_column(column, justify="left" if column in ("stream", "last minutes") else "right")
     for stream in streams:
         rate = history.rate(stream.name)
-        table.add_row(stream.name, str(stream.length), "-" if rate is None else f"{rate:.1f}",
+        table.add_row(Text(printable(stream.name)), str(stream.length), "-" if rate is None else f"{rate:.1f}",
                       Text(sparkline(history.rates(stream.name)), "green"), size(stream.memory),
                       str(len(stream.groups)))
     return table
@@ -86,9 +92,9 @@ def _groups_table(streams: List[StreamReading]) -> Table:
         table.add_column(column, justify="right" if column in ("lag", "pending", "oldest pending idle") else "left")
     for stream in streams:
         for group in stream.groups:
-            consumers = " ".join(f"{c.name}({duration(c.idle_ms)})" for c in group.consumers)
-            table.add_row(stream.name, group.name, "-" if group.lag is None else str(group.lag),
-                          str(group.pending), duration(group.oldest_pending_idle_ms), consumers)
+            consumers = " ".join(f"{printable(c.name)}({duration(c.idle_ms)})" for c in group.consumers)
+            table.add_row(Text(printable(stream.name)), Text(printable(group.name)), "-" if group.lag is None else str(group.lag),
+                          str(group.pending), duration(group.oldest_pending_idle_ms), Text(consumers))
     return table
 
 
@@ -97,7 +103,7 @@ def _dead_table(dead: List[StreamReading]) -> Table:
     for column in ("dead-letter stream", "entries", "memory"):
         table.add_column(column, justify="left" if column == "dead-letter stream" else "right")
     for stream in dead:
-        table.add_row(stream.name, str(stream.length), size(stream.memory))
+        table.add_row(Text(printable(stream.name)), str(stream.length), size(stream.memory))
     return table
 
 
@@ -110,12 +116,12 @@ def as_json(sample: Sample, history: History, ordering: Ordering) -> dict:
                    "clients": server.clients, "used_memory": server.used_memory,
                    "persistence": server.persistence},
         "streams": [{
-            "name": stream.name, "length": stream.length, "entries_added": stream.entries_added,
+            "name": printable(stream.name), "length": stream.length, "entries_added": stream.entries_added,
             "entries_per_sec": history.rate(stream.name), "memory": stream.memory,
             "dead_letters": stream.dead_letters,
-            "groups": [{"name": group.name, "lag": group.lag, "pending": group.pending,
+            "groups": [{"name": printable(group.name), "lag": group.lag, "pending": group.pending,
                         "oldest_pending_idle_ms": group.oldest_pending_idle_ms,
-                        "consumers": [{"name": c.name, "pending": c.pending, "idle_ms": c.idle_ms}
+                        "consumers": [{"name": printable(c.name), "pending": c.pending, "idle_ms": c.idle_ms}
                                       for c in group.consumers]}
                        for group in stream.groups]}
             for stream in ordering.apply(sample.streams, history)]}

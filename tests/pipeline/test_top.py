@@ -96,6 +96,14 @@ def test_once_json_on_sluice_with_a_password(tmp_path: Path) -> None:
         assert rates["clicks"] > 0 and rates["orders"] == rates["events"] == 0
         assert [s["name"] for s in top_once(url, "--sort", "length")["streams"]][:2] == ["clicks", "orders"]
         assert [s["name"] for s in top_once(url, "--filter", "orders")["streams"]] == ["orders", "{orders}:dlq"]
+        client.xadd(b"[/]raw\xff", {"n": 1})       # not UTF-8, and rich's markup: shown as it is
+        group = client.xgroup_create(b"[/]raw\xff", b"g\xfe", "0")
+        assert group and [(s["name"], [g["name"] for g in s["groups"]])
+                          for s in top_once(url, "--filter", "raw")["streams"]] == [("[/]raw\\xff", ["g\\xfe"])]
+        shown = subprocess.run([sys.executable, "-m", "sluice.top.cli", url, "--once", "--interval", "0.1",
+                                "--filter", "raw"], env=checkout_env(COLUMNS="150"), capture_output=True,
+                               text=True, timeout=60)
+        assert shown.returncode == 0 and "[/]raw\\xff" in shown.stdout and "g\\xfe" in shown.stdout, shown.stderr
         refused = subprocess.run([sys.executable, "-m", "sluice.top.cli", f"redis://127.0.0.1:{server.port}/0",
                                   "--once"], env=checkout_env(), capture_output=True, text=True, timeout=60)
         assert refused.returncode == 1 and "authenticated" in refused.stderr
