@@ -103,6 +103,8 @@ class Keys:
 
 
 def live(client: redis.Redis, args: argparse.Namespace, ordering: Ordering) -> None:
+    if not sys.stdin.isatty():
+        raise SystemExit("sluice-top: the live view needs a terminal; --once (--json) prints one reading")
     from rich.live import Live
     from rich.text import Text
 

@@ -9,6 +9,7 @@ from sluice.top.sample import Sample
 
 BARS = "▁▂▃▄▅▆▇█"
 SERVER = ""           # the key of the server's ops/s series
+SPARK_WIDTH = 24      # bars in a sparkline
 
 
 class History:
@@ -45,13 +46,17 @@ class History:
         series = self.series.get(key)
         return series[-1][1] if series else None
 
-    def rates(self, key: str) -> List[float]:
-        return [rate for _, rate in self.series.get(key, ())]
+    def rates(self, key: str, width: int = SPARK_WIDTH) -> List[float]:
+        """The kept rates, at most `width` of them: consecutive ones averaged so that the
+        line spans the whole history (the last minutes), not its last `width` samples."""
+        rates = [rate for _, rate in self.series.get(key, ())]
+        chunk = -(-len(rates) // width) or 1
+        return [sum(rates[i:i + chunk]) / len(rates[i:i + chunk]) for i in range(0, len(rates), chunk)]
 
 
-def sparkline(values: Iterable[float], width: int = 20) -> str:
-    """The last `width` values as bars scaled to their maximum (empty before any)."""
-    values = list(values)[-width:]
+def sparkline(values: Iterable[float]) -> str:
+    """The values as bars scaled to their maximum (empty before any)."""
+    values = list(values)
     if not values:
         return ""
     top = max(values)

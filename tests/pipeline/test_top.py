@@ -245,3 +245,22 @@ def test_the_sort_and_filter_keys(terminal: tuple[Terminal, redis.Redis]) -> Non
     while screen.running():
         assert time.monotonic() < deadline, "q did not quit"
         time.sleep(0.05)
+
+
+def test_rates_and_sparklines_span_the_kept_minutes() -> None:
+    """Entries added per second between readings; 150 readings 2 s apart (300 s kept) make
+    one line of at most 24 bars, the oldest readings averaged in, not cut off."""
+    from sluice.top.history import SPARK_WIDTH, History, sparkline
+    from sluice.top.sample import Sample, ServerReading, StreamReading
+
+    history = History(seconds=300)
+    for n in range(151):
+        added = 10 * n if n < 75 else 750          # 5 entries/s, then none
+        history.add(Sample(1000.0 + 2 * n, ServerReading("7.0", "redis", 4 * n, 0, 1, 1, {}),
+                           [StreamReading("s", added, added, None)]))
+    assert history.rate("s") == 0 and history.rate("") == 2.0
+    rates = history.rates("s")
+    assert len(rates) <= SPARK_WIDTH and rates[0] == 5.0 and rates[-1] == 0.0
+    line = sparkline(rates)
+    assert len(line) == len(rates) and line[0] == "█" and line[-1] == "▁"
+    assert sparkline([]) == "" and sparkline([0, 0]) == "▁▁"
