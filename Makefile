@@ -16,11 +16,11 @@ $(SERVER_STAMP): pyproject.toml setup.py
 	SLUICE_NO_EXTENSIONS=1 $(PY) -m pip install -e .
 	touch $(SERVER_STAMP)
 
-# Everything else: the test tools, Spark (pyspark, pandas, pyarrow) and sluice-top's rich
-# (its tests run in `make test`).
+# Everything else: the test tools, Spark (pyspark, pandas, pyarrow), sluice-top's rich
+# and the bench charts' matplotlib (their tests run in `make test`).
 $(STAMP): $(SERVER_STAMP)
-	@echo "== installing the test, Spark and top extras"
-	SLUICE_NO_EXTENSIONS=1 $(PY) -m pip install -e '.[test,spark,top]'
+	@echo "== installing the test, Spark, top and charts extras"
+	SLUICE_NO_EXTENSIONS=1 $(PY) -m pip install -e '.[test,spark,top,charts]'
 	touch $(STAMP)
 
 build: $(SERVER_STAMP)
@@ -77,9 +77,10 @@ conf: build
 pipeline-demo: build $(STAMP) java
 	$(PY) -m examples.demo
 
-# The bench extra: the libraries worker_bench.py compares sluice.worker with.
+# The bench extra: the libraries worker_bench.py compares sluice.worker with; the charts
+# extra: matplotlib, which draws the tables as PNGs in bench/results/.
 $(BENCH_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) -m pip install -q -e '.[bench,charts]'
 	touch $(BENCH_STAMP)
 
 bench: build oracle java $(BENCH_STAMP)
