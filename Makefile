@@ -6,7 +6,7 @@ SERVER_STAMP := $(VENV)/.installed-server
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: build probes test oracle exporter java clean bench serve pipeline-demo conf
+.PHONY: build probes test oracle exporter tmux java clean bench serve pipeline-demo conf
 
 # What the server needs: the core dependencies and the compiled engine.
 $(SERVER_STAMP): pyproject.toml setup.py
@@ -16,10 +16,11 @@ $(SERVER_STAMP): pyproject.toml setup.py
 	SLUICE_NO_EXTENSIONS=1 $(PY) -m pip install -e .
 	touch $(SERVER_STAMP)
 
-# Everything else: the test tools and Spark (pyspark, pandas, pyarrow).
+# Everything else: the test tools, Spark (pyspark, pandas, pyarrow), sluice-top's rich
+# and the bench charts' matplotlib (their tests run in `make test`).
 $(STAMP): $(SERVER_STAMP)
-	@echo "== installing the test and Spark extras"
-	SLUICE_NO_EXTENSIONS=1 $(PY) -m pip install -e '.[test,spark]'
+	@echo "== installing the test, Spark, top and charts extras"
+	SLUICE_NO_EXTENSIONS=1 $(PY) -m pip install -e '.[test,spark,top,charts]'
 	touch $(STAMP)
 
 build: $(SERVER_STAMP)
@@ -47,13 +48,19 @@ exporter:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus-redis-exporter; }
 	@command -v prometheus-redis-exporter >/dev/null 2>&1
 
+# sluice-top's terminal test runs it in a real terminal: tmux.
+tmux:
+	@command -v tmux >/dev/null 2>&1 || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; }
+	@command -v tmux >/dev/null 2>&1
+
 # Spark 4 needs Java 17: Debian's headless JRE when no java is on the PATH.
 java:
 	@command -v java >/dev/null 2>&1 || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
 	@command -v java >/dev/null 2>&1
 
-test: probes oracle java exporter
+test: probes oracle java exporter tmux
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 # The RESP server on 127.0.0.1:6379 with persistence on (AOF + snapshots in ./data);
@@ -73,9 +80,10 @@ conf: build
 pipeline-demo: build $(STAMP) java
 	$(PY) -m examples.demo
 
-# The bench extra: the libraries worker_bench.py compares sluice.worker with.
+# The bench extra: the libraries worker_bench.py compares sluice.worker with; the charts
+# extra: matplotlib, which draws the tables as PNGs in bench/results/.
 $(BENCH_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) -m pip install -q -e '.[bench,charts]'
 	touch $(BENCH_STAMP)
 
 bench: build oracle java $(BENCH_STAMP)

@@ -302,12 +302,25 @@ def verdict(ok: Optional[bool]) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "MISS")
 
 
+def record_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> None:
+    """Appends the table as a JSON line to the file $SLUICE_BENCH_TABLES names, when it
+    does (run_all.py sets it; bench/charts.py draws the file)."""
+    path = os.environ.get("SLUICE_BENCH_TABLES")
+    if not path:
+        return
+    import json
+    with open(path, "a") as out:
+        out.write(json.dumps({"script": os.path.basename(sys.argv[0]), "title": title,
+                              "headers": list(headers), "align": align, "rows": rows}) + "\n")
+
+
 def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
                 align: Optional[str] = None) -> None:
     """A table: first column left-aligned, the others right-aligned (or per `align`,
     one 'l'/'r' per column)."""
     align = align or ("l" + "r" * (len(headers) - 1))
     rows = [[str(c) for c in row] for row in rows]
+    record_table(title, headers, rows, align)
     try:
         from rich.console import Console
         from rich.table import Table

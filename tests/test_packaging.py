@@ -2,8 +2,9 @@
 wheel from the unpacked sdist in an isolated build environment (what `pip install` of
 the sdist does, so the sdist is proven to build without the checkout); the wheel is
 installed with pip into a fresh venv (dependencies from the package index, nothing from
-the checkout), and a smoke test runs there from an empty directory: the embedded engine (SET, GET, XADD,
-EmbeddedRedis), `import sluice.worker, sluice.spark`, `sluice-worker --help`, and a
+the checkout), and a smoke test runs there from an empty directory: the embedded engine
+(SET, GET, XADD, EmbeddedRedis), `import sluice.worker, sluice.spark`, `sluice-worker
+--help`, `sluice-top --help`, and a
 `sluice-server` that answers PING. The wheel carries no generated C, no Cython sources,
 no examples or tests, and extension modules without debug information or symbols."""
 from __future__ import annotations
@@ -108,6 +109,9 @@ def test_installs_in_a_fresh_venv_and_runs(dist, tmp_path: Path) -> None:
     helped = subprocess.run([str(scripts / "sluice-worker"), "--help"], cwd=empty, env=clean_env,
                             capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and helped.stdout.startswith("usage: sluice-worker"), helped.stderr
+    top = subprocess.run([str(scripts / "sluice-top"), "--help"], cwd=empty, env=clean_env,
+                         capture_output=True, text=True, timeout=60)
+    assert top.returncode == 0 and top.stdout.startswith("usage: sluice-top"), top.stderr
 
     port = free_port()
     log = empty / "server.log"

@@ -14,6 +14,7 @@ from engine.core.hashtable cimport (
     ht_find, ht_set, ht_delete, ht_random, ht_scan, ht_iter_init, ht_iter_next)
 from engine.core.memory cimport MemoryAccount
 from engine.core.stream cimport Stream
+from engine.core.groups cimport ConsumerGroup
 from engine.core.value_types import COLLECTION_CLASSES
 
 cdef extern from "<malloc.h>":
@@ -443,7 +444,11 @@ cdef class Database:
         cdef HEntry* e = self.entry(key)
         cdef HEntry* v
         cdef int64_t size = 0 if e != NULL and head(self.table, e) & INLINE else footprint(value)
-        if type(value) is not bytes and hasattr(value, "memory_bytes"):
+        if type(value) is Stream:                      # its nodes, their index, its groups' PELs
+            size += <int64_t>(<Stream>value).memory_bytes()
+            for group in (<Stream>value).groups.values():
+                size += <int64_t>(<ConsumerGroup>group).memory_bytes()
+        elif type(value) is not bytes and hasattr(value, "memory_bytes"):
             size += <int64_t>value.memory_bytes()     # what it holds in C memory
         if e != NULL:
             size += malloc_usable_size(e) + BUCKET

@@ -1,6 +1,6 @@
-"""The worker's Prometheus metrics: the RFC's recovery counters, the PEL depth, tasks
-done and failed and handler time, labelled with stream, group and consumer (the PEL
-depth, a property of the group, with stream and group). They mirror WorkerStats's
+"""The worker's Prometheus metrics: the RFC's recovery counters, the PEL depth and the
+group's lag, tasks done and failed and handler time, labelled with stream, group and
+consumer (the PEL depth and the lag, properties of the group, with stream and group). They mirror WorkerStats's
 changes (it is the sink), and can be served on /metrics by prometheus-client's server.
 
 Each worker gets a registry of its own unless given one; workers given the same
@@ -34,7 +34,9 @@ HISTOGRAMS = {
     "recovery_scan_duration_seconds": "Time of one reconciliation scan",
 }
 GAUGES = {"pel_depth": "Entries pending in the group (delivered, not acknowledged) at the "
-                       "last read, acknowledgement or scan"}
+                       "last read, acknowledgement or scan",
+          "group_lag": "Entries of the stream not yet delivered to the group at the last scan "
+                       "(XINFO GROUPS lag; kept when the server cannot tell)"}
 LABELS = ("stream", "group", "consumer")
 GROUP_LABELS = ("stream", "group")
 

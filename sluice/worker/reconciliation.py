@@ -70,6 +70,10 @@ class Reconciler:
                          c.stream, len(gone), c.group, ", ".join(text(name) for name in gone))
         summary = await resolve(self._client.xpending(c.stream, c.group))
         self._stats.set("pel_depth", summary["pending"])
+        lag = next((group.get("lag") for group in await resolve(self._client.xinfo_groups(c.stream))
+                    if text(group["name"]) == c.group), None)
+        if lag is not None:             # nil: Redis cannot tell (entries deleted past the group)
+            self._stats.set("group_lag", lag)
         self._stats.add("recovery_scans")
         self._stats.observe("recovery_scan_duration_seconds", time.monotonic() - started)
         return requeued

@@ -34,6 +34,8 @@ class WorkerStats:
     consumers_removed: int = 0               # idle consumers with nothing pending, removed
     pel_depth: int = 0                       # a gauge: the group's pending count at the last
                                              # read, acknowledgement or scan
+    group_lag: int = 0                       # a gauge: entries not yet delivered to the group,
+                                             # at the last scan (XINFO GROUPS lag)
     # Not stats (compare=False keeps them out of the snapshot).
     sink: Optional[StatsSink] = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)

@@ -7,13 +7,16 @@ does not) writing numbered rows to stream `out` through format `sluice-flaky`: t
 The fault: while the file `marker` exists, the first task of partition `partition` to
 reach its `after_batches`-th Arrow batch (of `rows_per_batch` rows: by then the sink
 has sent those rows) removes the file and fails: Spark retries the task, or with
-`attempts` 1 the job fails. Each task's (partition, attempt) is pushed to the list
-`flaky:attempts`."""
+`attempts` 1 the job fails. With `stall` N it stalls N seconds there instead, and with
+`master` (a standalone cluster's URL, spark_cluster.py) the job runs there with
+speculation on: Spark starts a speculative copy of the stalled task on another host.
+Each task's (partition, attempt) is pushed to the list `flaky:attempts`."""
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -28,7 +31,7 @@ from sluice.spark.stream_sink import StreamBatchWriter, StreamStreamWriter  # no
 from sluice.spark.stream_source import SluiceDataSource  # noqa: E402
 
 
-FAULT_OPTIONS = ("marker", "partition", "after_batches")     # this job's, not the sink's
+FAULT_OPTIONS = ("marker", "partition", "after_batches", "stall")     # this job's, not the sink's
 
 
 def faulty(options: dict, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -42,6 +45,9 @@ def faulty(options: dict, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Reco
             try:
                 os.remove(options["marker"])
             except FileNotFoundError:
+                continue
+            if "stall" in options:
+                time.sleep(float(options["stall"]))
                 continue
             raise RuntimeError(f"injected failure after {number} batches")
 
@@ -78,11 +84,37 @@ class FlakySluice(SluiceDataSource):
         return FlakyStreamWriter(self.options, schema, overwrite)
 
 
+def speculating_spark(master: str, conf: dict):  # noqa: ANN201 - a SparkSession
+    """A session on a standalone cluster whose scheduler copies a task running 1.5 times
+    longer than the median once half of its stage is done (checked every 100 ms); one
+    attempt per task, so an attempt 1 can only be a speculative copy."""
+    from pyspark.sql import SparkSession
+
+    root = str(Path(__file__).resolve().parents[2])
+    os.environ["PYSPARK_PYTHON"] = sys.executable         # the executors' Python workers too
+    builder = SparkSession.builder.master(master).appName("flaky-write-speculation")
+    settings = {**conf, "spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
+                "spark.driver.bindAddress": "127.0.0.1", "spark.executor.memory": "512m",
+                "spark.executorEnv.PYTHONPATH": root,
+                "spark.task.maxFailures": "1", "spark.speculation": "true",
+                "spark.speculation.interval": "100ms", "spark.speculation.quantile": "0.5",
+                "spark.speculation.multiplier": "1.5", "spark.speculation.minTaskRuntime": "500ms"}
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
 def main(job: dict) -> None:
     conf = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(job["rows_per_batch"])}
-    spark = local_spark("flaky-write", cores=2, attempts=job["attempts"], conf=conf)
+    if "master" in job:
+        spark = speculating_spark(job["master"], conf)
+    else:
+        spark = local_spark("flaky-write", cores=2, attempts=job["attempts"], conf=conf)
     spark.dataSource.register(FlakySluice)
-    options = {key: str(job[key]) for key in ("url", "marker", "partition", "after_batches")}
+    options = {key: str(job[key]) for key in ("url", "marker", "partition", "after_batches", "stall")
+               if key in job}
     options.update(stream="out", batchSize=str(job["rows_per_batch"]), **job.get("sink", {}))
     if job["mode"] == "batch":
         df = spark.range(job["rows"], numPartitions=job["partitions"]).selectExpr("cast(id as string) as n")

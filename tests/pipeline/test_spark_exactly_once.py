@@ -16,6 +16,7 @@ import redis
 
 pytest.importorskip("pyspark", reason="pyspark is not installed; `make test` installs the spark extra")
 
+from spark_cluster import SparkCluster  # noqa: E402
 from spark_streams import sluice_client, sluice_server  # noqa: E402,F401 - fixtures
 
 JOB = Path(__file__).resolve().parent / "flaky_spark_write.py"
@@ -62,12 +63,32 @@ def test_without_idmp_the_same_retry_writes_rows_twice(sluice_client: redis.Redi
     assert sorted(counts.values()) == [1] * 1700 + [2] * 300 and set(counts) == set(range(2000))
 
 
+@pytest.mark.parametrize("idempotent", [True, False], ids=["idmp", "plain-xadd"])
+def test_a_speculative_copy_of_a_task_adds_nothing_twice(sluice_client: redis.Redis, tmp_path: Path,
+                                                          idempotent: bool) -> None:
+    """spark.speculation on a standalone cluster of two hosts (127.0.0.2 and .3): partition
+    1's first attempt stalls after sending 300 of its 500 rows, the scheduler starts a
+    speculative copy on the other host, which writes all 500 and wins. With IDMP the
+    target holds each row once (the copy's first 300 known); with plain XADD, 300 twice.
+    One attempt per task: an attempt 1 is the speculative copy, not a retry."""
+    with SparkCluster(tmp_path / "spark") as cluster:
+        finished(run_job(sluice_client, tmp_path / "fault", mode="batch", rows=2000, partitions=4,
+                         master=cluster.url, stall=90, sink={} if idempotent else {"idempotent": "false"}))
+    assert {"1:0", "1:1"} <= attempts(sluice_client) and not (tmp_path / "fault").exists()
+    counts = numbers_written(sluice_client)
+    assert set(counts) == set(range(2000))
+    if idempotent:
+        assert counts == Counter(range(2000))
+        assert sluice_client.xinfo_stream("out")["iids-duplicates"] == 300
+    else:
+        assert sorted(counts.values()) == [1] * 1700 + [2] * 300
+
+
 def test_a_rerun_with_the_same_producer_id_adds_nothing(spark, sluice_client: redis.Redis) -> None:  # noqa: ANN001
     """A batch job run again with option producerId fixed (after a failure that Spark's
     retries did not cover) names its rows as the first run did. It is also what a
-    speculative copy is to the sink: the same rows under the same names. (Spark never
-    starts a speculative copy on the host of the first attempt, so one machine cannot
-    show one: local and local-cluster[2,1,1024] masters were tried.)"""
+    speculative copy is to the sink: the same rows under the same names (a real one:
+    test_a_speculative_copy_of_a_task_adds_nothing_twice)."""
     port = sluice_client.connection_pool.connection_kwargs["port"]
     df = spark.range(2000, numPartitions=4).selectExpr("cast(id as string) as n")
     options = {"url": f"redis://127.0.0.1:{port}/0", "stream": "out", "producerId": "job-7", "batchSize": "25"}

@@ -129,6 +129,26 @@ def test_pel_depth_follows_reads_and_acknowledgements(sluice: servers.SluiceServ
         assert worker.stats.recovery_scans == 1
 
 
+def test_group_lag_is_what_the_scan_saw_undelivered(sluice: servers.SluiceServer, client: redis.Redis,
+                                                    mode: str) -> None:
+    """One handler at a time, held: of 5 entries 1 is delivered, the scan sees a lag of 4
+    (XINFO GROUPS), and 0 once all ran; /metrics serves it per stream and group."""
+    release = threading.Event()
+
+    def held(task: Task) -> None:
+        release.wait(WAIT_S)
+
+    worker = make_worker(mode, sluice.port, config("l1", concurrency=1, metrics_port=0, metrics_host="127.0.0.1"), held)
+    with WorkerThread(worker):
+        wait_for(lambda: worker.stats.recovery_scans >= 1, "the start-up scan")
+        for n in range(5):
+            client.xadd(STREAM, {"n": n})
+        wait_for(lambda: worker.stats.group_lag == 4, "a lag of 4 while one task is held")
+        assert sample(scrape(worker.metrics_port), "group_lag", stream=STREAM, group=GROUP) == 4
+        release.set()
+        wait_for(lambda: worker.stats.tasks_done == 5 and worker.stats.group_lag == 0, "lag 0 once all ran")
+
+
 def test_scans_remove_idle_consumers_with_nothing_pending(sluice: servers.SluiceServer,
                                                           client: redis.Redis, mode: str) -> None:
     """A consumer that has nothing pending and read nothing for idle_consumer_timeout goes
