@@ -104,20 +104,16 @@ cdef class StreamTestView:
 
     def range(self, tuple start, tuple end, int64_t count=-1, bint rev=False):
         """XRANGE's reply shape: [[b"ms-seq", [f, v, ...]], ...], at most count."""
-        cdef list out = []
-        for (ms, seq), fields in self.iterate(start, end, rev):
-            if len(out) == count:
-                break
-            out.append([b"%d-%d" % (ms, seq), fields])
-        return out
+        return [[b"%d-%d" % (ms, seq), fields]
+                for (ms, seq), fields in self.iterate(start, end, rev, count)]
 
-    def iterate(self, tuple start, tuple end, bint rev=False):
-        """[((ms, seq), [f, v, ...]), ...] through the C iterator."""
+    def iterate(self, tuple start, tuple end, bint rev=False, int64_t count=-1):
+        """[((ms, seq), [f, v, ...]), ...] through the C iterator, at most count."""
         cdef StreamID a = _sid(start), b = _sid(end), sid
         cdef StreamIter it
         cdef list out = []
         stream_iter_start(&it, self.stream, &a, &b, rev)
-        while stream_iter_next(&it, &sid):
+        while len(out) != count and stream_iter_next(&it, &sid):
             out.append(((sid.ms, sid.seq), stream_iter_fields(&it)))
         stream_iter_stop(&it)
         return out
