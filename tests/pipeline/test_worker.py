@@ -352,22 +352,34 @@ def test_worker_in_a_thread_with_undecoded_replies(backend: Backend, mode: str, 
 # The fast path alone (the scan's MinIdleTime is far beyond the wait), then the scan alone.
 ONLY_LISTENER = {"min_idle_time": 60.0, "reconciliation_interval": 60.0}
 ONLY_SCAN = {"keyspace_listener": False}
+TASKS = 240
+
+
+def consumers_reading(client: redis.Redis) -> set[str]:
+    """The consumers of the group that have read (none before the group exists)."""
+    try:
+        return {c["name"] for c in client.xinfo_consumers(STREAM, GROUP)}
+    except redis.ResponseError:
+        return set()
 
 
 @pytest.mark.parametrize("backend", SERVERS, indirect=True)
 @pytest.mark.parametrize("recovery", [ONLY_LISTENER, ONLY_SCAN], ids=["expiry-events", "scan"])
 def test_kill_9_mid_task_loses_nothing(client: redis.Redis, workers, recovery: dict) -> None:
-    """Workers killed with kill -9 while they hold tasks: every task still completes."""
-    add_tasks(client, 120, sleep=0.05)
+    """Workers killed with kill -9 while they hold tasks: every task still completes.
+    The tasks last long enough (240 x 0.2 s over 12 slots: 4 s) that the workers started
+    first cannot drain them all while the victims are still starting on a loaded machine."""
+    add_tasks(client, TASKS, sleep=0.2)
     procs = {name: workers(name, recovery=recovery) for name in ("w1", "w2", "w3")}
     if recovery is ONLY_LISTENER:                   # no expiry may pass before all listen
         wait_for(lambda: client.pubsub_numsub(EXPIRED) == [(EXPIRED, 3)], "the workers' listeners")
+    wait_for(lambda: {"w1", "w2"} <= consumers_reading(client), "the victims to read tasks")
     for victim in ("w1", "w2"):
         procs[victim].kill_holding_locks(client)
     workers("w4", recovery=recovery)                # a replacement, which scans on start
-    wait_for(lambda: len(done(client)) == 120, "every task to complete", timeout=20)
+    wait_for(lambda: len(done(client)) == TASKS, "every task to complete", timeout=60)
     recovered = requeued_entries(client)
-    print(f"\n{recovery}: done {len(done(client))}/120, starts {client.xlen('starts')}, "
+    print(f"\n{recovery}: done {len(done(client))}/{TASKS}, starts {client.xlen('starts')}, "
           f"requeued {len(recovered)}")
     assert recovered, "the killed workers' tasks were never requeued"
     assert all(n >= 1 for n in done(client).values())
