@@ -10,6 +10,11 @@
 # a collection the bytes counted for it);
 # a second table maps each key with a TTL to its absolute expiry in ms (the active
 # sweep walks it with a cursor; volatile-* eviction picks from it at random).
+#
+# A small collection (a listpack or intset encoding) is kept packed in its key's entry,
+# with no value object (engine/core/packed.pxd). A lookup makes its object and the
+# entry holds that instead (the key becomes "loose"); every few lookups or stores of
+# collections, the loose keys whose object nothing else holds are packed again.
 
 from libc.stdint cimport int64_t, uint64_t
 from cpython.object cimport PyObject
@@ -52,8 +57,18 @@ cdef class Database:
     cdef public int64_t last_now   # the `now` of the latest lookup (stores use it)
     cdef public bint loading       # replaying a log: nothing expires (as Redis while
                                    # loading; due keys go once the load is over)
+    cdef list loose                # keys whose collection may be packed again
+    cdef Py_ssize_t settle_at      # the length of `loose` that packs them
+    cdef int64_t packed_bytes      # the collections' bytes in packed entries
 
     cdef HEntry* entry(self, bytes key) noexcept
+    # The object of e's packed collection, which the entry then holds.
+    cdef object attach(self, bytes key, HEntry* e)
+    cdef int loosened(self, bytes key) except -1
+    # Packs the loose keys' collections that nothing else holds.
+    cdef int settle(self) except -1
+    # Packs key's small collection into its entry; False while something else holds it.
+    cdef bint pack(self, bytes key) except -1
     cdef object lookup(self, bytes key, int64_t now)
     cdef object lookup_stream(self, bytes key, int64_t now)
     # The value at key if it is of type `cls`, None if absent; WRONGTYPE otherwise.

@@ -71,3 +71,6 @@ cdef class ListValue:
 
 cdef int cursor_next(QCursor* c) except -1
 cdef void cursor_close(QCursor* c) noexcept
+
+# A listpack-encoded list owning lp, a listpack of its elements (not empty).
+cdef ListValue list_of_listpack(unsigned char* lp)

@@ -14,7 +14,7 @@ from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
 from engine.core.listpack cimport (
     LpEntry, lp_append, lp_bytes, lp_count, lp_delete, lp_end, lp_equals, lp_first, lp_get,
     lp_get_bytes, lp_insert, lp_last, lp_new, lp_next, lp_prev, lp_replace, lp_seek,
-    lp_string)
+    lp_string, lp_text_bytes)
 from engine.core.lzf cimport lzf_compress, lzf_decompress_to
 from engine.core.memory cimport mem_alloc, mem_free, mem_realloc
 from libc.string cimport memcpy
@@ -723,3 +723,17 @@ cdef class ListValue:
         if not items or any(type(item) is not bytes for item in items):
             raise ValueError("a list record holds no elements, or one is not a byte string")
         return cls(items, limits)
+
+
+cdef ListValue list_of_listpack(unsigned char* lp):
+    cdef ListValue out = ListValue.__new__(ListValue)
+    cdef QNode* n
+    try:
+        n = node_new(lp)
+    except MemoryError:
+        mem_free(lp)
+        raise
+    out.link(NULL, n, True)
+    out.length = n.count
+    out.nbytes = lp_text_bytes(lp, 1)
+    return out
