@@ -65,7 +65,7 @@ from engine.core.radix cimport RadixIter, RADIX_FIRST, radix_iter_init, radix_se
 from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
 from engine.core.hash_value cimport HashValue, hash_of_listpack
 from engine.core.intset cimport IntSet, is_add, is_free, is_new
-from engine.core.list_value cimport ListValue
+from engine.core.list_value cimport ListValue, fit_one_listpack, list_of_listpack
 from engine.core.listpack cimport (LP_HEADER as PACKED_HEADER, lp_bytes as packed_bytes,
                                    lp_count as packed_count, lp_new as packed_new,
                                    lp_free as packed_free, lp_append as packed_append,
@@ -1130,6 +1130,7 @@ cdef struct Packing:
     unsigned char* lp          # ours
     uint64_t count             # elements
     uint64_t longest           # the longest element's text
+    uint64_t text              # the elements' text bytes
     bint all_ints
 
 
@@ -1155,7 +1156,7 @@ cdef bint packed_again(bytes blob, Packing* out, uint32_t stride, bint unique) e
     out.lp = NULL
     lp_open(blob, &c)
     out.lp = packed_new()
-    out.count = out.longest = 0
+    out.count = out.longest = out.text = 0
     out.all_ints = True
     seen = ht_new(False)
     try:
@@ -1169,6 +1170,7 @@ cdef bint packed_again(bytes blob, Packing* out, uint32_t stride, bint unique) e
                 raise PayloadError("repeated member")
             packed_append(&out.lp, s, n)
             out.count += 1
+            out.text += n
             if n > out.longest:
                 out.longest = n
     finally:
@@ -1292,6 +1294,7 @@ cdef object set_packed(bytes blob, EncodingLimits limits):
     """A listpack set: an intset when all its members are integers that fit one (as
     a set built from them), else our listpack of them in the payload's order."""
     cdef Packing out
+    out.lp = NULL
     cdef IntSet* ints
     cdef uint64_t i
     cdef int64_t v
@@ -1328,6 +1331,7 @@ cdef object set_packed(bytes blob, EncodingLimits limits):
 cdef object hash_packed(bytes blob, EncodingLimits limits):
     """A listpack hash re-packed as ours, its pairs in the payload's order."""
     cdef Packing out
+    out.lp = NULL
     try:
         if not packed_again(blob, &out, 2, True):
             packed_free(out.lp)
@@ -1344,12 +1348,35 @@ cdef object hash_packed(bytes blob, EncodingLimits limits):
     return hash_of_listpack(out.lp)
 
 
+cdef object list_packed(Reader r, EncodingLimits limits):
+    """A quicklist of one listpack node (what 7.0 writes for a small list) re-packed
+    as ours, when pushing its elements would leave a listpack too."""
+    cdef Packing out
+    out.lp = NULL
+    if r.length() != 1 or r.length() != QUICKLIST_PACKED:
+        return None
+    try:
+        if (not packed_again(r.string(), &out, 1, False)
+                or not fit_one_listpack(out.text, out.count, limits)):
+            packed_free(out.lp)
+            return None
+    except BaseException:
+        packed_free(out.lp)
+        raise
+    return list_of_listpack(out.lp)
+
+
 cdef object load_packed(Reader r, int rdbtype, EncodingLimits limits):
     """The value of a compact payload taken straight into our buffers, or None (the
     reader then back where it was)."""
     cdef size_t start = r.pos
-    cdef bytes blob = r.string()
     cdef object value
+    if rdbtype == RDB_TYPE_LIST_QUICKLIST_2:
+        value = list_packed(r, limits)
+        if value is None:
+            r.pos = start
+        return value
+    cdef bytes blob = r.string()
     if rdbtype == RDB_TYPE_HASH_LISTPACK:
         value = hash_packed(blob, limits)
     elif rdbtype == RDB_TYPE_ZSET_LISTPACK:
@@ -1369,7 +1396,7 @@ cdef object load_collection(Reader r, int rdbtype, object limits):
     members, as Redis's loader does)."""
     cdef object value
     if rdbtype in (RDB_TYPE_HASH_LISTPACK, RDB_TYPE_ZSET_LISTPACK, RDB_TYPE_SET_LISTPACK,
-                   RDB_TYPE_SET_INTSET):
+                   RDB_TYPE_SET_INTSET, RDB_TYPE_LIST_QUICKLIST_2):
         value = load_packed(r, rdbtype, DEFAULT_LIMITS if limits is None else limits)
         if value is not None:
             return value
