@@ -125,6 +125,10 @@ cdef class Keyspace:
     cdef public int stream_idmp_duration # a new stream's IDMP settings until XCFGSET
     cdef public int stream_idmp_maxsize
     cdef readonly int64_t peak_memory    # the highest used_memory seen
+    # The engine's EVAL script cache and FUNCTION libraries once made (engine/api's
+    # Scripting and Functions), or None: MEMORY STATS reads their cache_bytes().
+    cdef public object scripting
+    cdef public object functions
     # Bytes held for stored data (INFO's used_memory): the counted C allocations plus
     # the Python objects of keys and strings.
     cpdef int64_t used_memory(self)
