@@ -1143,25 +1143,27 @@ cdef const uint8_t* element_text(LpElement* e, char* buf, uint64_t* n) noexcept:
 
 
 cdef bint packed_again(bytes blob, Packing* out, uint32_t stride, bint unique) except -1:
-    """Redis's listpack blob re-packed as ours in out.lp (the caller frees it);
-    elements 0, stride, 2 * stride... may not repeat when `unique`. False past
-    FAST_ELEMENTS elements."""
+    """Redis's listpack blob re-packed as ours in out.lp (the caller's when True; when
+    False or raising, out.lp is NULL); elements 0, stride, 2 * stride... may not repeat
+    when `unique`. False past FAST_ELEMENTS elements."""
     cdef LpCursor c
     cdef LpElement e
     cdef char buf[24]
     cdef const uint8_t* s
     cdef uint64_t n
     cdef int64_t v
-    cdef HTable* seen
+    cdef HTable* seen = NULL
     out.lp = NULL
-    lp_open(blob, &c)
-    out.lp = packed_new()
     out.count = out.longest = out.text = 0
     out.all_ints = True
-    seen = ht_new(False)
     try:
+        lp_open(blob, &c)
+        out.lp = packed_new()
+        seen = ht_new(False)
         while lp_next(&c, &e):
             if out.count == FAST_ELEMENTS:
+                packed_free(out.lp)
+                out.lp = NULL
                 return False
             s = element_text(&e, buf, &n)
             if not e.is_int and not parse_int64(s, n, &v):
@@ -1173,10 +1175,15 @@ cdef bint packed_again(bytes blob, Packing* out, uint32_t stride, bint unique) e
             out.text += n
             if n > out.longest:
                 out.longest = n
+        if out.count == 0:
+            raise PayloadError("empty collection")
+    except BaseException:
+        packed_free(out.lp)
+        out.lp = NULL
+        raise
     finally:
-        ht_free(seen)
-    if out.count == 0:
-        raise PayloadError("empty collection")
+        if seen != NULL:
+            ht_free(seen)
     return True
 
 
@@ -1217,12 +1224,12 @@ cdef object zset_packed(bytes blob, EncodingLimits limits):
     cdef char buf[24]
     cdef char last_buf[24]
     cdef char text[32]
-    cdef unsigned char* lp
-    cdef HTable* seen
-    lp_open(blob, &c)
-    lp = packed_new()
-    seen = ht_new(False)
+    cdef unsigned char* lp = NULL
+    cdef HTable* seen = NULL
     try:
+        lp_open(blob, &c)
+        lp = packed_new()
+        seen = ht_new(False)
         while lp_next(&c, &member):
             if not lp_next(&c, &score_e):
                 raise PayloadError("odd sorted set listpack")
@@ -1251,7 +1258,8 @@ cdef object zset_packed(bytes blob, EncodingLimits limits):
         packed_free(lp)
         raise
     finally:
-        ht_free(seen)
+        if seen != NULL:
+            ht_free(seen)
     if count == 0:
         packed_free(lp)
         raise PayloadError("empty collection")
@@ -1294,57 +1302,44 @@ cdef object set_packed(bytes blob, EncodingLimits limits):
     """A listpack set: an intset when all its members are integers that fit one (as
     a set built from them), else our listpack of them in the payload's order."""
     cdef Packing out
-    out.lp = NULL
     cdef IntSet* ints
     cdef uint64_t i
     cdef int64_t v
     cdef LpCursor c
     cdef LpElement e
-    try:
-        if not packed_again(blob, &out, 1, True):
-            packed_free(out.lp)
-            return None
-        if out.all_ints and out.count <= <uint64_t>limits.set_max_intset_entries:
-            packed_free(out.lp)
-            out.lp = NULL
-            ints = is_new()
-            lp_open(blob, &c)
-            try:
-                while lp_next(&c, &e):
-                    if not e.is_int:
-                        parse_int64(e.s, e.n, &v)
-                    is_add(&ints, e.v if e.is_int else v)
-            except BaseException:
-                is_free(ints)
-                raise
-            return set_of_intset(ints)
-        if (out.count > <uint64_t>limits.set_max_listpack_entries
-                or out.longest > <uint64_t>limits.set_max_listpack_value):
-            packed_free(out.lp)
-            return None
-    except BaseException:
+    if not packed_again(blob, &out, 1, True):
+        return None
+    if out.all_ints and out.count <= <uint64_t>limits.set_max_intset_entries:
         packed_free(out.lp)
-        raise
+        ints = is_new()
+        lp_open(blob, &c)
+        try:
+            while lp_next(&c, &e):
+                if not e.is_int:
+                    parse_int64(e.s, e.n, &v)
+                is_add(&ints, e.v if e.is_int else v)
+        except BaseException:
+            is_free(ints)
+            raise
+        return set_of_intset(ints)
+    if (out.count > <uint64_t>limits.set_max_listpack_entries
+            or out.longest > <uint64_t>limits.set_max_listpack_value):
+        packed_free(out.lp)
+        return None
     return set_of_listpack(out.lp)
 
 
 cdef object hash_packed(bytes blob, EncodingLimits limits):
     """A listpack hash re-packed as ours, its pairs in the payload's order."""
     cdef Packing out
-    out.lp = NULL
-    try:
-        if not packed_again(blob, &out, 2, True):
-            packed_free(out.lp)
-            return None
+    if not packed_again(blob, &out, 2, True):
+        return None
+    if (out.count % 2 or out.count // 2 > <uint64_t>limits.hash_max_listpack_entries
+            or out.longest > <uint64_t>limits.hash_max_listpack_value):
+        packed_free(out.lp)
         if out.count % 2:
             raise PayloadError("odd hash listpack")
-        if (out.count // 2 > <uint64_t>limits.hash_max_listpack_entries
-                or out.longest > <uint64_t>limits.hash_max_listpack_value):
-            packed_free(out.lp)
-            return None
-    except BaseException:
-        packed_free(out.lp)
-        raise
+        return None
     return hash_of_listpack(out.lp)
 
 
@@ -1352,17 +1347,12 @@ cdef object list_packed(Reader r, EncodingLimits limits):
     """A quicklist of one listpack node (what 7.0 writes for a small list) re-packed
     as ours, when pushing its elements would leave a listpack too."""
     cdef Packing out
-    out.lp = NULL
-    if r.length() != 1 or r.length() != QUICKLIST_PACKED:
+    if (r.length() != 1 or r.length() != QUICKLIST_PACKED
+            or not packed_again(r.string(), &out, 1, False)):
         return None
-    try:
-        if (not packed_again(r.string(), &out, 1, False)
-                or not fit_one_listpack(out.text, out.count, limits)):
-            packed_free(out.lp)
-            return None
-    except BaseException:
+    if not fit_one_listpack(out.text, out.count, limits):
         packed_free(out.lp)
-        raise
+        return None
     return list_of_listpack(out.lp)
 
 
