@@ -73,7 +73,8 @@ cdef class Database:
     cdef object lookup_stream(self, bytes key, int64_t now)
     # The value at key if it is of type `cls`, None if absent; WRONGTYPE otherwise.
     cpdef object lookup_typed(self, bytes key, int64_t now, type cls)
-    # The value at key, None if absent, whether due or not, its access untouched.
+    # The value at key, None if absent, whether due or not, its access untouched; to
+    # read only (a packed collection's is a copy: its entry stays packed).
     cpdef object peek(self, bytes key)
     # A collection at key changed in place: its footprint is counted again.
     cpdef void mark_encoding(self, bytes key, int mark)

@@ -368,9 +368,7 @@ cdef class Database:
 
     cpdef object peek(self, bytes key):
         cdef HEntry* e = self.entry(key)
-        if e == NULL:
-            return None
-        return self.attach(key, e) if head(self.table, e) & PACKS else value_of(self.table, e)
+        return value_of(self.table, e) if e != NULL else None
 
     cpdef void store(self, bytes key, object value):
         cdef HEntry* e = self.entry(key)

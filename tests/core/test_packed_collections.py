@@ -10,6 +10,7 @@ from typing import Iterator
 import pytest
 
 from engine import Engine
+from engine.core.hash_value import HashValue
 
 KEYS = 2000
 # type -> (the command filling a key, its arguments, OBJECT ENCODING, the read-out)
@@ -29,8 +30,8 @@ SHAPES = {
 
 @contextmanager
 def in_account(eng: Engine) -> Iterator[None]:
-    """Direct reads of a database counted to its engine, as its commands' are (a lookup
-    of a packed key allocates its object)."""
+    """Direct lookups in a database counted to its engine, as its commands' are (a
+    lookup of a packed key allocates its object)."""
     previous = eng.memory.enter()
     try:
         yield
@@ -55,37 +56,35 @@ def test_a_small_collection_costs_its_buffer_and_one_entry(shape):
         key = f"key:{i}"
         eng.execute(command, key, *members(i))
         if i % 500 == 0:
-            with in_account(eng):
-                first[key] = (eng.execute(read[0], key, *read[1:]),
-                              db.peek(key.encode()).nbytes)
+            first[key] = (eng.execute(read[0], key, *read[1:]), db.peek(key.encode()).nbytes)
     per_key = (eng.used_memory() - before) / KEYS
-    with in_account(eng):
-        buffer = db.peek(b"key:7").memory_bytes()
+    buffer = db.peek(b"key:7").memory_bytes()
     assert per_key - buffer < 64, (per_key, buffer)
     for key, (reply, nbytes) in first.items():
         assert eng.execute("OBJECT", "ENCODING", key) == encoding
         assert eng.execute(read[0], key, *read[1:]) == reply
-        with in_account(eng):
-            assert db.peek(key.encode()).nbytes == nbytes
+        assert db.peek(key.encode()).nbytes == nbytes
     eng.execute("FLUSHALL")
     assert eng.used_memory() == before
 
 
 def test_a_value_held_outside_its_entry_stays_the_one_commands_change():
     """Packing replaces a key's object only when the entry alone holds it: a value
-    someone holds across many other lookups is still the key's, and sees its changes."""
+    someone looked up and holds across many other lookups is still the key's, and sees
+    its changes. A peek (to read) leaves a packed entry packed: a copy."""
     eng = Engine()
     db = eng.databases[0]
     for i in range(200):
         eng.execute("HSET", f"h:{i}", "f", i)
+    assert db.peek(b"h:150") is not db.peek(b"h:150")
     with in_account(eng):
-        held = db.peek(b"h:3")
+        held = db.lookup_typed(b"h:3", db.last_now, HashValue)
     for _ in range(3):
         for i in range(200):
             eng.execute("HGET", f"h:{i}", "f")
     eng.execute("HSET", "h:3", "g", "new")
     with in_account(eng):
-        assert db.peek(b"h:3") is held
+        assert db.lookup_typed(b"h:3", db.last_now, HashValue) is held
     assert held.to_record() == [b"f", b"3", b"g", b"new"]
 
 
