@@ -56,6 +56,7 @@ cdef enum:
     INLINE_MAX = 44                # longest string kept in its entry (Redis's embstr)
     ACCESS_SIZE = 8
     LOOSE_MAX = 32                 # loose keys (keyspace.pxd) that make a database settle
+    PACK_SLACK = 48                # bytes a packed entry may keep beyond its value
     PACK_SHIFT = 57
 # In `access`: the value follows it in the entry, a string or (PACKS not 0) a packed
 # collection of that kind (engine/core/packed.pxd).
@@ -101,6 +102,15 @@ cdef inline int64_t entry_estimate(size_t size) noexcept:
     """The usable bytes malloc gives for `size` (glibc's 16-byte chunks, 8 of header)."""
     cdef size_t chunk = (size + 8 + 15) & ~(<size_t>15)
     return <int64_t>(chunk if chunk > 32 else 32) - 8
+
+
+cdef inline bint fits(const HEntry* e, size_t vlen, size_t slack) noexcept:
+    """Whether the entry's allocation holds a value of vlen bytes with at most `slack`
+    bytes to spare: the value can then change there, its length with it (the table
+    counts allocations, which stay), without a new entry and the key hashed again."""
+    cdef size_t need = sizeof(HEntry) + e.klen + vlen
+    cdef size_t have = malloc_usable_size(<void*>e)
+    return need <= have <= need + slack
 
 
 cdef inline int64_t head(const HTable* t, const HEntry* e) noexcept:
@@ -263,8 +273,12 @@ cdef class Database:
         s.access = h & ~(INLINE | PACKS)
         s.value = <PyObject*>value
         s.counted = footprint(value)
-        ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
-               PyBytes_GET_SIZE(key), <const unsigned char*>&s, SLOT_COUNTED)
+        if fits(e, SLOT_COUNTED, <size_t>-1 >> 1):  # until packed again, in its place
+            e.vlen = SLOT_COUNTED
+            write_slot(self.table, e, &s)
+        else:
+            ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
+                   PyBytes_GET_SIZE(key), <const unsigned char*>&s, SLOT_COUNTED)
         Py_INCREF(value)                           # the entry's reference
         self.packed_bytes -= size
         self.object_bytes += s.counted
@@ -303,17 +317,22 @@ cdef class Database:
         kind = packed_form(<object>s.value, &p, &n)
         if kind == 0:
             return True
-        buf = <unsigned char*>malloc(ACCESS_SIZE + n)
-        if buf == NULL:
-            raise MemoryError()
         h = s.access | INLINE | (<int64_t>kind << PACK_SHIFT)
-        memcpy(buf, &h, ACCESS_SIZE)
-        memcpy(buf + ACCESS_SIZE, p, n)
-        try:
-            ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
-                   PyBytes_GET_SIZE(key), buf, ACCESS_SIZE + n)
-        finally:
-            free(buf)
+        if fits(e, ACCESS_SIZE + n, PACK_SLACK):    # its entry from before the lookup
+            e.vlen = <uint32_t>(ACCESS_SIZE + n)
+            set_head(self.table, e, h)
+            memcpy(<unsigned char*>ht_value(self.table, e) + ACCESS_SIZE, p, n)
+        else:
+            buf = <unsigned char*>malloc(ACCESS_SIZE + n)
+            if buf == NULL:
+                raise MemoryError()
+            memcpy(buf, &h, ACCESS_SIZE)
+            memcpy(buf + ACCESS_SIZE, p, n)
+            try:
+                ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
+                       PyBytes_GET_SIZE(key), buf, ACCESS_SIZE + n)
+            finally:
+                free(buf)
         self.packed_bytes += n
         self.object_bytes -= s.counted
         Py_DECREF(<object>s.value)                 # the old entry's: the object goes
