@@ -16,6 +16,7 @@ Engine.restore_function_codes, without knowing what it holds.
 from __future__ import annotations
 
 import re
+import sys
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -209,6 +210,19 @@ class Functions:
         self.libraries = {}
         self.functions = {}
 
+    def cache_bytes(self) -> int:
+        """What the libraries hold outside the Lua heap: their code and names, their
+        functions' names, descriptions and handles, and the dicts that find them
+        (MEMORY STATS functions.caches)."""
+        total = sys.getsizeof(self.libraries) + sys.getsizeof(self.functions)
+        for library in self.libraries.values():
+            total += (sys.getsizeof(library) + sys.getsizeof(library.name)
+                      + sys.getsizeof(library.code) + sys.getsizeof(library.functions))
+            for fn in library.functions.values():
+                total += (sys.getsizeof(fn) + sys.getsizeof(fn.name) + sys.getsizeof(fn.script)
+                          + (sys.getsizeof(fn.description) if fn.description is not None else 0))
+        return total
+
     # -- dump and restore --------------------------------------------------------------
 
     def codes(self) -> list:
@@ -395,7 +409,8 @@ def engine_functions(engine: Any) -> Functions:
     functions = engine.functions
     if functions is None:
         from engine.api.session import Session      # (session imports this module)
-        functions = engine.functions = Functions(engine, Session.version)
+        functions = engine.functions = engine.keyspace.functions = Functions(engine,
+                                                                             Session.version)
     return functions
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 from collections.abc import Callable
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Optional
@@ -129,7 +130,7 @@ class Scripting(ScriptRunner):
         """The engine's scripting, made on first use."""
         scripting = engine.scripting
         if scripting is None:
-            scripting = engine.scripting = cls(engine, redis_version)
+            scripting = engine.scripting = engine.keyspace.scripting = cls(engine, redis_version)
         return scripting
 
     def _new_runtime(self) -> ScriptRuntime:
@@ -157,6 +158,21 @@ class Scripting(ScriptRunner):
         self.scripts = {}
         self._sha_of = {}
         self.runtime = self._new_runtime()
+
+    # memory ---------------------------------------------------------------------------
+
+    def vm_bytes(self) -> int:
+        """The Lua heap of its interpreter, compiled scripts included (INFO's
+        used_memory_vm_eval)."""
+        return self.runtime.lua.get_memory_used(total=True) or 0
+
+    def cache_bytes(self) -> int:
+        """What the script cache holds outside the Lua heap: each script's body, its
+        sha1 and handle, and the two dicts that find them (MEMORY STATS lua.caches)."""
+        return (sys.getsizeof(self.scripts) + sys.getsizeof(self._sha_of)
+                + sum(sys.getsizeof(body) + sys.getsizeof(sha)
+                      for body, sha in self._sha_of.items())
+                + sum(sys.getsizeof(script) for script in self.scripts.values()))
 
     # long scripts -----------------------------------------------------------------------
 

@@ -71,6 +71,12 @@ def index_overhead(databases) -> int:
     return total
 
 
+def cache_bytes(scripts) -> int:
+    """What an engine's EVAL scripts or FUNCTION libraries (None: never made) hold
+    outside their Lua heap."""
+    return 0 if scripts is None else scripts.cache_bytes()
+
+
 @command("memory|stats")
 def memory_stats(CommandContext ctx, list argv):
     keyspace = ctx.keyspace
@@ -82,8 +88,9 @@ def memory_stats(CommandContext ctx, list argv):
     cdef Database db
     stats = {b"peak.allocated": peak, b"total.allocated": used, b"startup.allocated": 0,
              b"replication.backlog": 0, b"clients.slaves": 0, b"clients.normal": 0,
-             b"cluster.links": 0, b"aof.buffer": 0, b"lua.caches": 0,
-             b"functions.caches": 0}
+             b"cluster.links": 0, b"aof.buffer": 0,
+             b"lua.caches": cache_bytes(keyspace.scripting),
+             b"functions.caches": cache_bytes(keyspace.functions)}
     for db in keyspace.databases:
         if len(db):
             keys += len(db)

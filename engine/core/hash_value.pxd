@@ -15,3 +15,6 @@ cdef class HashValue:
     cdef int store(self, bytes field, bytes value, EncodingLimits limits) except -1
     cdef int convert(self) except -1
     cdef object random_one(self)
+
+# A listpack-encoded hash owning lp, a listpack of its field, value pairs.
+cdef HashValue hash_of_listpack(unsigned char* lp)

@@ -12,7 +12,7 @@ from engine.core.hashtable cimport (
     ht_iter_next, ht_key, ht_new, ht_random, ht_random_u64, ht_set, ht_value)
 from engine.core.listpack cimport (
     lp_append, lp_bytes, lp_copy, lp_count, lp_delete, lp_find, lp_first, lp_free,
-    lp_get_bytes, lp_new, lp_next, lp_replace, lp_seek)
+    lp_get_bytes, lp_new, lp_next, lp_replace, lp_seek, lp_text_bytes)
 
 OBJECT_OVERHEAD = 48          # the value object itself (its C data is counted apart)
 
@@ -226,3 +226,16 @@ cdef class HashValue:
         if len(out) * 2 != len(items):
             raise ValueError("a hash record repeats a field")
         return out
+
+
+cdef HashValue hash_of_listpack(unsigned char* lp):
+    cdef HashValue out
+    try:
+        out = HashValue.__new__(HashValue)
+    except MemoryError:
+        lp_free(lp)
+        raise
+    lp_free(out.lp)
+    out.lp = lp
+    out.nbytes = lp_text_bytes(lp, 1)
+    return out

@@ -10,6 +10,11 @@
 # a collection the bytes counted for it);
 # a second table maps each key with a TTL to its absolute expiry in ms (the active
 # sweep walks it with a cursor; volatile-* eviction picks from it at random).
+#
+# A small collection (a listpack or intset encoding) is kept packed in its key's entry,
+# with no value object (engine/core/packed.pxd). A lookup makes its object and the
+# entry holds that instead (the key becomes "loose"); every few lookups or stores of
+# collections, the loose keys whose object nothing else holds are packed again.
 
 from libc.stdint cimport int64_t, uint64_t
 from cpython.object cimport PyObject
@@ -52,13 +57,24 @@ cdef class Database:
     cdef public int64_t last_now   # the `now` of the latest lookup (stores use it)
     cdef public bint loading       # replaying a log: nothing expires (as Redis while
                                    # loading; due keys go once the load is over)
+    cdef list loose                # keys whose collection may be packed again
+    cdef Py_ssize_t settle_at      # the length of `loose` that packs them
+    cdef int64_t packed_bytes      # the collections' bytes in packed entries
 
     cdef HEntry* entry(self, bytes key) noexcept
+    # The object of e's packed collection, which the entry then holds.
+    cdef object attach(self, bytes key, HEntry* e)
+    cdef int loosened(self, bytes key) except -1
+    # Packs the loose keys' collections that nothing else holds.
+    cdef int settle(self) except -1
+    # Packs key's small collection into its entry; False while something else holds it.
+    cdef bint pack(self, bytes key) except -1
     cdef object lookup(self, bytes key, int64_t now)
     cdef object lookup_stream(self, bytes key, int64_t now)
     # The value at key if it is of type `cls`, None if absent; WRONGTYPE otherwise.
     cpdef object lookup_typed(self, bytes key, int64_t now, type cls)
-    # The value at key, None if absent, whether due or not, its access untouched.
+    # The value at key, None if absent, whether due or not, its access untouched; to
+    # read only (a packed collection's is a copy: its entry stays packed).
     cpdef object peek(self, bytes key)
     # A collection at key changed in place: its footprint is counted again.
     cpdef void mark_encoding(self, bytes key, int mark)
@@ -110,6 +126,10 @@ cdef class Keyspace:
     cdef public int stream_idmp_duration # a new stream's IDMP settings until XCFGSET
     cdef public int stream_idmp_maxsize
     cdef readonly int64_t peak_memory    # the highest used_memory seen
+    # The engine's EVAL script cache and FUNCTION libraries once made (engine/api's
+    # Scripting and Functions), or None: MEMORY STATS reads their cache_bytes().
+    cdef public object scripting
+    cdef public object functions
     # Bytes held for stored data (INFO's used_memory): the counted C allocations plus
     # the Python objects of keys and strings.
     cpdef int64_t used_memory(self)

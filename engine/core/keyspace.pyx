@@ -5,6 +5,7 @@ from cpython.bytes cimport (PyBytes_AS_STRING, PyBytes_GET_SIZE,
                             PyBytes_FromStringAndSize)
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_DECREF
+from libc.stdlib cimport malloc, free
 import sys
 from random import random
 
@@ -13,6 +14,7 @@ from engine.core.hashtable cimport (
     HTable, HEntry, HIter, ht_new, ht_free, ht_clear, ht_count, ht_bytes, ht_key, ht_value,
     ht_find, ht_set, ht_delete, ht_random, ht_scan, ht_iter_init, ht_iter_next)
 from engine.core.memory cimport MemoryAccount
+from engine.core.packed cimport packed_form, unpacked
 from engine.core.stream cimport Stream
 from engine.core.groups cimport ConsumerGroup
 from engine.core.value_types import COLLECTION_CLASSES
@@ -54,12 +56,18 @@ cdef enum:
     SWEEP_VISITS = 20              # buckets the active sweep visits per key it may remove
     INLINE_MAX = 44                # longest string kept in its entry (Redis's embstr)
     ACCESS_SIZE = 8
-cdef int64_t INLINE = 1LL << 62    # in `access`: the string follows it in the entry
+    LOOSE_MAX = 32                 # loose keys (keyspace.pxd) that make a database settle
+    PACK_SLACK = 48                # bytes a packed entry may keep beyond its value
+    PACK_SHIFT = 57
+# In `access`: the value follows it in the entry, a string or (PACKS not 0) a packed
+# collection of that kind (engine/core/packed.pxd).
+cdef int64_t INLINE = 1LL << 62
+cdef int64_t PACKS = 7LL << PACK_SHIFT
 # In `access` too: how Redis would have encoded a string that a command made other than
 # by storing it (OBJECT ENCODING / REFCOUNT); a store clears it (ENCODED_AS_* in keyspace.pxd).
 cdef int64_t MARK_SHIFT = 60
 cdef int64_t MARKS = 3LL << MARK_SHIFT
-cdef int64_t FLAGS = INLINE | MARKS
+cdef int64_t FLAGS = INLINE | MARKS | PACKS
 cdef int64_t STREAM_OBJECT = sys.getsizeof(Stream()) + sys.getsizeof({})
 
 # What a database frees when it is dropped goes here: the garbage collector may drop
@@ -91,6 +99,21 @@ cdef inline int64_t footprint(object value):
     return <int64_t>value.footprint()
 
 
+cdef inline int64_t entry_estimate(size_t size) noexcept:
+    """The usable bytes malloc gives for `size` (glibc's 16-byte chunks, 8 of header)."""
+    cdef size_t chunk = (size + 8 + 15) & ~(<size_t>15)
+    return <int64_t>(chunk if chunk > 32 else 32) - 8
+
+
+cdef inline bint fits(const HEntry* e, size_t vlen, size_t slack) noexcept:
+    """Whether the entry's allocation holds a value of vlen bytes with at most `slack`
+    bytes to spare: the value can then change there, its length with it (the table
+    counts allocations, which stay), without a new entry and the key hashed again."""
+    cdef size_t need = sizeof(HEntry) + e.klen + vlen
+    cdef size_t have = malloc_usable_size(<void*>e)
+    return need <= have <= need + slack
+
+
 cdef inline int64_t head(const HTable* t, const HEntry* e) noexcept:
     """The slot's `access` field, INLINE bit included."""
     # Entries keep their value right after the key, unaligned: copied, never cast.
@@ -118,9 +141,14 @@ cdef inline bint inlined(object value) noexcept:
 
 
 cdef object value_of(const HTable* t, const HEntry* e):
-    """The value of an entry: a new bytes object for an inline string."""
+    """The value of an entry: a new bytes object for an inline string, a new value
+    object (the entry unchanged) for a packed collection."""
     cdef KeySlot s
-    if head(t, e) & INLINE:
+    cdef int64_t h = head(t, e)
+    if h & PACKS:
+        return unpacked(<int>((h & PACKS) >> PACK_SHIFT), ht_value(t, e) + ACCESS_SIZE,
+                        e.vlen - ACCESS_SIZE)
+    if h & INLINE:
         return PyBytes_FromStringAndSize(<const char*>ht_value(t, e) + ACCESS_SIZE,
                                          e.vlen - ACCESS_SIZE)
     read_slot(t, e, &s)
@@ -220,6 +248,8 @@ cdef class Database:
     def __init__(self, int index=0):
         self.index = index
         self.expired = []
+        self.loose = []
+        self.settle_at = LOOSE_MAX
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
 
@@ -236,6 +266,79 @@ cdef class Database:
         return ht_find(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
                        PyBytes_GET_SIZE(key))
 
+    cdef object attach(self, bytes key, HEntry* e):
+        cdef int64_t h = head(self.table, e)
+        cdef object value = value_of(self.table, e)
+        cdef int64_t size = e.vlen - ACCESS_SIZE
+        cdef KeySlot s
+        s.access = h & ~(INLINE | PACKS)
+        s.value = <PyObject*>value
+        s.counted = footprint(value)
+        if fits(e, SLOT_COUNTED, <size_t>-1 >> 1):  # until packed again, in its place
+            e.vlen = SLOT_COUNTED
+            write_slot(self.table, e, &s)
+        else:
+            ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
+                   PyBytes_GET_SIZE(key), <const unsigned char*>&s, SLOT_COUNTED)
+        Py_INCREF(value)                           # the entry's reference
+        self.packed_bytes -= size
+        self.object_bytes += s.counted
+        self.loosened(key)
+        return value
+
+    cdef int loosened(self, bytes key) except -1:
+        self.loose.append(key)
+        if len(self.loose) >= self.settle_at:
+            self.settle()
+        return 0
+
+    cdef int settle(self) except -1:
+        cdef list keys = self.loose
+        cdef list held = []
+        self.loose = held
+        for key in keys:
+            if not self.pack(key):
+                held.append(key)
+        self.settle_at = len(held) + LOOSE_MAX
+        return 0
+
+    cdef bint pack(self, bytes key) except -1:
+        cdef HEntry* e = self.entry(key)
+        cdef KeySlot s
+        cdef const unsigned char* p
+        cdef size_t n
+        cdef int kind
+        cdef int64_t h
+        cdef unsigned char* buf
+        if e == NULL or head(self.table, e) & INLINE:
+            return True
+        read_slot(self.table, e, &s)
+        if s.value.ob_refcnt != 1:                 # not the entry's alone
+            return False
+        kind = packed_form(<object>s.value, &p, &n)
+        if kind == 0:
+            return True
+        h = s.access | INLINE | (<int64_t>kind << PACK_SHIFT)
+        if fits(e, ACCESS_SIZE + n, PACK_SLACK):    # its entry from before the lookup
+            e.vlen = <uint32_t>(ACCESS_SIZE + n)
+            set_head(self.table, e, h)
+            memcpy(<unsigned char*>ht_value(self.table, e) + ACCESS_SIZE, p, n)
+        else:
+            buf = <unsigned char*>malloc(ACCESS_SIZE + n)
+            if buf == NULL:
+                raise MemoryError()
+            memcpy(buf, &h, ACCESS_SIZE)
+            memcpy(buf + ACCESS_SIZE, p, n)
+            try:
+                ht_set(self.table, <const unsigned char*>PyBytes_AS_STRING(key),
+                       PyBytes_GET_SIZE(key), buf, ACCESS_SIZE + n)
+            finally:
+                free(buf)
+        self.packed_bytes += n
+        self.object_bytes -= s.counted
+        Py_DECREF(<object>s.value)                 # the old entry's: the object goes
+        return True
+
     cdef object lookup(self, bytes key, int64_t now):
         """The live value of key, or None; an expired key is removed here."""
         cdef HEntry* e = self.entry(key)
@@ -247,8 +350,13 @@ cdef class Database:
             self.remove(key)
             self.expired.append(key)
             return None
-        cdef object value = value_of(self.table, e)
+        cdef object value
         cdef int64_t h
+        if head(self.table, e) & PACKS:
+            value = self.attach(key, e)
+            e = self.entry(key)
+        else:
+            value = value_of(self.table, e)
         if untouched:
             return value
         if type(value) is Stream:
@@ -297,6 +405,8 @@ cdef class Database:
         else:
             h = head(self.table, e)
             self.object_bytes -= counted_of(self.table, e)
+            if h & PACKS:
+                self.packed_bytes -= e.vlen - ACCESS_SIZE
             if not h & INLINE:
                 read_slot(self.table, e, &old)
                 previous = <object>old.value      # held until the entry lets it go
@@ -332,6 +442,8 @@ cdef class Database:
         if type(value) is Stream:
             (<Stream>value).access_time = s.access
         self.object_bytes += s.counted
+        if collection:
+            self.loosened(key)
 
     cdef Py_ssize_t append(self, bytes key, bytes tail) except -1:
         """Appends tail to the string at key (present, a bytes value); its new length.
@@ -400,6 +512,8 @@ cdef class Database:
             return False
         cdef object value = None
         self.object_bytes -= counted_of(self.table, e)
+        if head(self.table, e) & PACKS:
+            self.packed_bytes -= e.vlen - ACCESS_SIZE
         if not head(self.table, e) & INLINE:
             read_slot(self.table, e, &s)
             value = <object>s.value                # keeps it alive past the entry
@@ -435,7 +549,7 @@ cdef class Database:
         return ht_count(self.volatile)
 
     cpdef int64_t main_table_bytes(self):
-        return ht_bytes(self.table) - sizeof(HTable)
+        return ht_bytes(self.table) - sizeof(HTable) - self.packed_bytes
 
     cpdef int64_t expires_table_bytes(self):
         return ht_bytes(self.volatile) - sizeof(HTable)
@@ -443,15 +557,22 @@ cdef class Database:
     cpdef int64_t usage(self, bytes key, object value):
         cdef HEntry* e = self.entry(key)
         cdef HEntry* v
-        cdef int64_t size = 0 if e != NULL and head(self.table, e) & INLINE else footprint(value)
-        if type(value) is Stream:                      # its nodes, their index, its groups' PELs
-            size += <int64_t>(<Stream>value).memory_bytes()
-            for group in (<Stream>value).groups.values():
-                size += <int64_t>(<ConsumerGroup>group).memory_bytes()
-        elif type(value) is not bytes and hasattr(value, "memory_bytes"):
-            size += <int64_t>value.memory_bytes()     # what it holds in C memory
-        if e != NULL:
-            size += malloc_usable_size(e) + BUCKET
+        cdef const unsigned char* p
+        cdef size_t n
+        cdef int64_t size
+        if packed_form(value, &p, &n):             # what its packed entry holds
+            size = entry_estimate(sizeof(HEntry) + PyBytes_GET_SIZE(key) + ACCESS_SIZE
+                                  + n) + BUCKET
+        else:
+            size = 0 if e != NULL and head(self.table, e) & INLINE else footprint(value)
+            if type(value) is Stream:              # its nodes, their index, its groups' PELs
+                size += <int64_t>(<Stream>value).memory_bytes()
+                for group in (<Stream>value).groups.values():
+                    size += <int64_t>(<ConsumerGroup>group).memory_bytes()
+            elif type(value) is not bytes and hasattr(value, "memory_bytes"):
+                size += <int64_t>value.memory_bytes()     # what it holds in C memory
+            if e != NULL:
+                size += malloc_usable_size(e) + BUCKET
         if ht_count(self.volatile):
             v = ht_find(self.volatile, <const unsigned char*>PyBytes_AS_STRING(key),
                         PyBytes_GET_SIZE(key))
@@ -521,7 +642,9 @@ cdef class Database:
         release_values(self.table)
         ht_clear(self.table)
         ht_clear(self.volatile)
-        self.object_bytes = 0
+        self.object_bytes = self.packed_bytes = 0
+        self.loose = []
+        self.settle_at = LOOSE_MAX
         self.sweep_cursor = 0
         self.version += 1
 
@@ -531,6 +654,9 @@ cdef class Database:
         self.table, src.table = src.table, self.table
         self.volatile, src.volatile = src.volatile, self.volatile
         self.object_bytes, src.object_bytes = src.object_bytes, self.object_bytes
+        self.packed_bytes, src.packed_bytes = src.packed_bytes, self.packed_bytes
+        self.loose, src.loose = src.loose, self.loose
+        self.settle_at = src.settle_at
         src.clear()
         self.expired = []
         self.sweep_cursor = 0
@@ -542,6 +668,9 @@ cdef class Database:
         self.table, other.table = other.table, self.table
         self.volatile, other.volatile = other.volatile, self.volatile
         self.object_bytes, other.object_bytes = other.object_bytes, self.object_bytes
+        self.packed_bytes, other.packed_bytes = other.packed_bytes, self.packed_bytes
+        self.loose, other.loose = other.loose, self.loose
+        self.settle_at, other.settle_at = other.settle_at, self.settle_at
         self.sweep_cursor = other.sweep_cursor = 0
         self.version += 1
         other.version += 1

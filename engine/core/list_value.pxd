@@ -71,3 +71,8 @@ cdef class ListValue:
 
 cdef int cursor_next(QCursor* c) except -1
 cdef void cursor_close(QCursor* c) noexcept
+
+# A listpack-encoded list owning lp, a listpack of its elements (not empty).
+cdef ListValue list_of_listpack(unsigned char* lp)
+# Whether `count` elements of `text_bytes` pushed on an empty list leave it a listpack.
+cdef bint fit_one_listpack(int64_t text_bytes, int64_t count, EncodingLimits limits) noexcept

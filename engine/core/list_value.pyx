@@ -14,7 +14,7 @@ from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
 from engine.core.listpack cimport (
     LpEntry, lp_append, lp_bytes, lp_count, lp_delete, lp_end, lp_equals, lp_first, lp_get,
     lp_get_bytes, lp_insert, lp_last, lp_new, lp_next, lp_prev, lp_replace, lp_seek,
-    lp_string)
+    lp_string, lp_text_bytes)
 from engine.core.lzf cimport lzf_compress, lzf_decompress_to
 from engine.core.memory cimport mem_alloc, mem_free, mem_realloc
 from libc.string cimport memcpy
@@ -26,6 +26,7 @@ DEF SIZE_SAFETY_LIMIT = 8192  # a node's bytes under a positive (count) limit
 DEF SIZE_ESTIMATE_OVERHEAD = 8  # what one entry may add beyond its string (Redis's guess)
 DEF MIN_COMPRESS_BYTES = 48   # smaller nodes are not worth compressing
 DEF MIN_COMPRESS_IMPROVE = 8  # compression must save this much to be kept
+DEF EMPTY_LISTPACK = 7        # an empty listpack's bytes as Redis counts them
 
 
 cdef inline void node_limit(int fill, uint64_t* size, uint64_t* count) noexcept:
@@ -341,7 +342,7 @@ cdef class ListValue:
                         EncodingLimits limits) except -1:
         """Before adding add_count elements of add_bytes: a listpack that would pass
         the limit becomes a quicklist (Redis's listTypeTryConvertListpack)."""
-        cdef uint64_t size = node_size(self.head) if self.head != NULL else 7
+        cdef uint64_t size = node_size(self.head) if self.head != NULL else EMPTY_LISTPACK
         cdef uint64_t count = self.head.count if self.head != NULL else 0
         if self.quick:
             return 0
@@ -723,3 +724,21 @@ cdef class ListValue:
         if not items or any(type(item) is not bytes for item in items):
             raise ValueError("a list record holds no elements, or one is not a byte string")
         return cls(items, limits)
+
+
+cdef bint fit_one_listpack(int64_t text_bytes, int64_t count, EncodingLimits limits) noexcept:
+    return not exceeds(limits.list_max_listpack_size, EMPTY_LISTPACK + text_bytes, count)
+
+
+cdef ListValue list_of_listpack(unsigned char* lp):
+    cdef ListValue out = ListValue.__new__(ListValue)
+    cdef QNode* n
+    try:
+        n = node_new(lp)
+    except MemoryError:
+        mem_free(lp)
+        raise
+    out.link(NULL, n, True)
+    out.length = n.count
+    out.nbytes = lp_text_bytes(lp, 1)
+    return out

@@ -40,6 +40,8 @@ cdef size_t lp_seek(const unsigned char* lp, long index) noexcept
 cdef void lp_get(const unsigned char* lp, size_t off, LpEntry* e) noexcept
 cdef const unsigned char* lp_string(LpEntry* e, uint32_t* n) noexcept
 cdef object lp_get_bytes(const unsigned char* lp, size_t off)
+# The text bytes of entries 0, stride, 2 * stride... (a collection's `nbytes`).
+cdef int64_t lp_text_bytes(const unsigned char* lp, uint32_t stride) noexcept
 cdef bint lp_equals(const unsigned char* lp, size_t off, const unsigned char* s, size_t n) noexcept
 cdef size_t lp_find(const unsigned char* lp, size_t off, const unsigned char* s, size_t n,
                     uint32_t skip) noexcept

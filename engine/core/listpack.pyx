@@ -305,6 +305,21 @@ cdef const unsigned char* lp_string(LpEntry* e, uint32_t* n) noexcept:
     return e.buf + i
 
 
+cdef int64_t lp_text_bytes(const unsigned char* lp, uint32_t stride) noexcept:
+    cdef size_t off = lp_first(lp)
+    cdef uint32_t i = 0, n
+    cdef int64_t total = 0
+    cdef LpEntry e
+    while off:
+        if i % stride == 0:
+            lp_get(lp, off, &e)
+            lp_string(&e, &n)
+            total += n
+        i += 1
+        off = lp_next(lp, off)
+    return total
+
+
 cdef object lp_get_bytes(const unsigned char* lp, size_t off):
     cdef LpEntry e
     cdef uint32_t n

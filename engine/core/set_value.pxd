@@ -35,3 +35,7 @@ cdef class SetValue:
 
 # A new set for SADD of `hint` members starting with `first` (Redis's setTypeCreate).
 cdef SetValue new_set(bytes first, Py_ssize_t hint, EncodingLimits limits)
+
+# A set owning `ints` (an intset) or lp (a listpack of its members), encoded so.
+cdef SetValue set_of_intset(IntSet* ints)
+cdef SetValue set_of_listpack(unsigned char* lp)

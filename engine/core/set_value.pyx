@@ -16,7 +16,8 @@ from engine.core.intset cimport (
     is_add, is_bytes, is_copy, is_find, is_free, is_get, is_len, is_new, is_remove)
 from engine.core.listpack cimport (
     LpEntry, lp_append, lp_bytes, lp_copy, lp_count, lp_delete, lp_find, lp_first, lp_free,
-    lp_get, lp_get_bytes, lp_new, lp_next, lp_seek, lp_string, parse_int64)
+    lp_get, lp_get_bytes, lp_new, lp_next, lp_seek, lp_string, lp_text_bytes, parse_int64)
+from engine.core.memory cimport mem_free
 
 OBJECT_OVERHEAD = 48          # the value object itself (its C data is counted apart)
 ENCODING_NAMES = (b"intset", b"listpack", b"hashtable")
@@ -321,4 +322,35 @@ cdef SetValue new_set(bytes first, Py_ssize_t hint, EncodingLimits limits):
     if parse_int64(first, len(first), &v) and hint <= limits.set_max_intset_entries:
         return out
     out.convert(SET_LISTPACK if hint <= limits.set_max_listpack_entries else SET_HASHTABLE)
+    return out
+
+
+cdef SetValue set_owning(SetEncoding kind, SetData d):
+    cdef SetValue out
+    try:
+        out = SetValue.__new__(SetValue)
+    except MemoryError:
+        mem_free(d.lp)
+        raise
+    out.free_members()
+    out.kind = kind
+    out.d = d
+    return out
+
+
+cdef SetValue set_of_intset(IntSet* ints):
+    cdef SetData d
+    cdef uint32_t i
+    d.ints = ints
+    cdef SetValue out = set_owning(SET_INTSET, d)
+    for i in range(is_len(ints)):
+        out.nbytes += _digits(is_get(ints, i))
+    return out
+
+
+cdef SetValue set_of_listpack(unsigned char* lp):
+    cdef SetData d
+    d.lp = lp
+    cdef SetValue out = set_owning(SET_LISTPACK, d)
+    out.nbytes = lp_text_bytes(lp, 1)
     return out

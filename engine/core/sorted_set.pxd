@@ -75,3 +75,7 @@ cdef class SortedSetValue:
 # (Redis's zsetTypeCreate: a skiplist from the start when they exceed the limits).
 cdef SortedSetValue new_zset(int64_t size_hint, int64_t longest_hint, EncodingLimits limits)
 cdef bytes score_text(double score)
+
+# A listpack-encoded sorted set owning lp, a listpack of its member, score pairs in
+# (score, member) order.
+cdef SortedSetValue zset_of_listpack(unsigned char* lp)

@@ -23,7 +23,7 @@ from engine.core.hashtable cimport (
     ht_bytes, ht_delete, ht_find, ht_free, ht_new, ht_random_u64, ht_set)
 from engine.core.listpack cimport (
     LpEntry, lp_bytes, lp_copy, lp_count, lp_delete, lp_end, lp_find, lp_first, lp_free,
-    lp_get, lp_insert, lp_last, lp_new, lp_next, lp_prev, lp_seek, lp_string)
+    lp_get, lp_insert, lp_last, lp_new, lp_next, lp_prev, lp_seek, lp_string, lp_text_bytes)
 from engine.core.members cimport MemberFn
 from engine.core.memory cimport mem_alloc, mem_free
 
@@ -826,3 +826,16 @@ cdef class SortedSetValue:
 
 cdef SortedSetValue new_zset(int64_t size_hint, int64_t longest_hint, EncodingLimits limits):
     return SortedSetValue(size_hint, longest_hint, limits)
+
+
+cdef SortedSetValue zset_of_listpack(unsigned char* lp):
+    cdef SortedSetValue out
+    try:
+        out = SortedSetValue.__new__(SortedSetValue)
+    except MemoryError:
+        lp_free(lp)
+        raise
+    lp_free(out.lp)
+    out.lp = lp
+    out.nbytes = lp_text_bytes(lp, 2)
+    return out

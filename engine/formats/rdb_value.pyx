@@ -44,9 +44,11 @@ consumer): whatever it accepts, the snapshot and the AOF rewrite save and load b
 It always checks everything, whatever sanitize-dump-payload says (Redis's `yes`).
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, INT64_MAX
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int16_t, int32_t, int64_t, INT64_MAX
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
+from libc.stdio cimport snprintf
+from libc.stdlib cimport strtod
 
 import struct
 
@@ -60,13 +62,19 @@ from engine.core.stream cimport (Stream, StreamNode, Entry, _data, _entry_head,
 from engine.core.groups cimport (ConsumerGroup, Consumer, PendingEntry, pe_time,
                                  pe_count, estimate_entries_read)
 from engine.core.radix cimport RadixIter, RADIX_FIRST, radix_iter_init, radix_seek, radix_next
-from engine.core.hash_value cimport HashValue
-from engine.core.intset cimport IntSet
-from engine.core.list_value cimport ListValue
+from engine.core.encoding_limits cimport EncodingLimits, DEFAULT_LIMITS
+from engine.core.hash_value cimport HashValue, hash_of_listpack
+from engine.core.intset cimport IntSet, is_add, is_free, is_new
+from engine.core.list_value cimport ListValue, fit_one_listpack, list_of_listpack
 from engine.core.listpack cimport (LP_HEADER as PACKED_HEADER, lp_bytes as packed_bytes,
-                                   lp_count as packed_count)
-from engine.core.set_value cimport SetValue, SET_INTSET, SET_LISTPACK
-from engine.core.sorted_set cimport SortedSetValue
+                                   lp_count as packed_count, lp_new as packed_new,
+                                   lp_free as packed_free, lp_append as packed_append,
+                                   parse_int64)
+from engine.core.hashtable cimport HTable, ht_free, ht_new, ht_set
+from engine.core.memory cimport mem_alloc
+from engine.core.set_value cimport (SetValue, SET_INTSET, SET_LISTPACK, set_of_intset,
+                                    set_of_listpack)
+from engine.core.sorted_set cimport SortedSetValue, zset_of_listpack
 from engine.core.streamid cimport StreamID, id_cmp, id_decode
 
 RDB_TYPE_STRING = 0
@@ -1108,9 +1116,280 @@ COLLECTION_TYPES = frozenset((
     RDB_TYPE_LIST_QUICKLIST_2, RDB_TYPE_SET_LISTPACK))
 
 
+# -- compact payloads straight into our listpacks and intsets ------------------------------
+# A small listpack or intset payload (Redis 7.0's types) becomes the value's own buffer,
+# checked and re-packed element by element in C: no Python object per element. When
+# the engine's limits would give the value another encoding, or the payload is not in
+# the shape Redis writes (a sorted set out of order, an intset not ascending, scores
+# in another syntax), None: the caller rebuilds it from its record, which decides.
+
+cdef enum:
+    FAST_ELEMENTS = 1024       # more: the record's road (duplicates are found in O(n^2) here)
+
+cdef struct Packing:
+    unsigned char* lp          # ours
+    uint64_t count             # elements
+    uint64_t longest           # the longest element's text
+    uint64_t text              # the elements' text bytes
+    bint all_ints
+
+
+cdef const uint8_t* element_text(LpElement* e, char* buf, uint64_t* n) noexcept:
+    if e.is_int:
+        n[0] = snprintf(buf, 24, "%lld", <long long>e.v)
+        return <const uint8_t*>buf
+    n[0] = e.n
+    return e.s
+
+
+cdef bint packed_again(bytes blob, Packing* out, uint32_t stride, bint unique) except -1:
+    """Redis's listpack blob re-packed as ours in out.lp (the caller's when True; when
+    False or raising, out.lp is NULL); elements 0, stride, 2 * stride... may not repeat
+    when `unique`. False past FAST_ELEMENTS elements."""
+    cdef LpCursor c
+    cdef LpElement e
+    cdef char buf[24]
+    cdef const uint8_t* s
+    cdef uint64_t n
+    cdef int64_t v
+    cdef HTable* seen = NULL
+    out.lp = NULL
+    out.count = out.longest = out.text = 0
+    out.all_ints = True
+    try:
+        lp_open(blob, &c)
+        out.lp = packed_new()
+        seen = ht_new(False)
+        while lp_next(&c, &e):
+            if out.count == FAST_ELEMENTS:
+                packed_free(out.lp)
+                out.lp = NULL
+                return False
+            s = element_text(&e, buf, &n)
+            if not e.is_int and not parse_int64(s, n, &v):
+                out.all_ints = False
+            if unique and out.count % stride == 0 and not ht_set(seen, s, n, NULL, 0):
+                raise PayloadError("repeated member")
+            packed_append(&out.lp, s, n)
+            out.count += 1
+            out.text += n
+            if n > out.longest:
+                out.longest = n
+        if out.count == 0:
+            raise PayloadError("empty collection")
+    except BaseException:
+        packed_free(out.lp)
+        out.lp = NULL
+        raise
+    finally:
+        if seen != NULL:
+            ht_free(seen)
+    return True
+
+
+cdef bint score_text_of(LpElement* e, double* score) noexcept:
+    """A listpack score: an integer, or decimal text as Redis writes it."""
+    cdef char buf[48]
+    cdef char* end
+    cdef uint64_t i
+    if e.is_int:
+        score[0] = <double>e.v
+        return True
+    if e.n == 0 or e.n >= 48:
+        return False
+    for i in range(e.n):
+        if e.s[i] not in b"0123456789.eE+-infINF":
+            return False
+    memcpy(buf, e.s, e.n)
+    buf[e.n] = 0
+    score[0] = strtod(buf, &end)
+    return end == buf + e.n and score[0] == score[0]
+
+
+cdef inline int text_cmp(const uint8_t* a, uint64_t an, const uint8_t* b,
+                         uint64_t bn) noexcept:
+    cdef int c = memcmp(a, b, an if an < bn else bn)
+    return c if c else (an > bn) - (an < bn)
+
+
+cdef object zset_packed(bytes blob, EncodingLimits limits):
+    """A listpack sorted set re-packed as ours: in (score, member) order, scores
+    written as our listpacks write them."""
+    cdef LpCursor c
+    cdef LpElement member, score_e
+    cdef double score, last = 0
+    cdef const uint8_t* last_member = NULL
+    cdef uint64_t last_n = 0, n, count = 0
+    cdef const uint8_t* s
+    cdef char buf[24]
+    cdef char last_buf[24]
+    cdef char text[32]
+    cdef unsigned char* lp = NULL
+    cdef HTable* seen = NULL
+    try:
+        lp_open(blob, &c)
+        lp = packed_new()
+        seen = ht_new(False)
+        while lp_next(&c, &member):
+            if not lp_next(&c, &score_e):
+                raise PayloadError("odd sorted set listpack")
+            s = element_text(&member, buf, &n)
+            count += 1
+            if (count > <uint64_t>limits.zset_max_listpack_entries or count > FAST_ELEMENTS
+                    or n > <uint64_t>limits.zset_max_listpack_value
+                    or not score_text_of(&score_e, &score)):
+                packed_free(lp)
+                return None
+            if not ht_set(seen, s, n, NULL, 0):
+                raise PayloadError("repeated member")
+            if last_member != NULL and (score < last or score == last
+                                        and text_cmp(last_member, last_n, s, n) >= 0):
+                packed_free(lp)
+                return None                 # out of order: the record's road sorts it
+            packed_append(&lp, s, n)
+            packed_append(&lp, <const unsigned char*>text, snprintf(text, 32, "%.17g", score))
+            last, last_n = score, n
+            if member.is_int:               # its text is in buf, written again next time
+                memcpy(last_buf, buf, n)
+                last_member = <const uint8_t*>last_buf
+            else:
+                last_member = s
+    except BaseException:
+        packed_free(lp)
+        raise
+    finally:
+        if seen != NULL:
+            ht_free(seen)
+    if count == 0:
+        packed_free(lp)
+        raise PayloadError("empty collection")
+    return zset_of_listpack(lp)
+
+
+cdef object intset_packed(bytes blob, EncodingLimits limits):
+    """Redis's intset (our layout: width, count, little-endian integers) copied as
+    ours; its integers must ascend."""
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(blob)
+    cdef uint64_t size = PyBytes_GET_SIZE(blob), width, count, i
+    cdef const IntSet* header = <const IntSet*>p
+    cdef int64_t v, last = 0
+    cdef unsigned char* copy
+    if size < sizeof(IntSet):
+        raise PayloadError("bad intset")
+    width, count = header.width, header.length
+    if width not in (2, 4, 8) or size != sizeof(IntSet) + width * count:
+        raise PayloadError("bad intset")
+    if count == 0:
+        raise PayloadError("empty collection")
+    for i in range(count):
+        if width == 2:
+            v = (<const int16_t*>(p + sizeof(IntSet)))[i]
+        elif width == 4:
+            v = (<const int32_t*>(p + sizeof(IntSet)))[i]
+        else:
+            v = (<const int64_t*>(p + sizeof(IntSet)))[i]
+        if i and v <= last:
+            raise PayloadError("intset not ascending")     # as Redis's deep check
+        last = v
+    if count > <uint64_t>limits.set_max_intset_entries:
+        return None
+    copy = <unsigned char*>mem_alloc(size)
+    memcpy(copy, p, size)
+    return set_of_intset(<IntSet*>copy)
+
+
+cdef object set_packed(bytes blob, EncodingLimits limits):
+    """A listpack set: an intset when all its members are integers that fit one (as
+    a set built from them), else our listpack of them in the payload's order."""
+    cdef Packing out
+    cdef IntSet* ints
+    cdef uint64_t i
+    cdef int64_t v
+    cdef LpCursor c
+    cdef LpElement e
+    if not packed_again(blob, &out, 1, True):
+        return None
+    if out.all_ints and out.count <= <uint64_t>limits.set_max_intset_entries:
+        packed_free(out.lp)
+        ints = is_new()
+        lp_open(blob, &c)
+        try:
+            while lp_next(&c, &e):
+                if not e.is_int:
+                    parse_int64(e.s, e.n, &v)
+                is_add(&ints, e.v if e.is_int else v)
+        except BaseException:
+            is_free(ints)
+            raise
+        return set_of_intset(ints)
+    if (out.count > <uint64_t>limits.set_max_listpack_entries
+            or out.longest > <uint64_t>limits.set_max_listpack_value):
+        packed_free(out.lp)
+        return None
+    return set_of_listpack(out.lp)
+
+
+cdef object hash_packed(bytes blob, EncodingLimits limits):
+    """A listpack hash re-packed as ours, its pairs in the payload's order."""
+    cdef Packing out
+    if not packed_again(blob, &out, 2, True):
+        return None
+    if (out.count % 2 or out.count // 2 > <uint64_t>limits.hash_max_listpack_entries
+            or out.longest > <uint64_t>limits.hash_max_listpack_value):
+        packed_free(out.lp)
+        if out.count % 2:
+            raise PayloadError("odd hash listpack")
+        return None
+    return hash_of_listpack(out.lp)
+
+
+cdef object list_packed(Reader r, EncodingLimits limits):
+    """A quicklist of one listpack node (what 7.0 writes for a small list) re-packed
+    as ours, when pushing its elements would leave a listpack too."""
+    cdef Packing out
+    if (r.length() != 1 or r.length() != QUICKLIST_PACKED
+            or not packed_again(r.string(), &out, 1, False)):
+        return None
+    if not fit_one_listpack(out.text, out.count, limits):
+        packed_free(out.lp)
+        return None
+    return list_of_listpack(out.lp)
+
+
+cdef object load_packed(Reader r, int rdbtype, EncodingLimits limits):
+    """The value of a compact payload taken straight into our buffers, or None (the
+    reader then back where it was)."""
+    cdef size_t start = r.pos
+    cdef object value
+    if rdbtype == RDB_TYPE_LIST_QUICKLIST_2:
+        value = list_packed(r, limits)
+        if value is None:
+            r.pos = start
+        return value
+    cdef bytes blob = r.string()
+    if rdbtype == RDB_TYPE_HASH_LISTPACK:
+        value = hash_packed(blob, limits)
+    elif rdbtype == RDB_TYPE_ZSET_LISTPACK:
+        value = zset_packed(blob, limits)
+    elif rdbtype == RDB_TYPE_SET_LISTPACK:
+        value = set_packed(blob, limits)
+    else:
+        value = intset_packed(blob, limits)
+    if value is None:
+        r.pos = start
+    return value
+
+
 cdef object load_collection(Reader r, int rdbtype, object limits):
-    """A collection value through its class's from_record (which rejects empty ones
-    and repeated members, as Redis's loader does)."""
+    """A collection value: a compact one within the limits straight into our buffers,
+    else through its class's from_record (which rejects empty ones and repeated
+    members, as Redis's loader does)."""
+    cdef object value
+    if rdbtype in (RDB_TYPE_HASH_LISTPACK, RDB_TYPE_ZSET_LISTPACK, RDB_TYPE_SET_LISTPACK,
+                   RDB_TYPE_SET_INTSET, RDB_TYPE_LIST_QUICKLIST_2):
+        value = load_packed(r, rdbtype, DEFAULT_LIMITS if limits is None else limits)
+        if value is not None:
+            return value
     name, items = read_collection(r, rdbtype)
     cls = VALUE_TYPES.get(name)
     if cls is None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Optional
 
 from engine.api.command_stats import CommandStats
 from engine.api.session import SERVER_VERSION
-from engine.commands.memory_report import index_overhead
+from engine.commands.memory_report import cache_bytes, index_overhead
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
@@ -330,14 +330,29 @@ def _cpu(s: "Server") -> list:
 
 
 def _script_memory(s: "Server") -> list:
-    """Redis 7.0's scripts fields that Sluice knows: how many scripts EVAL cached, the
-    libraries and functions FUNCTION LOAD made."""
+    """Redis 7.0's scripts fields: the Lua heaps of EVAL's and FUNCTION's interpreters
+    (vm_*, 0 before the first script or library makes one), what their caches hold
+    beside (scripts_eval, functions: MEMORY STATS lua.caches and functions.caches), and
+    how many scripts, functions and libraries there are."""
     scripting = s.engine.scripting
     functions = s.engine.functions
+    vm_eval = 0 if scripting is None else scripting.vm_bytes()
+    vm_functions = 0 if functions is None else functions.runner.vm_bytes()
+    scripts_eval, functions_cache = cache_bytes(scripting), cache_bytes(functions)
     return [
+        ("used_memory_lua", vm_eval),
+        ("used_memory_vm_eval", vm_eval),
+        ("used_memory_lua_human", human_bytes(vm_eval)),
+        ("used_memory_scripts_eval", scripts_eval),
         ("number_of_cached_scripts", 0 if scripting is None else len(scripting.scripts)),
         ("number_of_functions", 0 if functions is None else len(functions.functions)),
         ("number_of_libraries", 0 if functions is None else len(functions.libraries)),
+        ("used_memory_vm_functions", vm_functions),
+        ("used_memory_vm_total", vm_eval + vm_functions),
+        ("used_memory_vm_total_human", human_bytes(vm_eval + vm_functions)),
+        ("used_memory_functions", functions_cache),
+        ("used_memory_scripts", scripts_eval + functions_cache),
+        ("used_memory_scripts_human", human_bytes(scripts_eval + functions_cache)),
     ]
 
 

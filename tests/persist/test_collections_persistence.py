@@ -177,3 +177,36 @@ def test_quicklists_with_compressed_nodes_survive_every_save(path):
         assert read_out(client, NOT_KEPT[path]) == before
         assert [raw(client, "OBJECT", "ENCODING", k) for k in ("big", "small", "ints")] \
             == encodings
+
+
+@pytest.mark.parametrize("path", SAVE_PATHS)
+def test_many_small_collections_packed_in_their_entries_survive_every_save(path):
+    """Hundreds of small keys of each type (packed in their entries between commands),
+    some changed, some with a TTL, saved by each path, kill -9, restarted: the same
+    keys, values, TTLs and encodings; and changed after the restart, they go on alike."""
+    with SavingServer(path) as srv:
+        client = srv.client()
+        pipe = client.pipeline(transaction=False)
+        for k in range(300):
+            pipe.rpush(f"l:{k}", k, "a", "b")
+            pipe.hset(f"h:{k}", mapping={"f": k, "g": "v"})
+            pipe.sadd(f"i:{k}", k, k + 1, -k)
+            pipe.sadd(f"s:{k}", "a", k)
+            pipe.zadd(f"z:{k}", {"m": k, "n": 0.5})
+            if k % 7 == 0:
+                pipe.lpop(f"l:{k}")
+                pipe.hdel(f"h:{k}", "g")
+                pipe.pexpire(f"z:{k}", 1_000_000)
+        pipe.execute()
+        before = read_out(client, NOT_KEPT[path])
+        keys = ["l:5", "h:5", "i:5", "s:5", "z:5"]
+        encodings = [raw(client, "OBJECT", "ENCODING", k) for k in keys]
+        assert encodings == [b"listpack", b"listpack", b"intset", b"listpack", b"listpack"]
+        save_kill_restart(srv)
+        client = srv.client()
+        assert read_out(client, NOT_KEPT[path]) == before
+        assert [raw(client, "OBJECT", "ENCODING", k) for k in keys] == encodings
+        raw(client, "HSET", "h:5", "new", "x")
+        raw(client, "SADD", "i:5", "member")
+        assert raw(client, "HGET", "h:5", "new") == b"x"
+        assert raw(client, "OBJECT", "ENCODING", "i:5") == b"listpack"

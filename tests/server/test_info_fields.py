@@ -17,10 +17,7 @@ NOT_REPORTED = {
     "allocator_allocated", "allocator_active", "allocator_resident", "allocator_frag_ratio",
     "allocator_frag_bytes", "allocator_rss_ratio", "allocator_rss_bytes", "rss_overhead_ratio",
     "rss_overhead_bytes",
-    # the Lua VMs' memory and the scripts' overhead: not measured yet
-    "used_memory_lua", "used_memory_vm_eval", "used_memory_lua_human", "used_memory_scripts_eval",
-    "used_memory_vm_functions", "used_memory_vm_total", "used_memory_vm_total_human",
-    "used_memory_functions", "used_memory_scripts", "used_memory_scripts_human",
+    # the clients' buffers: not measured
     "mem_clients_normal",
     # build facts of a C binary
     "redis_build_id", "atomicvar_api", "gcc_version",
@@ -107,3 +104,51 @@ def test_counting_fields_count_as_redis(sluice, redis_server):
         client.execute_command("FUNCTION", "FLUSH")
     assert seen[1]["number_of_cached_scripts"] == "2" and seen[1]["number_of_functions"] == "2"
     assert seen[0] == seen[1]
+
+
+def memory_figures(client: redis.Redis) -> dict:
+    """The scripts' INFO memory fields and MEMORY STATS's caches, as integers."""
+    info = {name: value for (title, name), value in sections(client).items()
+            if title == "Memory"}
+    stats = client.execute_command("MEMORY", "STATS")
+    if isinstance(stats, list):
+        stats = dict(zip(stats[::2], stats[1::2]))
+    stats = {name.decode() if isinstance(name, bytes) else name: value
+             for name, value in stats.items()}
+    out = {name: int(info[name]) for name in (
+        "used_memory_lua", "used_memory_vm_eval", "used_memory_scripts_eval",
+        "used_memory_vm_functions", "used_memory_vm_total", "used_memory_functions",
+        "used_memory_scripts")}
+    out["lua.caches"], out["functions.caches"] = stats["lua.caches"], stats["functions.caches"]
+    return out
+
+
+def test_script_memory_figures_mean_what_redis_s_mean(sluice, redis_server):
+    """On both servers: the Lua heaps and the caches add up as 7.0 adds them; a 20 KB
+    script grows the EVAL cache (and the heap that compiled it) by at least its size,
+    a library the functions' cache by its code, and SCRIPT FLUSH / FUNCTION FLUSH give
+    it back; MEMORY STATS's lua.caches and functions.caches are INFO's
+    used_memory_scripts_eval and used_memory_functions."""
+    body = "return '" + "x" * 20_000 + "'"
+    library = "#!lua name=big\n-- " + "y" * 20_000 + "\nredis.register_function('f', " \
+              "function() return 1 end)"
+    for client in clients(sluice, redis_server):
+        client.execute_command("EVAL", "return 1", 0)
+        before = memory_figures(client)
+        client.execute_command("EVAL", body, 0)
+        client.execute_command("FUNCTION", "LOAD", library)
+        after = memory_figures(client)
+        for m in (before, after):
+            assert m["used_memory_lua"] == m["used_memory_vm_eval"] > 0, m
+            assert m["used_memory_vm_total"] == m["used_memory_vm_eval"] + m["used_memory_vm_functions"]
+            assert m["used_memory_scripts"] == m["used_memory_scripts_eval"] + m["used_memory_functions"]
+            assert m["lua.caches"] == m["used_memory_scripts_eval"]
+            assert m["functions.caches"] == m["used_memory_functions"]
+        assert after["used_memory_scripts_eval"] - before["used_memory_scripts_eval"] >= 20_000
+        assert after["used_memory_vm_eval"] - before["used_memory_vm_eval"] >= 20_000
+        assert after["used_memory_functions"] - before["used_memory_functions"] >= 20_000
+        client.execute_command("SCRIPT", "FLUSH")
+        client.execute_command("FUNCTION", "FLUSH")
+        flushed = memory_figures(client)
+        assert flushed["used_memory_scripts_eval"] < before["used_memory_scripts_eval"] + 1000
+        assert flushed["used_memory_functions"] < after["used_memory_functions"] - 20_000

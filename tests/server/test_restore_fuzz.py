@@ -44,6 +44,13 @@ def build_values(client: redis.Redis) -> None:
     raw(client, "SADD", "bigset", *[f"m{i}" for i in range(300)])
     raw(client, "ZADD", "zset", 1.5, "a", "-inf", "b", "inf", "c", 0, "d")
     raw(client, "ZADD", "bigzset", *[x for i in range(300) for x in (i / 3, f"m{i}")])
+    # compact shapes RESTORE takes straight into its listpacks and intsets: ties ordered
+    # by member, integer members and fields, 64-bit intsets, a listpack of integers
+    raw(client, "ZADD", "zset-ties", 1, "b", 1, "a", 1, 10, 2, 7, "-0", "z")
+    raw(client, "SADD", "intset64", -2**63, 2**63 - 1, 0)
+    raw(client, "SADD", "int-listpack", 1, 2, "x")
+    raw(client, "SREM", "int-listpack", "x")
+    raw(client, "HSET", "hash-ints", 1, 2, -3, 400000)
     for i in range(1, 40):
         raw(client, "XADD", "stream", f"{i}-{i % 3}", "f", i, *(("g", "v") if i % 2 else ()))
     raw(client, "XDEL", "stream", "5-2", "6-0")
