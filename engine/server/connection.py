@@ -70,6 +70,7 @@ class ClientConnection(asyncio.Protocol):
         self.obuf_hard = 0                        # that class's hard limit (0: none)
         self.last_cmd = b"NULL"
         self.flush_scheduled = False
+        self.held_lines: list = []                # MONITOR lines of its own command
 
     # lifecycle ---------------------------------------------------------------------
 
@@ -342,6 +343,18 @@ class ClientConnection(asyncio.Protocol):
         if not self.flush_scheduled:
             self.flush_scheduled = True
             self.server.schedule_flush(self)
+
+    def hold_status(self, line: bytes) -> None:
+        """A MONITOR line of this client's own command: it follows the command's reply
+        (Redis feeds the monitors once the command has run), see release_held."""
+        self.held_lines.append(line)
+
+    def release_held(self) -> None:
+        """The command's reply is written: the lines held for it follow."""
+        lines = self.held_lines
+        self.held_lines = []
+        for line in lines:
+            self.send_status(line)
 
     def push(self, items: list) -> None:
         """A pub/sub message (or keyspace notification) for this client."""

@@ -6,7 +6,8 @@ clients served after it) and writes its reply into the connection's ReplyBuffer 
 the client's CLIENT REPLY mode says; a command that must wait is parked, and the
 batch stops there.
 """
-from engine.api.road cimport (CLIENT_CLOSE_AFTER_REPLY, CLIENT_REPLY_MODES,
+from engine.api.road cimport (CLIENT_CLOSE_AFTER_REPLY, CLIENT_MONITOR,
+                              CLIENT_REPLY_MODES,
                               CLIENT_REPLY_QUIET, Client, process_command)
 from engine.resp.codec cimport ReplyBuffer
 from engine.api.session import QUEUED, BlockedRead, Verbatim
@@ -75,6 +76,8 @@ def run_batch(object conn, list cmds):
             except Exception as exc:  # a bug must not kill the client
                 conn.internal_error(argv, exc)
                 go = True
+            if client.flags & CLIENT_MONITOR and conn.held_lines:
+                conn.release_held()         # a MONITOR client's own lines follow its reply
             if client.cmd_name is not None:     # (not an engine command's fast case)
                 last = client.cmd_name
                 if conn.closing:
