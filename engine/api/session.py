@@ -28,6 +28,7 @@ from itertools import count as _count
 from typing import Any, Optional
 
 from engine.api.blocked_clients import BlockedClients
+from engine.api.client_pause import ClientPause
 from engine.api.functions import FunctionCommands
 from engine.api.road import QUEUED, Client, HubState, call, process_command, run_engine
 from engine.api.scripts import ScriptCommands
@@ -84,6 +85,7 @@ class Hub(HubState):
         # the parked clients (the side that owns the hub sets how they wait), and
         # the two dicts of it read after every command, by the road
         self.blocked_clients = BlockedClients(self)
+        self.client_pause = ClientPause(self)     # CLIENT PAUSE (the server's command)
         self.blocked = self.blocked_clients.by_key    # (db, key) -> parked clients
         self.ready = self.blocked_clients.ready       # keys changed since served
         self.password: Optional[bytes] = None   # requirepass; None: no password
@@ -112,7 +114,10 @@ class Hub(HubState):
         a script with a shebang that may write is refused at its start (scripts'
         Script.refused_for_memory); inside a script nothing is evicted (it is atomic):
         its denyoom calls are refused while over the limit (script_calls.pyx)."""
-        within, fired = self.engine.make_room()
+        if self.paused:             # nothing is evicted while clients are paused
+            within, fired = not self.engine.over_maxmemory(), ()
+        else:
+            within, fired = self.engine.make_room()
         if fired:
             by_db: dict = {}
             for db, key in fired:

@@ -273,6 +273,17 @@ class ClientConnection(asyncio.Protocol):
         self.blocked_read = br
         self.hub.blocked_clients.park(br, self.answer_blocked)
 
+    def postpone(self) -> None:
+        """CLIENT PAUSE holds this client's next command (engine/api/client_pause.py):
+        it stays pending, and runs once the pause is over."""
+        self.blocked_read = self.hub.client_pause.postpone(self.session,
+                                                           self.resume_postponed)
+
+    def resume_postponed(self, br, reply, null_array: bool) -> None:
+        self.blocked_read = None
+        if not self.closing:
+            self.loop.call_soon(self.resume)
+
     def answer_blocked(self, br, reply, null_array: bool) -> None:
         """The parked read is answered (entries, an error, or nil at the timeout)."""
         self.blocked_read = None
