@@ -13,7 +13,8 @@ hub's registry of blocked clients (counted in blocked_clients, `b` in CLIENT LIS
 unblocked by CLIENT UNBLOCK) and its command runs again from the start, every check
 included, when the pause ends (its timer on the waiting side, or CLIENT UNPAUSE), in
 the order the clients were paused. A second pause keeps the more restrictive mode and
-the later end. Nothing expires actively and nothing is evicted while paused.
+the later end. Nothing is evicted and no key expires while paused: a due key reads as
+absent but stays (its removal, `expired` event and count come after the pause).
 """
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ class ClientPause:
             mode = max(mode, self.mode)
             end = max(end, self.end_ms)
         self.mode, self.end_ms = mode, end
-        self.hub.paused = True
+        self._hold_expiry(True)
         if self._timer is not None:
             self._timer.cancel()
         waiting = self.hub.blocked_clients.waiting
@@ -75,7 +76,7 @@ class ClientPause:
         """The pause ends (CLIENT UNPAUSE, or its time is up): the postponed commands run
         again, oldest first."""
         self.mode = 0
-        self.hub.paused = False
+        self._hold_expiry(False)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -83,6 +84,12 @@ class ClientPause:
         blocked_clients = self.hub.blocked_clients
         for waiter in postponed:
             blocked_clients.answer(waiter, None)
+
+    def _hold_expiry(self, paused: bool) -> None:
+        """Paused or not: due keys read as absent but stay while paused."""
+        self.hub.paused = paused
+        for db in self.hub.engine.keyspace.databases:
+            db.expiry_held = paused
 
     def _timed_out(self) -> None:
         self._timer = None

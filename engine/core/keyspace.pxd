@@ -52,6 +52,7 @@ cdef class Database:
     cdef public int64_t last_now   # the `now` of the latest lookup (stores use it)
     cdef public bint loading       # replaying a log: nothing expires (as Redis while
                                    # loading; due keys go once the load is over)
+    cdef public bint expiry_held   # CLIENT PAUSE: a due key reads as absent but stays
 
     cdef HEntry* entry(self, bytes key) noexcept
     cdef object lookup(self, bytes key, int64_t now)

@@ -254,7 +254,9 @@ def test_client_unblock_leaves_a_paused_client_waiting(servers) -> None:
     r.execute_command("CLIENT", "UNPAUSE")
 
 
-def test_keys_do_not_expire_actively_while_paused(port) -> None:
+def test_keys_do_not_expire_while_paused(port) -> None:
+    """Due keys read as absent while paused but are neither removed nor counted; once
+    the pause is over they go."""
     r = redis.Redis(port=port)
     r.flushall()
     pipe = r.pipeline(transaction=True)
@@ -264,10 +266,49 @@ def test_keys_do_not_expire_actively_while_paused(port) -> None:
     pipe.execute()
     expired = r.info("stats")["expired_keys"]
     time.sleep(0.4)                         # several active expire cycles
+    assert r.get("foo") is None and r.get("bar") is None
+    assert r.exists("foo") == 0
     assert r.dbsize() == 2
     assert r.info("stats")["expired_keys"] == expired
     r.execute_command("CLIENT", "UNPAUSE")
-    deadline = time.monotonic() + WAIT_S
-    while r.dbsize():
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    r.get("foo")
+    r.get("bar")
+    assert r.info("stats")["expired_keys"] == expired + 2
+    assert r.dbsize() == 0
+
+
+def test_randomkey_answers_a_due_key_while_paused(servers) -> None:
+    """(redis-server 7.0 loops for ever here: later Redis answers a due key, the case
+    of its pause unit.)"""
+    r = redis.Redis(port=servers["sluice"])
+    r.flushall()
+    pipe = r.pipeline(transaction=True)
+    pipe.set("key", "value", px=3)
+    pipe.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    pipe.execute()
+    time.sleep(0.05)
+    try:
+        assert r.randomkey() == b"key"
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+    assert r.randomkey() is None
+
+
+def test_a_client_blocked_before_the_pause_is_served_and_times_out_as_redis(port) -> None:
+    """The transaction that pauses may still serve a client blocked on its key (7.0),
+    and a blocked client's timeout still answers it while paused."""
+    r = redis.Redis(port=port)
+    r.delete("bl")
+    served, timing_out = Deferred(port), Deferred(port)
+    served.send("BLPOP", "bl", 0)
+    timing_out.send("BLPOP", "none", 0.2)
+    wait_blocked(r, 2)
+    pipe = r.pipeline(transaction=True)
+    pipe.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    pipe.rpush("bl", "x")
+    pipe.execute()
+    assert served.read() == [b"bl", b"x"]
+    assert timing_out.read() is None
+    assert blocked_clients(r) == 0
+    served.close()
+    timing_out.close()
