@@ -35,7 +35,7 @@ from engine.api.scripts import ScriptCommands
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, client_command, layer_commands
 from engine.core.errors import OOM, ResponseError, arg_text, wrong_arity
-from engine.resp.reply import OK, Status
+from engine.resp.reply import OK, Status, Verbatim
 
 __all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "QUEUED", "process_command",
            "SERVER_NAME", "SERVER_VERSION"]
@@ -58,13 +58,6 @@ AUTH_WITHOUT_PASSWORD = ("ERR AUTH <password> called without any password config
 HELLO_NOAUTH = ("NOAUTH HELLO must be called with the client already authenticated, "
                 "otherwise the HELLO AUTH <user> <pass> option can be used to authenticate "
                 "the client and select the RESP protocol version at the same time")
-
-
-class Verbatim(bytes):
-    """A RESP3 verbatim string reply (`=len txt:...`: CLIENT INFO/LIST, INFO); a
-    bulk string in RESP2. Equal to the same bytes."""
-
-    __slots__ = ()
 
 
 # -- what the sessions of one engine share -----------------------------------------

@@ -28,7 +28,6 @@ from engine.server.fastpath import run_batch
 from engine.resp.codec import (ProtocolError, QueryBufferLimitError, ReplyBuffer,
                                 RequestParser)
 from engine.api.command_stats import Outcome
-from engine.api.session import Verbatim
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
@@ -251,13 +250,7 @@ class ClientConnection(asyncio.Protocol):
 
     def write_reply(self, reply, null_array: bool = False) -> None:
         resp3 = self.ctx.resp3
-        cls = reply.__class__
-        if cls is Verbatim:
-            if resp3:
-                self.out.write_raw(b"=%d\r\ntxt:%s\r\n" % (len(reply) + 4, reply))
-            else:
-                self.out.write(bytes(reply))
-        elif cls is Pushes:
+        if reply.__class__ is Pushes:
             for push in reply:
                 self.out.write_push(push, resp3)
         else:

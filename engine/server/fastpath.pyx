@@ -11,7 +11,7 @@ from engine.api.road cimport (CLIENT_CLOSE_AFTER_REPLY, CLIENT_MONITOR,
                               CLIENT_REPLY_QUIET, Client, process_command)
 from engine.resp.codec cimport ReplyBuffer
 from engine.api.road import POSTPONED
-from engine.api.session import QUEUED, BlockedRead, Verbatim
+from engine.api.session import QUEUED, BlockedRead
 from engine.core.errors import ResponseError
 from engine.server.session import NO_REPLY, SILENT, Pushes
 
@@ -23,7 +23,6 @@ cdef object _ResponseError = ResponseError
 cdef object _QUEUED = QUEUED
 cdef object _POSTPONED = POSTPONED
 cdef object _BlockedRead = BlockedRead
-cdef object _Verbatim = Verbatim
 cdef object _Pushes = Pushes
 cdef object _NO_REPLY = NO_REPLY
 cdef object _SILENT = SILENT
@@ -48,7 +47,7 @@ cdef int answer(object conn, Client client, ReplyBuffer out, object reply) excep
         return 1
     if client.flags & CLIENT_REPLY_QUIET:
         pass
-    elif cls is _Verbatim or cls is _Pushes:
+    elif cls is _Pushes:
         conn.write_reply(reply, client.null_array)
     else:
         out.write(reply, client.ctx.resp3, client.null_array)
