@@ -105,18 +105,24 @@ def _monitor_lines(port: int, run) -> list:
             run(conn)
         finally:
             conn.close()
-        time.sleep(0.3)
-        watcher.settimeout(0.5)
-        data = b""
-        try:
-            while chunk := watcher.recv(65536):
-                data += chunk
-        except socket.timeout:
-            pass
+        data = _heard(watcher)
     data = re.sub(rb"\+\d+\.\d{6} \[(\d+) (127\.0\.0\.1:\d+|lua)\]",
                   lambda m: b"+T [%s %s]" % (m.group(1), b"lua" if m.group(2) == b"lua"
                                              else b"ip:port"), data)
     return data.split(b"\r\n")
+
+
+def _heard(watcher: socket.socket) -> bytes:
+    """What a connection has been sent, once it has been quiet for a while."""
+    time.sleep(0.3)
+    watcher.settimeout(0.5)
+    data = b""
+    try:
+        while chunk := watcher.recv(65536):
+            data += chunk
+    except socket.timeout:
+        pass
+    return data
 
 
 def test_monitor_lines_match_redis(both) -> None:
@@ -173,14 +179,7 @@ def test_a_monitor_hears_its_own_commands_after_their_replies(both) -> None:
             time.sleep(0.2)
             watcher.sendall(resp("MULTI") + resp("PING") + resp("EXEC") + resp("GET", "a")
                             + resp("CLIENT", "SETNAME", "w") + resp("QUIT"))
-            time.sleep(0.3)
-            watcher.settimeout(0.5)
-            data = b""
-            try:
-                while chunk := watcher.recv(65536):
-                    data += chunk
-            except socket.timeout:
-                pass
+            data = _heard(watcher)
         return re.sub(rb"\+\d+\.\d{6} \[0 (127\.0\.0\.1:\d+|lua)\]", b"+T", data).split(b"\r\n")
     got = {name: session(port) for name, port in both.items()}
     assert got["sluice"] == got["redis"]
