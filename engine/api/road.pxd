@@ -48,6 +48,7 @@ cdef class HubState:
     cdef public int64_t hook_ns         # calls that ran this long (ns) go to after_call; -1: none
     cdef public bint monitoring         # MONITOR clients listen: before_call hears commands
                                         # fed before they run (EVAL, FCALL)
+    cdef public bint paused             # CLIENT PAUSE: postpones() says which commands wait
 
 
 cdef class Client:

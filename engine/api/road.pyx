@@ -6,7 +6,8 @@ connections (engine/server/fastpath.pyx), the embedded client (engine/api/client
 It looks the command up and makes Redis's checks once, in Redis's order - lookup and
 arity, NOAUTH, the ACL of a restricted user (engine/api/acl/), maxmemory (evictions,
 then OOM), MISCONF while persistence fails, the RESP2 pub/sub context, BUSY while a
-script runs long, MULTI queueing - and then calls it. When the client has no flag that needs a check and the engine is in its normal
+script runs long, CLIENT PAUSE (the command waits: engine/api/client_pause.py), MULTI
+queueing - and then calls it. When the client has no flag that needs a check and the engine is in its normal
 state (no refusal, no busy script, no maxmemory), an engine command goes straight to
 `call`: the checks cost one test of the client's flag bits.
 
@@ -43,6 +44,7 @@ cdef object _classify = classify
 cdef object _set_untouched = set_untouched
 
 QUEUED = Status(b"QUEUED")
+POSTPONED = object()    # process_command's answer for a command that waits for CLIENT PAUSE
 EXECABORT_BECAUSE = "EXECABORT Transaction discarded because of: "
 NOAUTH = "NOAUTH Authentication required."
 NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
@@ -258,12 +260,12 @@ cpdef object process_command(Client client, list argv):
         client.cmd_name = None
     record = client.lookup(<bytes>argv[0])
     if record is ENGINE and not client.flags & CLIENT_CHECKED and hub.write_refusal is None \
-            and hub.busy is None and hub.memory.limit == 0:
+            and hub.busy is None and hub.memory.limit == 0 and not hub.paused:
         record = None                   # the engine checks its arity itself
     else:
         record = _checked(client, hub, record, argv)
-        if record is QUEUED:
-            return QUEUED
+        if record is QUEUED or record is POSTPONED:
+            return record
     try:
         if client.flags & CLIENT_NO_TOUCH:
             return _call_untouched(client, record, argv)
@@ -278,7 +280,7 @@ cpdef object process_command(Client client, list argv):
 cdef object _checked(Client client, HubState hub, object record, list argv):
     """Redis's checks, in its order: the record of a command that may run (the
     subcommand's for a container), or QUEUED once queued in MULTI; raises the error of
-    the first check that refuses it."""
+    the first check that refuses it; POSTPONED while CLIENT PAUSE holds it."""
     try:
         record = resolve(argv) if record is ENGINE else check(record, argv)
     except _ResponseError as refused:
@@ -303,6 +305,8 @@ cdef object _checked(Client client, HubState hub, object record, list argv):
         error = PUBSUB_CONTEXT % record.name
     elif hub.busy is not None and not record.allow_busy and client is not hub.busy_caller:
         error = hub.busy
+    elif hub.paused and hub.client_pause.postpones(client, record, argv):
+        return POSTPONED
     elif flags & CLIENT_MULTI and not record.immediate:
         if not record.no_multi:
             client._multi.append((argv, record))

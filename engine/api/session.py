@@ -31,6 +31,7 @@ from engine.api.acl.acl_command import AclCommands
 from engine.api.acl.permissions import acl_refusal
 from engine.api.acl.users import AclUsers, may_stay_subscribed
 from engine.api.blocked_clients import BlockedClients
+from engine.api.client_pause import ClientPause
 from engine.api.functions import FunctionCommands
 from engine.api.road import QUEUED, Client, HubState, call, process_command, run_engine
 from engine.api.scripts import ScriptCommands
@@ -38,7 +39,7 @@ from engine.commands.dispatch import resolve
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, client_command, layer_commands
 from engine.core.errors import OOM, ResponseError, arg_text, wrong_arity
-from engine.resp.reply import OK, Status
+from engine.resp.reply import OK, Status, Verbatim
 
 __all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "QUEUED", "process_command",
            "SERVER_NAME", "SERVER_VERSION"]
@@ -63,13 +64,6 @@ HELLO_NOAUTH = ("NOAUTH HELLO must be called with the client already authenticat
                 "the client and select the RESP protocol version at the same time")
 
 
-class Verbatim(bytes):
-    """A RESP3 verbatim string reply (`=len txt:...`: CLIENT INFO/LIST, INFO); a
-    bulk string in RESP2. Equal to the same bytes."""
-
-    __slots__ = ()
-
-
 # -- what the sessions of one engine share -----------------------------------------
 
 class Hub(HubState):
@@ -88,6 +82,7 @@ class Hub(HubState):
         # the parked clients (the side that owns the hub sets how they wait), and
         # the two dicts of it read after every command, by the road
         self.blocked_clients = BlockedClients(self)
+        self.client_pause = ClientPause(self)     # CLIENT PAUSE (the server's command)
         self.blocked = self.blocked_clients.by_key    # (db, key) -> parked clients
         self.ready = self.blocked_clients.ready       # keys changed since served
         self.acl = AclUsers()           # the ACL users; requirepass is default's password
@@ -117,7 +112,10 @@ class Hub(HubState):
         a script with a shebang that may write is refused at its start (scripts'
         Script.refused_for_memory); inside a script nothing is evicted (it is atomic):
         its denyoom calls are refused while over the limit (script_calls.pyx)."""
-        within, fired = self.engine.make_room()
+        if self.paused:             # nothing is evicted while clients are paused
+            within, fired = not self.engine.over_maxmemory(), ()
+        else:
+            within, fired = self.engine.make_room()
         if fired:
             by_db: dict = {}
             for db, key in fired:

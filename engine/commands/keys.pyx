@@ -184,13 +184,21 @@ def dbsize(CommandContext ctx, list argv):
     return len(ctx.db)
 
 
+cdef enum:
+    RANDOMKEY_HELD_TRIES = 100  # due keys RANDOMKEY passes over before it answers one
+
+
 @command("randomkey")
 def randomkey(CommandContext ctx, list argv):
     cdef Database db = ctx.db
+    cdef int tries = 0
     while True:
         key = db.random_key()
         if key is None or db.lookup(key, ctx.now) is not None:
             return key
+        tries += 1
+        if db.expiry_held and tries >= RANDOMKEY_HELD_TRIES:
+            return key      # every key may be due and kept (CLIENT PAUSE): as Redis, one
 
 
 cdef int flush_mode(list argv) except -1:

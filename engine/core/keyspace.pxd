@@ -60,6 +60,7 @@ cdef class Database:
     cdef list loose                # keys whose collection may be packed again
     cdef Py_ssize_t settle_at      # the length of `loose` that packs them
     cdef int64_t packed_bytes      # the collections' bytes in packed entries
+    cdef public bint expiry_held   # CLIENT PAUSE: a due key reads as absent but stays
 
     cdef HEntry* entry(self, bytes key) noexcept
     # The object of e's packed collection, which the entry then holds.

@@ -340,13 +340,16 @@ cdef class Database:
         return True
 
     cdef object lookup(self, bytes key, int64_t now):
-        """The live value of key, or None; an expired key is removed here."""
+        """The live value of key, or None; an expired key is removed here (unless
+        expiry is held)."""
         cdef HEntry* e = self.entry(key)
         cdef KeySlot s
         self.last_now = now
         if e == NULL:
             return None
         if ht_count(self.volatile) and not self.loading and 0 <= self.expire_at(key) <= now:
+            if self.expiry_held:
+                return None
             self.remove(key)
             self.expired.append(key)
             return None

@@ -51,6 +51,8 @@ dict                   ``*2n`` flat array (as      ``%n`` map
 set / frozenset /      ``*n`` array                ``~n`` set
 SetReply (ordered)
 BigNumber (bytes)      bulk string                 ``(`` big number
+Verbatim (bytes)       bulk string                 ``=`` verbatim string (its
+                                                   format, ``txt`` by default)
 exception instance     ``-text`` error (str(exc),  same
 (ResponseError)        CR/LF made safe)
 engine.resp.writer.    copied as is (the command   same
@@ -130,11 +132,12 @@ class QueryBufferLimitError(Exception):
     a reply."""
 
 
-from engine.resp.reply import NULL_ARRAY, BigNumber, SetReply
+from engine.resp.reply import NULL_ARRAY, BigNumber, SetReply, Verbatim
 
 cdef object _NULL_ARRAY = NULL_ARRAY
 cdef object _Status = Status
 cdef object _BigNumber = BigNumber
+cdef object _Verbatim = Verbatim
 cdef object _SetReply = SetReply
 
 
@@ -704,6 +707,7 @@ cdef int put_obj(WBuf* b, object o, bint resp3, int depth) except -1:
     cdef type t = type(o)
     cdef Py_buffer view
     cdef bytes enc
+    cdef Py_ssize_t at
     if t is bytes:
         return put_bulk(b, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
     if t is EncodedReply:
@@ -747,6 +751,12 @@ cdef int put_obj(WBuf* b, object o, bint resp3, int depth) except -1:
         if resp3:
             return put_simple(b, c'(', PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
         return put_bulk(b, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
+    if t is _Verbatim and resp3:
+        enc = <bytes>o.format + b":" + bytes(o)
+        at = b.len
+        put_bulk(b, PyBytes_AS_STRING(enc), PyBytes_GET_SIZE(enc))
+        b.data[at] = c'='               # a bulk string's framing, typed verbatim
+        return 0
     if isinstance(o, bytes):
         if isinstance(o, _Status):
             return put_simple(b, c'+', PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))

@@ -14,6 +14,14 @@ class BigNumber(bytes):
     __slots__ = ()
 
 
+class Verbatim(bytes):
+    """A RESP3 verbatim string reply (`=len fmt:...`: CLIENT INFO/LIST, INFO, a
+    script's `{verbatim_string=...}`); a bulk string in RESP2. Equal to the same bytes.
+    `format` is its three-byte format, `txt` unless set on the instance."""
+
+    format = b"txt"
+
+
 class SetReply(list):
     """Members in the order they are sent: RESP3's set (`~n`), RESP2's array (a
     script's `{set=...}` reply, in its Lua table's order)."""

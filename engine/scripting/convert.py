@@ -11,7 +11,7 @@ from typing import Any
 from lupa.lua51 import LuaRuntime, lua_type
 
 from engine.core.errors import ResponseError
-from engine.resp.reply import NULL_ARRAY, BigNumber, SetReply, Status
+from engine.resp.reply import NULL_ARRAY, BigNumber, SetReply, Status, Verbatim
 
 INT64_MIN = -2**63
 INT64_MAX = 2**63 - 1
@@ -105,6 +105,9 @@ class ReplyToLua:
             return self._table([self.convert(item, resp3) for item in value])
         if isinstance(value, BaseException):
             return self._table({b"err": str(value).encode("utf-8", "surrogateescape")})
+        if t is Verbatim and resp3:
+            return self._table({b"verbatim_string": self._table(
+                {b"format": value.format, b"string": bytes(value)})})
         if isinstance(value, bytes):
             return bytes(value)
         if isinstance(value, int):
@@ -189,6 +192,12 @@ class LuaToReply:
         big = get(b"big_number")
         if type(big) is bytes:
             return BigNumber(big)
+        verbatim = get(b"verbatim_string")
+        if lua_type(verbatim) == "table":
+            text = verbatim[b"string"]
+            form = verbatim[b"format"]
+            if type(text) is bytes and type(form) is bytes:
+                return _verbatim(text, form)    # (a bulk string to RESP2 clients)
         mapping = get(b"map")
         if lua_type(mapping) == "table":
             stack.append([_map_reply, [], (x for pair in mapping.items() for x in pair)])
@@ -199,6 +208,14 @@ class LuaToReply:
             else:
                 stack.append([list, [], _array_items(get)])
         return _OPENED
+
+
+def _verbatim(text: bytes, form: bytes) -> Verbatim:
+    """A script's verbatim string: its format cut to three bytes (at a NUL too) and
+    padded with spaces, as Redis writes it."""
+    reply = Verbatim(text)
+    reply.format = form.split(bytes(1), 1)[0][:3].ljust(3)
+    return reply
 
 
 def _array_items(get: Any) -> Any:

@@ -68,14 +68,16 @@ class ServerHub(Hub):
         server = self.server
         flags = record.flags
         if server.monitors.conns and "skip_monitor" not in flags and "admin" not in flags:
-            server.monitors.feed(client.ctx.db.index, _monitor_addr(client), argv)
+            server.monitors.feed(client.ctx.db.index, _monitor_addr(client), argv,
+                                 client.conn)
         if not blocked and "skip_slowlog" not in flags:
             server.slowlog.heard(argv, ns, _peer(client), client.name)
         server.latency.heard(b"fast-command" if "fast" in flags else b"command", ns)
 
     def before_call(self, client, record: Optional[Command], argv: list) -> None:
         if record is not None and "skip_monitor" in record.flags:
-            self.server.monitors.feed(client.ctx.db.index, _monitor_addr(client), argv)
+            self.server.monitors.feed(client.ctx.db.index, _monitor_addr(client), argv,
+                                 client.conn)
 
 
 def _peer(client) -> bytes:

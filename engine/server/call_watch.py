@@ -235,12 +235,17 @@ class Monitors:
     def hook_ns(self) -> int:
         return 0 if self.conns else -1
 
-    def feed(self, db: int, addr: bytes, argv: list) -> None:
+    def feed(self, db: int, addr: bytes, argv: list, caller=None) -> None:
+        """Sends argv's line to every MONITOR client; the caller's own (a MONITOR
+        client running a command) after that command's reply."""
         now = time.time()
         line = b"%d.%06d [%d %s] %s" % (int(now), int(now * 1_000_000) % 1_000_000, db, addr,
                                         b" ".join(_quoted(arg) for arg in shown_args(argv)))
         for conn in list(self.conns):
-            conn.send_status(line)
+            if conn is caller:
+                conn.hold_status(line)
+            else:
+                conn.send_status(line)
 
 
 def _quoted(arg: bytes) -> bytes:

@@ -9,6 +9,7 @@ from typing import Optional
 from engine.commands.table import COMMANDS, Arg, Command, KeySpec
 from engine.core.errors import ResponseError, unknown_subcommand
 from engine.core.glob import match
+from engine.resp.numbers import strict_int
 from engine.resp.reply import SetReply, Status
 
 
@@ -16,6 +17,74 @@ def _rw_flags(record: Command) -> list:
     if record.write:
         return [Status(b"RW"), Status(b"update")]
     return [Status(b"RO"), Status(b"access")]
+
+
+def _keys_by_spec(record: Command, argv: list) -> Optional[list]:
+    """(key, its key spec) for each key of argv, found spec by spec as Redis does for
+    COMMAND GETKEYSANDFLAGS; None when a spec cannot say (unknown, or options that
+    name keys)."""
+    specs = record.key_specs
+    if not specs:
+        return None
+    if record.find_keys is not None:      # SORT: the sorted key's, then STORE's (last)
+        return [(key, specs[0] if i == 0 else specs[-1])
+                for i, key in enumerate(record.find_keys(argv))]
+    found = []
+    argc = len(argv)
+    for spec in specs:
+        first = _search_begin(spec, argv)
+        if first is None:
+            return None
+        if first == 0:
+            continue                            # its keyword is absent
+        if spec.range is not None:
+            lastkey, step, limit = spec.range
+            if lastkey >= 0:
+                last = first + lastkey
+            elif not limit:
+                last = argc + lastkey
+            else:
+                last = first + (argc - first) // limit + lastkey
+        elif spec.keynum is not None:
+            keynumidx, firstkey, step = spec.keynum
+            count = strict_int(argv[first + keynumidx]) if first + keynumidx < argc else None
+            if count is None or count < 0:
+                return None
+            first += firstkey
+            last = first + count - 1
+        else:
+            return None
+        if last >= argc:
+            return None
+        found.extend((argv[i], spec) for i in range(first, last + 1, step or 1))
+    return found
+
+
+def _resolved_flags(spec: KeySpec, argv: list) -> tuple:
+    """A key spec's flags for argv, as Redis's own key finders give them: SET's variable
+    ones resolved (with GET it reads the old value: RW ACCESS UPDATE; else OW UPDATE),
+    and an incomplete spec's keys found in full (XREAD's, XREADGROUP's)."""
+    if "VARIABLE_FLAGS" not in spec.flags:
+        return tuple(flag for flag in spec.flags if flag != "INCOMPLETE")
+    if any(arg.upper() == b"GET" for arg in argv[3:]):
+        return ("RW", "ACCESS", "UPDATE")
+    return ("OW", "UPDATE")
+
+
+def _search_begin(spec: KeySpec, argv: list) -> Optional[int]:
+    """Where a key spec's keys begin in argv: 0 when its keyword is absent, None when
+    the spec does not say."""
+    if spec.index:
+        return spec.index if spec.index < len(argv) else 0
+    if spec.keyword is None:
+        return None
+    keyword = spec.keyword.encode()
+    start = spec.startfrom if spec.startfrom >= 0 else len(argv) + spec.startfrom
+    order = range(start, len(argv)) if spec.startfrom >= 0 else range(start, 0, -1)
+    for i in order:
+        if 0 < i < len(argv) - 1 and argv[i].upper() == keyword:
+            return i + 1
+    return 0
 
 
 def _key_spec_flag(flag: str) -> Status:
@@ -171,7 +240,11 @@ def command_command(argv: list):
             raise ResponseError("ERR The command has no key arguments")
         if sub == b"getkeys":
             return keys
-        return [[key, _rw_flags(record)] for key in keys]
+        flagged = _keys_by_spec(record, target)
+        if flagged is None:
+            return [[key, _rw_flags(record)] for key in keys]
+        return [[key, [_key_spec_flag(f) for f in _resolved_flags(spec, target)]]
+                for key, spec in flagged]
     if sub == b"help":
         return [Status(line.encode()) for line in COMMAND_HELP]
     raise unknown_subcommand(argv[0], argv[1])

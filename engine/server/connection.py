@@ -28,7 +28,6 @@ from engine.server.fastpath import run_batch
 from engine.resp.codec import (ProtocolError, QueryBufferLimitError, ReplyBuffer,
                                 RequestParser)
 from engine.api.command_stats import Outcome
-from engine.api.session import Verbatim
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.server import Server
@@ -71,6 +70,7 @@ class ClientConnection(asyncio.Protocol):
         self.obuf_hard = 0                        # that class's hard limit (0: none)
         self.last_cmd = b"NULL"
         self.flush_scheduled = False
+        self.held_lines: list = []                # MONITOR lines of its own command
 
     # lifecycle ---------------------------------------------------------------------
 
@@ -251,13 +251,7 @@ class ClientConnection(asyncio.Protocol):
 
     def write_reply(self, reply, null_array: bool = False) -> None:
         resp3 = self.ctx.resp3
-        cls = reply.__class__
-        if cls is Verbatim:
-            if resp3:
-                self.out.write_raw(b"=%d\r\ntxt:%s\r\n" % (len(reply) + 4, reply))
-            else:
-                self.out.write(bytes(reply))
-        elif cls is Pushes:
+        if reply.__class__ is Pushes:
             for push in reply:
                 self.out.write_push(push, resp3)
         else:
@@ -272,6 +266,17 @@ class ClientConnection(asyncio.Protocol):
     def park(self, br) -> None:
         self.blocked_read = br
         self.hub.blocked_clients.park(br, self.answer_blocked)
+
+    def postpone(self) -> None:
+        """CLIENT PAUSE holds this client's next command (engine/api/client_pause.py):
+        it stays pending, and runs once the pause is over."""
+        self.blocked_read = self.hub.client_pause.postpone(self.session,
+                                                           self.resume_postponed)
+
+    def resume_postponed(self, br, reply, null_array: bool) -> None:
+        self.blocked_read = None
+        if not self.closing:
+            self.loop.call_soon(self.resume)
 
     def answer_blocked(self, br, reply, null_array: bool) -> None:
         """The parked read is answered (entries, an error, or nil at the timeout)."""
@@ -343,6 +348,18 @@ class ClientConnection(asyncio.Protocol):
         if not self.flush_scheduled:
             self.flush_scheduled = True
             self.server.schedule_flush(self)
+
+    def hold_status(self, line: bytes) -> None:
+        """A MONITOR line of this client's own command: it follows the command's reply
+        (Redis feeds the monitors once the command has run), see release_held."""
+        self.held_lines.append(line)
+
+    def release_held(self) -> None:
+        """The command's reply is written: the lines held for it follow."""
+        lines = self.held_lines
+        self.held_lines = []
+        for line in lines:
+            self.send_status(line)
 
     def push(self, items: list) -> None:
         """A pub/sub message (or keyspace notification) for this client."""

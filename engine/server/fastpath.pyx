@@ -6,20 +6,23 @@ clients served after it) and writes its reply into the connection's ReplyBuffer 
 the client's CLIENT REPLY mode says; a command that must wait is parked, and the
 batch stops there.
 """
-from engine.api.road cimport (CLIENT_CLOSE_AFTER_REPLY, CLIENT_REPLY_MODES,
+from engine.api.road cimport (CLIENT_CLOSE_AFTER_REPLY, CLIENT_MONITOR,
+                              CLIENT_REPLY_MODES,
                               CLIENT_REPLY_QUIET, Client, process_command)
 from engine.resp.codec cimport ReplyBuffer
-from engine.api.session import QUEUED, BlockedRead, Verbatim
+from engine.api.road import POSTPONED
+from engine.api.session import QUEUED, BlockedRead
 from engine.core.errors import ResponseError
 from engine.server.session import NO_REPLY, SILENT, Pushes
 
 cdef enum:
     FLUSH_AT = 64 * 1024       # reply bytes that trigger a socket write mid-batch
+    POSTPONED_RUN = 2          # answer(): the command did not run, CLIENT PAUSE holds it
 
 cdef object _ResponseError = ResponseError
 cdef object _QUEUED = QUEUED
+cdef object _POSTPONED = POSTPONED
 cdef object _BlockedRead = BlockedRead
-cdef object _Verbatim = Verbatim
 cdef object _Pushes = Pushes
 cdef object _NO_REPLY = NO_REPLY
 cdef object _SILENT = SILENT
@@ -27,11 +30,15 @@ cdef object _SILENT = SILENT
 
 cdef int answer(object conn, Client client, ReplyBuffer out, object reply) except -1:
     """Writes one command's reply: 1 when the batch goes on, 0 when it must stop
-    (the command waits, or the connection closes after it)."""
+    (the command waits, or the connection closes after it), POSTPONED_RUN when the
+    command waits for CLIENT PAUSE to end without having run (it runs again then)."""
     cdef type cls = type(reply)
     if cls is _BlockedRead:
         conn.park(reply)
         return 0
+    if reply is _POSTPONED:
+        conn.postpone()
+        return POSTPONED_RUN
     if reply is _QUEUED:
         conn.server.stats.total_commands -= 1      # counted when EXEC runs it
     elif reply is _NO_REPLY:
@@ -40,7 +47,7 @@ cdef int answer(object conn, Client client, ReplyBuffer out, object reply) excep
         return 1
     if client.flags & CLIENT_REPLY_QUIET:
         pass
-    elif cls is _Verbatim or cls is _Pushes:
+    elif cls is _Pushes:
         conn.write_reply(reply, client.null_array)
     else:
         out.write(reply, client.ctx.resp3, client.null_array)
@@ -59,7 +66,7 @@ def run_batch(object conn, list cmds):
     cdef Py_ssize_t n = 0
     cdef list argv
     cdef object last = None
-    cdef bint go
+    cdef int go
     try:
         for argv in cmds:
             n += 1
@@ -75,6 +82,11 @@ def run_batch(object conn, list cmds):
             except Exception as exc:  # a bug must not kill the client
                 conn.internal_error(argv, exc)
                 go = True
+            if go == POSTPONED_RUN:
+                n -= 1              # not run yet: it stays the first of the pending
+                return n
+            if client.flags & CLIENT_MONITOR and conn.held_lines:
+                conn.release_held()         # a MONITOR client's own lines follow its reply
             if client.cmd_name is not None:     # (not an engine command's fast case)
                 last = client.cmd_name
                 if conn.closing:

@@ -498,6 +498,8 @@ class Server:
                 self._schedule_cron()
 
     def _active_expire(self) -> None:
+        if self.hub.paused:         # nothing expires actively while clients are paused
+            return
         fired = self.engine.active_expire()
         if not fired:
             return

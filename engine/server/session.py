@@ -1,6 +1,6 @@
 """The server's session: engine/api/session.py's Session plus the commands only a server
-has - INFO, CONFIG, COMMAND, CLIENT LIST | KILL | UNBLOCK, SHUTDOWN, and Pub/Sub
-(SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB)."""
+has - INFO, CONFIG, COMMAND, CLIENT LIST | KILL | UNBLOCK | PAUSE | UNPAUSE, SHUTDOWN,
+and Pub/Sub (SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, PUBSUB)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -11,8 +11,12 @@ from engine.commands.table import client_command, layer_commands
 from engine.server.command_info import command_command
 from engine.server.config.config_command import config_command
 from engine.server.info import render_info
+from engine.api.client_pause import Postponed, pause_mode
 from engine.api.session import CLIENT_HELP, Session, Verbatim
+from engine.resp.numbers import strict_int
 from engine.resp.reply import Status
+
+INT64_MAX = (1 << 63) - 1
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.connection import ClientConnection
@@ -268,6 +272,26 @@ class ServerSession(Session):
             raise ResponseError("ERR syntax error")
         return OK if mode == b"on" else SILENT
 
+    @client_command("client|pause")
+    def client_pause(self, argv):
+        """CLIENT PAUSE timeout [WRITE|ALL] (engine/api/client_pause.py)."""
+        timeout = strict_int(argv[2])
+        if timeout is None:
+            raise ResponseError("ERR timeout is not an integer or out of range")
+        if timeout < 0:
+            raise ResponseError("ERR timeout is negative")
+        if timeout > INT64_MAX - self.hub.engine.clock.now_ms():
+            raise ResponseError("ERR timeout is out of range")     # (Redis 7.2+)
+        if len(argv) > 4:
+            raise subcommand_syntax(argv[0], argv[1])
+        self.hub.client_pause.pause(timeout, pause_mode(argv))
+        return OK
+
+    @client_command("client|unpause")
+    def client_unpause(self, argv):
+        self.hub.client_pause.unpause()
+        return OK
+
     @client_command("client|unblock")
     def client_unblock(self, argv):
         try:
@@ -284,7 +308,7 @@ class ServerSession(Session):
         elif len(argv) > 4:
             raise subcommand_syntax(argv[0], argv[1])
         conn = self.server.clients.get(cid)
-        if conn is None or conn.blocked_read is None:
+        if conn is None or conn.blocked_read is None or type(conn.blocked_read) is Postponed:
             return 0
         self.hub.blocked_clients.unblock(conn.blocked_read, error)
         return 1

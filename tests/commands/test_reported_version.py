@@ -36,10 +36,10 @@ EXCLUDED_GROUPS = {
 # Commands of the groups in the facts file that Sluice deliberately lacks, by reason.
 EXCLUDED_COMMANDS = {
     "replication: Sluice has no replicas (its durability is the AOF and snapshots), so "
-    "nothing to acknowledge, pause for a failover, or sync (WAITAOF, whose local part "
+    "nothing to acknowledge, fail over, or sync (WAITAOF, whose local part "
     "is the AOF's fsync, is here: its replica count is always 0)": {
         "wait", "sync", "psync", "replconf", "replicaof", "slaveof", "role",
-        "failover", "client|pause", "client|unpause"},
+        "failover"},
     "moving keys between instances, a cluster's tool": {"migrate", "restore-asking"},
     "client-side caching (key tracking and invalidation messages) is not built": {
         "client|tracking", "client|caching", "client|getredir", "client|trackinginfo"},

@@ -105,18 +105,24 @@ def _monitor_lines(port: int, run) -> list:
             run(conn)
         finally:
             conn.close()
-        time.sleep(0.3)
-        watcher.settimeout(0.5)
-        data = b""
-        try:
-            while chunk := watcher.recv(65536):
-                data += chunk
-        except socket.timeout:
-            pass
+        data = _heard(watcher)
     data = re.sub(rb"\+\d+\.\d{6} \[(\d+) (127\.0\.0\.1:\d+|lua)\]",
                   lambda m: b"+T [%s %s]" % (m.group(1), b"lua" if m.group(2) == b"lua"
                                              else b"ip:port"), data)
     return data.split(b"\r\n")
+
+
+def _heard(watcher: socket.socket) -> bytes:
+    """What a connection has been sent, once it has been quiet for a while."""
+    time.sleep(0.3)
+    watcher.settimeout(0.5)
+    data = b""
+    try:
+        while chunk := watcher.recv(65536):
+            data += chunk
+    except socket.timeout:
+        pass
+    return data
 
 
 def test_monitor_lines_match_redis(both) -> None:
@@ -151,6 +157,35 @@ def test_a_monitor_client_may_not_touch_keys(both) -> None:
     got = {name: session(port) for name, port in both.items()}
     assert got["sluice"] == got["redis"]
     assert got["sluice"].count(b"Replica can't interact with the keyspace") == 2
+
+
+def resp(*args: str) -> bytes:
+    """A command in RESP."""
+    return b"*%d\r\n" % len(args) + b"".join(
+        b"$%d\r\n%s\r\n" % (len(arg.encode()), arg.encode()) for arg in args)
+
+
+def test_a_monitor_hears_its_own_commands_after_their_replies(both) -> None:
+    """Redis feeds the monitors once a command has run: a MONITOR client's own command
+    is answered first, then its line follows (inside EXEC, after EXEC's reply), while
+    another client's commands reach it as they run."""
+    def session(port):
+        with socket.create_connection(("127.0.0.1", port)) as watcher, \
+                socket.create_connection(("127.0.0.1", port)) as other:
+            watcher.sendall(resp("MONITOR") + resp("PING") + resp("ECHO", "hi"))
+            time.sleep(0.2)
+            other.sendall(resp("SET", "a", "1") + resp("EVAL", "return redis.call('get', 'a')",
+                                                       "0"))
+            time.sleep(0.2)
+            watcher.sendall(resp("MULTI") + resp("PING") + resp("EXEC") + resp("GET", "a")
+                            + resp("CLIENT", "SETNAME", "w") + resp("QUIT"))
+            data = _heard(watcher)
+        return re.sub(rb"\+\d+\.\d{6} \[0 (127\.0\.0\.1:\d+|lua)\]", b"+T", data).split(b"\r\n")
+    got = {name: session(port) for name, port in both.items()}
+    assert got["sluice"] == got["redis"]
+    lines = got["sluice"]
+    assert lines[:5] == [b"+OK", b"+PONG", b'+T "PING"', b"$2", b"hi"]
+    assert lines.index(b"*1") < lines.index(b'+T "EXEC"')
 
 
 def test_latency_monitor_samples_slow_commands(both) -> None:

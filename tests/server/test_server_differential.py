@@ -151,7 +151,15 @@ RAW_CASES = {
         "COMMAND GETKEYS del a b c", "COMMAND GETKEYS xgroup create s g $",
         "COMMAND INFO nosuch", "INFO nosuchsection", "PUBSUB CHANNELS a b", "PUBLISH a b c",
         "COMMAND LIST FILTERBY", "COMMAND LIST FILTERBY pattern", "COMMAND HELP x",
-        "COMMAND GETKEYS ping", "COMMAND GETKEYS xadd s", "QUIT"),
+        "COMMAND GETKEYS ping", "COMMAND GETKEYS xadd s",
+        # each key with its key spec's flags
+        "COMMAND GETKEYSANDFLAGS lmove a b left right", "COMMAND GETKEYSANDFLAGS set k v",
+        "COMMAND GETKEYSANDFLAGS zunionstore d 2 a b", "COMMAND GETKEYSANDFLAGS eval x 2 k1 k2",
+        "COMMAND GETKEYSANDFLAGS xreadgroup group g c streams s1 s2 0 0",
+        "COMMAND GETKEYSANDFLAGS lmpop 2 a b left", "COMMAND GETKEYSANDFLAGS smove a b m",
+        "COMMAND GETKEYSANDFLAGS xgroup create s g $", "COMMAND GETKEYSANDFLAGS copy a b",
+        "COMMAND GETKEYSANDFLAGS sort k store d", "COMMAND GETKEYSANDFLAGS sort k",
+        "COMMAND GETKEYSANDFLAGS set k v get", "QUIT"),
     # client-supplied names in error texts: raw bytes (not UTF-8) echoed as they are,
     # cut at a NUL byte and at 128 bytes where Redis's C formats cut them
     "non_utf8_names": b"".join(resp(*args) for args in (

@@ -50,7 +50,8 @@ RULES: dict[str, dict] = {
         "fcall_ro", "flushall"), rule(layer="session")),
     # run by the server (engine/server/session.py), only its clients have them
     **dict.fromkeys((
-        "client|list", "client|kill", "client|unblock", "client|reply", "publish", "spublish",
+        "client|list", "client|kill", "client|unblock", "client|reply", "client|pause",
+        "client|unpause", "publish", "spublish",
         "pubsub", "config", "info", "shutdown", "slowlog", "latency", "monitor"),
         rule(layer="server")),
     "sort": rule(find_keys=sort_keys),
