@@ -30,6 +30,38 @@ def read_all(s: socket.socket, quiet: float) -> tuple:
         return out, True
 
 
+def _reply_end(buf: bytes, at: int) -> int:
+    """Where the RESP2/RESP3 reply starting at `at` ends; -1 while it is incomplete."""
+    line_end = buf.find(b"\r\n", at)
+    if line_end < 0:
+        return -1
+    kind, head, after = buf[at:at + 1], buf[at + 1:line_end], line_end + 2
+    if kind in b"$=!" and head != b"-1":               # bulk, verbatim, bulk error
+        end = after + int(head) + 2
+        return end if len(buf) >= end else -1
+    if kind in b"*~>%|" and head not in (b"-1", b"?"):  # aggregates (maps: two per item)
+        count = int(head) * (2 if kind in b"%|" else 1)
+        for _ in range(count):
+            after = _reply_end(buf, after)
+            if after < 0:
+                return -1
+        return _reply_end(buf, after) if kind == b"|" else after   # an attribute precedes its reply
+    return after
+
+
+def read_reply(s: socket.socket, limit: float = 5.0) -> bytes:
+    """One whole reply, as the server sent it (waits up to `limit` s for its bytes)."""
+    s.settimeout(limit)
+    out = b""
+    while (end := _reply_end(out, 0) if out else -1) < 0:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed after {out!r}")
+        out += chunk
+    assert end == len(out), f"more than one reply: {out!r}"
+    return out
+
+
 def read_until_closed(s: socket.socket, limit: float = 5.0) -> bytes:
     """Everything the server sends until it closes the connection (or `limit` s)."""
     return read_all(s, limit)[0]

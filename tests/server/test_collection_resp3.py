@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from raw_io import raw_socket, read_all
+from raw_io import raw_socket, read_reply
 from servers import SluiceServer
 
 # One member or field per collection: the bytes do not depend on set/hash order.
@@ -36,11 +36,11 @@ def replies(port: int, protocol: int) -> list:
     try:
         for cmd in [["HELLO", str(protocol)], ["FLUSHALL"], *SETUP]:
             s.sendall(encode(cmd))
-            read_all(s, 0.1)
+            read_reply(s)
         out = []
         for cmd in PROBES:
             s.sendall(encode(cmd))
-            out.append(read_all(s, 0.15)[0])
+            out.append(read_reply(s))
         return out
     finally:
         s.close()
