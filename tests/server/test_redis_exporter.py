@@ -29,10 +29,10 @@ MISSING = {
     "fork-based saving (copy-on-write sizes, fork time)": {
         "redis_aof_last_cow_size_bytes", "redis_rdb_last_cow_size_bytes", "redis_latest_fork_seconds"},
     "I/O threads (none: one event loop)": {"redis_config_io_threads"},
-    "INFO fields not counted yet: keyspace hits/misses, expiry cycle, scripts' memory": {
+    "INFO fields not counted yet: keyspace hits/misses, expiry cycle": {
         "redis_keyspace_hits_total", "redis_keyspace_misses_total", "redis_expired_stale_percentage",
         "redis_expired_time_cap_reached_total", "redis_dump_payload_sanitizations",
-        "redis_memory_used_lua_bytes", "redis_memory_used_scripts_bytes", "redis_mem_clients_normal"},
+        "redis_mem_clients_normal"},
 }
 # The exporter's own complaints about commands Sluice lacks (it logs them and goes on).
 EXPECTED_ERRORS: list = []
