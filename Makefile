@@ -60,8 +60,11 @@ java:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
 	@command -v java >/dev/null 2>&1
 
+# Two test processes (pytest-xdist), each taking whole files: most tests wait on servers,
+# workers and Spark, so two share two cores well and the suite takes about half as long.
+TEST_WORKERS ?= 2
 test: probes oracle java exporter tmux
-	$(PY) -m pytest -q -p no:cacheprovider tests
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile tests
 
 # The RESP server on 127.0.0.1:6379 with persistence on (AOF + snapshots in ./data);
 # Ctrl-C stops it cleanly (final fsync).

@@ -466,7 +466,10 @@ def test_a_task_delivered_again_after_its_requeue_is_not_enqueued_twice(
     task = client.xadd(STREAM, {"task": "poison", "fail": 1})
     settings = {"recovery": {"max_retries": 1, "retry_backoff": "immediate"}}
     first = workers("w1", **settings)
-    wait_for(lambda: client.xlen(dlq_key(STREAM)) == 1, "the task to reach the DLQ")
+    # and w1 to acknowledge the copy it dead-lettered: killed between the two, it would
+    # leave that copy pending under its lock, which w2 must not run before the lock lapses
+    wait_for(lambda: client.xlen(dlq_key(STREAM)) == 1 and client.xpending(STREAM, GROUP)["pending"] == 0,
+             "the task to reach the DLQ")
     first.proc.kill()
     first.proc.wait()
     client.xgroup_setid(STREAM, GROUP, "0")
