@@ -62,6 +62,8 @@ _HOMES = {
     "LOCK_NAME": ("persist.directory_lock", "LOCK_NAME"),
     "SNAPSHOT_FILENAME": ("persist.snapshot", "DEFAULT_FILENAME"),
     "fsync_dir": ("persist.files", "fsync_dir"),
+    "write_atomically": ("persist.files", "write_atomically"),
+    "current_umask": ("persist.files", "current_umask"),
     "PersistError": ("persist.errors", "PersistError"),
     "CorruptFileError": ("persist.errors", "CorruptFileError"),
     "TruncatedFileError": ("persist.errors", "TruncatedFileError"),

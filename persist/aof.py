@@ -49,7 +49,8 @@ from typing import Callable, Optional
 
 from persist.errors import PersistError
 from persist.files import fsync_dir, make_dirs, remove_file
-from persist.manifest import AofFile, Manifest, write_atomically
+from persist.files import write_atomically
+from persist.manifest import AofFile, Manifest
 from persist.resp_log import LogBuffer
 from persist.snapshot import EXTENSION as SNAPSHOT_EXTENSION
 

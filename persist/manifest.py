@@ -10,13 +10,11 @@ list, and every file the surviving one names is still on disk.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Optional
 
 from engine.resp.args import repr_arg, split_args
 from persist.errors import CorruptFileError
-from persist.files import fsync_dir
 
 MAX_LINE = 1024
 KINDS = ("b", "i", "h")
@@ -99,20 +97,4 @@ def quote(name: str) -> bytes:
     return repr_arg(raw)
 
 
-def write_atomically(path: str, data: bytes) -> None:
-    """Replaces `path` with `data`: temp file, fsync, rename, directory fsync."""
-    directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, "temp-" + os.path.basename(path))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(directory)
-
-
-__all__ = ["AofFile", "Manifest", "write_atomically", "quote"]
+__all__ = ["AofFile", "Manifest", "quote"]

@@ -18,7 +18,8 @@ from servers import ROOT, SluiceServer
 from persist import snapshot
 from persist.directory_lock import LOCK_NAME
 from persist.errors import ForeignFileError
-from persist.manifest import Manifest, write_atomically
+from persist.files import write_atomically
+from persist.manifest import Manifest
 
 HEADER = snapshot.HEADER.pack(snapshot.MAGIC, snapshot.FORMAT_VERSION)
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import hmac
 import os
-import tempfile
 from typing import Callable, Iterable, Optional
 
-from persist import fsync_dir
+from persist import write_atomically
 
 from engine.api.acl.acl_log import REASONS, AclLog
 from engine.api.acl.permissions import User
@@ -292,22 +291,6 @@ class AclUsers:
         self.replace_users(self.load_lines(lines, lambda n: "%s:%d" % (path, n)))
 
     def save_aclfile(self) -> None:
-        """ACL SAVE: every user as a line of the aclfile, written atomically (a
-        temporary file fsynced, renamed over it); raises OSError."""
-        path = self.aclfile
-        folder = os.path.dirname(os.path.abspath(path))
-        data = b"".join(line + b"\n" for line in self.list_lines())
-        fd, temp = tempfile.mkstemp(prefix=".acl-", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temp, path)
-        except BaseException:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
-            raise
-        fsync_dir(folder)
+        """ACL SAVE: every user as a line of the aclfile, written atomically; raises
+        OSError."""
+        write_atomically(self.aclfile, b"".join(line + b"\n" for line in self.list_lines()))

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import glob as _pyglob
 import os
-import tempfile
 from typing import TYPE_CHECKING, Optional
 
 from engine.api.acl.users import user_declaration_error
 from engine.resp.args import c_string, split_args
 from engine.server.config.errors import ConfigError, ConfigValueError, Origin
 from engine.server.config.value_parsing import as_str
-from persist import fsync_dir
+from persist import write_atomically
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.server.config.server_config import ServerConfig
@@ -153,40 +152,6 @@ def rewrite_config_file(cfg: ServerConfig, path: str, umask: int) -> None:
         else:
             was_empty = False
         out += line + b"\n"
-    _write_atomically(path, bytes(out), umask)
+    write_atomically(path, bytes(out), umask)
 
 
-def _write_atomically(path: str, content: bytes, umask: int) -> None:
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", dir=directory)
-    try:
-        view = memoryview(content)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-        os.fchmod(fd, 0o644 & ~umask)
-        os.replace(tmp, path)
-        fsync_dir(directory)            # the rename itself survives a power cut
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    finally:
-        os.close(fd)
-
-
-def current_umask() -> int:
-    """The process umask, read without changing it when /proc allows (other threads may be
-    creating files), else by setting and restoring it as redis-server does at start-up."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return umask

@@ -15,11 +15,11 @@ from typing import Any, Optional, Union
 
 from engine.core.errors import ResponseError, arg_text
 from engine.server.config.command_line import CommandLine, parse_command_line
-from engine.server.config.config_file import (current_umask, load_line, load_text,
-                                              read_config_file, rewrite_config_file)
+from engine.server.config.config_file import load_line, load_text, read_config_file, rewrite_config_file
 from engine.server.config.directives import DIRECTIVES, Directive
 from engine.server.config.errors import ConfigApplyError, ConfigError, ConfigValueError, Origin
 from engine.server.config.value_parsing import StrOrBytes, as_bytes, as_str
+from persist import current_umask
 
 log = logging.getLogger(__name__)
 
