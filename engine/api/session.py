@@ -39,6 +39,7 @@ from engine.commands.dispatch import resolve
 from engine.commands.reads import claim_deadline
 from engine.commands.table import Command, client_command, layer_commands
 from engine.core.errors import OOM, ResponseError, arg_text, wrong_arity
+from engine.resp.numbers import strict_int
 from engine.resp.reply import OK, Status, Verbatim
 
 __all__ = ["Session", "Hub", "BlockedRead", "Verbatim", "QUEUED", "process_command",
@@ -607,9 +608,8 @@ class Session(Client, ScriptCommands, FunctionCommands, AclCommands):
         version = 0
         i = 1
         if len(argv) >= 2:
-            try:
-                version = int(argv[1])
-            except ValueError:
+            version = strict_int(argv[1])
+            if version is None:
                 raise ResponseError("ERR Protocol version is not an integer or out of range")
             if version not in (2, 3):
                 raise ResponseError("NOPROTO unsupported protocol version")

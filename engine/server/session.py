@@ -294,9 +294,8 @@ class ServerSession(Session):
 
     @client_command("client|unblock")
     def client_unblock(self, argv):
-        try:
-            cid = int(argv[2])
-        except ValueError:
+        cid = strict_int(argv[2])
+        if cid is None:
             raise ResponseError("ERR value is not an integer or out of range")
         error = None
         if len(argv) == 4:

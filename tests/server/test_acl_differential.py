@@ -185,6 +185,11 @@ def test_command_rules_kept_in_order(pair, rules, described) -> None:
     ("ACL", "DRYRUN", "nx", "get", "a"), ("ACL", "DRYRUN", "default", "nocmd"),
     ("ACL", "DRYRUN", "default", "get"), ("ACL", "DRYRUN", "default", "get", "a"),
     ("AUTH", "a", "b", "c"), ("AUTH", "x"), ("AUTH", "nx", "pw"), ("AUTH", "default", "x"),
+    # integers in Redis's strict syntax, within 64 bits
+    ("ACL", "LOG", "99999999999999999999"), ("ACL", "LOG", " 1"), ("ACL", "LOG", "+1"),
+    ("ACL", "LOG", "1_0"), ("ACL", "GENPASS", " 8"), ("ACL", "GENPASS", "1_6"),
+    ("ACL", "GENPASS", "99999999999999999999"), ("CLIENT", "UNBLOCK", "1_0"),
+    ("CLIENT", "UNBLOCK", " 1"), ("HELLO", " 3"), ("HELLO", "3_"), ("HELLO", "+3"),
 ])
 def test_acl_subcommands_and_errors(pair, cmd) -> None:
     pair.both(*cmd)

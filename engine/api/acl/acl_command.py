@@ -13,6 +13,7 @@ from engine.api.acl.users import DEFAULT, DRYRUN, NO_ACLFILE, SAVE_FAILED
 from engine.commands.dispatch import check
 from engine.commands.table import COMMANDS, client_command
 from engine.core.errors import ResponseError, arg_text, unknown_subcommand
+from engine.resp.numbers import strict_int
 from engine.resp.reply import OK, Status
 
 GENPASS_RANGE = ("ERR ACL GENPASS argument must be the number of bits for the output "
@@ -82,10 +83,9 @@ class AclCommands:
             raise _wrong_arity(argv)
         bits = 256
         if len(argv) == 3:
-            try:
-                bits = int(argv[2])
-            except ValueError:
-                raise ResponseError(NOT_INTEGER) from None
+            bits = strict_int(argv[2])
+            if bits is None:
+                raise ResponseError(NOT_INTEGER)
             if not 0 < bits <= 4096:
                 raise ResponseError(GENPASS_RANGE)
         chars = (bits + 3) // 4
@@ -100,10 +100,9 @@ class AclCommands:
             if argv[2].lower() == b"reset":
                 log.reset()
                 return OK
-            try:
-                count = int(argv[2])
-            except ValueError:
-                raise ResponseError(NOT_INTEGER) from None
+            count = strict_int(argv[2])
+            if count is None:
+                raise ResponseError(NOT_INTEGER)
         entries = log.reply(count)
         if self.ctx.resp3:
             return entries
