@@ -5,8 +5,7 @@ task that fails goes to its retry and to the dead-letter stream, Spark reads two
 streams and writes one; no command is refused (ACL LOG stays empty), and a command
 outside a user's rights gets NOPERM, nothing else.
 
-The server is a parameter: redis-server 7.0, and sluice-server once it has ACL users
-(skipped with the reason until then)."""
+The server is a parameter: redis-server 7.0 and sluice-server."""
 from __future__ import annotations
 
 import re
@@ -54,10 +53,6 @@ def acl_server(request, certs: TestCerts, tmp_path: Path) -> Iterator:
     with tls_server(request.param, certs, ["--notify-keyspace-events", "Ex"],
                     workdir=tmp_path) as srv:
         admin = redis.Redis(port=srv.port, decode_responses=True)
-        try:
-            admin.execute_command("ACL", "WHOAMI")
-        except redis.ResponseError as exc:
-            pytest.skip(f"{request.param}-server has no ACL users yet ({exc})")
         for line in readme_acl_lines().values():
             assert admin.execute_command(*shlex.split(line.replace(">PASSWORD", ">" + PASSWORD)))
         srv.admin = admin

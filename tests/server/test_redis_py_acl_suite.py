@@ -4,6 +4,7 @@ installed redis-py is fetched with pip (its wheel has no tests) and its suite po
 the server with --redis-url."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tarfile
@@ -23,8 +24,10 @@ def redis_py_tests():
         capture_output=True, text=True, timeout=120)
     archives = list(folder.glob("redis-*.tar.gz"))
     if fetched.returncode or not archives:
-        pytest.skip("redis-py's source distribution could not be fetched (offline?): "
-                    + fetched.stderr[-300:])
+        why = "redis-py's source distribution could not be fetched (offline?): " + fetched.stderr[-300:]
+        if os.environ.get("CI") == "true":      # CI reaches the package index: a skip would prove nothing
+            pytest.fail(why, pytrace=False)
+        pytest.skip(reason=why)
     with tarfile.open(archives[0]) as tar:
         tar.extractall(folder, filter="data")
     return next(folder.glob("redis-*/tests")).parent
